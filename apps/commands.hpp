@@ -1,0 +1,16 @@
+// The subcommands of `edm`. Each parses its own options (Boost.Program_options) and calls libedm;
+// each returns the process exit code. Errors are thrown as edm::Error and reported by main.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace edm::app {
+
+using Args = std::vector<std::string>;  // the arguments after the subcommand name
+
+int cmd_run(const Args& args);
+int cmd_devices(const Args& args);
+int cmd_plugins(const Args& args);
+int cmd_schema(const Args& args);
+
+}  // namespace edm::app

@@ -1,0 +1,68 @@
+// The field accumulator (DESIGN §4): device buffers of Nx × Ny × 3 × N_samples doubles per bucket
+// that persist across electron batches; one launch per electron over (pixel, sample chunk)
+// work-items, each owning its slots (no atomics), in electron order on one in-order queue — so a
+// given device adds the same contributions in the same order whatever the batching.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "edm/device.hpp"
+#include "edm/screen.hpp"
+#include "edm/trajectory.hpp"
+
+namespace edm {
+
+struct KernelOptions {
+  int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
+  bool coef_reuse = true;     // keep the interval's coefficients until a knot is crossed
+  int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
+  int work_group = 0;         // 0 = from the device
+};
+
+// Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
+// bucket (0 E, 1 B, 2 E_far, 3 B_far), component (0 x, 1 y, 2 z), rows [iy0, iy1), data laid out
+// (iy1 − iy0, nx, samples), time fastest — exactly a hyperslab of field.h5's dataset.
+using SlabSink = std::function<void(int bucket, int comp, int iy0, int iy1, const double* data)>;
+
+struct AccumulatorTiming {
+  double kernel_seconds = 0;   // sum of OpenCL profiling times of the launches
+  std::uint64_t launches = 0;
+  std::uint64_t electrons = 0;
+};
+
+class FieldAccumulator {
+ public:
+  FieldAccumulator(std::shared_ptr<Device> device, const Screen& screen, Mode mode,
+                   const KernelOptions& options);
+  ~FieldAccumulator();
+  FieldAccumulator(FieldAccumulator&&) noexcept;
+  FieldAccumulator& operator=(FieldAccumulator&&) noexcept;
+
+  // Uploads the batch's splines and enqueues one launch per electron; returns without waiting
+  // for the kernels (the batch may be released once this returns: uploads are complete).
+  void accumulate(const SplineBatch& batch);
+  // Waits for every launch, then streams the cube to `sink` in slabs of rows. May be called with
+  // no batch accumulated (zero field). The accumulator is finished afterwards.
+  void finish(const SlabSink& sink, int rows_per_slab = 0);
+  // Waits for the launches (no download).
+  void drain();
+
+  const Screen& screen() const;
+  Mode mode() const;
+  std::uint64_t device_buffer_bytes() const;
+  AccumulatorTiming timing() const;
+  const KernelOptions& options() const;  // effective (auto values resolved)
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Plain C++ double-precision reference of the same physics sharing no code with the kernel (its own
+// retarded-time root finder on the spline: GSL Brent; the 3-vector Liénard–Wiechert form). Returns
+// the cube in the slab layout: [bucket][comp][iy][ix][k] (normalised).
+std::vector<double> host_reference_field(const Screen& screen, Mode mode, const SplineBatch& batch);
+
+}  // namespace edm

@@ -1,0 +1,104 @@
+// Header-only helper for plugin authors: write a C++ class, get the C table (plugin.h).
+//
+//   class MyScenario : public edm::ScenarioBase { ... };
+//   EDM_DEFINE_PLUGIN(MyScenario, "my_scenario", "1.0", "what it does", models, keys)
+//
+// Exceptions thrown by the class are caught here and turned into error strings, so none crosses
+// the C boundary. See share/plugin_template for a complete out-of-tree example.
+#pragma once
+#include <cstdio>
+#include <exception>
+#include <memory>
+
+#include "edm/campaign.hpp"
+#include "edm/plugin.h"
+#include "edm/plugins.hpp"
+
+namespace edm {
+
+class ScenarioBase {
+ public:
+  virtual ~ScenarioBase() = default;
+  virtual std::uint64_t electron_count() const = 0;
+  virtual void initial_state(std::uint64_t i, double y[8]) const = 0;  // may throw
+  // Equations of motion; return false if the model has none (tracks).
+  virtual bool has_rhs() const { return true; }
+  virtual void rhs(double tau, const double y[8], double dy[8]) const = 0;
+  virtual void laser_field(const double x4[4], double E[3], double B[3]) const = 0;
+  virtual bool has_tracks() const { return false; }
+  virtual edm_track track(std::uint64_t) const { return {}; }
+  virtual int laser_direction() const = 0;
+  virtual double xi_end() const = 0;
+  virtual double tau_max() const { return 1e9; }
+};
+
+namespace sdk {
+
+inline void write_err(char* err, size_t len, const char* what) {
+  if (err && len) std::snprintf(err, len, "%s", what);
+}
+
+template <class T>
+int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t err_len) {
+  try {
+    auto* s = new T(from_handle(handle));
+    out->self = s;
+    out->destroy = [](void* self) { delete static_cast<T*>(self); };
+    out->electron_count = [](const void* self) {
+      return static_cast<const T*>(self)->electron_count();
+    };
+    out->initial_state = [](const void* self, uint64_t i, double y[8], char* e, size_t el) {
+      try {
+        static_cast<const T*>(self)->initial_state(i, y);
+        return 0;
+      } catch (const std::exception& ex) {
+        write_err(e, el, ex.what());
+        return 1;
+      }
+    };
+    out->rhs = nullptr;
+    if (s->has_rhs())
+      out->rhs = [](const void* self, double tau, const double y[8], double dy[8]) {
+        try {
+          static_cast<const T*>(self)->rhs(tau, y, dy);
+          return 0;
+        } catch (...) {
+          return 1;
+        }
+      };
+    out->laser_field = [](const void* self, const double x4[4], double E[3], double B[3]) {
+      static_cast<const T*>(self)->laser_field(x4, E, B);
+    };
+    out->track = nullptr;
+    if (s->has_tracks())
+      out->track = [](const void* self, uint64_t i, edm_track* t, char* e, size_t el) {
+        try {
+          *t = static_cast<const T*>(self)->track(i);
+          return 0;
+        } catch (const std::exception& ex) {
+          write_err(e, el, ex.what());
+          return 1;
+        }
+      };
+    out->laser_direction = s->laser_direction();
+    out->xi_end = s->xi_end();
+    out->tau_max = s->tau_max();
+    return 0;
+  } catch (const std::exception& ex) {
+    write_err(err, err_len, ex.what());
+    return 1;
+  }
+}
+
+}  // namespace sdk
+}  // namespace edm
+
+// Defines the entry symbol. MODELS: a NULL-terminated const char* array; KEYS: an edm_key_spec
+// array (or nullptr) and its length.
+#define EDM_DEFINE_PLUGIN(CLASS, NAME, VERSION, DESCRIPTION, MODELS, KEYS, N_KEYS)             \
+  extern "C" __attribute__((visibility("default"))) const edm_plugin_v1* edm_plugin_query(void) { \
+    static const edm_plugin_v1 desc = {sizeof(edm_plugin_v1), EDM_PLUGIN_ABI_VERSION, NAME,       \
+                                       VERSION, DESCRIPTION, MODELS, KEYS, N_KEYS,              \
+                                       &edm::sdk::create<CLASS>};                               \
+    return &desc;                                                                               \
+  }

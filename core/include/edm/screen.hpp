@@ -1,0 +1,67 @@
+// The detector screen and its observer-time window, normalised. Pixels sit on a regular grid
+// x_i = −hwx + i·2hwx/(nx−1) (x = 0 when nx = 1), same for y, in the plane z = Z. Observer times are
+// kept screen-relative, t_rel = t − |Z| (units c = 1), so that a far screen loses no digits
+// (DESIGN §2); the absolute lab time is t_rel + |Z|.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/trajectory.hpp"
+#include "edm/units.hpp"
+
+namespace edm {
+
+enum class Mode { Total, Split };
+inline int bucket_count(Mode m) { return m == Mode::Total ? 2 : 4; }  // E, B [, E_far, B_far]
+const char* bucket_name(int bucket);  // "E", "B", "E_far", "B_far"
+
+struct Screen {
+  int nx = 1, ny = 1, samples = 1;
+  double half_x = 0, half_y = 0;  // normalised
+  double z = 0;                   // normalised, signed
+  double dt = 0;                  // normalised
+  double t0_rel = 0;              // t_rel of sample 0
+
+  double pixel_x(int i) const { return nx == 1 ? 0.0 : -half_x + 2.0 * half_x * i / (nx - 1); }
+  double pixel_y(int j) const { return ny == 1 ? 0.0 : -half_y + 2.0 * half_y * j / (ny - 1); }
+  double t_rel(int k) const { return t0_rel + dt * k; }
+  std::uint64_t pixels() const { return std::uint64_t(nx) * ny; }
+  std::uint64_t slots_per_electron() const { return pixels() * samples; }
+  // Screen-relative arrival time t_rel of light emitted at state y toward pixel (px, py):
+  // (t − s z) + ρ²/(R + |Z| − s z) − … written without cancellation (s = sign Z).
+  double arrival_rel(const double y[8], double px, double py) const;
+  // Earliest / latest arrival over all pixels (nearest pixel / farthest corner).
+  double earliest_arrival_rel(const double y[8]) const;
+  double latest_arrival_rel(const double y[8]) const;
+};
+
+// Builds the screen from the campaign (checks sizes: nx, ny, samples ≥ 1, finite distances, …).
+// t0_rel is left 0 for window = auto; choose_window sets it.
+Screen make_screen(const ScreenSection& s, const Normalization& units);
+
+// Auto window (corner-anchored): sample 0 at the latest arrival, over all pixels and electrons, of
+// light from the electrons' initial states, so that no electron's trajectory starts inside the window.
+void choose_window(Screen& screen, const std::vector<std::array<double, 8>>& initial_states);
+
+// Window coverage (DESIGN §2) per electron: the samples whose retarded time falls before the first
+// or after the last knot at some pixel.
+struct CoverageRecord {
+  std::uint64_t electron = 0;
+  double margin_start = 0;   // t0_rel − latest arrival of the first knot (≥ 0 is covered)
+  double margin_end = 0;     // earliest arrival of the last knot − last sample (≥ 0 is covered)
+  std::uint64_t dropped_slots = 0;  // slots with no retarded time inside the spline (upper bound)
+  bool clipped() const { return margin_start < 0 || margin_end < 0; }
+};
+struct CoverageReport {
+  std::vector<CoverageRecord> records;   // per electron, concatenated over batches
+  std::uint64_t clipped_electrons() const;
+  std::uint64_t dropped_slots() const;
+  double min_margin_start() const;
+  double min_margin_end() const;
+};
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch);
+
+}  // namespace edm

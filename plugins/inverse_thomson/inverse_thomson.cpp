@@ -1,0 +1,1 @@
+// inverse_thomson scenario plugin — written in this session (physics helper).

@@ -1,0 +1,1 @@
+// thomson scenario plugin — written in this session (physics helper).

@@ -1,0 +1,41 @@
+// Shared test helpers: named tolerances (one place, STYLE 17), paths, running the edm binary.
+#pragma once
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace edm::test {
+
+// Named tolerances. Each test states which it uses; loosening one is a reviewed change.
+namespace tol {
+inline constexpr double trajectory_exact = 1e-9;   // solver vs exact plane-wave trajectory
+inline constexpr double invariant = 1e-10;         // u·u = 1
+inline constexpr double drift = 1e-6;              // figure-8 drift velocity
+inline constexpr double lg_vs_gaussian = 1e-12;    // LG(0,0) vs gaussian
+inline constexpr double kernel_vs_host = 1e-9;     // kernel vs host reference, rel. L2 per bucket
+inline constexpr double field_vs_exact = 1e-7;     // one electron vs exact trajectory + brute root
+inline constexpr double chunks = 1e-12;            // C = 1 vs C > 1
+inline constexpr double newton = 1e-10;            // newton_iters 2 vs 4
+inline constexpr double sharded = 1e-12;           // multi-device / MPI vs one device
+inline constexpr double ll_closed_form = 0.05;     // Landau–Lifshitz light-front loss
+inline constexpr double spectrum_peak = 0.01;      // harmonic position
+}  // namespace tol
+
+std::filesystem::path source_dir();   // EDM_SOURCE_DIR
+std::filesystem::path build_dir();    // EDM_BUILD_DIR
+std::filesystem::path edm_binary();   // the built `edm`
+// A fresh empty temporary folder (removed at exit of the test process unless EDM_KEEP_TMP=1).
+std::filesystem::path temp_dir(const std::string& tag);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+// Runs a shell command line, capturing output.
+CommandResult run_command(const std::string& command_line);
+
+// Relative L2 distance ‖a − b‖ / ‖b‖ (‖b‖ = 0: returns ‖a‖).
+double relative_l2(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace edm::test
