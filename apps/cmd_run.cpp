@@ -1,6 +1,149 @@
-// edm run — skeleton placeholder until its module lands (replaced in this session).
+// edm run CAMPAIGN.toml [--set section.key=value]... : one cell, end to end. Also accepts a run
+// folder's run.toml (replays its [campaign]). Precedence: command line > environment > file > default.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
 #include "commands.hpp"
+#include "edm/campaign.hpp"
 #include "edm/error.hpp"
+#include "edm/manifest.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+
+namespace po = boost::program_options;
+
 namespace edm::app {
-int cmd_run(const Args&) { throw Error("EDM-APP-000", "edm run is not built yet"); }
+namespace {
+
+// Live progress on a terminal, one line per batch in logs, nothing with --quiet.
+class ConsoleObserver : public RunObserver {
+ public:
+  ConsoleObserver(bool quiet, bool verbose) : quiet_(quiet), verbose_(verbose), tty_(isatty(2)) {}
+  void phase(const std::string& name, const std::string& detail) override {
+    if (quiet_ || (!verbose_ && name == "trajectories" && tty_)) return;
+    end_line();
+    std::cerr << "[" << name << "] " << detail << "\n";
+  }
+  void batch_done(std::uint64_t done, std::uint64_t total, double elapsed) override {
+    if (quiet_) return;
+    const double rate = elapsed > 0 ? done / elapsed : 0;
+    const double eta = rate > 0 ? (total - done) / rate : 0;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "electrons %llu/%llu  %.1f e/s  elapsed %.1f s  ETA %.1f s",
+                  (unsigned long long)done, (unsigned long long)total, rate, elapsed, eta);
+    if (tty_) {
+      std::cerr << "\r" << buf << "\x1b[K" << std::flush;
+      open_ = true;
+    } else {
+      std::cerr << "[batch] " << buf << "\n";
+    }
+  }
+  void warning(const std::string& m) override {
+    end_line();
+    std::cerr << "warning: " << m << "\n";
+  }
+  void end_line() {
+    if (open_) std::cerr << "\n";
+    open_ = false;
+  }
+
+ private:
+  bool quiet_, verbose_, tty_, open_ = false;
+};
+
+std::vector<Override> parse_sets(const std::vector<std::string>& sets) {
+  std::vector<Override> out;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    const auto dot = s.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
+      throw ConfigError("EDM-CLI-001", "--set '" + s + "': expected section.key=value");
+    out.push_back({s.substr(0, eq), s.substr(eq + 1), Origin::CommandLine});
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description desc("edm run CAMPAIGN.toml [options]");
+  std::vector<std::string> sets;
+  std::string campaign_file, device, output, batch;
+  std::uint64_t max_host_mib = 0;
+  desc.add_options()("help,h", "this help")(
+      "set", po::value(&sets)->composing(), "override a campaign key: section.key=value (repeatable)")(
+      "device", po::value(&device), "device spec: auto | all | 0,1 | gpu | cpu | name substring (= accumulator.devices)")(
+      "devices", po::value(&device), "same as --device")(
+      "electron-batch", po::value(&batch), "electrons per batch: N, 0 (single pass) or auto")(
+      "output,o", po::value(&output), "run folder (= run.output)")(
+      "overwrite", "replace results already in the run folder")(
+      "dry-run", "validate and estimate, run nothing")(
+      "max-host-memory", po::value(&max_host_mib), "host budget for electron_batch = auto, MiB")(
+      "quiet,q", "no progress output")("verbose,v", "more progress output");
+  po::options_description hidden;
+  hidden.add_options()("campaign", po::value(&campaign_file));
+  po::positional_options_description pos;
+  pos.add("campaign", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
+  if (!std::filesystem::exists(campaign_file))
+    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+
+  auto overrides = parse_sets(sets);
+  if (!device.empty()) overrides.push_back({"accumulator.devices", device, Origin::CommandLine});
+  if (!batch.empty()) overrides.push_back({"accumulator.electron_batch", batch, Origin::CommandLine});
+  if (!output.empty()) overrides.push_back({"run.output", "\"" + output + "\"", Origin::CommandLine});
+
+  const auto registry = PluginRegistry::discover();
+  Campaign campaign;
+  if (is_manifest(campaign_file)) {
+    // Replay: the manifest's [campaign] is the whole effective campaign.
+    const std::string text = campaign_text_from_manifest(campaign_file);
+    const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
+    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides,
+                              registry.get(scenario).keys());
+  } else {
+    const std::string scenario = peek_scenario(campaign_file, overrides);
+    campaign = load_campaign(campaign_file, overrides, registry.get(scenario).keys());
+  }
+
+  RunOptions ro;
+  ro.overwrite = vm.count("overwrite") > 0;
+  ro.dry_run = vm.count("dry-run") > 0;
+  ro.max_host_memory = max_host_mib << 20;
+  ConsoleObserver obs(vm.count("quiet") > 0, vm.count("verbose") > 0);
+  const RunSummary s = run_campaign(campaign, registry, ro, obs);
+  obs.end_line();
+  if (ro.dry_run) {
+    std::cout << "dry run: " << s.electrons << " electrons, " << s.screen.nx << "x" << s.screen.ny << " pixels x "
+              << s.screen.samples << " samples, device buffers " << (s.device_buffer_bytes >> 20)
+              << " MiB; nothing was run\n";
+    return 0;
+  }
+  if (!vm.count("quiet")) {
+    std::cout << "edm run " << s.run_id << ": " << s.electrons << " electrons in " << s.batches << " batch(es), "
+              << s.timing.total << " s (trajectories " << s.timing.trajectories << " s, field " << s.timing.field
+              << " s)\n"
+              << "  field:    " << s.field_file.string() << "\n"
+              << "  manifest: " << s.manifest_file.string() << "\n";
+    if (s.coverage.clipped_electrons())
+      std::cout << "  window: " << s.coverage.clipped_electrons() << " clipped electrons, "
+                << s.coverage.dropped_slots() << " dropped slots\n";
+  }
+  return 0;
+}
+
 }  // namespace edm::app

@@ -1,0 +1,33 @@
+// run.toml: the manifest of a run (DESIGN §5) — provenance, every effective setting and where it
+// came from, the physics inputs in SI, window coverage, timing, FLOPs and memory. It holds the whole
+// effective campaign under [campaign], so `edm run RUN/run.toml` replays the run.
+#pragma once
+#include <filesystem>
+
+#include "edm/campaign.hpp"
+#include "edm/run.hpp"
+#include "edm/units.hpp"
+
+namespace edm {
+
+struct ManifestExtras {
+  std::string device_names;       // "0: NVIDIA H200 (NVIDIA CUDA)"
+  double flop_per_slot = 0;       // 0 = not counted
+  double fp64_peak = 0;           // FLOP/s, 0 = not measured
+  std::string kernel_options;     // effective tunables
+  int sample_chunks = 0, work_group = 0;
+  double a0_effective = 0;
+  int ranks = 1;
+};
+
+toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,
+                          const Normalization& units, const ManifestExtras& extras);
+// Writes atomically (temporary file + rename). Throws IoError naming the path.
+void write_manifest(const std::filesystem::path& path, const toml::table& manifest);
+
+// The effective campaign section of a manifest, or of a campaign file (replay support): if `file`
+// is a manifest (has [provenance]), returns the text of its [campaign] table as a campaign file.
+bool is_manifest(const std::filesystem::path& file);
+std::string campaign_text_from_manifest(const std::filesystem::path& file);
+
+}  // namespace edm

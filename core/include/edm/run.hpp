@@ -1,0 +1,58 @@
+// One cell, end to end (DESIGN §1 data flow): campaign → scenario plugin → window → batches of
+// trajectories (GSL, all cores) → accumulator (OpenCL, persistent buffers) → finish (slabs) →
+// field.h5 + run.toml. Core never prints: progress goes to a RunObserver the app supplies.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/plugins.hpp"
+#include "edm/screen.hpp"
+
+namespace edm {
+
+struct RunOptions {
+  bool overwrite = false;        // replace an existing run folder's results
+  bool dry_run = false;          // validate, estimate, run nothing
+  std::uint64_t max_host_memory = 0;  // bytes for electron_batch = auto (0 = half of MemAvailable)
+};
+
+// Progress callbacks (all optional). Called from the driving thread.
+struct RunObserver {
+  virtual ~RunObserver() = default;
+  virtual void phase(const std::string& /*name*/, const std::string& /*detail*/) {}
+  virtual void batch_done(std::uint64_t /*electrons_done*/, std::uint64_t /*electrons_total*/,
+                          double /*elapsed_s*/) {}
+  virtual void warning(const std::string& /*message*/) {}
+};
+
+struct RunTiming {
+  double total = 0, trajectories = 0, trajectories_overlapped = 0, field = 0, kernel = 0,
+         reduce = 0, write = 0;
+};
+
+struct RunSummary {
+  std::filesystem::path folder, field_file, manifest_file;
+  std::string run_id;
+  std::uint64_t electrons = 0, batches = 0, electron_batch = 0;
+  std::uint64_t slots = 0;
+  Screen screen;
+  CoverageReport coverage;
+  RunTiming timing;
+  std::uint64_t host_peak_rss = 0, spline_bytes_per_electron = 0, device_buffer_bytes = 0;
+  std::uint64_t knots_total = 0;
+  std::vector<std::string> devices;
+  double host_estimate_bytes = 0;
+};
+
+RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
+                        const RunOptions& options, RunObserver& observer);
+
+// Host peak resident set size (VmHWM) of this process, bytes.
+std::uint64_t host_peak_rss();
+// A fresh run id: UTC time + random suffix.
+std::string make_run_id();
+
+}  // namespace edm

@@ -1,0 +1,54 @@
+// field.h5: the HDF5 output of a run (DESIGN §5). One float64 dataset per component shaped
+// (Ny, Nx, N_samples), C order, time fastest: /E/x … /B/z (+ /E_far/*, /B_far/* in split mode),
+// axes /axes/x, /axes/y, /axes/t in SI, openPMD mesh attributes where they fit, the γ(τ) trace in
+// /gamma. Written slab by slab under a temporary name in the run folder and renamed when complete,
+// so a crash, a full disk or an error never leaves a field.h5 that looks finished.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "edm/screen.hpp"
+#include "edm/trajectory.hpp"
+#include "edm/units.hpp"
+
+namespace edm {
+
+struct FieldFileInfo {
+  std::string run_id, edm_version, scenario;
+  std::uint64_t electrons = 0;
+  Mode mode = Mode::Total;
+};
+
+class FieldWriter {
+ public:
+  // Creates `<final_path>.partial` (removing a stale one). Throws IoError naming the path.
+  FieldWriter(std::filesystem::path final_path, const Screen& screen, const Normalization& units,
+              const FieldFileInfo& info);
+  ~FieldWriter();  // an unfinished writer removes its partial file
+  FieldWriter(const FieldWriter&) = delete;
+  FieldWriter& operator=(const FieldWriter&) = delete;
+
+  // One slab from the accumulator (normalised units; scaled to SI here). Rows [iy0, iy1).
+  void write_slab(int bucket, int comp, int iy0, int iy1, const double* data);
+  void write_gamma_trace(const GammaTrace& trace, const Normalization& units);
+  // Extra root attributes (window margins, …) as doubles.
+  void set_attribute(const std::string& name, double value);
+  // Flushes, closes and renames to the final name. Throws IoError (disk full, …).
+  void commit();
+  std::uint64_t bytes_written() const { return bytes_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t bytes_ = 0;
+};
+
+// Reads one component back (tests, edm info/spectrum): shape (Ny, Nx, N_samples), SI.
+std::vector<double> read_field_component(const std::filesystem::path& file, const std::string& name,
+                                         std::size_t* ny = nullptr, std::size_t* nx = nullptr,
+                                         std::size_t* ns = nullptr);
+std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name);
+
+}  // namespace edm

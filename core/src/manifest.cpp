@@ -1,0 +1,155 @@
+// run.toml writer: provenance, effective configuration with origins, SI physics, window, timing,
+// FLOPs, memory. Written atomically so a crash never leaves a half manifest.
+#include "edm/manifest.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "edm/error.hpp"
+
+namespace edm {
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const Normalization& units,
+                          const ManifestExtras& x) {
+  toml::table m;
+  m.insert("provenance", toml::table{{"run_id", s.run_id},
+                                     {"edm_version", EDM_VERSION},
+                                     {"git_commit", EDM_GIT_COMMIT},
+                                     {"host", hostname()},
+                                     {"time", utc_now()},
+                                     {"device", x.device_names},
+                                     {"campaign_file", campaign.file.string()},
+                                     {"ranks", x.ranks}});
+
+  const auto& a = campaign.accumulator;
+  toml::table origins;
+  for (const auto& [key, origin] : campaign.origins) origins.insert(key, origin_name(origin));
+  toml::table config{{"scenario", campaign.run.scenario},
+                     {"mode", campaign.run.mode},
+                     {"electron_batch", int64_t(s.electron_batch)},
+                     {"electron_batch_setting", a.electron_batch < 0 ? std::string("auto")
+                                                                     : std::to_string(a.electron_batch)},
+                     {"batch_overlap", a.batch_overlap},
+                     {"kernel", a.kernel},
+                     {"newton_iters", a.newton_iters},
+                     {"coef_reuse", a.coef_reuse},
+                     {"sample_chunks", x.sample_chunks},
+                     {"work_group", x.work_group},
+                     {"devices", a.devices},
+                     {"knots_per_period", campaign.trajectory.knots_per_period},
+                     {"model", campaign.trajectory.model}};
+  config.insert("origin", std::move(origins));
+  m.insert("config", std::move(config));
+
+  const auto& L = campaign.laser;
+  m.insert("laser", toml::table{{"profile", L.profile},
+                                {"wavelength", L.wavelength},
+                                {"omega", units.omega},
+                                {"a0", x.a0_effective},
+                                {"polarization", L.polarization},
+                                {"duration", L.duration},
+                                {"envelope", L.envelope}});
+  m.insert("electrons", toml::table{{"distribution", campaign.electrons.distribution},
+                                    {"count", int64_t(s.electrons)},
+                                    {"batches", int64_t(s.batches)},
+                                    {"knots_total", int64_t(s.knots_total)}});
+  const Screen& sc = s.screen;
+  m.insert("screen", toml::table{{"nx", sc.nx},
+                                 {"ny", sc.ny},
+                                 {"samples", sc.samples},
+                                 {"distance", sc.z * units.length()},
+                                 {"half_width_x", sc.half_x * units.length()},
+                                 {"half_width_y", sc.half_y * units.length()},
+                                 {"dt", sc.dt * units.time()},
+                                 {"t_start", (sc.t0_rel + std::abs(sc.z)) * units.time()},
+                                 {"window", campaign.screen.window}});
+  const auto& cov = s.coverage;
+  m.insert("window", toml::table{{"covered", cov.clipped_electrons() == 0},
+                                 {"clipped_electrons", int64_t(cov.clipped_electrons())},
+                                 {"dropped_slots", int64_t(cov.dropped_slots())},
+                                 {"min_margin_start", cov.records.empty() ? 0.0 : cov.min_margin_start() * units.time()},
+                                 {"min_margin_end", cov.records.empty() ? 0.0 : cov.min_margin_end() * units.time()},
+                                 {"allow_clipping", campaign.screen.allow_clipping}});
+  const auto& t = s.timing;
+  m.insert("timing", toml::table{{"total", t.total},
+                                 {"trajectories", t.trajectories},
+                                 {"trajectories_overlapped", t.trajectories_overlapped},
+                                 {"field", t.field},
+                                 {"kernel", t.kernel},
+                                 {"reduce", t.reduce},
+                                 {"write", t.write}});
+  toml::table flops{{"slots", double(s.slots)}};
+  if (x.flop_per_slot > 0) flops.insert("flop_per_slot", x.flop_per_slot);
+  if (x.fp64_peak > 0) flops.insert("fp64_peak", x.fp64_peak);
+  if (x.flop_per_slot > 0 && x.fp64_peak > 0 && t.field > 0)
+    flops.insert("peak_fraction_field", x.flop_per_slot * double(s.slots) / t.field / x.fp64_peak);
+  if (t.field > 0) flops.insert("slots_per_second_field", double(s.slots) / t.field);
+  m.insert("flops", std::move(flops));
+  m.insert("memory", toml::table{{"host_peak_rss", double(s.host_peak_rss)},
+                                 {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
+                                 {"device_buffer_bytes", double(s.device_buffer_bytes)},
+                                 {"host_estimate", s.host_estimate_bytes}});
+  m.insert("campaign", campaign.to_toml());
+  return m;
+}
+
+void write_manifest(const std::filesystem::path& path, const toml::table& manifest) {
+  auto tmp = path;
+  tmp += ".partial";
+  {
+    std::ofstream out(tmp);
+    out << "# edm run manifest: `edm run " << path.string()
+        << "` replays this run ([campaign] holds the effective campaign)\n";
+    out << manifest << "\n";
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw IoError("EDM-IO-020", "cannot write the manifest " + tmp.string() + " (disk full?)");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw IoError("EDM-IO-021", "cannot rename the manifest to " + path.string() + ": " + ec.message());
+}
+
+bool is_manifest(const std::filesystem::path& file) {
+  try {
+    auto t = toml::parse_file(file.string());
+    return t.contains("provenance") && t.contains("campaign");
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string campaign_text_from_manifest(const std::filesystem::path& file) {
+  auto t = toml::parse_file(file.string());
+  auto* c = t["campaign"].as_table();
+  if (!c) throw ConfigError("EDM-CFG-090", file.string() + ": manifest has no [campaign] table");
+  std::ostringstream os;
+  os << *c;
+  return os.str();
+}
+
+}  // namespace edm

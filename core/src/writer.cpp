@@ -1,0 +1,298 @@
+// field.h5 writer and readers (HDF5 C API). The file is built under "<name>.partial" and renamed
+// into place only by commit(), so nothing under the final name is ever half-written.
+#include "edm/writer.hpp"
+
+#include <hdf5.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include "edm/error.hpp"
+
+namespace edm {
+namespace {
+
+// HDF5 prints its own error stack by default; core never prints, so switch it off once.
+void silence_hdf5() {
+  static const bool done = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)done;
+}
+
+// Owns one hid_t and closes it with the right function.
+class Handle {
+ public:
+  Handle() = default;
+  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept {
+    reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = -1;
+    return *this;
+  }
+  ~Handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = -1;
+  }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+[[noreturn]] void io_fail(const std::string& what, const std::filesystem::path& path) {
+  throw IoError("EDM-IO-001", what + " (" + path.string() + ")");
+}
+
+void check(herr_t status, const std::string& what, const std::filesystem::path& path) {
+  if (status < 0) io_fail(what, path);
+}
+
+Handle create_group(hid_t parent, const char* name, const std::filesystem::path& path) {
+  Handle g(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) io_fail(std::string("cannot create group ") + name, path);
+  return g;
+}
+
+void attr_string(hid_t obj, const char* name, const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), value.size() ? value.size() : 1);
+  H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), type.get(), value.c_str());
+}
+
+void attr_doubles(hid_t obj, const char* name, const std::vector<double>& v) {
+  hsize_t n = v.size();
+  Handle space(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle a(H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), H5T_NATIVE_DOUBLE, v.data());
+}
+
+void attr_u64(hid_t obj, const char* name, std::uint64_t v) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(obj, name, H5T_NATIVE_UINT64, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), H5T_NATIVE_UINT64, &v);
+}
+
+void write_1d(hid_t parent, const char* name, const std::vector<double>& v, const char* unit,
+              const std::filesystem::path& path) {
+  hsize_t n = v.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle d(H5Dcreate2(parent, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Dclose);
+  if (!d.valid()) io_fail(std::string("cannot create dataset ") + name, path);
+  if (n) check(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+               std::string("cannot write ") + name, path);
+  if (unit) attr_string(d.get(), "unit", unit);
+}
+
+// openPMD unitDimension: powers of (L, M, T, I, θ, N, J).
+const std::array<double, 7> kDimE = {1, 1, -3, -1, 0, 0, 0};  // V/m = kg·m·s⁻³·A⁻¹
+const std::array<double, 7> kDimB = {0, 1, -2, -1, 0, 0, 0};  // T = kg·s⁻²·A⁻¹
+
+}  // namespace
+
+struct FieldWriter::Impl {
+  std::filesystem::path final_path, partial_path;
+  Screen screen;
+  Normalization units;
+  Handle file;
+  std::vector<std::array<Handle, 3>> datasets;  // [bucket][comp]
+  std::vector<double> scratch;
+  bool committed = false;
+};
+
+FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
+                         const Normalization& units, const FieldFileInfo& info)
+    : impl_(std::make_unique<Impl>()) {
+  silence_hdf5();
+  auto& I = *impl_;
+  I.final_path = std::move(final_path);
+  I.partial_path = I.final_path;
+  I.partial_path += ".partial";
+  I.screen = screen;
+  I.units = units;
+  std::error_code ec;
+  std::filesystem::remove(I.partial_path, ec);
+  I.file = Handle(H5Fcreate(I.partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!I.file.valid()) io_fail("cannot create the field file", I.partial_path);
+  hid_t f = I.file.get();
+
+  const double L = units.length(), T = units.time();
+  attr_string(f, "edm_version", info.edm_version);
+  attr_string(f, "run_id", info.run_id);
+  attr_string(f, "scenario", info.scenario);
+  attr_string(f, "mode", info.mode == Mode::Total ? "total" : "split");
+  attr_string(f, "units", "SI: E in V/m, B in T, lengths in m, times in s");
+  attr_u64(f, "electron_count", info.electrons);
+  attr_doubles(f, "screen_z", {screen.z * L});
+  attr_string(f, "openPMD", "1.1.0");
+  attr_string(f, "meshesPath", "/");
+
+  {
+    Handle axes = create_group(f, "axes", I.partial_path);
+    std::vector<double> xs(screen.nx), ys(screen.ny), ts(screen.samples);
+    for (int i = 0; i < screen.nx; ++i) xs[i] = screen.pixel_x(i) * L;
+    for (int j = 0; j < screen.ny; ++j) ys[j] = screen.pixel_y(j) * L;
+    // Absolute lab-frame observer time on the laser's clock: t = t_rel + |Z| (normalised).
+    for (int k = 0; k < screen.samples; ++k) ts[k] = (screen.t_rel(k) + std::abs(screen.z)) * T;
+    write_1d(axes.get(), "x", xs, "m", I.partial_path);
+    write_1d(axes.get(), "y", ys, "m", I.partial_path);
+    write_1d(axes.get(), "t", ts, "s", I.partial_path);
+  }
+
+  const int buckets = bucket_count(info.mode);
+  hsize_t dims[3] = {hsize_t(screen.ny), hsize_t(screen.nx), hsize_t(screen.samples)};
+  Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
+  const double dx = screen.nx > 1 ? 2 * screen.half_x / (screen.nx - 1) * L : 0;
+  const double dy = screen.ny > 1 ? 2 * screen.half_y / (screen.ny - 1) * L : 0;
+  I.datasets.resize(buckets);
+  for (int b = 0; b < buckets; ++b) {
+    const bool electric = (b % 2) == 0;
+    Handle g = create_group(f, bucket_name(b), I.partial_path);
+    attr_string(g.get(), "geometry", "cartesian");
+    attr_string(g.get(), "dataOrder", "C");
+    attr_string(g.get(), "axisLabels", "y,x,t");
+    attr_doubles(g.get(), "gridSpacing", {dy, dx, screen.dt * T});
+    attr_doubles(g.get(), "gridGlobalOffset",
+                 {screen.pixel_y(0) * L, screen.pixel_x(0) * L, (screen.t_rel(0) + std::abs(screen.z)) * T});
+    attr_doubles(g.get(), "gridUnitSI", {1.0});
+    attr_doubles(g.get(), "unitDimension",
+                 std::vector<double>((electric ? kDimE : kDimB).begin(), (electric ? kDimE : kDimB).end()));
+    attr_doubles(g.get(), "timeOffset", {0.0});
+    for (int c = 0; c < 3; ++c) {
+      const char* cname[3] = {"x", "y", "z"};
+      Handle d(H5Dcreate2(g.get(), cname[c], H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT),
+               H5Dclose);
+      if (!d.valid()) io_fail(std::string("cannot create dataset /") + bucket_name(b) + "/" + cname[c], I.partial_path);
+      attr_doubles(d.get(), "unitSI", {1.0});
+      attr_string(d.get(), "unit", electric ? "V/m" : "T");
+      attr_doubles(d.get(), "position", {0.0, 0.0, 0.0});
+      I.datasets[b][c] = std::move(d);
+    }
+  }
+}
+
+FieldWriter::~FieldWriter() {
+  if (!impl_ || impl_->committed) return;
+  impl_->datasets.clear();
+  impl_->file.reset();
+  std::error_code ec;
+  std::filesystem::remove(impl_->partial_path, ec);
+}
+
+void FieldWriter::write_slab(int bucket, int comp, int iy0, int iy1, const double* data) {
+  auto& I = *impl_;
+  if (bucket < 0 || bucket >= int(I.datasets.size()) || comp < 0 || comp > 2 || iy0 < 0 ||
+      iy1 > I.screen.ny || iy0 >= iy1)
+    throw IoError("EDM-IO-002", "slab out of range for " + I.partial_path.string());
+  const std::size_t n = std::size_t(iy1 - iy0) * I.screen.nx * I.screen.samples;
+  // Normalised → SI at the edge: E in units of q k²/(4πε0), B likewise over c.
+  const double scale = (bucket % 2 == 0) ? I.units.lw_efield() : I.units.lw_bfield();
+  I.scratch.resize(n);
+  for (std::size_t i = 0; i < n; ++i) I.scratch[i] = data[i] * scale;
+  hid_t d = I.datasets[bucket][comp].get();
+  Handle fspace(H5Dget_space(d), H5Sclose);
+  hsize_t start[3] = {hsize_t(iy0), 0, 0};
+  hsize_t count[3] = {hsize_t(iy1 - iy0), hsize_t(I.screen.nx), hsize_t(I.screen.samples)};
+  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
+  check(H5Dwrite(d, H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), H5P_DEFAULT, I.scratch.data()),
+        "cannot write field slab (disk full?)", I.partial_path);
+  bytes_ += n * sizeof(double);
+}
+
+void FieldWriter::write_gamma_trace(const GammaTrace& trace, const Normalization& units) {
+  auto& I = *impl_;
+  Handle g = create_group(I.file.get(), "gamma", I.partial_path);
+  const std::size_t n = trace.sum.size();
+  std::vector<double> tau(n), mean(n), count(n);
+  for (std::size_t j = 0; j < n; ++j) {
+    tau[j] = j * trace.dtau * units.time();
+    count[j] = double(trace.count[j]);
+    mean[j] = trace.count[j] ? trace.sum[j] / trace.count[j] : NAN;
+  }
+  write_1d(g.get(), "tau", tau, "s", I.partial_path);
+  write_1d(g.get(), "mean", mean, "", I.partial_path);
+  write_1d(g.get(), "min", trace.min, "", I.partial_path);
+  write_1d(g.get(), "max", trace.max, "", I.partial_path);
+  write_1d(g.get(), "count", count, "", I.partial_path);
+  std::vector<double> idx, drain;
+  for (auto& [e, d] : trace.drain) {
+    idx.push_back(double(e));
+    drain.push_back(d);
+  }
+  write_1d(g.get(), "drain_electron", idx, "", I.partial_path);
+  write_1d(g.get(), "drain", drain, "", I.partial_path);
+  attr_string(g.get(), "meaning",
+              "gamma(tau) over the ensemble on a proper-time grid from each electron's start; "
+              "drain = gamma_first - gamma_last per electron");
+}
+
+void FieldWriter::set_attribute(const std::string& name, double value) {
+  attr_doubles(impl_->file.get(), name.c_str(), {value});
+}
+
+void FieldWriter::commit() {
+  auto& I = *impl_;
+  check(H5Fflush(I.file.get(), H5F_SCOPE_GLOBAL), "cannot flush the field file (disk full?)", I.partial_path);
+  I.datasets.clear();
+  hid_t f = I.file.get();
+  I.file = Handle();
+  if (H5Fclose(f) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);
+  std::error_code ec;
+  std::filesystem::rename(I.partial_path, I.final_path, ec);
+  if (ec) io_fail("cannot rename to " + I.final_path.string() + ": " + ec.message(), I.partial_path);
+  I.committed = true;
+}
+
+static Handle open_dataset(const std::filesystem::path& file, const std::string& name, Handle& f) {
+  silence_hdf5();
+  f = Handle(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string());
+  Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) throw IoError("EDM-IO-011", "no dataset " + name + " in " + file.string());
+  return d;
+}
+
+std::vector<double> read_field_component(const std::filesystem::path& file, const std::string& name,
+                                         std::size_t* ny, std::size_t* nx, std::size_t* ns) {
+  Handle f;
+  Handle d = open_dataset(file, name, f);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t dims[3] = {0, 0, 0};
+  if (H5Sget_simple_extent_ndims(space.get()) != 3)
+    throw IoError("EDM-IO-012", name + " in " + file.string() + " is not 3-D");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  std::vector<double> v(dims[0] * dims[1] * dims[2]);
+  if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
+  if (ny) *ny = dims[0];
+  if (nx) *nx = dims[1];
+  if (ns) *ns = dims[2];
+  return v;
+}
+
+std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name) {
+  Handle f;
+  Handle d = open_dataset(file, name, f);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<double> v(n > 0 ? n : 0);
+  if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
+  return v;
+}
+
+}  // namespace edm
