@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -62,6 +63,63 @@ SplineBatch slice(const SplineBatch& b, std::size_t first, std::size_t count) {
   return out;
 }
 
+// The scenario's electrons, each started earlier along its free straight line (the scenario's initial
+// state lies before the pulse, where the motion is uniform up to a field of exp(−padding²)), so
+// that light from its first knot reaches every pixel before sample 0. The wrapper forwards every
+// other call to the plugin's table unchanged.
+struct ExtendedStart {
+  const Scenario* inner = nullptr;
+  std::vector<std::array<double, 8>> start;
+};
+
+edm_scenario_v1 extended_table(ExtendedStart& ext) {
+  edm_scenario_v1 t = ext.inner->raw();
+  t.self = &ext;
+  t.destroy = [](void*) {};  // the wrapper owns nothing; the plugin's scenario outlives it
+  t.electron_count = [](const void* self) {
+    return static_cast<const ExtendedStart*>(self)->start.size() + 0ul;
+  };
+  t.initial_state = [](const void* self, uint64_t i, double y[8], char*, size_t) {
+    const auto& st = static_cast<const ExtendedStart*>(self)->start[i];
+    std::copy(st.begin(), st.end(), y);
+    return 0;
+  };
+  t.rhs = [](const void* self, double tau, const double y[8], double dy[8]) {
+    const auto& raw = static_cast<const ExtendedStart*>(self)->inner->raw();
+    return raw.rhs(raw.self, tau, y, dy);
+  };
+  t.laser_field = [](const void* self, const double x4[4], double E[3], double B[3]) {
+    const auto& raw = static_cast<const ExtendedStart*>(self)->inner->raw();
+    raw.laser_field(raw.self, x4, E, B);
+  };
+  t.track = nullptr;
+  return t;
+}
+
+// Proper time Δ ≥ 0 to go back along the straight line of state y so that its light reaches the
+// farthest pixel no later than t0_rel. The latest arrival decreases monotonically going back
+// (a time-like worldline), so doubling then bisection finds it.
+double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
+  auto shifted = [&](double d, double out[8]) {
+    for (int c = 0; c < 8; ++c) out[c] = y[c];
+    for (int c = 0; c < 4; ++c) out[c] = y[c] - d * y[4 + c];
+  };
+  double tmp[8];
+  if (screen.latest_arrival_rel(y) <= t0_rel) return 0.0;
+  double hi = 1.0;
+  for (int i = 0; i < 200; ++i, hi *= 2) {
+    shifted(hi, tmp);
+    if (screen.latest_arrival_rel(tmp) <= t0_rel) break;
+  }
+  double lo = 0;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    shifted(mid, tmp);
+    (screen.latest_arrival_rel(tmp) <= t0_rel ? hi : lo) = mid;
+  }
+  return hi * (1 + 1e-12) + 1e-9;  // land strictly inside the covered side
+}
+
 }  // namespace
 
 std::uint64_t host_peak_rss() {
@@ -90,7 +148,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   // 1. Scenario, units, screen — every input problem surfaces before any device time is spent.
   const Plugin& plugin = plugins.get(campaign.run.scenario);
-  Scenario scenario(plugin, campaign);
+  Scenario plugin_scenario(plugin, campaign);
+  const Scenario& scenario = plugin_scenario;
   const Normalization units = Normalization::from_wavelength(campaign.laser.wavelength);
   Screen screen = make_screen(campaign.screen, units);
   const Mode mode = campaign.run.mode == "split" ? Mode::Split : Mode::Total;
@@ -113,16 +172,35 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   for (const auto& d : infos)
     S.devices.push_back(std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")");
 
-  // 3. Window: the initial states are known before any solve, so the auto window (corner-anchored)
-  // and the end of the observation are fixed first; each trajectory is then integrated until its
-  // light reaches every pixel after the last sample.
+  // 3. Window. The initial states are known before any solve, so the window is fixed first:
+  // auto puts sample 0 at the first light of the ensemble's initial states on the screen (the
+  // pixel nearest an electron), so the window opens just before the interaction's light arrives.
+  // Each electron is then started early enough, along its free straight line, that its light
+  // reaches even the farthest corner before sample 0 (the corner-anchored coverage condition holds
+  // by construction), and integrated until its light reaches every pixel after the last sample.
   std::vector<std::array<double, 8>> init(N);
   for (std::uint64_t i = 0; i < N; ++i) scenario.initial_state(i, init[i].data());
   if (campaign.screen.window == "auto") {
-    choose_window(screen, init);
+    double first = INFINITY;
+    for (const auto& y : init) first = std::min(first, screen.earliest_arrival_rel(y.data()));
+    screen.t0_rel = first;
   } else {
     screen.t0_rel = campaign.screen.t_start / units.time() - std::abs(screen.z);
   }
+  ExtendedStart ext{&plugin_scenario, init};
+  std::optional<Scenario> extended;
+  if (!plugin_scenario.has_tracks()) {
+    double max_shift = 0;
+    for (auto& y : ext.start) {
+      const double d = backward_shift(screen, y.data(), screen.t0_rel);
+      for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
+      max_shift = std::max(max_shift, d);
+    }
+    edm_scenario_v1 table = extended_table(ext);
+    table.tau_max += max_shift;
+    extended.emplace(table);
+  }
+  const Scenario& solver_scenario = extended ? *extended : plugin_scenario;
   S.screen = screen;
   S.slots = N * screen.slots_per_electron();
   const double t_last = screen.t_rel(screen.samples - 1);
@@ -144,7 +222,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // 4. Batch size. "auto" measures one electron's spline bytes and fits B into the host budget.
   std::uint64_t B = campaign.accumulator.electron_batch > 0 ? std::uint64_t(campaign.accumulator.electron_batch) : N;
   if (campaign.accumulator.electron_batch < 0) {
-    SplineBatch probe = solve_trajectories(scenario, 0, 1, solve);
+    SplineBatch probe = solve_trajectories(solver_scenario, 0, 1, solve);
     const double bpe = double(probe.bytes()) * 1.25;
     const std::uint64_t budget = options.max_host_memory ? options.max_host_memory : mem_available() / 2;
     B = std::clamp<std::uint64_t>(std::uint64_t(double(budget) / std::max(bpe, 1.0)), 1, N);
@@ -183,7 +261,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     obs.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                   ": electrons " + std::to_string(b0) + "–" + std::to_string(b0 + count - 1));
     const auto t0 = Clock::now();
-    SplineBatch batch = solve_trajectories(scenario, b0, count, solve);
+    SplineBatch batch = solve_trajectories(solver_scenario, b0, count, solve);
     const auto t1 = Clock::now();
     S.timing.trajectories += seconds_between(t0, t1);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
