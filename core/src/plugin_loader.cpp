@@ -115,7 +115,12 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
     out.push_back((exe / ".." / EDM_PLUGIN_INSTALL_RELDIR).lexically_normal());
     out.push_back((exe / ".." / "lib" / "edm" / "plugins").lexically_normal());
   }
-  return out;
+  // Same folder twice (exe-relative = build folder in a build tree) is listed once.
+  std::vector<fs::path> unique;
+  for (auto& p : out)
+    if (std::find(unique.begin(), unique.end(), p.lexically_normal()) == unique.end())
+      unique.push_back(p.lexically_normal());
+  return unique;
 }
 
 PluginRegistry PluginRegistry::discover() { return from_paths(default_search_path()); }
