@@ -51,7 +51,7 @@ using Value = std::variant<std::int64_t, double, bool, std::string>;
 
 [[noreturn]] void fail(const char* id, const std::string& where, const std::string& section,
                        const std::string& key, const std::string& problem) {
-  throw ConfigError(id, where + ": [" + section + "] " + key + ": " + problem);
+  throw ConfigError(id, where + ": [" + section + "]" + (key.empty() ? "" : " " + key) + ": " + problem);
 }
 
 std::string at(const std::string& name, const toml::source_region& src) {
@@ -450,7 +450,7 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
   const std::string full = section + ".file";
   if (file.empty())
     fail(kMissingData, b.where(needed_by), section, "file",
-         "'" + needed_by + "' needs a " + what + ": set [" + section + "] file");
+         "'" + needed_by + "' needs the " + what + ": set [" + section + "] file = \"…\"");
   std::filesystem::path p(file);
   if (p.is_relative() && c.origins[full] == Origin::File && !base.empty()) p = (base / p).lexically_normal();
   std::error_code ec;
@@ -522,6 +522,10 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name, con
   Builder scen(name, pkeys);
   for (auto [k, v] : others) {
     const std::string section(k->str());
+    if (!v->is_table())
+      throw ConfigError(kUnknownSection, at(name, k->source()) + ": key '" + section +
+                                             "' is outside any section: put it under [run], [screen], … "
+                                             "(`edm schema` lists where each key belongs)");
     if (section == scenario) {
       scen.scenario_section(section, *v, at(name, k->source()));
       continue;
@@ -555,7 +559,7 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name, con
   // 4. Cross-key checks: data files named by the campaign must exist now, not hours into a run.
   const std::filesystem::path base = std::filesystem::path(name).parent_path();
   if (c.electrons.distribution == "list")
-    check_data_file(c, b, base, "electrons", c.electrons.file, "electrons.distribution", "electron list (CSV)");
+    check_data_file(c, b, base, "electrons", c.electrons.file, "electrons.distribution", "electron list (CSV t0,x,y,z,ux,uy,uz)");
   if (c.trajectory.model == "tracks")
     check_data_file(c, b, base, "trajectory", c.trajectory.file, "trajectory.model", "track file (HDF5)");
   return std::move(c);
