@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE plugins
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -52,7 +53,10 @@ BOOST_AUTO_TEST_CASE(loads_the_good_plugin_and_reports_each_bad_one) {
   BOOST_TEST(keys[0].key == "count");
   BOOST_TEST(keys[2].type == "float");
 
-  BOOST_TEST(reg.failures().size() == 4u);
+  BOOST_TEST(reg.failures().size() == 5u);
+  const auto* keys_bad = failure_for(reg, "fixture_bad_keys.edmplugin");
+  BOOST_REQUIRE(keys_bad);
+  BOOST_TEST(keys_bad->reason == "descriptor of 'fixture_bad_keys': key 'gain' has type 'double' (int, float, string or bool)");
   const auto* abi = failure_for(reg, "fixture_wrong_abi.edmplugin");
   BOOST_REQUIRE(abi);
   BOOST_TEST(abi->reason == "wrong ABI version 7 (this edm speaks 1)");
@@ -74,7 +78,7 @@ BOOST_AUTO_TEST_CASE(a_file_reached_twice_is_loaded_once) {
   // The same folder through two entries (EDM_PLUGIN_PATH = build folder) must not be a duplicate.
   const auto reg = PluginRegistry::from_paths({kFixtures, kFixtures / "good", kFixtures / "good" / "fixture_good.edmplugin"});
   BOOST_TEST(reg.plugins().size() == 1u);
-  BOOST_TEST(reg.failures().size() == 4u);
+  BOOST_TEST(reg.failures().size() == 5u);
 }
 
 BOOST_AUTO_TEST_CASE(files_deeper_than_one_folder_are_not_searched) {
@@ -100,11 +104,13 @@ BOOST_AUTO_TEST_CASE(unknown_scenario_lists_what_is_available) {
 }
 
 BOOST_AUTO_TEST_CASE(discover_reads_edm_plugin_path_first) {
-  ::setenv("EDM_PLUGIN_PATH", ("/nonexistent/a:" + kFixtures.string() + ":").c_str(), 1);
+  // Empty entries are skipped; "dir/" and "dir" are one entry.
+  ::setenv("EDM_PLUGIN_PATH", ("/nonexistent/a::" + kFixtures.string() + "/:" + kFixtures.string()).c_str(), 1);
   const auto path = PluginRegistry::default_search_path();
   BOOST_REQUIRE_GE(path.size(), 2u);
   BOOST_TEST(path[0] == fs::path("/nonexistent/a"));
   BOOST_TEST(path[1] == kFixtures);
+  BOOST_TEST(std::count(path.begin(), path.end(), kFixtures) == 1);
   const auto reg = PluginRegistry::discover();
   BOOST_TEST(reg.get("fixture_good").path().parent_path().filename() == "good");
   ::unsetenv("EDM_PLUGIN_PATH");

@@ -57,6 +57,33 @@ std::vector<fs::path> scan(const fs::path& entry) {
   return found;
 }
 
+// The plugin's section keys must be usable by core's validation: a name, a known type, and a
+// default that is TOML of that type (or empty: no default). Checked at load so that a plugin bug is
+// reported by `edm plugins`, not as a confusing campaign error later.
+std::string check_keys(const edm_plugin_v1& d) {
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < d.n_keys; ++i) {
+    const edm_key_spec& k = d.keys[i];
+    const std::string key = str_or_empty(k.key), type = str_or_empty(k.type), def = str_or_empty(k.default_value);
+    if (key.empty()) return "key " + std::to_string(i) + " has no name";
+    if (!names.insert(key).second) return "key '" + key + "' is declared twice";
+    if (type != "int" && type != "float" && type != "string" && type != "bool")
+      return "key '" + key + "' has type '" + type + "' (int, float, string or bool)";
+    if (def.empty()) continue;
+    toml::table t;
+    try {
+      t = toml::parse("v = " + def);
+    } catch (const toml::parse_error&) {
+      return "key '" + key + "' has default '" + def + "', which is not a TOML value";
+    }
+    const toml::node& v = *t.get("v");
+    const bool ok = (type == "int" && v.is_integer()) || (type == "float" && v.is_number()) ||
+                    (type == "string" && v.is_string()) || (type == "bool" && v.is_boolean());
+    if (!ok) return "key '" + key + "' has default '" + def + "', which is not of type " + type;
+  }
+  return "";
+}
+
 fs::path executable_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -117,9 +144,11 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
   }
   // Same folder twice (exe-relative = build folder in a build tree) is listed once.
   std::vector<fs::path> unique;
-  for (auto& p : out)
-    if (std::find(unique.begin(), unique.end(), p.lexically_normal()) == unique.end())
-      unique.push_back(p.lexically_normal());
+  for (auto p : out) {
+    p = p.lexically_normal();
+    if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "dir/" is "dir"
+    if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
+  }
   return unique;
 }
 
@@ -183,6 +212,10 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
       if (desc->n_keys > 0 && !desc->keys) {
         fail("descriptor of '" + std::string(desc->name) + "' declares " + std::to_string(desc->n_keys) +
              " keys but no key table");
+        continue;
+      }
+      if (std::string bad = check_keys(*desc); !bad.empty()) {
+        fail("descriptor of '" + std::string(desc->name) + "': " + bad);
         continue;
       }
       // Phase 2: register, first one wins.
