@@ -22,18 +22,25 @@ std::string rule_text(const std::string& c) {
   return c.empty() ? "" : c.substr(0, c.find_first_of("0123456789")) + " " + c.substr(c.find_first_of("0123456789"));
 }
 
+// Columns line up by characters shown, not bytes: units such as "m·rad" are UTF-8.
+std::size_t width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
 void print_section(std::ostream& os, const std::string& section, const std::vector<KeySpec>& keys) {
   std::vector<const KeySpec*> rows;
   for (const auto& k : keys)
     if (k.section == section) rows.push_back(&k);
   std::size_t wk = 4, wt = 4, wu = 4, wd = 7;
   for (auto* k : rows) {
-    wk = std::max(wk, section.size() + 1 + k->key.size());
-    wt = std::max(wt, k->type.size());
-    wu = std::max(wu, k->unit.size());
-    wd = std::max(wd, k->default_value.size());
+    wk = std::max(wk, width(section) + 1 + width(k->key));
+    wt = std::max(wt, width(k->type));
+    wu = std::max(wu, width(k->unit));
+    wd = std::max(wd, width(k->default_value));
   }
-  auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w > s.size() ? w - s.size() : 0, ' '); };
+  auto pad = [](const std::string& s, std::size_t w) { return s + std::string(w > width(s) ? w - width(s) : 0, ' '); };
   os << "[" << section << "]\n";
   for (auto* k : rows) {
     os << "  " << pad(section + "." + k->key, wk) << "  " << pad(k->type, wt) << "  " << pad(k->unit.empty() ? "-" : k->unit, wu)

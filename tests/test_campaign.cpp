@@ -365,6 +365,74 @@ BOOST_AUTO_TEST_CASE(schema_defaults_equal_struct_defaults) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(design_quickstart_example_parses) {
+  // DESIGN §6's example, verbatim: key names are a public contract, so the contract's own example
+  // must validate and give the values it shows.
+  CleanEnvironment clean;
+  const std::string text = R"EXAMPLE(
+[run]
+scenario = "inverse_thomson"   # plugin: thomson | inverse_thomson | …
+output = "runs/quickstart"     # run folder: field.h5, run.toml, plots
+mode = "total"                 # total (E, B) | split (adds E_far, B_far)
+seed = 1
+
+[laser]
+profile = "gaussian"           # plane_wave | gaussian | laguerre_gauss
+wavelength = 800e-9            # m
+a0 = 0.1                       # or pulse_energy (J)
+polarization = "linear"        # linear | circular_plus | circular_minus
+duration = 26.7e-15            # s: τ0 of the envelope exp(−(ξ/τ0)²)
+envelope = "gaussian"          # gaussian | constant
+waist = 20e-6                  # m (gaussian, laguerre_gauss)
+p = 0                          # radial index (laguerre_gauss)
+m = 0                          # azimuthal index (laguerre_gauss)
+phase = 0.0                    # rad: carrier phase φ0
+focus = 0.0                    # m: z of the focus
+
+[electrons]
+distribution = "sunflower"     # sunflower | gaussian | list
+count = 16
+radius = 5e-6                  # m (sunflower)
+gamma = 5.0                    # inverse_thomson
+# list: file = "electrons.csv" (t0,x,y,z,ux,uy,uz); gaussian: sigma_x/y/z (m), energy_spread,
+# emittance_x/y (normalised, m·rad)
+
+[trajectory]
+model = "lorentz"              # lorentz | landau_lifshitz | tracks (file = "tracks.h5")
+knots_per_period = 16
+
+[screen]
+distance = 0.05                # m: z of the screen plane
+half_width = 2e-3              # m (half_width_x / half_width_y for a rectangle)
+nx = 64
+ny = 64
+samples = 512
+samples_per_period = 512       # observer samples per laser period: dt = T / samples_per_period
+window = "auto"                # auto (corner-anchored) | explicit (with t_start, s)
+
+[accumulator]
+kernel = "newton"
+newton_iters = 2
+coef_reuse = true
+sample_chunks = 0              # 0 = chosen from the device
+electron_batch = 0             # 0 = single pass; "auto" = from the host memory budget
+batch_overlap = true
+devices = "auto"               # "auto" | "all" | "0,1" | a name substring
+)EXAMPLE";
+  const auto c = edm::parse_campaign(text, "quickstart.toml", {}, {}, false);
+  BOOST_TEST(c.run.scenario == "inverse_thomson");
+  BOOST_TEST(c.run.output == "runs/quickstart");
+  BOOST_TEST(c.laser.wavelength == 800e-9);
+  BOOST_TEST(c.laser.duration == 26.7e-15);
+  BOOST_TEST(c.screen.half_width_x == 2e-3);
+  BOOST_TEST(c.screen.half_width_y == 2e-3);
+  BOOST_TEST(c.screen.samples_per_period == 512);
+  BOOST_TEST(c.accumulator.electron_batch == 0);
+  BOOST_TEST(c.accumulator.devices == "auto");
+  BOOST_TEST(c.origins.at("screen.nx") == Origin::File);
+  BOOST_TEST(c.origins.at("trajectory.rtol") == Origin::Default);
+}
+
 BOOST_AUTO_TEST_CASE(closest_match_suggests_only_near_words) {
   const std::vector<std::string> keys = {"nx", "ny", "samples", "samples_per_period", "wavelength", "distance"};
   BOOST_TEST(edm::closest_match("nxx", keys) == "nx");
