@@ -11,6 +11,8 @@
 
 #include <toml++/toml.h>
 
+#include "edm/schema.hpp"  // KeySpec must be complete where the `plugin_keys = {}` defaults are used
+
 namespace edm {
 
 struct RunSection {
@@ -95,7 +97,8 @@ struct Campaign {
   ScreenSection screen;
   AccumulatorSection accumulator;
   // The plugin's own section ([thomson], [inverse_thomson], …) as written, validated against the
-  // plugin's key list by core before the plugin sees it.
+  // plugin's key list by core before the plugin sees it; keys the file leaves out hold the plugin's
+  // declared default (so the plugin and the manifest see every effective value).
   toml::table scenario_section;
   // "section.key" → origin, for every key of the schema.
   std::map<std::string, Origin> origins;
@@ -116,7 +119,6 @@ struct Override {
 // keys get a did-you-mean. `plugin_keys` are the keys of the scenario plugin's own section.
 // Environment knobs EDM_ELECTRON_BATCH, EDM_ELECTRON_BATCH_OVERLAP, EDM_COEF_REUSE,
 // EDM_SAMPLE_CHUNKS, EDM_NEWTON_ITERS, EDM_DEVICE are read here unless `read_environment` is false.
-struct KeySpec;
 Campaign load_campaign(const std::filesystem::path& file, const std::vector<Override>& overrides,
                        const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
 // Same, from TOML text (tests; `name` stands in for the file name in messages).

@@ -16,7 +16,7 @@ namespace edm {
 
 struct PluginFailure {
   std::filesystem::path path;
-  std::string reason;  // "wrong ABI version 7 (host has 1)", "no symbol edm_plugin_query", dlerror() …
+  std::string reason;  // "wrong ABI version 7 (this edm speaks 1)", "not a plugin: no symbol edm_plugin_query", dlerror() …
 };
 
 class Plugin {

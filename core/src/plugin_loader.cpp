@@ -1,0 +1,255 @@
+// Plugin discovery and two-phase loading (STYLE 12–14): find *.edmplugin files on the search path,
+// dlopen each with RTLD_NOW | RTLD_LOCAL, query the C descriptor and check its size and ABI version
+// before calling anything else, then register. A bad file becomes a PluginFailure with the reason;
+// it never stops the others from loading.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "edm/error.hpp"
+#include "edm/plugins.hpp"
+
+#ifndef EDM_PLUGIN_BUILD_DIR
+#define EDM_PLUGIN_BUILD_DIR ""
+#endif
+#ifndef EDM_PLUGIN_INSTALL_DIR
+#define EDM_PLUGIN_INSTALL_DIR ""
+#endif
+#ifndef EDM_PLUGIN_INSTALL_RELDIR
+#define EDM_PLUGIN_INSTALL_RELDIR "lib/edm/plugins"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace edm {
+
+namespace {
+
+constexpr const char* kSuffix = ".edmplugin";
+
+std::string str_or_empty(const char* s) { return s ? s : ""; }
+
+bool is_plugin_file(const fs::path& p) {
+  std::error_code ec;
+  return p.extension() == kSuffix && fs::is_regular_file(p, ec);
+}
+
+// `<dir>/*.edmplugin` and `<dir>/*/*.edmplugin` (one folder per plugin, as the build tree lays them
+// out), sorted so that which of two duplicates wins does not depend on directory order.
+std::vector<fs::path> scan(const fs::path& entry) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  if (is_plugin_file(entry)) return {entry};
+  if (!fs::is_directory(entry, ec)) return {};
+  for (const auto& d : fs::directory_iterator(entry, fs::directory_options::skip_permission_denied, ec)) {
+    if (is_plugin_file(d.path())) {
+      found.push_back(d.path());
+    } else if (d.is_directory(ec)) {
+      for (const auto& f : fs::directory_iterator(d.path(), fs::directory_options::skip_permission_denied, ec))
+        if (is_plugin_file(f.path())) found.push_back(f.path());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The plugin's section keys must be usable by core's validation: a name, a known type, and a
+// default that is TOML of that type (or empty: no default). Checked at load so that a plugin bug is
+// reported by `edm plugins`, not as a confusing campaign error later.
+std::string check_keys(const edm_plugin_v1& d) {
+  std::set<std::string> names;
+  for (uint32_t i = 0; i < d.n_keys; ++i) {
+    const edm_key_spec& k = d.keys[i];
+    const std::string key = str_or_empty(k.key), type = str_or_empty(k.type), def = str_or_empty(k.default_value);
+    if (key.empty()) return "key " + std::to_string(i) + " has no name";
+    if (!names.insert(key).second) return "key '" + key + "' is declared twice";
+    if (type != "int" && type != "float" && type != "string" && type != "bool")
+      return "key '" + key + "' has type '" + type + "' (int, float, string or bool)";
+    if (def.empty()) continue;
+    toml::table t;
+    try {
+      t = toml::parse("v = " + def);
+    } catch (const toml::parse_error&) {
+      return "key '" + key + "' has default '" + def + "', which is not a TOML value";
+    }
+    const toml::node& v = *t.get("v");
+    const bool ok = (type == "int" && v.is_integer()) || (type == "float" && v.is_number()) ||
+                    (type == "string" && v.is_string()) || (type == "bool" && v.is_boolean());
+    if (!ok) return "key '" + key + "' has default '" + def + "', which is not of type " + type;
+  }
+  return "";
+}
+
+fs::path executable_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+}  // namespace
+
+Plugin::~Plugin() {
+  // Scenarios created from this plugin must be gone by now (they hold its code); the registry
+  // outlives them in every caller.
+  if (handle_) dlclose(handle_);
+}
+
+std::vector<std::string> Plugin::models() const {
+  std::vector<std::string> out;
+  if (desc_->models)
+    for (const char* const* m = desc_->models; *m; ++m) out.emplace_back(*m);
+  return out;
+}
+
+std::vector<KeySpec> Plugin::keys() const {
+  std::vector<KeySpec> out;
+  if (!desc_->keys) return out;
+  for (uint32_t i = 0; i < desc_->n_keys; ++i) {
+    const edm_key_spec& k = desc_->keys[i];
+    KeySpec s;
+    s.section = name();
+    s.key = str_or_empty(k.key);
+    s.type = str_or_empty(k.type);
+    s.unit = str_or_empty(k.unit);
+    s.default_value = str_or_empty(k.default_value);
+    s.meaning = str_or_empty(k.meaning);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<fs::path> PluginRegistry::default_search_path() {
+  std::vector<fs::path> out;
+  if (const char* env = std::getenv("EDM_PLUGIN_PATH")) {
+    std::string s(env);
+    std::size_t start = 0;
+    while (start <= s.size()) {
+      const std::size_t colon = std::min(s.find(':', start), s.size());
+      if (colon > start) out.emplace_back(s.substr(start, colon - start));
+      start = colon + 1;
+    }
+  }
+  if (*EDM_PLUGIN_BUILD_DIR) out.emplace_back(EDM_PLUGIN_BUILD_DIR);
+  if (*EDM_PLUGIN_INSTALL_DIR) out.emplace_back(EDM_PLUGIN_INSTALL_DIR);
+  // A relocated install (a tarball unpacked elsewhere): look beside the running executable too.
+  const fs::path exe = executable_dir();
+  if (!exe.empty()) {
+    out.push_back((exe / ".." / "plugins").lexically_normal());
+    out.push_back((exe / ".." / EDM_PLUGIN_INSTALL_RELDIR).lexically_normal());
+    out.push_back((exe / ".." / "lib" / "edm" / "plugins").lexically_normal());
+  }
+  // Same folder twice (exe-relative = build folder in a build tree) is listed once.
+  std::vector<fs::path> unique;
+  for (auto p : out) {
+    p = p.lexically_normal();
+    if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();  // "dir/" is "dir"
+    if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
+  }
+  return unique;
+}
+
+PluginRegistry PluginRegistry::discover() { return from_paths(default_search_path()); }
+
+PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
+  PluginRegistry reg;
+  // The same file reached through two search entries (EDM_PLUGIN_PATH = the build folder) is one
+  // file, not a duplicate: compare canonical paths.
+  std::set<fs::path> seen;
+  for (const auto& entry : paths) {
+    for (const auto& file : scan(entry)) {
+      std::error_code ec;
+      fs::path canon = fs::canonical(file, ec);
+      if (ec) canon = file;
+      if (!seen.insert(canon).second) continue;
+
+      // Phase 1: open and query; nothing of the plugin runs but its query function.
+      dlerror();
+      void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        reg.failures_.push_back({file, "cannot load: " + str_or_empty(dlerror())});
+        continue;
+      }
+      auto fail = [&](std::string reason) {
+        dlclose(handle);
+        reg.failures_.push_back({file, std::move(reason)});
+      };
+      dlerror();
+      void* sym = dlsym(handle, EDM_PLUGIN_ENTRY);
+      if (!sym) {
+        fail("not a plugin: no symbol " EDM_PLUGIN_ENTRY);
+        continue;
+      }
+      const auto query = reinterpret_cast<edm_plugin_query_fn>(sym);
+      const edm_plugin_v1* desc = query();
+      if (!desc) {
+        fail(EDM_PLUGIN_ENTRY " returned NULL");
+        continue;
+      }
+      // The version is read first: struct_size and abi_version are the two fields every version
+      // keeps at the front, and a wrong version explains a wrong size.
+      if (desc->abi_version != EDM_PLUGIN_ABI_VERSION) {
+        fail("wrong ABI version " + std::to_string(desc->abi_version) + " (this edm speaks " +
+             std::to_string(EDM_PLUGIN_ABI_VERSION) + ")");
+        continue;
+      }
+      if (desc->struct_size < sizeof(edm_plugin_v1)) {
+        fail("descriptor too small: " + std::to_string(desc->struct_size) + " bytes, ABI 1 needs " +
+             std::to_string(sizeof(edm_plugin_v1)));
+        continue;
+      }
+      if (!desc->name || !*desc->name) {
+        fail("descriptor has no scenario name");
+        continue;
+      }
+      if (!desc->create) {
+        fail("descriptor of '" + std::string(desc->name) + "' has no create function");
+        continue;
+      }
+      if (desc->n_keys > 0 && !desc->keys) {
+        fail("descriptor of '" + std::string(desc->name) + "' declares " + std::to_string(desc->n_keys) +
+             " keys but no key table");
+        continue;
+      }
+      if (std::string bad = check_keys(*desc); !bad.empty()) {
+        fail("descriptor of '" + std::string(desc->name) + "': " + bad);
+        continue;
+      }
+      // Phase 2: register, first one wins.
+      auto dup = std::find_if(reg.plugins_.begin(), reg.plugins_.end(),
+                              [&](const auto& p) { return p->name() == desc->name; });
+      if (dup != reg.plugins_.end()) {
+        fail("duplicate scenario '" + std::string(desc->name) + "': already loaded from " +
+             (*dup)->path().string() + "; this copy (" + file.string() + ") is ignored");
+        continue;
+      }
+      reg.plugins_.push_back(std::make_unique<Plugin>(file, handle, desc));
+    }
+  }
+  return reg;
+}
+
+const Plugin& PluginRegistry::get(const std::string& scenario) const {
+  std::vector<std::string> names;
+  for (const auto& p : plugins_) {
+    if (p->name() == scenario) return *p;
+    names.push_back(p->name());
+  }
+  std::string msg = "unknown scenario '" + scenario + "'";
+  const std::string near = closest_match(scenario, names);
+  if (!near.empty()) msg += " (did you mean '" + near + "'?)";
+  msg += "; available: ";
+  if (names.empty()) msg += "none";
+  for (std::size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : "") + names[i];
+  if (!failures_.empty()) {
+    msg += "; plugins that failed to load:";
+    for (const auto& f : failures_) msg += "\n  " + f.path.string() + ": " + f.reason;
+  }
+  msg += "\n(search path: EDM_PLUGIN_PATH, then the build and install plugin folders; `edm plugins` lists them)";
+  throw PluginError("EDM-PLG-001", msg);
+}
+
+}  // namespace edm

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# e2e: the out-of-tree plugin template (share/plugin_template) builds against an *installed* edm —
+# install the build tree into a temporary prefix, then configure and build the template there with
+# find_package(edm) only. Checks the export (targets, dependencies, edm_add_plugin) and that the
+# installed, relocated `edm` finds its libedm and lists the new plugin.
+# usage: template_build.sh <edm build dir> <edm source dir>
+set -euo pipefail
+build=$1
+src=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/edm-template-XXXXXX")
+if [[ "${EDM_KEEP_TMP:-0}" != 1 ]]; then trap 'rm -rf "$tmp"' EXIT; fi
+
+echo "== install $build into $tmp/prefix"
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+
+# Build the template as installed (share/edm/plugin_template): what a user copies.
+tpl="$tmp/prefix/share/edm/plugin_template"
+[[ -f "$tpl/CMakeLists.txt" ]] || { echo "template not installed at $tpl"; exit 1; }
+cp -r "$tpl" "$tmp/template"
+gen=()
+if command -v ninja >/dev/null; then gen=(-G Ninja); fi
+echo "== configure the template against the installed edm"
+cmake -S "$tmp/template" -B "$tmp/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release
+echo "== build"
+cmake --build "$tmp/build" -j 2
+
+plugin="$tmp/build/plugins/head_on/libedm_head_on.edmplugin"
+[[ -f "$plugin" ]] || { echo "FAIL: no plugin at $plugin"; exit 1; }
+# Hidden visibility: the entry symbol is the only thing the plugin exports besides runtime glue.
+nm -D --defined-only "$plugin" | grep -q ' T edm_plugin_query$' || { echo "FAIL: edm_plugin_query not exported"; exit 1; }
+
+echo "== installed edm lists it"
+out=$(EDM_PLUGIN_PATH="$tmp/build/plugins" "$tmp/prefix/bin/edm" plugins)
+echo "$out"
+if nm -D --defined-only "$tmp/prefix/lib/libedm.so" | grep -q make_laser; then
+  grep -q '^  head_on  0.1.0$' <<<"$out" || { echo "FAIL: head_on did not load"; exit 1; }
+  EDM_PLUGIN_PATH="$tmp/build/plugins" "$tmp/prefix/bin/edm" schema head_on | grep -q 'head_on.gamma' ||
+    { echo "FAIL: edm schema head_on does not print its section"; exit 1; }
+else
+  # Until the physics module (make_laser, lorentz_rhs) is merged the plugin links but cannot load.
+  echo "NOTE: this libedm has no make_laser yet: the template compiled and linked, loading is not checked"
+  grep -q 'libedm_head_on.edmplugin' <<<"$out" || { echo "FAIL: edm plugins did not see the template plugin"; exit 1; }
+fi
+echo "PASS"
