@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
@@ -56,18 +57,6 @@ class ConsoleObserver : public RunObserver {
   bool quiet_, verbose_, tty_, open_ = false;
 };
 
-std::vector<Override> parse_sets(const std::vector<std::string>& sets) {
-  std::vector<Override> out;
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    const auto dot = s.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
-      throw ConfigError("EDM-CLI-001", "--set '" + s + "': expected section.key=value");
-    out.push_back({s.substr(0, eq), s.substr(eq + 1), Origin::CommandLine});
-  }
-  return out;
-}
-
 }  // namespace
 
 int cmd_run(const Args& args) {
@@ -102,7 +91,7 @@ int cmd_run(const Args& args) {
   if (!std::filesystem::exists(campaign_file))
     throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
 
-  auto overrides = parse_sets(sets);
+  auto overrides = parse_set_options(sets);
   if (!device.empty()) overrides.push_back({"accumulator.devices", device, Origin::CommandLine});
   if (!batch.empty()) overrides.push_back({"accumulator.electron_batch", batch, Origin::CommandLine});
   if (!output.empty()) overrides.push_back({"run.output", "\"" + output + "\"", Origin::CommandLine});
