@@ -1,8 +1,9 @@
-// Reader of the "tracks" HDF5 layout (tracks.hpp) with the HDF5 C API. HDF5's own error stack
+// Reader (and writer) of the "tracks" HDF5 layout (tracks.hpp) with the HDF5 C API. HDF5's own error stack
 // printing is switched off while reading (core never prints); every failure becomes an IoError
 // naming the file and the dataset.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include <hdf5.h>
@@ -99,6 +100,32 @@ std::vector<TrackData> read_tracks(const std::string& path) {
   }
   if (out.empty()) throw IoError("EDM-IO-053", path + ": /tracks holds no electrons");
   return out;
+}
+
+void write_tracks(const std::string& path, const std::vector<TrackData>& tracks) {
+  QuietHdf5 quiet;
+  Handle file{H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose};
+  if (file.id < 0) throw IoError("EDM-IO-060", path + ": cannot create the tracks file");
+  Handle root{H5Gcreate2(file.id, "/tracks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+  if (root.id < 0) throw IoError("EDM-IO-061", path + ": cannot create /tracks");
+  static const char* cnames[7] = {"t", "x", "y", "z", "ux", "uy", "uz"};
+  for (const auto& td : tracks) {
+    char name[32];
+    std::snprintf(name, sizeof name, "%06llu", static_cast<unsigned long long>(td.index));
+    Handle g{H5Gcreate2(root.id, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    if (g.id < 0) throw IoError("EDM-IO-062", path + ": cannot create /tracks/" + name);
+    const std::vector<double>* cols[7] = {&td.t, &td.x, &td.y, &td.z, &td.ux, &td.uy, &td.uz};
+    for (int c = 0; c < 7; ++c) {
+      const hsize_t n = cols[c]->size();
+      Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+      Handle d{H5Dcreate2(g.id, cnames[c], H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT),
+               H5Dclose};
+      if (d.id < 0 || (n > 0 && H5Dwrite(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                         cols[c]->data()) < 0))
+        throw IoError("EDM-IO-063", path + ": cannot write dataset /tracks/" + name + "/" + cnames[c]);
+    }
+  }
 }
 
 }  // namespace edm

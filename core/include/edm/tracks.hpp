@@ -15,4 +15,9 @@ struct TrackData {
 
 std::vector<TrackData> read_tracks(const std::string& path);
 
+// Writes tracks in the same layout (group name = index as 6 digits), replacing the file: exports
+// trajectories for other tools and builds test inputs. Writes the columns as given (no validation:
+// read_tracks is the gate). Throws IoError naming the file and dataset.
+void write_tracks(const std::string& path, const std::vector<TrackData>& tracks);
+
 }  // namespace edm
