@@ -654,3 +654,50 @@ BOOST_AUTO_TEST_CASE(tracks_file_through_thomson_scenario) {
   std::swap(backwards[0].t[5], backwards[0].t[6]);
   expect(backwards, "/tracks/000000/t");
 }
+
+namespace {
+class Figure8Capped : public Figure8 {
+ public:
+  using Figure8::Figure8;
+  double tau_max() const override { return 5.0; }
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(stop_rules_observe_done_and_tau_max) {
+  Campaign c;
+  c.laser.profile = "plane_wave";
+  c.laser.envelope = "constant";
+  c.laser.a0 = 0.5;
+  c.trajectory.padding = 4;  // periods: ξ_end = 8π
+  auto sc = make_scenario<Figure8>(c);
+  SolveOptions opt;
+  const SplineBatch plain = solve_trajectories(*sc, 0, 1, opt);
+  // Without observe_done: the first knot with ξ ≥ ξ_end, then exactly 2 more.
+  const ElectronSpline& p = plain.electrons[0];
+  double y[12];
+  plain.eval(0, (p.n_intervals - 2) * p.dtau, y);
+  BOOST_TEST(y[0] - y[3] >= sc->xi_end());
+  plain.eval(0, (p.n_intervals - 3) * p.dtau, y);
+  BOOST_TEST(y[0] - y[3] < sc->xi_end());
+  // With observe_done (t > 100, well past ξ_end): the integration goes on until it holds.
+  opt.observe_done = [](const double s[8]) { return s[0] > 100.0; };
+  const SplineBatch longer = solve_trajectories(*sc, 0, 1, opt);
+  const ElectronSpline& l = longer.electrons[0];
+  BOOST_TEST(l.n_intervals > p.n_intervals);
+  longer.eval(0, (l.n_intervals - 2) * l.dtau, y);
+  BOOST_TEST(y[0] > 100.0);
+  longer.eval(0, (l.n_intervals - 3) * l.dtau, y);
+  BOOST_TEST(y[0] <= 100.0);
+  BOOST_TEST_MESSAGE("stop rules: " << p.n_intervals + 1 << " knots at ξ_end, " << l.n_intervals + 1
+                                    << " with observe_done");
+  // Runaway guard: τ beyond the scenario's tau_max is a PhysicsError naming the electron.
+  auto capped = make_scenario<Figure8Capped>(c);
+  try {
+    solve_trajectories(*capped, 0, 1, SolveOptions{});
+    BOOST_ERROR("no error past tau_max");
+  } catch (const PhysicsError& e) {
+    BOOST_TEST_MESSAGE("tau_max: " << e.what());
+    BOOST_TEST(std::string(e.what()).find("electron 0") != std::string::npos);
+    BOOST_TEST(std::string(e.what()).find("tau_max") != std::string::npos);
+  }
+}

@@ -141,7 +141,8 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
     const double target = double(j) * k.dtau;
     if (target > sc.tau_max())
       throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " +
-                                            std::to_string(sc.tau_max()) + " before ξ_end");
+                                            std::to_string(sc.tau_max()) +
+                                            " before the stop condition (ξ_end, observer window)");
     const int status = gsl_odeiv2_driver_apply(drv.get(), &tau, target, y);
     if (status != GSL_SUCCESS)
       throw PhysicsError("EDM-TRJ-012", "GSL odeiv2 failed (" + std::string(gsl_strerror(status)) +
@@ -160,6 +161,8 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
 // τ(t) = ∫ dt/γ by the integral of a cubic spline of 1/γ(t); every component is then a cubic spline
 // in τ through the samples. The 4-acceleration is the derivative of the u-spline: the one place in
 // edm where a is differentiated instead of taken from equations of motion (tracks have none).
+// The knots span the whole track; neither ξ_end nor observe_done can extend it (there is nothing to
+// integrate), so a track must cover the observer window itself.
 Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
   const edm_track tr = sc.track(i);
   const std::size_t n = tr.n;
