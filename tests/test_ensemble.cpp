@@ -4,7 +4,6 @@
 // reproducible per seed), and the straight-line placement at a laser phase.
 #define BOOST_TEST_MODULE ensemble
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <fstream>
 

@@ -3,12 +3,11 @@
 // gaussian and LG beams, whose residuals must fall at least as (λ/w0)² when w0 doubles), LG(0,0) =
 // gaussian, polarisation conventions, focus/Gouy phase, and the pulse_energy → a0 conversion.
 #define BOOST_TEST_MODULE laser
-#include <boost/test/unit_test.hpp>
-
 #include <array>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
-#include <tuple>
 #include <numbers>
+#include <tuple>
 
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
@@ -22,8 +21,8 @@ namespace {
 
 const Normalization kUnits = Normalization::from_wavelength(800e-9);
 
-LaserSection beam(const std::string& profile, double waist_lambda, const std::string& envelope,
-                  int p = 0, int m = 0, const std::string& pol = "linear") {
+LaserSection beam(const std::string& profile, double waist_lambda, const std::string& envelope, int p = 0,
+                  int m = 0, const std::string& pol = "linear") {
   LaserSection s;
   s.profile = profile;
   s.a0 = 1.0;
@@ -118,16 +117,16 @@ BOOST_AUTO_TEST_CASE(paraxial_residuals_scale) {
     int p, m;
     const char* pol;
   };
-  for (const Mode md : {Mode{"gaussian", 0, 0, "linear"}, Mode{"gaussian", 0, 0, "circular_plus"},
-                        Mode{"laguerre_gauss", 1, 1, "linear"},
-                        Mode{"laguerre_gauss", 2, -1, "circular_minus"}}) {
+  for (const Mode md :
+       {Mode{"gaussian", 0, 0, "linear"}, Mode{"gaussian", 0, 0, "circular_plus"},
+        Mode{"laguerre_gauss", 1, 1, "linear"}, Mode{"laguerre_gauss", 2, -1, "circular_minus"}}) {
     std::array<double, 4> r[2];
     for (int k = 0; k < 2; ++k) {
       const double wl = 3.0 * (1 << k);  // w0 = 3λ, 6λ
       auto L = make_laser(beam(md.profile, wl, "constant", md.p, md.m, md.pol), kUnits, +1);
       r[k] = maxwell_residual(*L, wl * 2 * kPi);
-      report(std::string(md.profile) + " p=" + std::to_string(md.p) + " m=" + std::to_string(md.m) +
-                 " " + md.pol + " w0=" + std::to_string(int(wl)) + "λ",
+      report(std::string(md.profile) + " p=" + std::to_string(md.p) + " m=" + std::to_string(md.m) + " " +
+                 md.pol + " w0=" + std::to_string(int(wl)) + "λ",
              r[k]);
     }
     const double eps2 = std::pow(1.0 / (3.0 * 2 * kPi), 2);  // (1/(k w0))² at w0 = 3λ
@@ -186,9 +185,8 @@ BOOST_AUTO_TEST_CASE(polarisations_and_directions) {
     // Circular: |E| = a0/√2 at every phase; ε̂ = (x̂ + iŷ)/√2 turns E from +x̂ towards −ŷ as ξ grows
     // (Re[(x̂ ± iŷ) e^{iξ}] = x̂ cos ξ ∓ ŷ sin ξ); minus the other way.
     for (int sign : {+1, -1}) {
-      auto circ = make_laser(beam("plane_wave", 0, "constant", 0, 0,
-                                  sign > 0 ? "circular_plus" : "circular_minus"),
-                             kUnits, s);
+      auto circ = make_laser(
+          beam("plane_wave", 0, "constant", 0, 0, sign > 0 ? "circular_plus" : "circular_minus"), kUnits, s);
       for (double xi : {0.0, 0.7, 2.0, 4.5}) {
         const double p4[4] = {xi, 0, 0, 0};
         circ->field(p4, E, B);
@@ -229,8 +227,8 @@ BOOST_AUTO_TEST_CASE(gaussian_focus_rayleigh_and_gouy) {
 BOOST_AUTO_TEST_CASE(pulse_energy_to_a0) {
   // The a0 derived from pulse_energy must give back that energy: U = ∫dt ∫dA ε0 c |E⊥|² at the focal
   // plane (paraxial S_z), summed on a trapezoid grid (spectrally accurate for these Gaussians).
-  for (const auto& [p, m, pol] : {std::tuple{0, 0, "linear"}, std::tuple{1, 1, "linear"},
-                                  std::tuple{0, 2, "circular_plus"}}) {
+  for (const auto& [p, m, pol] :
+       {std::tuple{0, 0, "linear"}, std::tuple{1, 1, "linear"}, std::tuple{0, 2, "circular_plus"}}) {
     LaserSection sec = beam("laguerre_gauss", 2.0, "gaussian", p, m, pol);
     sec.duration = 8e-15;
     sec.pulse_energy = 1e-3;  // 1 mJ
@@ -257,8 +255,7 @@ BOOST_AUTO_TEST_CASE(pulse_energy_to_a0) {
 }
 
 BOOST_AUTO_TEST_CASE(configuration_errors) {
-  BOOST_CHECK_THROW(make_laser(beam("plane_wave", 0, "gaussian", 0, 0, "elliptic"), kUnits, 1),
-                    ConfigError);
+  BOOST_CHECK_THROW(make_laser(beam("plane_wave", 0, "gaussian", 0, 0, "elliptic"), kUnits, 1), ConfigError);
   BOOST_CHECK_THROW(make_laser(beam("bessel", 1, "gaussian"), kUnits, 1), ConfigError);
   BOOST_CHECK_THROW(make_laser(beam("gaussian", 0, "gaussian"), kUnits, 1), ConfigError);
   LaserSection s = beam("gaussian", 4, "constant");

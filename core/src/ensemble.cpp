@@ -2,6 +2,8 @@
 // CSV list reader with file:line errors, and a Gaussian beam from a portable seeded RNG
 // (splitmix64 + xoshiro256** + Box–Muller written here: std::normal_distribution differs between
 // standard libraries). Also the straight-line placement of an electron at a given laser phase.
+#include "edm/ensemble.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +12,6 @@
 #include <sstream>
 #include <string>
 
-#include "edm/ensemble.hpp"
 #include "edm/error.hpp"
 
 namespace edm {
@@ -97,8 +98,8 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
                                            std::to_string(cols.size()));
     for (std::size_t c = 0; c < 7; ++c) {
       if (!parse_double(cols[c], v[c]))
-        throw ConfigError("EDM-CFG-203", where + "column " + names[c] + " is not a number: '" +
-                                             cols[c] + "'");
+        throw ConfigError("EDM-CFG-203",
+                          where + "column " + names[c] + " is not a number: '" + cols[c] + "'");
       if (!std::isfinite(v[c]))
         throw ConfigError("EDM-CFG-204", where + "column " + names[c] + " is not finite");
     }
@@ -161,8 +162,8 @@ double PortableRng::normal() {
 
 std::vector<ElectronInit> gaussian_beam(const ElectronsSection& s, double gamma, std::uint64_t seed) {
   if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-207", "electrons: gamma must be >= 1");
-  if (s.sigma_x < 0 || s.sigma_y < 0 || s.sigma_z < 0 || s.energy_spread < 0 ||
-      s.emittance_x < 0 || s.emittance_y < 0)
+  if (s.sigma_x < 0 || s.sigma_y < 0 || s.sigma_z < 0 || s.energy_spread < 0 || s.emittance_x < 0 ||
+      s.emittance_y < 0)
     throw ConfigError("EDM-CFG-208", "electrons: sigma_*, energy_spread and emittance_* must be >= 0");
   // Uncorrelated beam at its waist: σ_ux = ε_n/σ_x (normalised emittance ε_n = σ_x σ_ux).
   const double sux = s.sigma_x > 0 ? s.emittance_x / s.sigma_x : 0.0;
@@ -184,8 +185,7 @@ std::vector<ElectronInit> gaussian_beam(const ElectronsSection& s, double gamma,
   return out;
 }
 
-void place_at_phase(const ElectronInit& e, const Normalization& units, int s, double xi_start,
-                    double y[8]) {
+void place_at_phase(const ElectronInit& e, const Normalization& units, int s, double xi_start, double y[8]) {
   const double t0 = e.t0 / units.time();
   const double x0 = e.x / units.length(), y0 = e.y / units.length(), z0 = e.z / units.length();
   const double g = std::sqrt(1.0 + e.ux * e.ux + e.uy * e.uy + e.uz * e.uz);

@@ -1,18 +1,18 @@
 // Laser fields (normalised units, units.hpp): the exact plane wave and the paraxial Gaussian /
-// Laguerre–Gauss beams with first-order longitudinal fields. Gaussian is LG with p = m = 0 through
-// the same code path, so LG(0,0) equals gaussian bit for bit.
-// Conventions: carrier e^{i(ξ + φ0)}, ξ = t − s z; circular polarisation ε̂ = (x̂ ± iŷ)/√2, i.e. the
-// peak amplitude a0 is split as a0/√2 per component (|E| = a0/√2, same cycle-averaged intensity
-// and the same ⟨u⊥²⟩ = a0²/2 as linear polarisation; DESIGN §8's ω_1 formula holds for both).
+// Laguerre–Gauss beams with first-order longitudinal fields (gaussian = LG(0,0), same code path).
+// Carrier e^{i(ξ + φ0)}, ξ = t − s z. Circular ε̂ = (x̂ ± iŷ)/√2 splits a0 as a0/√2 per component:
+// |E| = a0/√2, the same cycle-averaged intensity and ⟨u⊥²⟩ = a0²/2 as linear polarisation, so
+// DESIGN §8's ω_1 = 4γ²ω/(1 + a0²/2)-type formulas hold for both.
+#include "edm/laser.hpp"
+
+#include <gsl/gsl_sf_laguerre.h>
+
 #include <cmath>
 #include <complex>
 #include <numbers>
 #include <string>
 
-#include <gsl/gsl_sf_laguerre.h>
-
 #include "edm/error.hpp"
-#include "edm/laser.hpp"
 
 namespace edm {
 namespace {
@@ -43,8 +43,7 @@ inline double envelope(double xi, double tau0) {
 // and is transverse, so ∇·E = 0 and ∇×E = −∂B/∂t hold identically, envelope included.
 class PlaneWave final : public Laser {
  public:
-  PlaneWave(double a0, double tau0, int s, Polarisation pol, double phase)
-      : pol_(pol), phase_(phase) {
+  PlaneWave(double a0, double tau0, int s, Polarisation pol, double phase) : pol_(pol), phase_(phase) {
     a0_ = a0;
     tau0_ = tau0;
     direction_ = s;
@@ -79,8 +78,8 @@ class PlaneWave final : public Laser {
 // plus O(1/(ω τ0)) from the envelope (test_laser measures both).
 class ParaxialBeam final : public Laser {
  public:
-  ParaxialBeam(double a0, double tau0, int s, Polarisation pol, double phase, double w0,
-               double z_focus, int p, int m)
+  ParaxialBeam(double a0, double tau0, int s, Polarisation pol, double phase, double w0, double z_focus,
+               int p, int m)
       : pol_(pol), phase_(phase), w0_(w0), zf_(z_focus), zr_(0.5 * w0 * w0), p_(p), m_(m) {
     a0_ = a0;
     tau0_ = tau0;
@@ -105,7 +104,7 @@ class ParaxialBeam final : public Laser {
       const double wsq = w0sq * std::norm(Q);  // w² = w0²|Q|²
       const double v = 2.0 * r2 / wsq;
       const double c = std::sqrt(2.0 / wsq);
-      const cd rho(x, m_ >= 0 ? y : -y);       // r e^{i sgn(m) φ}
+      const cd rho(x, m_ >= 0 ? y : -y);  // r e^{i sgn(m) φ}
       const double sgn = m_ >= 0 ? 1.0 : -1.0;
       const double L = gsl_sf_laguerre_n(p_, am, v);
       // d/dv L_p^α(v) = −L_{p−1}^{α+1}(v)
@@ -141,14 +140,11 @@ class ParaxialBeam final : public Laser {
 
 }  // namespace
 
-std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalization& units,
-                                  int direction) {
+std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalization& units, int direction) {
   const int s = section.direction != 0 ? section.direction : direction;
   if (s != 1 && s != -1)
-    throw ConfigError("EDM-CFG-102", "laser.direction must be +1 or -1 (got " +
-                                         std::to_string(s) + ")");
-  if (!(section.wavelength > 0))
-    throw ConfigError("EDM-CFG-103", "laser.wavelength must be > 0");
+    throw ConfigError("EDM-CFG-102", "laser.direction must be +1 or -1 (got " + std::to_string(s) + ")");
+  if (!(section.wavelength > 0)) throw ConfigError("EDM-CFG-103", "laser.wavelength must be > 0");
   const Polarisation pol = polarisation(section.polarization);
   double tau0 = 0;
   if (section.envelope == "gaussian") {
@@ -156,8 +152,8 @@ std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalizati
       throw ConfigError("EDM-CFG-104", "laser.duration must be > 0 for a gaussian envelope");
     tau0 = section.duration / units.time();
   } else if (section.envelope != "constant") {
-    throw ConfigError("EDM-CFG-105", "laser.envelope: unknown value '" + section.envelope +
-                                         "' (gaussian | constant)");
+    throw ConfigError("EDM-CFG-105",
+                      "laser.envelope: unknown value '" + section.envelope + "' (gaussian | constant)");
   }
 
   if (section.profile == "plane_wave") {
@@ -191,8 +187,8 @@ std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalizati
     const double E0 = std::sqrt(2.0 * section.pulse_energy / (si::eps0 * si::c * area * t_int));
     a0 = E0 / units.efield();
   }
-  return std::make_unique<ParaxialBeam>(a0, tau0, s, pol, section.phase, w0,
-                                        section.focus / units.length(), p, m);
+  return std::make_unique<ParaxialBeam>(a0, tau0, s, pol, section.phase, w0, section.focus / units.length(),
+                                        p, m);
 }
 
 }  // namespace edm

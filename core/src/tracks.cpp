@@ -1,15 +1,16 @@
 // Reader (and writer) of the "tracks" HDF5 layout (tracks.hpp) with the HDF5 C API. HDF5's own error stack
 // printing is switched off while reading (core never prints); every failure becomes an IoError
 // naming the file and the dataset.
+#include "edm/tracks.hpp"
+
+#include <hdf5.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
-#include <hdf5.h>
-
 #include "edm/error.hpp"
-#include "edm/tracks.hpp"
 
 namespace edm {
 namespace {
@@ -94,8 +95,8 @@ std::vector<TrackData> read_tracks(const std::string& path) {
       throw IoError("EDM-IO-051", path + ": dataset " + gpath + "/t needs at least 4 samples");
     for (std::size_t k = 1; k < td.t.size(); ++k)
       if (!(td.t[k] > td.t[k - 1]))
-        throw IoError("EDM-IO-052", path + ": dataset " + gpath + "/t is not strictly increasing at " +
-                                        std::to_string(k));
+        throw IoError("EDM-IO-052",
+                      path + ": dataset " + gpath + "/t is not strictly increasing at " + std::to_string(k));
     out.push_back(std::move(td));
   }
   if (out.empty()) throw IoError("EDM-IO-053", path + ": /tracks holds no electrons");
@@ -118,11 +119,10 @@ void write_tracks(const std::string& path, const std::vector<TrackData>& tracks)
     for (int c = 0; c < 7; ++c) {
       const hsize_t n = cols[c]->size();
       Handle space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-      Handle d{H5Dcreate2(g.id, cnames[c], H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT,
-                          H5P_DEFAULT),
+      Handle d{H5Dcreate2(g.id, cnames[c], H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                H5Dclose};
-      if (d.id < 0 || (n > 0 && H5Dwrite(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                                         cols[c]->data()) < 0))
+      if (d.id < 0 ||
+          (n > 0 && H5Dwrite(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, cols[c]->data()) < 0))
         throw IoError("EDM-IO-063", path + ": cannot write dataset /tracks/" + name + "/" + cnames[c]);
     }
   }

@@ -2,22 +2,23 @@
 // time, knot to knot on a uniform τ grid, then the flat spline layout of trajectory.hpp (cubic
 // Hermite state, natural cubic spline acceleration). Also resampling of tabulated tracks, the
 // γ(τ) trace, and the Lorentz and Landau–Lifshitz equations of motion (normalised, q = −e).
+#include "edm/trajectory.hpp"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_interp.h>
+#include <gsl/gsl_odeiv2.h>
+#include <malloc.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <exception>
-#include <malloc.h>
 #include <memory>
 #include <numbers>
 #include <string>
 #include <thread>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_interp.h>
-#include <gsl/gsl_odeiv2.h>
-
 #include "edm/error.hpp"
-#include "edm/trajectory.hpp"
 
 namespace edm {
 namespace {
@@ -131,17 +132,14 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
     sc.rhs(tau, y, dy);
     k.push(y, dy + 4);
   };
-  auto done = [&]() {
-    return y[0] - s * y[3] >= sc.xi_end() && (!opt.observe_done || opt.observe_done(y));
-  };
+  auto done = [&]() { return y[0] - s * y[3] >= sc.xi_end() && (!opt.observe_done || opt.observe_done(y)); };
   double tau = 0;
   record(tau);
   int extra = done() ? 2 : -1;
   for (std::uint64_t j = 1; extra != 0; ++j) {
     const double target = double(j) * k.dtau;
     if (target > sc.tau_max())
-      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " +
-                                            std::to_string(sc.tau_max()) +
+      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + std::to_string(sc.tau_max()) +
                                             " before the stop condition (ξ_end, observer window)");
     const int status = gsl_odeiv2_driver_apply(drv.get(), &tau, target, y);
     if (status != GSL_SUCCESS)
@@ -173,26 +171,24 @@ Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& op
   std::vector<double> inv_gamma(n), tau(n, 0.0);
   for (std::size_t k = 0; k < n; ++k) {
     if (k > 0 && !(tr.t[k] > tr.t[k - 1]))
-      throw PhysicsError("EDM-TRJ-022", "track times are not strictly increasing at sample " +
-                                            std::to_string(k));
-    inv_gamma[k] = 1.0 / std::sqrt(1.0 + tr.ux[k] * tr.ux[k] + tr.uy[k] * tr.uy[k] +
-                                   tr.uz[k] * tr.uz[k]);
+      throw PhysicsError("EDM-TRJ-022",
+                         "track times are not strictly increasing at sample " + std::to_string(k));
+    inv_gamma[k] = 1.0 / std::sqrt(1.0 + tr.ux[k] * tr.ux[k] + tr.uy[k] * tr.uy[k] + tr.uz[k] * tr.uz[k]);
   }
   {
     InterpPtr ig(gsl_interp_alloc(gsl_interp_cspline, n));
     AccelPtr acc(gsl_interp_accel_alloc());
     gsl_interp_init(ig.get(), tr.t, inv_gamma.data(), n);
     for (std::size_t k = 1; k < n; ++k)
-      tau[k] = tau[k - 1] + gsl_interp_eval_integ(ig.get(), tr.t, inv_gamma.data(), tr.t[k - 1],
-                                                  tr.t[k], acc.get());
+      tau[k] = tau[k - 1] +
+               gsl_interp_eval_integ(ig.get(), tr.t, inv_gamma.data(), tr.t[k - 1], tr.t[k], acc.get());
   }
   const int s = sc.laser_direction();
   const double h0 = 1.0 / inv_gamma[0] - s * tr.uz[0];
   Knots kn;
   kn.dtau = kTwoPi / h0 / opt.knots_per_period;
   const std::size_t n_knots = std::size_t(std::floor(tau.back() / kn.dtau * (1 + 1e-12))) + 1;
-  if (n_knots < 3)
-    throw PhysicsError("EDM-TRJ-023", "track shorter than two knot spacings in proper time");
+  if (n_knots < 3) throw PhysicsError("EDM-TRJ-023", "track shorter than two knot spacings in proper time");
   std::vector<InterpPtr> sp;
   AccelPtr acc(gsl_interp_accel_alloc());
   for (int c = 0; c < 7; ++c) {
@@ -202,8 +198,7 @@ Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& op
   for (std::size_t j = 0; j < n_knots; ++j) {
     const double tj = std::min(double(j) * kn.dtau, tau.back());
     double y[8], a[4];
-    for (int c = 0; c < 4; ++c)
-      y[c] = gsl_interp_eval(sp[c].get(), tau.data(), comp[c], tj, acc.get());
+    for (int c = 0; c < 4; ++c) y[c] = gsl_interp_eval(sp[c].get(), tau.data(), comp[c], tj, acc.get());
     double u2 = 0, ua = 0;
     for (int c = 0; c < 3; ++c) {
       y[5 + c] = gsl_interp_eval(sp[4 + c].get(), tau.data(), comp[4 + c], tj, acc.get());
@@ -256,8 +251,7 @@ void GammaTrace::merge(const GammaTrace& o) {
   }
   if (dtau != o.dtau)
     throw PhysicsError("EDM-TRJ-030", "γ traces on different grids cannot be merged (dtau " +
-                                          std::to_string(dtau) + " vs " + std::to_string(o.dtau) +
-                                          ")");
+                                          std::to_string(dtau) + " vs " + std::to_string(o.dtau) + ")");
   const std::size_t n = std::max(count.size(), o.count.size());
   sum.resize(n, 0.0);
   min.resize(n, INFINITY);
@@ -379,9 +373,7 @@ inline void cross(const double a[3], const double b[3], double c[3]) {
   c[1] = a[2] * b[0] - a[0] * b[2];
   c[2] = a[0] * b[1] - a[1] * b[0];
 }
-inline double dot(const double a[3], const double b[3]) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
+inline double dot(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 }  // namespace
 
 void landau_lifshitz_rhs(const Laser& laser, double tau_rad, const double y[8], double dy[8]) {

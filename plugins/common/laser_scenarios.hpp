@@ -72,14 +72,12 @@ class LaserScenario : public ScenarioBase {
     else
       lorentz_rhs(*laser_, y, dy);
   }
-  void laser_field(const double x4[4], double E[3], double B[3]) const override {
-    laser_->field(x4, E, B);
-  }
+  void laser_field(const double x4[4], double E[3], double B[3]) const override { laser_->field(x4, E, B); }
   bool has_tracks() const override { return model_ == Model::Tracks; }
   edm_track track(std::uint64_t i) const override {
     const TrackData& t = tracks_.at(i);
-    return edm_track{t.t.size(), t.t.data(), t.x.data(), t.y.data(), t.z.data(),
-                     t.ux.data(), t.uy.data(), t.uz.data()};
+    return edm_track{t.t.size(), t.t.data(),  t.x.data(),  t.y.data(),
+                     t.z.data(), t.ux.data(), t.uy.data(), t.uz.data()};
   }
   int laser_direction() const override { return laser_->direction(); }
   double xi_end() const override { return xi_end_; }

@@ -9,7 +9,7 @@
 namespace edm {
 
 struct TrackData {
-  std::uint64_t index = 0;                  // from the group name
+  std::uint64_t index = 0;                     // from the group name
   std::vector<double> t, x, y, z, ux, uy, uz;  // SI (s, m, γβ), strictly increasing t
 };
 
