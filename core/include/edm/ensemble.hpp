@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/units.hpp"
 
 namespace edm {
 
@@ -22,5 +23,26 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path);
 // energy spread and normalised emittances (m·rad). A seeded, portable RNG (same seed, same electrons
 // on every machine and for every MPI rank count).
 std::vector<ElectronInit> gaussian_beam(const ElectronsSection& s, double gamma, std::uint64_t seed);
+
+// Portable RNG (identical on every platform and standard library): xoshiro256** seeded through
+// splitmix64 from (seed, stream); normal() is Box–Muller. gaussian_beam uses stream = electron index.
+class PortableRng {
+ public:
+  PortableRng(std::uint64_t seed, std::uint64_t stream);
+  std::uint64_t next();
+  double uniform();  // (0, 1]
+  double normal();   // N(0, 1)
+
+ private:
+  std::uint64_t s_[4];
+  double spare_ = 0;
+  bool has_spare_ = false;
+};
+
+// Normalised initial state y = (t, x, y, z, γ, ux, uy, uz) of electron `e` (SI) moved along its
+// straight unperturbed line to the event where the laser phase ξ = t − s z equals xi_start
+// (normalised): where a scenario starts integrating, before the pulse reaches the electron.
+void place_at_phase(const ElectronInit& e, const Normalization& units, int s, double xi_start,
+                    double y[8]);
 
 }  // namespace edm

@@ -1,0 +1,206 @@
+// Electron ensembles (SI, as the campaign describes them): the deterministic sunflower disk, the
+// CSV list reader with file:line errors, and a Gaussian beam from a portable seeded RNG
+// (splitmix64 + xoshiro256** + Box–Muller written here: std::normal_distribution differs between
+// standard libraries). Also the straight-line placement of an electron at a given laser phase.
+#include "edm/ensemble.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <numbers>
+#include <sstream>
+#include <string>
+
+#include "edm/error.hpp"
+
+namespace edm {
+
+std::vector<ElectronInit> sunflower_disk(std::uint64_t count, double radius) {
+  // Vogel's spiral: r_k = R √((k + ½)/N), θ_k = k·golden angle; equal area per point, no RNG.
+  std::vector<ElectronInit> out(count);
+  const double golden = std::numbers::pi * (3.0 - std::sqrt(5.0));
+  for (std::uint64_t k = 0; k < count; ++k) {
+    const double r = radius * std::sqrt((double(k) + 0.5) / double(count));
+    const double th = golden * double(k);
+    out[k].x = r * std::cos(th);
+    out[k].y = r * std::sin(th);
+  }
+  return out;
+}
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_commas(const std::string& line) {
+  std::vector<std::string> cols;
+  std::string cur;
+  for (char c : line) {
+    if (c == ',') {
+      cols.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  cols.push_back(trim(cur));
+  return cols;
+}
+
+bool parse_double(const std::string& s, double& v) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && errno != ERANGE;
+}
+
+}  // namespace
+
+std::vector<ElectronInit> read_electron_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("EDM-CFG-201", path + ": cannot open the electron list (electrons.file)");
+  static const char* names[7] = {"t0", "x", "y", "z", "ux", "uy", "uz"};
+  std::vector<ElectronInit> out;
+  std::string raw;
+  std::size_t lineno = 0;
+  bool first_content = true;
+  while (std::getline(in, raw)) {
+    ++lineno;
+    std::string line = raw;
+    if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
+    line = trim(line);
+    if (line.empty()) continue;
+    const auto where = path + ":" + std::to_string(lineno) + ": ";
+    const auto cols = split_commas(line);
+    double v[7];
+    bool numeric = cols.size() == 7;
+    for (std::size_t c = 0; numeric && c < 7; ++c) numeric = parse_double(cols[c], v[c]);
+    // The first non-comment line may be a header: accepted only if no field of it is a number.
+    if (first_content && !numeric) {
+      first_content = false;
+      bool any_number = false;
+      for (auto& c : cols) {
+        double d;
+        any_number |= parse_double(c, d);
+      }
+      if (!any_number) continue;
+    }
+    first_content = false;
+    if (cols.size() != 7)
+      throw ConfigError("EDM-CFG-202", where + "expected 7 columns (t0,x,y,z,ux,uy,uz), found " +
+                                           std::to_string(cols.size()));
+    for (std::size_t c = 0; c < 7; ++c) {
+      if (!parse_double(cols[c], v[c]))
+        throw ConfigError("EDM-CFG-203",
+                          where + "column " + names[c] + " is not a number: '" + cols[c] + "'");
+      if (!std::isfinite(v[c]))
+        throw ConfigError("EDM-CFG-204", where + "column " + names[c] + " is not finite");
+    }
+    // |u| = γβ beyond 1e8 (≈ 51 TeV) is far outside any laser–electron experiment: almost surely a
+    // unit mistake (momentum in SI instead of γβ), refused rather than integrated.
+    const double u2 = v[4] * v[4] + v[5] * v[5] + v[6] * v[6];
+    if (u2 > 1e16)
+      throw ConfigError("EDM-CFG-205", where + "|u| = " + std::to_string(std::sqrt(u2)) +
+                                           " is out of range (u = γβ, dimensionless)");
+    out.push_back(ElectronInit{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+  }
+  if (out.empty()) throw ConfigError("EDM-CFG-206", path + ": the electron list holds no electrons");
+  return out;
+}
+
+// ---- portable RNG -------------------------------------------------------------------------------
+
+static std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+PortableRng::PortableRng(std::uint64_t seed, std::uint64_t stream) {
+  // Each (seed, stream) pair gets its own xoshiro state from splitmix64, so electron i's numbers
+  // do not depend on how many electrons were drawn before it (ranks can generate slices).
+  std::uint64_t sm = seed ^ (0xD1B54A32D192ED03ull * (stream + 1));
+  for (auto& w : s_) w = splitmix64(sm);
+}
+
+std::uint64_t PortableRng::next() {
+  auto rotl = [](std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); };
+  const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const std::uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double PortableRng::uniform() {  // in (0, 1]: 53 random bits, never 0 (log in Box–Muller)
+  return (double(next() >> 11) + 1.0) * 0x1.0p-53;
+}
+
+double PortableRng::normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  const double r = std::sqrt(-2.0 * std::log(uniform()));
+  const double th = 2.0 * std::numbers::pi * uniform();
+  spare_ = r * std::sin(th);
+  has_spare_ = true;
+  return r * std::cos(th);
+}
+
+std::vector<ElectronInit> gaussian_beam(const ElectronsSection& s, double gamma, std::uint64_t seed) {
+  if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-207", "electrons: gamma must be >= 1");
+  if (s.sigma_x < 0 || s.sigma_y < 0 || s.sigma_z < 0 || s.energy_spread < 0 || s.emittance_x < 0 ||
+      s.emittance_y < 0)
+    throw ConfigError("EDM-CFG-208", "electrons: sigma_*, energy_spread and emittance_* must be >= 0");
+  // Uncorrelated beam at its waist: σ_ux = ε_n/σ_x (normalised emittance ε_n = σ_x σ_ux).
+  const double sux = s.sigma_x > 0 ? s.emittance_x / s.sigma_x : 0.0;
+  const double suy = s.sigma_y > 0 ? s.emittance_y / s.sigma_y : 0.0;
+  std::vector<ElectronInit> out(s.count);
+  for (std::uint64_t i = 0; i < s.count; ++i) {
+    PortableRng rng(seed, i);
+    ElectronInit& e = out[i];
+    e.x = s.sigma_x * rng.normal();
+    e.y = s.sigma_y * rng.normal();
+    e.z = s.sigma_z * rng.normal();
+    e.ux = sux * rng.normal();
+    e.uy = suy * rng.normal();
+    const double g = gamma * (1.0 + s.energy_spread * rng.normal());
+    // A draw below the rest energy (only with a large spread near γ = 1) leaves the electron with
+    // its transverse momentum and no longitudinal one.
+    e.uz = std::sqrt(std::max(0.0, g * g - 1.0 - e.ux * e.ux - e.uy * e.uy));
+  }
+  return out;
+}
+
+void place_at_phase(const ElectronInit& e, const Normalization& units, int s, double xi_start, double y[8]) {
+  const double t0 = e.t0 / units.time();
+  const double x0 = e.x / units.length(), y0 = e.y / units.length(), z0 = e.z / units.length();
+  const double g = std::sqrt(1.0 + e.ux * e.ux + e.uy * e.uy + e.uz * e.uz);
+  // Straight unperturbed line x(t) = x0 + v (t − t0); ξ(t) = t − s z(t) grows at rate
+  // 1 − s v_z = h/γ > 0, so the time at which ξ = xi_start is unique.
+  const double h = g - s * e.uz;
+  const double dt = (xi_start - (t0 - s * z0)) * g / h;
+  y[0] = t0 + dt;
+  y[1] = x0 + e.ux / g * dt;
+  y[2] = y0 + e.uy / g * dt;
+  y[3] = z0 + e.uz / g * dt;
+  y[4] = g;
+  y[5] = e.ux;
+  y[6] = e.uy;
+  y[7] = e.uz;
+}
+
+}  // namespace edm

@@ -1,0 +1,194 @@
+// Laser fields (normalised units, units.hpp): the exact plane wave and the paraxial Gaussian /
+// Laguerre–Gauss beams with first-order longitudinal fields (gaussian = LG(0,0), same code path).
+// Carrier e^{i(ξ + φ0)}, ξ = t − s z. Circular ε̂ = (x̂ ± iŷ)/√2 splits a0 as a0/√2 per component:
+// |E| = a0/√2, the same cycle-averaged intensity and ⟨u⊥²⟩ = a0²/2 as linear polarisation, so
+// DESIGN §8's ω_1 = 4γ²ω/(1 + a0²/2)-type formulas hold for both.
+#include "edm/laser.hpp"
+
+#include <gsl/gsl_sf_laguerre.h>
+
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <string>
+
+#include "edm/error.hpp"
+
+namespace edm {
+namespace {
+
+using cd = std::complex<double>;
+
+struct Polarisation {
+  cd ex, ey;  // ε̂ components
+};
+
+Polarisation polarisation(const std::string& name) {
+  const double r = 1.0 / std::numbers::sqrt2;
+  if (name == "linear") return {1.0, 0.0};
+  if (name == "circular_plus") return {r, cd(0.0, r)};
+  if (name == "circular_minus") return {r, cd(0.0, -r)};
+  throw ConfigError("EDM-CFG-101", "laser.polarization: unknown value '" + name +
+                                       "' (linear | circular_plus | circular_minus)");
+}
+
+// Envelope g(ξ) = exp(−(ξ/τ0)²), or 1 for a constant envelope (τ0 = 0).
+inline double envelope(double xi, double tau0) {
+  if (tau0 <= 0) return 1.0;
+  const double q = xi / tau0;
+  return std::exp(-q * q);
+}
+
+// E = a0 g(ξ) Re[ε̂ e^{i(ξ+φ0)}], B = s ẑ × E. Exact in vacuum: every component depends on ξ only
+// and is transverse, so ∇·E = 0 and ∇×E = −∂B/∂t hold identically, envelope included.
+class PlaneWave final : public Laser {
+ public:
+  PlaneWave(double a0, double tau0, int s, Polarisation pol, double phase) : pol_(pol), phase_(phase) {
+    a0_ = a0;
+    tau0_ = tau0;
+    direction_ = s;
+  }
+  void field(const double x4[4], double E[3], double B[3]) const override {
+    const double xi = x4[0] - direction_ * x4[3];
+    const double amp = a0_ * envelope(xi, tau0_);
+    const cd carrier = std::polar(1.0, xi + phase_);
+    E[0] = amp * (pol_.ex * carrier).real();
+    E[1] = amp * (pol_.ey * carrier).real();
+    E[2] = 0.0;
+    B[0] = -direction_ * E[1];
+    B[1] = direction_ * E[0];
+    B[2] = 0.0;
+  }
+
+ private:
+  Polarisation pol_;
+  double phase_;
+};
+
+// Paraxial LG_p^m beam. With F = a0 g(ξ) ψ(x, y, ζ) e^{i(ξ+φ0)}, ζ = s(z − z_f) the distance from
+// the focus along the propagation, Q = 1 − iζ/z_R, z_R = w0²/2 (k = 1):
+//   ψ = exp(−r²/(w0² Q))/Q · (√2 (x + i sgn(m) y)/w)^{|m|} L_p^{|m|}(2r²/w²) e^{i(2p+|m|) atan(ζ/z_R)}
+// (w = w0|Q|). exp(−r²/(w0²Q))/Q solves the paraxial equation ∇⊥²ψ − 2i ∂_ζψ = 0 for the carrier
+// e^{+i(t − sz)} and carries the curvature and the Gouy phase; the LG factor adds the mode's extra
+// Gouy phase (2p+|m|)·atan(ζ/z_R). Fields:
+//   E⊥ = Re[ε̂ F],        E_z = Re[−i s ∇⊥·(ε̂ F)]            (∇·E = 0 at first order, ∂_z → −is)
+//   B⊥ = s ẑ × E⊥,       B_z = Re[−i (ε_x ∂_y F − ε_y ∂_x F)]  (Faraday's z-component, ∂_t → i)
+// Neglected: derivatives of the envelope and of ψ along z in the longitudinal terms, and the
+// second-order transverse corrections; the Maxwell residuals are therefore O(1/(k w0)²) relative,
+// plus O(1/(ω τ0)) from the envelope (test_laser measures both).
+class ParaxialBeam final : public Laser {
+ public:
+  ParaxialBeam(double a0, double tau0, int s, Polarisation pol, double phase, double w0, double z_focus,
+               int p, int m)
+      : pol_(pol), phase_(phase), w0_(w0), zf_(z_focus), zr_(0.5 * w0 * w0), p_(p), m_(m) {
+    a0_ = a0;
+    tau0_ = tau0;
+    direction_ = s;
+  }
+
+  void field(const double x4[4], double E[3], double B[3]) const override {
+    const double s = direction_;
+    const double xi = x4[0] - s * x4[3];
+    const double x = x4[1], y = x4[2];
+    const double zeta = s * (x4[3] - zf_);
+    const cd Q(1.0, -zeta / zr_);
+    const double r2 = x * x + y * y;
+    const double w0sq = w0_ * w0_;
+    // Fundamental Gaussian and its transverse gradient: ∂_x ψ00 = −2x/(w0²Q) ψ00.
+    const cd gauss = std::exp(-r2 / (w0sq * Q)) / Q;
+    const cd dlog = -2.0 / (w0sq * Q);
+    cd psi = gauss, dpsi_dx = dlog * x * gauss, dpsi_dy = dlog * y * gauss;
+    if (p_ != 0 || m_ != 0) {
+      // LG factor P(x, y) and its gradient; ψ = ψ00 P, ∇ψ = P ∇ψ00 + ψ00 ∇P.
+      const int am = std::abs(m_);
+      const double wsq = w0sq * std::norm(Q);  // w² = w0²|Q|²
+      const double v = 2.0 * r2 / wsq;
+      const double c = std::sqrt(2.0 / wsq);
+      const cd rho(x, m_ >= 0 ? y : -y);  // r e^{i sgn(m) φ}
+      const double sgn = m_ >= 0 ? 1.0 : -1.0;
+      const double L = gsl_sf_laguerre_n(p_, am, v);
+      // d/dv L_p^α(v) = −L_{p−1}^{α+1}(v)
+      const double dL = p_ > 0 ? -gsl_sf_laguerre_n(p_ - 1, am + 1, v) : 0.0;
+      const cd gouy = std::polar(1.0, (2 * p_ + am) * std::atan(zeta / zr_));
+      const cd cm = std::pow(cd(c), am);
+      const cd rho_m = am > 0 ? std::pow(rho, am) : cd(1.0);
+      const cd rho_m1 = am > 0 ? std::pow(rho, am - 1) : cd(0.0);
+      const cd P = cm * rho_m * L * gouy;
+      const double dv_dx = 4.0 * x / wsq, dv_dy = 4.0 * y / wsq;
+      const cd dP_dx = cm * gouy * (double(am) * rho_m1 * L + rho_m * dL * dv_dx);
+      const cd dP_dy = cm * gouy * (double(am) * rho_m1 * cd(0.0, sgn) * L + rho_m * dL * dv_dy);
+      dpsi_dx = dpsi_dx * P + gauss * dP_dx;
+      dpsi_dy = dpsi_dy * P + gauss * dP_dy;
+      psi = gauss * P;
+    }
+    const cd carrier = a0_ * envelope(xi, tau0_) * std::polar(1.0, xi + phase_);
+    const cd F = carrier * psi, Fx = carrier * dpsi_dx, Fy = carrier * dpsi_dy;
+    const cd minus_i(0.0, -1.0);
+    E[0] = (pol_.ex * F).real();
+    E[1] = (pol_.ey * F).real();
+    E[2] = (minus_i * s * (pol_.ex * Fx + pol_.ey * Fy)).real();
+    B[0] = -s * E[1];
+    B[1] = s * E[0];
+    B[2] = (minus_i * (pol_.ex * Fy - pol_.ey * Fx)).real();
+  }
+
+ private:
+  Polarisation pol_;
+  double phase_, w0_, zf_, zr_;
+  int p_, m_;
+};
+
+}  // namespace
+
+std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalization& units, int direction) {
+  const int s = section.direction != 0 ? section.direction : direction;
+  if (s != 1 && s != -1)
+    throw ConfigError("EDM-CFG-102", "laser.direction must be +1 or -1 (got " + std::to_string(s) + ")");
+  if (!(section.wavelength > 0)) throw ConfigError("EDM-CFG-103", "laser.wavelength must be > 0");
+  const Polarisation pol = polarisation(section.polarization);
+  double tau0 = 0;
+  if (section.envelope == "gaussian") {
+    if (!(section.duration > 0))
+      throw ConfigError("EDM-CFG-104", "laser.duration must be > 0 for a gaussian envelope");
+    tau0 = section.duration / units.time();
+  } else if (section.envelope != "constant") {
+    throw ConfigError("EDM-CFG-105",
+                      "laser.envelope: unknown value '" + section.envelope + "' (gaussian | constant)");
+  }
+
+  if (section.profile == "plane_wave") {
+    if (section.pulse_energy > 0)
+      throw ConfigError("EDM-CFG-106",
+                        "laser.pulse_energy needs a finite beam (gaussian | laguerre_gauss); "
+                        "a plane wave takes a0");
+    return std::make_unique<PlaneWave>(section.a0, tau0, s, pol, section.phase);
+  }
+  const bool lg = section.profile == "laguerre_gauss";
+  if (!lg && section.profile != "gaussian")
+    throw ConfigError("EDM-CFG-107", "laser.profile: unknown value '" + section.profile +
+                                         "' (plane_wave | gaussian | laguerre_gauss)");
+  if (!(section.waist > 0)) throw ConfigError("EDM-CFG-108", "laser.waist must be > 0");
+  const int p = lg ? section.p : 0, m = lg ? section.m : 0;
+  if (p < 0) throw ConfigError("EDM-CFG-109", "laser.p must be >= 0");
+  const double w0 = section.waist / units.length();
+  double a0 = section.a0;
+  if (section.pulse_energy > 0) {
+    // Energy of the paraxial pulse (transverse fields, cycle-averaged; the same for linear and for
+    // circular with a0/√2 per component): U = ½ ε0 c E0² · (π w0²/2)·(p+|m|)!/p! · τ0 √(π/2),
+    // from ∫|ψ|² dA at the focus and ∫ g² dt = τ0 √(π/2). Solved for E0, then a0 = E0 / (m c ω/e).
+    if (tau0 <= 0)
+      throw ConfigError("EDM-CFG-110",
+                        "laser.pulse_energy needs a gaussian envelope (a constant one has no "
+                        "finite energy); give a0");
+    double mode_norm = 1.0;  // (p+|m|)!/p!
+    for (int k = p + 1; k <= p + std::abs(m); ++k) mode_norm *= k;
+    const double area = std::numbers::pi * section.waist * section.waist / 2.0 * mode_norm;
+    const double t_int = section.duration * std::sqrt(std::numbers::pi / 2.0);
+    const double E0 = std::sqrt(2.0 * section.pulse_energy / (si::eps0 * si::c * area * t_int));
+    a0 = E0 / units.efield();
+  }
+  return std::make_unique<ParaxialBeam>(a0, tau0, s, pol, section.phase, w0, section.focus / units.length(),
+                                        p, m);
+}
+
+}  // namespace edm

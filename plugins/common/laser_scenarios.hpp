@@ -1,0 +1,195 @@
+// The two laser-scattering scenarios as C++ classes (header-only so the physics tests can build
+// them without dlopen; each plugin .cpp only wraps one with EDM_DEFINE_PLUGIN). LaserScenario holds
+// what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks), integration window
+// and the straight-line placement of every electron where the pulse has not reached it yet.
+#pragma once
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "edm/ensemble.hpp"
+#include "edm/error.hpp"
+#include "edm/laser.hpp"
+#include "edm/plugin_sdk.hpp"
+#include "edm/tracks.hpp"
+#include "edm/trajectory.hpp"
+#include "edm/units.hpp"
+
+namespace edm::scenarios {
+
+inline const char* const kModels[] = {"lorentz", "landau_lifshitz", "tracks", nullptr};
+
+// A path from the campaign, relative to the campaign file's folder when it is relative.
+inline std::string campaign_path(const Campaign& c, const std::string& p) {
+  std::filesystem::path path(p);
+  if (path.is_relative() && !c.file.empty()) path = c.file.parent_path() / path;
+  return path.string();
+}
+
+class LaserScenario : public ScenarioBase {
+ public:
+  // Integration window in the laser phase ξ = t − s z: [−P τ0, +P τ0] with P = trajectory.padding
+  // (the envelope is exp(−P²) ≈ 2e-16 at the ends for P = 6). A constant envelope has no duration,
+  // so the window is ±P carrier periods (2π P) and the electron starts inside the field.
+  LaserScenario(const Campaign& c, int default_direction)
+      : units_(Normalization::from_wavelength(c.laser.wavelength)),
+        laser_(make_laser(c.laser, units_, default_direction)) {
+    const double P = c.trajectory.padding;
+    if (!(P > 0)) throw ConfigError("EDM-CFG-401", "trajectory.padding must be > 0");
+    const double half = laser_->tau0() > 0 ? P * laser_->tau0() : P * 2.0 * std::numbers::pi;
+    xi_start_ = -half;
+    xi_end_ = half;
+    const std::string& model = c.trajectory.model;
+    if (model == "lorentz") {
+      model_ = Model::Lorentz;
+    } else if (model == "landau_lifshitz") {
+      model_ = Model::LandauLifshitz;
+      tau_rad_ = units_.tau_rad();
+    } else if (model == "tracks") {
+      model_ = Model::Tracks;
+      if (c.trajectory.file.empty())
+        throw ConfigError("EDM-CFG-402", "trajectory.model = \"tracks\" needs trajectory.file");
+      load_tracks(campaign_path(c, c.trajectory.file));
+    } else {
+      throw ConfigError("EDM-CFG-403", "trajectory.model: unknown value '" + model +
+                                           "' (lorentz | landau_lifshitz | tracks)");
+    }
+  }
+
+  std::uint64_t electron_count() const override { return states_.size(); }
+  void initial_state(std::uint64_t i, double y[8]) const override {
+    const auto& s = states_.at(i);
+    std::copy(s.begin(), s.end(), y);
+  }
+  bool has_rhs() const override { return model_ != Model::Tracks; }
+  void rhs(double, const double y[8], double dy[8]) const override {
+    if (model_ == Model::LandauLifshitz)
+      landau_lifshitz_rhs(*laser_, tau_rad_, y, dy);
+    else
+      lorentz_rhs(*laser_, y, dy);
+  }
+  void laser_field(const double x4[4], double E[3], double B[3]) const override { laser_->field(x4, E, B); }
+  bool has_tracks() const override { return model_ == Model::Tracks; }
+  edm_track track(std::uint64_t i) const override {
+    const TrackData& t = tracks_.at(i);
+    return edm_track{t.t.size(), t.t.data(),  t.x.data(),  t.y.data(),
+                     t.z.data(), t.ux.data(), t.uy.data(), t.uz.data()};
+  }
+  int laser_direction() const override { return laser_->direction(); }
+  double xi_end() const override { return xi_end_; }
+  // Runaway guard: 50× the proper time the slowest electron (smallest h = γ − s uᶻ, dξ/dτ = h)
+  // needs to cross the window, room for the observer-window extension past ξ_end and for LL losses.
+  double tau_max() const override { return tau_max_; }
+  const Laser& laser() const { return *laser_; }
+  const Normalization& units() const { return units_; }
+  double xi_start() const { return xi_start_; }
+
+ protected:
+  // Places the ensemble (SI) at ξ = xi_start along straight lines (not for tracks).
+  void set_electrons(const std::vector<ElectronInit>& ens) {
+    if (model_ == Model::Tracks) return;  // the tracks file is the ensemble
+    if (ens.empty()) throw ConfigError("EDM-CFG-404", "electrons.count must be >= 1");
+    states_.resize(ens.size());
+    double h_min = INFINITY;
+    for (std::size_t i = 0; i < ens.size(); ++i) {
+      place_at_phase(ens[i], units_, laser_->direction(), xi_start_, states_[i].data());
+      h_min = std::min(h_min, states_[i][4] - laser_->direction() * states_[i][7]);
+    }
+    tau_max_ = 50.0 * (xi_end_ - xi_start_) / h_min;
+  }
+
+ private:
+  enum class Model { Lorentz, LandauLifshitz, Tracks };
+
+  void load_tracks(const std::string& file) {
+    tracks_ = read_tracks(file);
+    const double T = units_.time(), L = units_.length();
+    double tmax = 0;
+    for (auto& t : tracks_) {
+      for (auto& v : t.t) v /= T;
+      for (auto* c : {&t.x, &t.y, &t.z})
+        for (auto& v : *c) v /= L;
+      std::array<double, 8> y{};
+      y[0] = t.t[0];
+      y[1] = t.x[0];
+      y[2] = t.y[0];
+      y[3] = t.z[0];
+      y[5] = t.ux[0];
+      y[6] = t.uy[0];
+      y[7] = t.uz[0];
+      y[4] = std::sqrt(1 + y[5] * y[5] + y[6] * y[6] + y[7] * y[7]);
+      states_.push_back(y);
+      tmax = std::max(tmax, t.t.back() - t.t.front());
+    }
+    tau_max_ = 2.0 * tmax;  // τ ≤ t along any track
+  }
+
+  Normalization units_;
+  std::unique_ptr<Laser> laser_;
+  Model model_ = Model::Lorentz;
+  double tau_rad_ = 0;
+  double xi_start_ = 0, xi_end_ = 0, tau_max_ = 1e9;
+  std::vector<std::array<double, 8>> states_;
+  std::vector<TrackData> tracks_;
+};
+
+// Thomson scattering: the laser along +z, electrons at rest in the focal plane z = laser.focus
+// (sunflower disk), or a Gaussian distribution about the focus (gaussian_beam with γ = 1: the
+// emittances give a transverse momentum spread), or the CSV list as given.
+class ThomsonScenario : public LaserScenario {
+ public:
+  explicit ThomsonScenario(const Campaign& c) : LaserScenario(c, +1) {
+    const auto& e = c.electrons;
+    std::vector<ElectronInit> ens;
+    if (e.distribution == "sunflower") {
+      ens = sunflower_disk(e.count, e.radius);
+      for (auto& el : ens) el.z = c.laser.focus;
+    } else if (e.distribution == "gaussian") {
+      ens = gaussian_beam(e, 1.0, c.run.seed);
+      for (auto& el : ens) el.z += c.laser.focus;
+    } else if (e.distribution == "list") {
+      ens = read_electron_csv(campaign_path(c, e.file));
+    } else {
+      throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
+                                           "' (sunflower | gaussian | list)");
+    }
+    set_electrons(ens);
+  }
+};
+
+// Inverse Thomson (Compton backscatter): electrons along +z with Lorentz factor electrons.gamma
+// (or 1 + [inverse_thomson] gamma_minus_one when > 0, exact at low energy where γ − 1 would lose
+// digits), laser along −z. Sunflower and gaussian positions are those at the collision, t = 0:
+// every electron is put back along its straight path so that it would reach them at t = 0, when
+// the pulse peak crosses z = 0. A CSV list gives (t0, position, u) on the same straight-line basis.
+class InverseThomsonScenario : public LaserScenario {
+ public:
+  explicit InverseThomsonScenario(const Campaign& c) : LaserScenario(c, -1) {
+    const auto& e = c.electrons;
+    const double gm1 = c.scenario_section["gamma_minus_one"].value_or(0.0);
+    if (gm1 < 0) throw ConfigError("EDM-CFG-406", "inverse_thomson.gamma_minus_one must be >= 0");
+    const double gamma = gm1 > 0 ? 1.0 + gm1 : e.gamma;
+    if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-407", "electrons.gamma must be >= 1");
+    // uᶻ = √(γ² − 1) = √((γ−1)(γ+1)): the second form keeps every digit of a small γ − 1.
+    const double uz = gm1 > 0 ? std::sqrt(gm1 * (gm1 + 2.0)) : std::sqrt((gamma - 1) * (gamma + 1));
+    std::vector<ElectronInit> ens;
+    if (e.distribution == "sunflower") {
+      ens = sunflower_disk(e.count, e.radius);
+      for (auto& el : ens) el.uz = uz;
+    } else if (e.distribution == "gaussian") {
+      ens = gaussian_beam(e, gamma, c.run.seed);
+    } else if (e.distribution == "list") {
+      ens = read_electron_csv(campaign_path(c, e.file));
+    } else {
+      throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
+                                           "' (sunflower | gaussian | list)");
+    }
+    set_electrons(ens);
+  }
+};
+
+}  // namespace edm::scenarios
