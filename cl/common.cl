@@ -25,8 +25,24 @@ inline double edm_horner_p(const double* c, const double s) {
   return fma(s, fma(s, fma(s, c[3], c[2]), c[1]), c[0]);
 }
 
+// The cubic of t − s_z z (components 0 and 3; s_z = ±1 so the coefficient combination is exact).
+inline double edm_horner_lf_g(__global const double* c, const double sz, const double s) {
+  return fma(s, fma(s, fma(s, c[3] - sz * c[15], c[2] - sz * c[14]), c[1] - sz * c[13]), c[0] - sz * c[12]);
+}
+inline double edm_horner_lf_p(const double* c, const double sz, const double s) {
+  return fma(s, fma(s, fma(s, c[3] - sz * c[15], c[2] - sz * c[14]), c[1] - sz * c[13]), c[0] - sz * c[12]);
+}
+
+// d/ds of the cubic: c1 + s(2 c2 + 3 s c3).
+inline double edm_dhorner_g(__global const double* c, const double s) {
+  return fma(s, fma(s, 3.0 * c[3], 2.0 * c[2]), c[1]);
+}
+inline double edm_dhorner_p(const double* c, const double s) {
+  return fma(s, fma(s, 3.0 * c[3], 2.0 * c[2]), c[1]);
+}
+
 // Screen pixel coordinate with the same operation order as Screen::pixel_x (host and device then
 // agree on the pixel position bit for bit).
-inline double edm_pixel(const int i, const int n, const double half) {
-  return n == 1 ? 0.0 : -half + 2.0 * half * (double)i / (double)(n - 1);
+inline double edm_pixel(const int i, const int n, const double hw) {  // (`half` is a type in OpenCL C)
+  return n == 1 ? 0.0 : -hw + 2.0 * hw * (double)i / (double)(n - 1);
 }

@@ -21,11 +21,18 @@
 // the read-modify-write of a sample is coalesced on GPUs. slab_transpose turns rows of it into the
 // output layout (iy, ix, k fastest).
 
-// Evaluates components [0, ncomp) of the spline at τ into v. With COEF_REUSE the interval's 48
-// coefficients are copied into `cache` when the interval index changes and evaluated from there;
+// Evaluates components [0, ncomp) of the spline at τ into v and, when dv is not null, the τ-derivatives
+// of the first four (t, x, y, z) into dv (for an exact Newton slope). With COEF_REUSE the interval's
+// 48 coefficients are copied into `cache` when the interval index changes and evaluated from there;
 // the arithmetic is the same in both paths, so the results are bit-identical.
+//
+// It also returns the light-front time t − s_z z as ONE cubic with coefficients c_t − s_z c_z: on a
+// γ = 5 trajectory t and z are large and nearly equal, and evaluating them separately would leave
+// ~ulp(t) of noise in the residual, so two solves of the same sample (a warm and a cold one, C = 1 vs
+// C > 1) would land on different roots within that noise.
 inline void lw_eval(__global const double* cf, const int n_int, const double tau0, const double dtau,
-                    const double tau, const int ncomp, double* v, double* cache, int* cached_j) {
+                    const double tau, const int ncomp, const double sz, double* v, double* lc,
+                    double* dv, double* cache, int* cached_j) {
   const int j = edm_interval(tau, tau0, dtau, n_int);
   const double s = tau - (tau0 + (double)j * dtau);
 #if COEF_REUSE
@@ -35,9 +42,15 @@ inline void lw_eval(__global const double* cf, const int n_int, const double tau
     *cached_j = j;
   }
   for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_p(cache + 4 * c, s);
+  *lc = edm_horner_lf_p(cache, sz, s);
+  if (dv)
+    for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_p(cache + 4 * c, s);
 #else
   __global const double* src = cf + (ulong)j * EDM_NCOEF;
   for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_g(src + 4 * c, s);
+  *lc = edm_horner_lf_g(src, sz, s);
+  if (dv)
+    for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_g(src + 4 * c, s);
 #endif
 }
 
@@ -49,28 +62,45 @@ typedef struct {
   double dx, dy, d, R, arrival;
 } lw_path;
 
-inline lw_path lw_geometry(const double* v, const double px, const double py, const double sz,
-                           const double absZ) {
+inline lw_path lw_geometry(const double* v, const double lc, const double px, const double py,
+                           const double sz, const double absZ) {
   lw_path g;
   g.dx = px - v[1];
   g.dy = py - v[2];
   g.d = absZ - sz * v[3];
   const double rho2 = g.dx * g.dx + g.dy * g.dy;
   g.R = sqrt(rho2 + g.d * g.d);
-  g.arrival = (v[0] - sz * v[3]) + rho2 / (g.R + g.d);
+  g.arrival = lc + rho2 / (g.R + g.d);
   return g;
 }
 
-// u⁰ − n̂·u without cancellation at high γ: (u⁰² − (n̂·u)²)/(u⁰ + n̂·u) with the mass shell
-// u⁰² = 1 + |u|², and |u|² − (n̂·u)² = |n̂ × u|² (STYLE 9). This is also −df/dτ of the residual.
-inline double lw_doppler(const double* v, const lw_path* g, const double sz) {
+// D = γ − n̂·u without cancellation at high γ: (γ² − (n̂·u)²)/(γ + n̂·u) with the mass shell
+// γ² = 1 + |u|² and |u|² − (n̂·u)² = |n̂ × u|² (STYLE 9). γ is taken from the mass shell of the spatial
+// u, not from the spline's u⁰ component: the spline's u⁰ and |u| agree only to interpolation accuracy
+// (~1e-5 at 16 knots per period), and this makes D = γ − n̂·u an exact identity, which the covariant
+// field below relies on (the host reference uses the same γ).
+inline double lw_doppler(const double* v, const lw_path* g, const double sz, const double gamma) {
   const double inv = 1.0 / g->R;
   const double nx = g->dx * inv, ny = g->dy * inv, nz = sz * g->d * inv;
   const double cx = ny * v[7] - nz * v[6];
   const double cy = nz * v[5] - nx * v[7];
   const double cz = nx * v[6] - ny * v[5];
   const double nu = nx * v[5] + ny * v[6] + nz * v[7];
-  return (1.0 + (cx * cx + cy * cy + cz * cz)) / (v[4] + nu);
+  return (1.0 + (cx * cx + cy * cy + cz * cz)) / (gamma + nu);
+}
+
+inline double lw_gamma(const double* v) {
+  return sqrt(1.0 + (v[5] * v[5] + v[6] * v[6] + v[7] * v[7]));
+}
+
+// Exact slope −df/dτ = t' − n̂·x' of the residual ON THE SPLINE (t', x' from the spline's derivative),
+// written as D + (t' − γ) − n̂·(x' − u): the corrections are small (spline vs mass shell), so there is
+// no cancellation, and Newton converges quadratically on the spline (NEWTON_ITERS 2 vs 4 agree).
+inline double lw_slope(const double* v, const double* dv, const lw_path* g, const double sz,
+                       const double gamma, const double D) {
+  const double inv = 1.0 / g->R;
+  const double nx = g->dx * inv, ny = g->dy * inv, nz = sz * g->d * inv;
+  return D + ((dv[0] - gamma) - (nx * (dv[1] - v[5]) + ny * (dv[2] - v[6]) + nz * (dv[3] - v[7])));
 }
 
 __kernel void lw_accumulate(__global const double* restrict coef, const ulong offset,
@@ -95,7 +125,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const ulong of
   const double tau_end = tau0 + dtau * (double)n_int;
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
-  double v[EDM_NCOMP];
+  double v[EDM_NCOMP], dv[4], lc;
   double cache[EDM_NCOEF];
   int cached_j = -1;
 
@@ -103,10 +133,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, const ulong of
   // or after t_last have no retarded time inside the spline and get nothing (check_coverage reports
   // them on the host). Inside, f(τ) = t_rel − arrival(τ) is strictly decreasing (time-like
   // worldline), so the root is unique and [τ_prev, τ_end] brackets it.
-  lw_eval(cf, n_int, tau0, dtau, tau0, 8, v, cache, &cached_j);
-  const double t_first = lw_geometry(v, px, py, sz, absZ).arrival;
-  lw_eval(cf, n_int, tau0, dtau, tau_end, 8, v, cache, &cached_j);
-  const double t_last = lw_geometry(v, px, py, sz, absZ).arrival;
+  lw_eval(cf, n_int, tau0, dtau, tau0, 8, sz, v, &lc, 0, cache, &cached_j);
+  const double t_first = lw_geometry(v, lc, px, py, sz, absZ).arrival;
+  lw_eval(cf, n_int, tau0, dtau, tau_end, 8, sz, v, &lc, 0, cache, &cached_j);
+  const double t_last = lw_geometry(v, lc, px, py, sz, absZ).arrival;
   // Convergence scale of the cold solve: a few ulps of the span's τ.
   const double tau_tol = 4.0 * DBL_EPSILON * fmax(fabs(tau0), fabs(tau_end));
 
@@ -123,48 +153,52 @@ __kernel void lw_accumulate(__global const double* restrict coef, const ulong of
       lo = tau0;
       tau = tau0;
       for (int it = 0; it < 200; ++it) {
-        lw_eval(cf, n_int, tau0, dtau, tau, 8, v, cache, &cached_j);
-        const lw_path g = lw_geometry(v, px, py, sz, absZ);
+        lw_eval(cf, n_int, tau0, dtau, tau, 8, sz, v, &lc, dv, cache, &cached_j);
+        const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
         const double f = t_rel - g.arrival;
         if (f > 0.0) lo = tau; else hi = tau;
-        double next = tau + f / lw_doppler(v, &g, sz);
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        const double gam = lw_gamma(v);
+        double next = tau + f / lw_slope(v, dv, &g, sz, gam, lw_doppler(v, &g, sz, gam));
+        if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);  // closed: f = 0 gives next = τ = hi
         const double step = fabs(next - tau);
         tau = next;
         if (step <= tau_tol || hi - lo <= tau_tol) break;
       }
       warm = 1;
     } else {
-      // Warm start: previous sample's root plus the first-order predictor dτ/dt = 1/(u⁰ − n̂·u),
+      // Warm start: previous sample's root plus the first-order predictor dτ/dt = 1/(γ − n̂·u),
       // then exactly NEWTON_ITERS safeguarded Newton steps in [τ_prev, τ_end].
       lo = tau;
       tau = tau + dt / doppler_prev;
       if (!(tau > lo && tau < hi)) tau = 0.5 * (lo + hi);
       for (int it = 0; it < NEWTON_ITERS; ++it) {
-        lw_eval(cf, n_int, tau0, dtau, tau, 8, v, cache, &cached_j);
-        const lw_path g = lw_geometry(v, px, py, sz, absZ);
+        lw_eval(cf, n_int, tau0, dtau, tau, 8, sz, v, &lc, dv, cache, &cached_j);
+        const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
         const double f = t_rel - g.arrival;
         if (f > 0.0) lo = tau; else hi = tau;
-        double next = tau + f / lw_doppler(v, &g, sz);
-        if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+        const double gam = lw_gamma(v);
+        double next = tau + f / lw_slope(v, dv, &g, sz, gam, lw_doppler(v, &g, sz, gam));
+        if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);  // closed: f = 0 gives next = τ = hi
         tau = next;
       }
     }
 
-    // Fields at the retarded τ. With n̂ = (r − x)/R, D = u⁰ − n̂·u (X·u = R D), X·a = R(a⁰ − n̂·a):
+    // Fields at the retarded τ. With n̂ = (r − x)/R, D = u⁰ − n̂·u (X·u = R D), X·a = R(a⁰ − n̂·a),
+    // u⁰ = γ from the mass shell (see lw_doppler):
     //   near^i = (X^i u⁰ − X⁰ u^i)/(X·u)³          = (n^i u⁰ − u^i)/(R² D³)
     //   far^i  = (X^i a⁰ − X⁰ a^i)/(X·u)² − (X·a)(X^i u⁰ − X⁰ u^i)/(X·u)³
     //          = (n^i a⁰ − a^i)/(R D²) − (a⁰ − n̂·a)(n^i u⁰ − u^i)/(R D³)
     // (E^i = F^{i0}); near and far stay separate until the sum so the small-a0 far part keeps its
     // digits. B = n̂ × E.
-    lw_eval(cf, n_int, tau0, dtau, tau, EDM_NCOMP, v, cache, &cached_j);
-    const lw_path g = lw_geometry(v, px, py, sz, absZ);
-    const double D = lw_doppler(v, &g, sz);
+    lw_eval(cf, n_int, tau0, dtau, tau, EDM_NCOMP, sz, v, &lc, 0, cache, &cached_j);
+    const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
+    const double gam = lw_gamma(v);
+    const double D = lw_doppler(v, &g, sz, gam);
     doppler_prev = D;
     const double invR = 1.0 / g.R;
     const double n0 = g.dx * invR, n1 = g.dy * invR, n2 = sz * g.d * invR;
     const double invD = 1.0 / D;
-    const double w0 = n0 * v[4] - v[5], w1 = n1 * v[4] - v[6], w2 = n2 * v[4] - v[7];
+    const double w0 = n0 * gam - v[5], w1 = n1 * gam - v[6], w2 = n2 * gam - v[7];
     const double near_f = invR * invR * invD * invD * invD;
     const double na = n0 * v[9] + n1 * v[10] + n2 * v[11];
     const double far_a = invR * invD * invD;
