@@ -1,6 +1,85 @@
-// edm devices — skeleton placeholder until its module lands (replaced in this session).
+// edm devices — lists every OpenCL device of every platform (index as accumulator.devices uses it,
+// platform, vendor, name, driver, type, compute units, memory, max allocation, FP64) as a table or,
+// with --json, as a JSON array for scripts.
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
 #include "commands.hpp"
-#include "edm/error.hpp"
+#include "edm/device.hpp"
+
+namespace po = boost::program_options;
+
 namespace edm::app {
-int cmd_devices(const Args&) { throw Error("EDM-APP-000", "edm devices is not built yet"); }
+namespace {
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += c;
+    } else if ((unsigned char)c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+std::string gib(std::uint64_t b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", double(b) / double(1ull << 30));
+  return buf;
+}
+
+}  // namespace
+
+int cmd_devices(const Args& args) {
+  po::options_description opts("edm devices [options]");
+  opts.add_options()("help,h", "this help")("json", "print a JSON array instead of a table");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(opts).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << opts << "\n";
+    return 0;
+  }
+  const auto devices = list_devices();
+  if (vm.count("json")) {
+    std::cout << "[";
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const auto& d = devices[i];
+      std::cout << (i ? ",\n " : "\n ") << "{\"index\": " << d.index << ", \"platform\": \""
+                << json_escape(d.platform) << "\", \"vendor\": \"" << json_escape(d.vendor)
+                << "\", \"name\": \"" << json_escape(d.name) << "\", \"driver\": \""
+                << json_escape(d.driver_version) << "\", \"version\": \"" << json_escape(d.device_version)
+                << "\", \"type\": \"" << d.type << "\", \"compute_units\": " << d.compute_units
+                << ", \"global_memory\": " << d.global_memory << ", \"max_allocation\": " << d.max_allocation
+                << ", \"fp64\": " << (d.fp64 ? "true" : "false") << "}";
+    }
+    std::cout << (devices.empty() ? "]\n" : "\n]\n");
+    return 0;
+  }
+  if (devices.empty()) {
+    std::cout << "no OpenCL device found (is an ICD installed? see /etc/OpenCL/vendors)\n";
+    return 0;
+  }
+  for (const auto& d : devices) {
+    std::cout << "[" << d.index << "] " << d.name << "\n"
+              << "    platform  " << d.platform << "\n"
+              << "    vendor    " << d.vendor << "\n"
+              << "    driver    " << d.driver_version << " (" << d.device_version << ")\n"
+              << "    type      " << d.type << ", " << d.compute_units << " compute units\n"
+              << "    memory    " << gib(d.global_memory) << " global, " << gib(d.max_allocation)
+              << " max allocation\n"
+              << "    FP64      " << (d.fp64 ? "yes" : "no (edm cannot use this device)") << "\n";
+  }
+  return 0;
+}
+
 }  // namespace edm::app

@@ -1,0 +1,287 @@
+// FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][pixel]
+// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per electron on one in-order queue,
+// and a slab-by-slab download through a device-side transpose into the output layout (iy, ix, k).
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <string>
+
+#include "edm/accumulator.hpp"
+#include "opencl_internal.hpp"
+
+namespace edm {
+
+struct FieldAccumulator::Impl {
+  std::shared_ptr<Device> device;
+  Screen screen;
+  Mode mode;
+  KernelOptions options;
+  cl::Kernel lw, transpose;
+  std::vector<cl::Buffer> buckets;   // bucket_count(mode) buffers of 3·samples·pixels doubles
+  std::uint64_t bucket_bytes = 0;
+  // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
+  // until that launch completes (pruned on every accumulate, cleared on drain).
+  std::deque<std::pair<cl::Buffer, cl::Event>> in_flight;
+  std::vector<cl::Event> launches;  // profiling events not yet summed
+  AccumulatorTiming timing;
+  bool finished = false;
+  std::size_t global = 0, local = 0;
+
+  std::string where() const {
+    return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")";
+  }
+
+  void collect_timing() {
+    for (auto& e : launches) {
+      const auto t0 = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+      const auto t1 = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+      timing.kernel_seconds += double(t1 - t0) * 1e-9;
+    }
+    launches.clear();
+  }
+};
+
+namespace {
+
+// Sample chunks from the device when not set: enough work-items to fill the device (GPUs want
+// ~2048 resident work-items per compute unit; CPUs a few per core), never more chunks than samples.
+// Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
+int auto_chunks(const DeviceInfo& d, const Screen& s) {
+  const double target = d.type == "GPU" ? 2048.0 * d.compute_units : 64.0 * d.compute_units;
+  int c = int(std::ceil(target / double(s.pixels())));
+  return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
+}
+
+}  // namespace
+
+FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen& screen, Mode mode,
+                                   const KernelOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  if (!device) throw ConfigError("EDM-ACC-003", "FieldAccumulator needs an open device");
+  m.device = std::move(device);
+  m.screen = screen;
+  m.mode = mode;
+  m.options = options;
+  const DeviceInfo& info = m.device->info();
+  if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
+    throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
+  if (options.newton_iters < 1 || options.newton_iters > 64)
+    throw ConfigError("EDM-ACC-005", "accumulator.newton_iters = " + std::to_string(options.newton_iters) +
+                                         " (allowed 1..64)");
+  if (options.sample_chunks < 0 || options.work_group < 0)
+    throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
+  if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
+  m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
+
+  // Memory check before any allocation: one buffer per bucket + the download staging buffer.
+  const int nb = bucket_count(mode);
+  m.bucket_bytes = 3ull * std::uint64_t(screen.samples) * screen.pixels() * sizeof(double);
+  const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
+                              ", samples = " + std::to_string(screen.samples) + ", mode = " +
+                              (mode == Mode::Total ? "total" : "split");
+  if (m.bucket_bytes > info.max_allocation)
+    throw DeviceError("EDM-ACC-001", "field buffer of " + std::to_string(m.bucket_bytes) +
+                                         " bytes per bucket (3 × samples × pixels doubles; " + setting +
+                                         ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
+                                         " bytes of " + m.where() + "; reduce screen.nx/ny/samples");
+  if (m.bucket_bytes * nb > info.global_memory)
+    throw DeviceError("EDM-ACC-002", "field buffers of " + std::to_string(m.bucket_bytes * nb) + " bytes (" +
+                                         std::to_string(nb) + " buckets; " + setting +
+                                         ") exceed the global memory of " + std::to_string(info.global_memory) +
+                                         " bytes of " + m.where() + "; reduce screen.nx/ny/samples or use total mode");
+
+  const std::map<std::string, std::string> defines = {
+      {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
+      {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
+      {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
+      {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"}};
+  cl::Program program = m.device->program({"lienard_wiechert.cl"}, defines);
+  try {
+    m.lw = cl::Kernel(program, "lw_accumulate");
+    m.transpose = cl::Kernel(program, "slab_transpose");
+    // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
+    // up to 128 work-items (a GPU hides latency with several groups per CU; larger groups only
+    // add scheduling granularity here since work-items share nothing).
+    const auto& dev = m.device->device();
+    const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
+    std::size_t mult = 1;
+    try {
+      mult = m.lw.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(dev);
+    } catch (const cl::Error&) {
+      mult = 1;
+    }
+    mult = std::max<std::size_t>(1, mult);
+    std::size_t wg = m.options.work_group > 0 ? std::size_t(m.options.work_group)
+                                              : std::max(mult, std::min<std::size_t>(128, kmax) / mult * mult);
+    if (wg > kmax)
+      throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
+                                           "maximum of " + std::to_string(kmax) + " on " + m.where());
+    m.options.work_group = int(wg);
+    m.local = wg;
+    const std::size_t items = std::size_t(screen.pixels()) * std::size_t(m.options.sample_chunks);
+    m.global = (items + wg - 1) / wg * wg;
+
+    // Buffers created and zeroed once; they persist across batches.
+    for (int b = 0; b < nb; ++b) {
+      m.buckets.emplace_back(m.device->context(), CL_MEM_READ_WRITE, std::size_t(m.bucket_bytes));
+      m.device->queue().enqueueFillBuffer(m.buckets.back(), 0.0, 0, std::size_t(m.bucket_bytes));
+    }
+    const Screen& s = screen;
+    m.lw.setArg(5, s.nx);
+    m.lw.setArg(6, s.ny);
+    m.lw.setArg(7, s.samples);
+    m.lw.setArg(8, s.half_x);
+    m.lw.setArg(9, s.half_y);
+    m.lw.setArg(10, s.z);
+    m.lw.setArg(11, s.t0_rel);
+    m.lw.setArg(12, s.dt);
+    m.lw.setArg(13, m.buckets[0]);
+    m.lw.setArg(14, m.buckets[1]);
+    // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
+    m.lw.setArg(15, m.buckets[mode == Mode::Split ? 2 : 0]);
+    m.lw.setArg(16, m.buckets[mode == Mode::Split ? 3 : 1]);
+    m.device->queue().flush();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
+  }
+}
+
+FieldAccumulator::~FieldAccumulator() {
+  // Destructors only wait (never throw): kernels may still reference the buffers.
+  if (impl_) {
+    try {
+      impl_->device->queue().finish();
+    } catch (...) {
+    }
+  }
+}
+FieldAccumulator::FieldAccumulator(FieldAccumulator&&) noexcept = default;
+FieldAccumulator& FieldAccumulator::operator=(FieldAccumulator&&) noexcept = default;
+
+void FieldAccumulator::accumulate(const SplineBatch& batch) {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-010", "accumulate() after finish() on " + m.where());
+  if (batch.electrons.empty()) return;
+  // Release the coefficient buffers of batches whose launches are done.
+  try {
+    while (!m.in_flight.empty() &&
+           m.in_flight.front().second.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE)
+      m.in_flight.pop_front();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "checking earlier launches on " + m.where());
+  }
+
+  // Validate the spline table before the device reads it (an out-of-range offset would be an
+  // out-of-bounds read on the device, not an error).
+  for (const auto& e : batch.electrons) {
+    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) ||
+        e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
+      throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
+                                            ": spline table inconsistent (intervals, dtau or offset)");
+  }
+
+  const std::size_t bytes = batch.coef.size() * sizeof(double);
+  cl::Buffer coef;
+  try {
+    coef = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, bytes);
+    // Blocking write on the transfer queue: it does not wait for earlier kernels on the compute
+    // queue, and when it returns the data is on the device, so the caller may free the batch.
+    m.device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
+                              std::to_string(batch.electrons.front().index) + "…" +
+                              std::to_string(batch.electrons.back().index) + ") to " + m.where());
+  }
+
+  cl::Event last;
+  for (const auto& e : batch.electrons) {
+    try {
+      m.lw.setArg(0, coef);
+      m.lw.setArg(1, cl_ulong(e.offset));
+      m.lw.setArg(2, cl_int(e.n_intervals));
+      m.lw.setArg(3, e.tau0);
+      m.lw.setArg(4, e.dtau);
+      cl::Event ev;
+      m.device->queue().enqueueNDRangeKernel(m.lw, cl::NullRange, cl::NDRange(m.global),
+                                             cl::NDRange(m.local), nullptr, &ev);
+      m.launches.push_back(ev);
+      last = ev;
+      ++m.timing.launches;
+      ++m.timing.electrons;
+    } catch (const cl::Error& err) {
+      throw_device_error(err, "launching the field kernel for electron " + std::to_string(e.index) +
+                                  " on " + m.where());
+    }
+  }
+  try {
+    m.device->queue().flush();  // start the launches now; no host round trip per launch
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "flushing the launches on " + m.where());
+  }
+  m.in_flight.emplace_back(std::move(coef), last);
+}
+
+void FieldAccumulator::drain() {
+  auto& m = *impl_;
+  try {
+    m.device->queue().finish();
+    m.collect_timing();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "waiting for the field kernels on " + m.where());
+  }
+  m.in_flight.clear();
+}
+
+void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-012", "finish() called twice on " + m.where());
+  drain();
+  const Screen& s = m.screen;
+  const std::uint64_t row_bytes = std::uint64_t(s.nx) * s.samples * sizeof(double);
+  if (rows_per_slab <= 0) {
+    // Slabs of at most 64 MiB (and within the device's max allocation): the host never holds the
+    // whole cube, and each slab is one contiguous hyperslab of the output dataset.
+    const std::uint64_t cap = std::min<std::uint64_t>(64ull << 20, m.device->info().max_allocation);
+    rows_per_slab = int(std::max<std::uint64_t>(1, cap / row_bytes));
+  }
+  rows_per_slab = std::min(rows_per_slab, s.ny);
+  const std::size_t slab_bytes = std::size_t(row_bytes) * std::size_t(rows_per_slab);
+  std::vector<double> host(slab_bytes / sizeof(double));
+  try {
+    cl::Buffer staging(m.device->context(), CL_MEM_WRITE_ONLY, slab_bytes);
+    for (int b = 0; b < bucket_count(m.mode); ++b)
+      for (int comp = 0; comp < 3; ++comp)
+        for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab) {
+          const int rows = std::min(rows_per_slab, s.ny - iy0);
+          m.transpose.setArg(0, m.buckets[std::size_t(b)]);
+          m.transpose.setArg(1, staging);
+          m.transpose.setArg(2, s.nx);
+          m.transpose.setArg(3, s.ny);
+          m.transpose.setArg(4, s.samples);
+          m.transpose.setArg(5, comp);
+          m.transpose.setArg(6, iy0);
+          m.transpose.setArg(7, rows);
+          m.device->queue().enqueueNDRangeKernel(m.transpose, cl::NullRange,
+                                                 cl::NDRange(std::size_t(s.samples), std::size_t(rows) * s.nx),
+                                                 cl::NullRange);
+          const std::size_t n = std::size_t(rows) * s.nx * s.samples;
+          m.device->queue().enqueueReadBuffer(staging, CL_TRUE, 0, n * sizeof(double), host.data());
+          sink(b, comp, iy0, iy0 + rows, host.data());
+        }
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "downloading the field cube from " + m.where());
+  }
+  m.finished = true;
+  m.buckets.clear();  // the device memory goes back now
+}
+
+const Screen& FieldAccumulator::screen() const { return impl_->screen; }
+Mode FieldAccumulator::mode() const { return impl_->mode; }
+std::uint64_t FieldAccumulator::device_buffer_bytes() const {
+  return impl_->bucket_bytes * std::uint64_t(bucket_count(impl_->mode));
+}
+AccumulatorTiming FieldAccumulator::timing() const { return impl_->timing; }
+const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
+
+}  // namespace edm

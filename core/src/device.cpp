@@ -1,0 +1,453 @@
+// OpenCL device runtime: enumerate platforms/devices, select by spec, open a context with an in-order
+// profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + vendor
+// quirks, STYLE 6) with an on-disk binary cache keyed by everything that changes the binary (STYLE 7).
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "kernels.hpp"
+#include "opencl_internal.hpp"
+
+namespace edm {
+
+const char* cl_status_name(int status) {
+  switch (status) {
+#define EDM_CASE(x) \
+  case x:           \
+    return #x;
+    EDM_CASE(CL_SUCCESS)
+    EDM_CASE(CL_DEVICE_NOT_FOUND)
+    EDM_CASE(CL_DEVICE_NOT_AVAILABLE)
+    EDM_CASE(CL_COMPILER_NOT_AVAILABLE)
+    EDM_CASE(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+    EDM_CASE(CL_OUT_OF_RESOURCES)
+    EDM_CASE(CL_OUT_OF_HOST_MEMORY)
+    EDM_CASE(CL_PROFILING_INFO_NOT_AVAILABLE)
+    EDM_CASE(CL_MEM_COPY_OVERLAP)
+    EDM_CASE(CL_IMAGE_FORMAT_MISMATCH)
+    EDM_CASE(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+    EDM_CASE(CL_BUILD_PROGRAM_FAILURE)
+    EDM_CASE(CL_MAP_FAILURE)
+    EDM_CASE(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+    EDM_CASE(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    EDM_CASE(CL_COMPILE_PROGRAM_FAILURE)
+    EDM_CASE(CL_LINKER_NOT_AVAILABLE)
+    EDM_CASE(CL_LINK_PROGRAM_FAILURE)
+    EDM_CASE(CL_DEVICE_PARTITION_FAILED)
+    EDM_CASE(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    EDM_CASE(CL_INVALID_VALUE)
+    EDM_CASE(CL_INVALID_DEVICE_TYPE)
+    EDM_CASE(CL_INVALID_PLATFORM)
+    EDM_CASE(CL_INVALID_DEVICE)
+    EDM_CASE(CL_INVALID_CONTEXT)
+    EDM_CASE(CL_INVALID_QUEUE_PROPERTIES)
+    EDM_CASE(CL_INVALID_COMMAND_QUEUE)
+    EDM_CASE(CL_INVALID_HOST_PTR)
+    EDM_CASE(CL_INVALID_MEM_OBJECT)
+    EDM_CASE(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+    EDM_CASE(CL_INVALID_IMAGE_SIZE)
+    EDM_CASE(CL_INVALID_SAMPLER)
+    EDM_CASE(CL_INVALID_BINARY)
+    EDM_CASE(CL_INVALID_BUILD_OPTIONS)
+    EDM_CASE(CL_INVALID_PROGRAM)
+    EDM_CASE(CL_INVALID_PROGRAM_EXECUTABLE)
+    EDM_CASE(CL_INVALID_KERNEL_NAME)
+    EDM_CASE(CL_INVALID_KERNEL_DEFINITION)
+    EDM_CASE(CL_INVALID_KERNEL)
+    EDM_CASE(CL_INVALID_ARG_INDEX)
+    EDM_CASE(CL_INVALID_ARG_VALUE)
+    EDM_CASE(CL_INVALID_ARG_SIZE)
+    EDM_CASE(CL_INVALID_KERNEL_ARGS)
+    EDM_CASE(CL_INVALID_WORK_DIMENSION)
+    EDM_CASE(CL_INVALID_WORK_GROUP_SIZE)
+    EDM_CASE(CL_INVALID_WORK_ITEM_SIZE)
+    EDM_CASE(CL_INVALID_GLOBAL_OFFSET)
+    EDM_CASE(CL_INVALID_EVENT_WAIT_LIST)
+    EDM_CASE(CL_INVALID_EVENT)
+    EDM_CASE(CL_INVALID_OPERATION)
+    EDM_CASE(CL_INVALID_GL_OBJECT)
+    EDM_CASE(CL_INVALID_BUFFER_SIZE)
+    EDM_CASE(CL_INVALID_MIP_LEVEL)
+    EDM_CASE(CL_INVALID_GLOBAL_WORK_SIZE)
+    EDM_CASE(CL_INVALID_PROPERTY)
+    EDM_CASE(CL_INVALID_IMAGE_DESCRIPTOR)
+    EDM_CASE(CL_INVALID_COMPILER_OPTIONS)
+    EDM_CASE(CL_INVALID_LINKER_OPTIONS)
+    EDM_CASE(CL_INVALID_DEVICE_PARTITION_COUNT)
+#undef EDM_CASE
+    case -1001:
+      return "CL_PLATFORM_NOT_FOUND_KHR";
+    default:
+      return "CL_UNKNOWN_ERROR";
+  }
+}
+
+void throw_device_error(const cl::Error& e, const std::string& context) {
+  throw DeviceError("EDM-CL-001",
+                    context + ": " + e.what() + " returned " + cl_status_name(e.err()) + " (" +
+                        std::to_string(e.err()) + ")",
+                    e.err());
+}
+
+namespace {
+
+std::string type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "ACCELERATOR";
+  return "OTHER";
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\0' || std::isspace((unsigned char)s.back()))) s.pop_back();
+  size_t b = 0;
+  while (b < s.size() && std::isspace((unsigned char)s[b])) ++b;
+  return s.substr(b);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = (char)std::tolower((unsigned char)c);
+  return s;
+}
+
+// Every (platform, device) pair in the global index order of `edm devices`.
+struct Entry {
+  cl::Platform platform;
+  cl::Device device;
+};
+std::vector<Entry> enumerate() {
+  std::vector<Entry> out;
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error&) {
+    return out;  // no ICD / no platform (CL_PLATFORM_NOT_FOUND_KHR): no devices
+  }
+  for (auto& p : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      p.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error&) {
+      continue;  // a platform that fails to answer (or has no device) is skipped
+    }
+    for (auto& d : devices) out.push_back({p, d});
+  }
+  return out;
+}
+
+DeviceInfo describe(const Entry& e, int index) {
+  DeviceInfo i;
+  i.index = index;
+  i.platform = trim(e.platform.getInfo<CL_PLATFORM_NAME>());
+  i.name = trim(e.device.getInfo<CL_DEVICE_NAME>());
+  i.vendor = trim(e.device.getInfo<CL_DEVICE_VENDOR>());
+  i.driver_version = trim(e.device.getInfo<CL_DRIVER_VERSION>());
+  i.device_version = trim(e.device.getInfo<CL_DEVICE_VERSION>());
+  i.type = type_name(e.device.getInfo<CL_DEVICE_TYPE>());
+  i.compute_units = e.device.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>();
+  i.global_memory = e.device.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+  i.max_allocation = e.device.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+  i.local_memory = e.device.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+  i.max_work_group = e.device.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+  const std::string ext = e.device.getInfo<CL_DEVICE_EXTENSIONS>();
+  cl_device_fp_config fp = 0;
+  try {
+    fp = e.device.getInfo<CL_DEVICE_DOUBLE_FP_CONFIG>();
+  } catch (const cl::Error&) {
+    fp = 0;  // OpenCL 1.x devices without cl_khr_fp64 may reject the query
+  }
+  i.fp64 = ext.find("cl_khr_fp64") != std::string::npos || fp != 0;
+  return i;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+  std::vector<DeviceInfo> out;
+  auto entries = enumerate();
+  for (size_t k = 0; k < entries.size(); ++k) {
+    try {
+      out.push_back(describe(entries[k], int(k)));
+    } catch (const cl::Error&) {
+      // A device that fails a query stays listed with what we know, so indices stay stable.
+      DeviceInfo i;
+      i.index = int(k);
+      i.name = "(device did not answer)";
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::vector<DeviceInfo> select_devices(const std::string& spec_in) {
+  const std::string spec = trim(spec_in.empty() ? std::string("auto") : spec_in);
+  const auto all = list_devices();
+  auto require_fp64 = [](const DeviceInfo& d) {
+    if (!d.fp64)
+      throw DeviceError("EDM-DEV-002", "device " + std::to_string(d.index) + " (" + d.name + ", " +
+                                           d.platform + ") has no FP64 support (cl_khr_fp64); edm "
+                                           "needs double precision");
+  };
+  auto nothing = [&](const std::string& why) -> ConfigError {
+    std::string have;
+    for (auto& d : all) have += "\n  " + std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")";
+    if (all.empty()) have = " (no OpenCL device found at all)";
+    return ConfigError("EDM-DEV-001", "accumulator.devices = \"" + spec + "\": " + why +
+                                          "; available devices:" + have);
+  };
+
+  std::vector<DeviceInfo> out;
+  const std::string l = lower(spec);
+  if (l == "auto") {
+    for (auto& d : all)
+      if (d.fp64 && d.type == "GPU") return {d};
+    for (auto& d : all)
+      if (d.fp64) return {d};
+    throw nothing("no device with FP64 support");
+  }
+  if (l == "all") {
+    for (auto& d : all)
+      if (d.fp64) out.push_back(d);
+    if (out.empty()) throw nothing("no device with FP64 support");
+    return out;
+  }
+  if (l == "gpu" || l == "cpu" || l == "accelerator") {
+    const std::string want = l == "gpu" ? "GPU" : l == "cpu" ? "CPU" : "ACCELERATOR";
+    for (auto& d : all)
+      if (d.type == want && d.fp64) out.push_back(d);
+    if (out.empty()) throw nothing("no FP64 device of type " + want);
+    return out;
+  }
+  // "0,1": a comma-separated list of indices (digits, commas, spaces only).
+  if (!spec.empty() && spec.find_first_not_of("0123456789, ") == std::string::npos) {
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      item = trim(item);
+      if (item.empty()) throw nothing("empty index in the list");
+      const long idx = std::strtol(item.c_str(), nullptr, 10);
+      if (idx < 0 || idx >= long(all.size()))
+        throw nothing("device index " + item + " does not exist (" + std::to_string(all.size()) +
+                      " device(s))");
+      for (auto& o : out)
+        if (o.index == idx) throw nothing("device index " + item + " is listed twice");
+      require_fp64(all[size_t(idx)]);
+      out.push_back(all[size_t(idx)]);
+    }
+    return out;
+  }
+  // Otherwise a case-insensitive substring of the device name (or platform / vendor).
+  std::vector<DeviceInfo> matched;
+  for (auto& d : all)
+    if (lower(d.name).find(l) != std::string::npos || lower(d.platform).find(l) != std::string::npos ||
+        lower(d.vendor).find(l) != std::string::npos)
+      matched.push_back(d);
+  if (matched.empty()) throw nothing("no device name, platform or vendor contains \"" + spec + "\"");
+  for (auto& d : matched)
+    if (d.fp64) out.push_back(d);
+  if (out.empty()) require_fp64(matched.front());  // throws, naming the device
+  return out;
+}
+
+Device::Device(const DeviceInfo& info, const cl::Platform& platform, const cl::Device& device)
+    : info_(info), platform_(platform), device_(device) {
+  const std::string where = "opening device " + std::to_string(info.index) + " (" + info.name + ")";
+  try {
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform_(), 0};
+    context_ = cl::Context(std::vector<cl::Device>{device_}, props);
+    queue_ = cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);  // in order
+    transfer_ = cl::CommandQueue(context_, device_, 0);
+  } catch (const cl::Error& e) {
+    throw_device_error(e, where);
+  }
+}
+
+std::shared_ptr<Device> open_device(const DeviceInfo& info) {
+  auto entries = enumerate();
+  if (info.index < 0 || size_t(info.index) >= entries.size())
+    throw ConfigError("EDM-DEV-001", "device index " + std::to_string(info.index) + " does not exist");
+  const auto& e = entries[size_t(info.index)];
+  DeviceInfo now;
+  try {
+    now = describe(e, info.index);
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "querying device " + std::to_string(info.index));
+  }
+  if (!info.name.empty() && now.name != info.name)
+    throw DeviceError("EDM-DEV-003", "device " + std::to_string(info.index) + " is now '" + now.name +
+                                         "', expected '" + info.name + "' (device list changed)");
+  if (!now.fp64)
+    throw DeviceError("EDM-DEV-002", "device " + std::to_string(info.index) + " (" + now.name +
+                                         ") has no FP64 support (cl_khr_fp64)");
+  return std::make_shared<Device>(now, e.platform, e.device);
+}
+
+const DeviceInfo& device_info(const Device& d) { return d.info(); }
+
+// ---------------------------------------------------------------------------------------------
+// Kernel sources and program building.
+
+namespace detail {
+std::string kernel_source(const std::string& name) {
+  if (const char* dir = std::getenv("EDM_CL_PATH"); dir && *dir) {
+    const auto path = std::filesystem::path(dir) / name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw IoError("EDM-CL-020", "EDM_CL_PATH is set but " + path.string() + " cannot be read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return "#line 1 \"" + path.string() + "\"\n" + ss.str();
+  }
+  const auto& k = embedded_kernels();
+  auto it = k.find(name);
+  if (it == k.end()) throw IoError("EDM-CL-021", "no embedded kernel source named " + name);
+  return it->second;
+}
+}  // namespace detail
+
+namespace {
+
+// 64-bit FNV-1a; two different offsets give a 128-bit key (collisions would silently load a wrong
+// binary, so the key is wide and covers every input of the compiler).
+std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::filesystem::path cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "edm";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "edm";
+  return {};
+}
+
+bool cache_enabled() {
+  const char* v = std::getenv("EDM_NO_KERNEL_CACHE");
+  return !(v && std::string(v) == "1");
+}
+
+// OpenCL C version of the device ("OpenCL C 1.2 …") as major*10 + minor; 0 if unparsable.
+int opencl_c_version(const cl::Device& d) {
+  std::string v;
+  try {
+    v = d.getInfo<CL_DEVICE_OPENCL_C_VERSION>();
+  } catch (const cl::Error&) {
+    return 0;
+  }
+  int major = 0, minor = 0;
+  if (std::sscanf(v.c_str(), "OpenCL C %d.%d", &major, &minor) == 2) return major * 10 + minor;
+  return 0;
+}
+
+}  // namespace
+
+cl::Program Device::program(const std::vector<std::string>& files,
+                            const std::map<std::string, std::string>& defines) {
+  // 1. Source: generated defines (tunables), then the common helpers, then the kernels.
+  std::string source = "// generated defines\n";
+  for (const auto& [k, v] : defines) source += "#define " + k + " " + v + "\n";
+  source += detail::kernel_source("common.cl") + "\n";
+  for (const auto& f : files) source += detail::kernel_source(f) + "\n";
+
+  // 2. Options, with every vendor quirk here.
+  std::string options;
+  // -cl-std=CL1.2: our source is 1.2-compatible; asking for it explicitly keeps OpenCL 3.0
+  // compilers (NVIDIA, PoCL) from enabling 2.x/3.0 semantics we do not test. A device whose
+  // OpenCL C is older than 1.2 rejects the option, so it is only passed where supported.
+  if (opencl_c_version(device_) >= 12) options += "-cl-std=CL1.2 ";
+  // No -cl-fast-relaxed-math / -cl-mad-enable / -cl-unsafe-math-optimizations: the retarded-time
+  // residual and the 1/(X·u)³ factors need IEEE double semantics (and sums must be reproducible).
+  // FP_CONTRACT is switched off in common.cl for the same reason.
+  // NVIDIA: the driver keeps its own JIT cache (~/.nv/ComputeCache); ours sits in front of it and
+  // is keyed on the driver version, so an upgrade cannot serve a stale binary.
+  // PoCL: program binaries are supported for the CPU device and embed the target CPU, which is
+  // why the key includes the device name (PoCL names it after the CPU, e.g. pthread-skylake-…).
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string key_text = source + '\0' + options + '\0' + platform_.getInfo<CL_PLATFORM_NAME>() +
+                               '\0' + platform_.getInfo<CL_PLATFORM_VERSION>() + '\0' + info_.name +
+                               '\0' + info_.vendor + '\0' + info_.driver_version + '\0' +
+                               info_.device_version;
+  char hex[40];
+  std::snprintf(hex, sizeof hex, "%016llx%016llx",
+                (unsigned long long)fnv1a(key_text, 0xcbf29ce484222325ULL),
+                (unsigned long long)fnv1a(key_text, 0x84222325cbf29ce4ULL));
+  if (auto it = programs_.find(hex); it != programs_.end()) return it->second;
+
+  const auto dir = cache_dir();
+  const bool use_cache = cache_enabled() && !dir.empty();
+  const auto file = dir / (std::string(hex) + ".bin");
+
+  // 3. Cache hit: any failure to read, load or build the binary is a miss.
+  if (use_cache) {
+    try {
+      std::ifstream in(file, std::ios::binary);
+      if (in) {
+        std::vector<unsigned char> bin((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (!bin.empty()) {
+          cl::Program::Binaries bins{bin};
+          std::vector<cl_int> status;
+          cl::Program p(context_, {device_}, bins, &status);
+          p.build({device_}, options.c_str());
+          programs_[hex] = p;
+          return p;
+        }
+      }
+    } catch (...) {
+      // miss: fall through to a build from source
+    }
+  }
+
+  // 4. Build from source; on failure, the build log and the options go into the BuildError.
+  cl::Program program;
+  try {
+    program = cl::Program(context_, source);
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "creating the program on device " + std::to_string(info_.index));
+  }
+  try {
+    program.build({device_}, options.c_str());
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+    } catch (const cl::Error&) {
+      log = "(build log unavailable)";
+    }
+    throw BuildError("building the edm kernels for device " + std::to_string(info_.index) + " (" +
+                         info_.name + ") failed: " + cl_status_name(e.err()),
+                     log, options);
+  }
+
+  // 5. Store atomically (temp file + rename); a failing write only costs the next run a build.
+  if (use_cache) {
+    try {
+      auto bins = program.getInfo<CL_PROGRAM_BINARIES>();
+      if (bins.size() == 1 && !bins[0].empty()) {
+        std::filesystem::create_directories(dir);
+        const auto tmp = dir / (std::string(hex) + ".tmp." + std::to_string(::getpid()));
+        {
+          std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+          out.write(reinterpret_cast<const char*>(bins[0].data()), std::streamsize(bins[0].size()));
+          if (!out) throw std::runtime_error("write");
+        }
+        std::filesystem::rename(tmp, file);
+      }
+    } catch (...) {
+      std::error_code ec;
+      std::filesystem::remove(dir / (std::string(hex) + ".tmp." + std::to_string(::getpid())), ec);
+    }
+  }
+  programs_[hex] = program;
+  return program;
+}
+
+}  // namespace edm

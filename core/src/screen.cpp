@@ -1,0 +1,173 @@
+// The detector screen (normalised) and its observer window: built and validated from the campaign,
+// screen-relative arrival times (nearest pixel / farthest corner extremes), the corner-anchored auto
+// window and the coverage check that runs before any device time is spent (DESIGN §2).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "edm/error.hpp"
+#include "edm/screen.hpp"
+
+namespace edm {
+
+const char* bucket_name(int bucket) {
+  switch (bucket) {
+    case 0: return "E";
+    case 1: return "B";
+    case 2: return "E_far";
+    case 3: return "B_far";
+    default: return "?";
+  }
+}
+
+double Screen::arrival_rel(const double y[8], double px, double py) const {
+  // t − |r − x| = t_rel + |Z| − R with R = d + ρ²/(R + d), d = |Z| − s z: the |Z| cancels exactly
+  // on paper, so it is never formed (a screen at 10⁹ wavelengths keeps its digits).
+  const double s = z >= 0 ? 1.0 : -1.0;
+  const double d = std::abs(z) - s * y[3];
+  const double dx = px - y[1], dy = py - y[2];
+  const double rho2 = dx * dx + dy * dy;
+  const double R = std::sqrt(rho2 + d * d);
+  return (y[0] - s * y[3]) + rho2 / (R + d);
+}
+
+namespace {
+// The arrival time grows with the transverse distance ρ² = Δx² + Δy² (ρ²/(R + d) = R − d), and ρ²
+// is separable, so the extremes are the nearest / farthest grid coordinate on each axis.
+int nearest_index(double x, int n, double half) {
+  if (n == 1) return 0;
+  const double f = (x + half) / (2.0 * half) * (n - 1);
+  if (!(f > 0)) return 0;
+  if (f >= n - 1) return n - 1;
+  return int(std::lround(f));
+}
+}  // namespace
+
+double Screen::earliest_arrival_rel(const double y[8]) const {
+  int i = nearest_index(y[1], nx, half_x), j = nearest_index(y[2], ny, half_y);
+  // Guard against rounding at half-way points: look at the neighbours too.
+  double best = std::numeric_limits<double>::infinity();
+  for (int a = std::max(0, i - 1); a <= std::min(nx - 1, i + 1); ++a)
+    for (int b = std::max(0, j - 1); b <= std::min(ny - 1, j + 1); ++b)
+      best = std::min(best, arrival_rel(y, pixel_x(a), pixel_y(b)));
+  return best;
+}
+
+double Screen::latest_arrival_rel(const double y[8]) const {
+  const double x0 = pixel_x(0), x1 = pixel_x(nx - 1), y0 = pixel_y(0), y1 = pixel_y(ny - 1);
+  const double px = std::abs(x0 - y[1]) >= std::abs(x1 - y[1]) ? x0 : x1;
+  const double py = std::abs(y0 - y[2]) >= std::abs(y1 - y[2]) ? y0 : y1;
+  return arrival_rel(y, px, py);
+}
+
+Screen make_screen(const ScreenSection& s, const Normalization& units) {
+  auto bad = [](const std::string& key, const std::string& why) {
+    return ConfigError("EDM-CFG-040", "screen." + key + ": " + why);
+  };
+  if (s.nx < 1) throw bad("nx", "must be >= 1 (got " + std::to_string(s.nx) + ")");
+  if (s.ny < 1) throw bad("ny", "must be >= 1 (got " + std::to_string(s.ny) + ")");
+  if (s.samples < 1) throw bad("samples", "must be >= 1 (got " + std::to_string(s.samples) + ")");
+  if (s.samples_per_period < 1)
+    throw bad("samples_per_period", "must be >= 1 (got " + std::to_string(s.samples_per_period) + ")");
+  if (!std::isfinite(s.distance) || s.distance == 0)
+    throw bad("distance", "must be finite and non-zero (the screen plane z; negative = behind)");
+  if (!std::isfinite(s.half_width_x) || s.half_width_x < 0 || (s.half_width_x == 0 && s.nx > 1))
+    throw bad("half_width_x", "must be finite and positive");
+  if (!std::isfinite(s.half_width_y) || s.half_width_y < 0 || (s.half_width_y == 0 && s.ny > 1))
+    throw bad("half_width_y", "must be finite and positive");
+  if (s.window != "auto" && s.window != "explicit")
+    throw bad("window", "must be \"auto\" or \"explicit\" (got \"" + s.window + "\")");
+  if (!(units.omega > 0) || !std::isfinite(units.omega))
+    throw ConfigError("EDM-CFG-041", "laser.wavelength: the normalisation needs a positive wavelength");
+  if (s.window == "explicit" && !std::isfinite(s.t_start)) throw bad("t_start", "must be finite");
+  // Pixel count must fit the device index types (int pixels, 64-bit slots).
+  if (std::uint64_t(s.nx) * std::uint64_t(s.ny) > std::uint64_t(std::numeric_limits<int>::max()))
+    throw bad("nx", "nx × ny exceeds 2^31 − 1 pixels");
+
+  Screen scr;
+  scr.nx = s.nx;
+  scr.ny = s.ny;
+  scr.samples = s.samples;
+  scr.half_x = s.half_width_x / units.length();
+  scr.half_y = s.half_width_y / units.length();
+  scr.z = s.distance / units.length();
+  scr.dt = 2.0 * std::numbers::pi / s.samples_per_period;  // T/samples_per_period, T = 2π/ω
+  // Explicit window: absolute lab time → screen-relative (t − |Z|, c = 1).
+  scr.t0_rel = s.window == "explicit" ? s.t_start / units.time() - std::abs(scr.z) : 0.0;
+  return scr;
+}
+
+void choose_window(Screen& screen, const std::vector<std::array<double, 8>>& initial_states) {
+  if (initial_states.empty()) return;
+  double latest = -std::numeric_limits<double>::infinity();
+  for (const auto& y : initial_states) latest = std::max(latest, screen.latest_arrival_rel(y.data()));
+  screen.t0_rel = latest;
+}
+
+namespace {
+// The state at the first knot (interval 0, s = 0) and at the last knot (interval n−1, s = dτ),
+// read straight from the coefficient layout (trajectory.hpp).
+void knot_state(const SplineBatch& b, const ElectronSpline& e, bool last, double y[8]) {
+  const std::uint32_t j = last ? e.n_intervals - 1 : 0;
+  const double s = last ? e.dtau : 0.0;
+  const double* c = b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval;
+  for (int k = 0; k < 8; ++k) y[k] = c[4 * k] + s * (c[4 * k + 1] + s * (c[4 * k + 2] + s * c[4 * k + 3]));
+}
+}  // namespace
+
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch) {
+  CoverageReport r;
+  const double t_last = screen.t_rel(screen.samples - 1);
+  for (const auto& e : batch.electrons) {
+    CoverageRecord rec;
+    rec.electron = e.index;
+    if (e.n_intervals == 0) {
+      rec.margin_start = rec.margin_end = -std::numeric_limits<double>::infinity();
+      rec.dropped_slots = screen.slots_per_electron();
+      r.records.push_back(rec);
+      continue;
+    }
+    double y0[8], y1[8];
+    knot_state(batch, e, false, y0);
+    knot_state(batch, e, true, y1);
+    rec.margin_start = screen.t0_rel - screen.latest_arrival_rel(y0);
+    rec.margin_end = screen.earliest_arrival_rel(y1) - t_last;
+    if (rec.clipped()) {
+      // Per pixel: samples before the first knot's light arrives or after the last knot's.
+      for (int iy = 0; iy < screen.ny; ++iy)
+        for (int ix = 0; ix < screen.nx; ++ix) {
+          const double a0 = screen.arrival_rel(y0, screen.pixel_x(ix), screen.pixel_y(iy));
+          const double a1 = screen.arrival_rel(y1, screen.pixel_x(ix), screen.pixel_y(iy));
+          const double before = std::ceil((a0 - screen.t0_rel) / screen.dt);
+          const double after = std::ceil((t_last - a1) / screen.dt);
+          const double S = screen.samples;
+          const double lost = std::clamp(before, 0.0, S) + std::clamp(after, 0.0, S);
+          rec.dropped_slots += std::uint64_t(std::min(lost, S));
+        }
+    }
+    r.records.push_back(rec);
+  }
+  return r;
+}
+
+std::uint64_t CoverageReport::clipped_electrons() const {
+  return std::uint64_t(std::count_if(records.begin(), records.end(), [](auto& r) { return r.clipped(); }));
+}
+std::uint64_t CoverageReport::dropped_slots() const {
+  std::uint64_t n = 0;
+  for (auto& r : records) n += r.dropped_slots;
+  return n;
+}
+double CoverageReport::min_margin_start() const {
+  double m = std::numeric_limits<double>::infinity();
+  for (auto& r : records) m = std::min(m, r.margin_start);
+  return m;
+}
+double CoverageReport::min_margin_end() const {
+  double m = std::numeric_limits<double>::infinity();
+  for (auto& r : records) m = std::min(m, r.margin_end);
+  return m;
+}
+
+}  // namespace edm

@@ -1,0 +1,108 @@
+// Analytic worldlines and their cubic-Hermite splines in the device layout (see analytic_splines.hpp).
+#include "analytic_splines.hpp"
+
+#include <cmath>
+
+namespace edm::test {
+
+Worldline static_charge(double x, double y, double z) {
+  return [=](double tau, double s[8], double a[4], double da[4]) {
+    const double v[8] = {tau, x, y, z, 1, 0, 0, 0};
+    for (int i = 0; i < 8; ++i) s[i] = v[i];
+    for (int i = 0; i < 4; ++i) a[i] = da[i] = 0;
+  };
+}
+
+Worldline uniform_motion(std::array<double, 3> x0, std::array<double, 3> u) {
+  const double g = std::sqrt(1 + u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  return [=](double tau, double s[8], double a[4], double da[4]) {
+    const double v[8] = {g * tau, x0[0] + u[0] * tau, x0[1] + u[1] * tau, x0[2] + u[2] * tau, g, u[0], u[1], u[2]};
+    for (int i = 0; i < 8; ++i) s[i] = v[i];
+    for (int i = 0; i < 4; ++i) a[i] = da[i] = 0;
+  };
+}
+
+Worldline helical_orbit(double r, double omega, double beta_z) {
+  const double bp = omega * r;
+  const double g = 1.0 / std::sqrt(1 - bp * bp - beta_z * beta_z);
+  const double w = omega * g;  // dφ/dτ
+  return [=](double tau, double s[8], double a[4], double da[4]) {
+    const double phi = w * tau, c = std::cos(phi), sn = std::sin(phi);
+    const double v[8] = {g * tau, r * c, r * sn, g * beta_z * tau, g, -g * bp * sn, g * bp * c, g * beta_z};
+    for (int i = 0; i < 8; ++i) s[i] = v[i];
+    a[0] = 0, a[1] = -g * bp * w * c, a[2] = -g * bp * w * sn, a[3] = 0;
+    da[0] = 0, da[1] = g * bp * w * w * sn, da[2] = -g * bp * w * w * c, da[3] = 0;
+  };
+}
+
+Worldline plane_wave_orbit(double ax, double ay, double h, int s_in, double phase, std::array<double, 3> off) {
+  const double s = s_in >= 0 ? 1.0 : -1.0;
+  // u⊥² = M + K cos 2φ with M = (ax² + ay²)/2, K = (ay² − ax²)/2; γ = (1 + u⊥² + h²)/(2h);
+  // t = ∫γ dτ, and t − s z = h τ (light-front momentum), so z = s (t − h τ).
+  const double M = 0.5 * (ax * ax + ay * ay), K = 0.5 * (ay * ay - ax * ax);
+  const double g0 = (1 + h * h + M) / (2 * h);
+  return [=](double tau, double y[8], double a[4], double da[4]) {
+    const double phi = h * tau + phase;
+    const double c = std::cos(phi), sn = std::sin(phi), c2 = std::cos(2 * phi), s2 = std::sin(2 * phi);
+    const double s2_0 = std::sin(2 * phase);
+    const double g = g0 + K * c2 / (2 * h);
+    const double t = g0 * tau + K * (s2 - s2_0) / (4 * h * h);
+    y[0] = t;
+    y[1] = off[0] - ax / h * c;
+    y[2] = off[1] + ay / h * sn;
+    y[3] = off[2] + s * (t - h * tau);
+    y[4] = g;
+    y[5] = ax * sn;
+    y[6] = ay * c;
+    y[7] = s * (g - h);
+    a[0] = -K * s2;
+    a[1] = ax * h * c;
+    a[2] = -ay * h * sn;
+    a[3] = s * a[0];
+    da[0] = -2 * h * K * c2;
+    da[1] = -ax * h * h * sn;
+    da[2] = -ay * h * h * c;
+    da[3] = s * da[0];
+  };
+}
+
+void append_electron(SplineBatch& batch, const Worldline& w, double tau0, double dtau, std::uint32_t n,
+                     std::uint64_t index) {
+  ElectronSpline e;
+  e.index = index;
+  e.tau0 = tau0;
+  e.dtau = dtau;
+  e.n_intervals = n;
+  e.offset = batch.coef.size();
+  batch.coef.resize(batch.coef.size() + std::size_t(n) * kCoefPerInterval);
+  double y0[8], a0[4], d0[4], y1[8], a1[4], d1[4];
+  w(tau0, y0, a0, d0);
+  for (std::uint32_t j = 0; j < n; ++j) {
+    w(tau0 + (j + 1) * dtau, y1, a1, d1);
+    double* c = batch.coef.data() + e.offset + std::size_t(j) * kCoefPerInterval;
+    // Cubic Hermite on [0, h]: p(s) = p0 + m0 s + c2 s² + c3 s³.
+    auto hermite = [&](int comp, double p0, double p1, double m0, double m1) {
+      const double h = dtau;
+      c[4 * comp + 0] = p0;
+      c[4 * comp + 1] = m0;
+      c[4 * comp + 2] = (3 * (p1 - p0) / h - 2 * m0 - m1) / h;
+      c[4 * comp + 3] = (2 * (p0 - p1) / h + m0 + m1) / (h * h);
+    };
+    // dx^μ/dτ = u^μ, du^μ/dτ = a^μ.
+    for (int k = 0; k < 4; ++k) hermite(k, y0[k], y1[k], y0[4 + k], y1[4 + k]);
+    for (int k = 0; k < 4; ++k) hermite(4 + k, y0[4 + k], y1[4 + k], a0[k], a1[k]);
+    for (int k = 0; k < 4; ++k) hermite(8 + k, a0[k], a1[k], d0[k], d1[k]);
+    for (int k = 0; k < 8; ++k) y0[k] = y1[k];
+    for (int k = 0; k < 4; ++k) a0[k] = a1[k], d0[k] = d1[k];
+  }
+  batch.electrons.push_back(e);
+}
+
+std::array<double, 8> state_at(const Worldline& w, double tau) {
+  std::array<double, 8> y;
+  double a[4], da[4];
+  w(tau, y.data(), a, da);
+  return y;
+}
+
+}  // namespace edm::test

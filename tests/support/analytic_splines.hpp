@@ -1,0 +1,33 @@
+// Analytic worldlines → SplineBatch in the 48-coefficient layout of trajectory.hpp, so the field
+// tests do not depend on the trajectory solver: the state is cubic Hermite from exact values and
+// derivatives (dx/dτ = u, du/dτ = a), the 4-acceleration cubic Hermite from a and da/dτ.
+#pragma once
+#include <array>
+#include <functional>
+
+#include "edm/trajectory.hpp"
+
+namespace edm::test {
+
+// y: state (t, x, y, z, γ, uˣ, uʸ, uᶻ); a: 4-acceleration; da: da/dτ — all at proper time τ.
+using Worldline = std::function<void(double tau, double y[8], double a[4], double da[4])>;
+
+Worldline static_charge(double x, double y, double z);
+// x(τ) = x0 + u τ, t = γ τ (u = γβ, three components).
+Worldline uniform_motion(std::array<double, 3> x0, std::array<double, 3> u);
+// Helix: radius r, lab angular frequency Ω about ẑ, drift βz (β⊥ = Ω r, needs β⊥² + βz² < 1).
+Worldline helical_orbit(double radius, double omega, double beta_z);
+// Exact plane-wave orbit (DESIGN §8): laser along s ẑ (s = ±1), light-front momentum h = γ − s uᶻ,
+// transverse momentum u_⊥ = (ax sin φ, ay cos φ), φ = h τ + phase (ax = a0, ay = 0: linear, the
+// figure-8; ax = ay = a0/√2: circular). Closed form for t, x, z (no quadrature).
+Worldline plane_wave_orbit(double ax, double ay, double h, int s, double phase = 0.0,
+                           std::array<double, 3> offset = {0, 0, 0});
+
+// Appends one electron on knots τ_j = tau0 + j·dtau, j = 0..n_intervals.
+void append_electron(SplineBatch& batch, const Worldline& w, double tau0, double dtau,
+                     std::uint32_t n_intervals, std::uint64_t index);
+
+// The (exact) state at τ of a worldline, as an array (for windows and coverage).
+std::array<double, 8> state_at(const Worldline& w, double tau);
+
+}  // namespace edm::test

@@ -1,0 +1,340 @@
+// ctest-label: physics
+// The OpenCL field accumulator against physics it must reproduce: the independent host reference
+// (GSL Brent + 3-vector Liénard–Wiechert) on exact plane-wave orbits (Thomson figure-8, head-on γ = 5),
+// Coulomb's field of a static charge, the field of uniform motion from the PRESENT position, the 1/R
+// and 1/R² scaling of far and near parts; plus the kernel's tunables (coefficient reuse bit-identical,
+// chunks, Newton iterations, batching) and the intended errors. Device from EDM_DEVICE (default auto).
+#define BOOST_TEST_MODULE accumulator
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <numbers>
+
+#include "analytic_splines.hpp"
+#include "edm/accumulator.hpp"
+#include "edm/error.hpp"
+#include "test_support.hpp"
+
+using namespace edm;
+namespace tt = boost::test_tools;
+
+namespace {
+
+std::shared_ptr<Device> device() {
+  static std::shared_ptr<Device> d = [] {
+    const char* spec = std::getenv("EDM_DEVICE");
+    auto sel = select_devices(spec ? spec : "auto");
+    BOOST_TEST_MESSAGE("device: [" << sel.front().index << "] " << sel.front().name << " ("
+                                   << sel.front().platform << ")");
+    return open_device(sel.front());
+  }();
+  return d;
+}
+
+// The cube from the device, in the slab layout [bucket][comp][iy][ix][k] (small slabs on purpose:
+// rows_per_slab = 3 exercises several transposes per component).
+std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<const SplineBatch*>& batches,
+                               KernelOptions o = {}, AccumulatorTiming* timing = nullptr) {
+  auto make = [&] {
+    try {
+      return FieldAccumulator(device(), s, mode, o);
+    } catch (const BuildError& e) {
+      BOOST_TEST_MESSAGE("build options: " << e.options() << "\nbuild log:\n" << e.log());
+      throw;
+    }
+  };
+  FieldAccumulator acc = make();
+  for (auto* b : batches) acc.accumulate(*b);
+  const std::size_t row = std::size_t(s.nx) * s.samples;
+  std::vector<double> cube(std::size_t(bucket_count(mode)) * 3 * s.ny * row, std::nan(""));
+  acc.finish(
+      [&](int b, int c, int iy0, int iy1, const double* d) {
+        std::memcpy(cube.data() + ((std::size_t(b) * 3 + c) * s.ny + iy0) * row, d,
+                    std::size_t(iy1 - iy0) * row * sizeof(double));
+      },
+      3);
+  if (timing) *timing = acc.timing();
+  return cube;
+}
+
+std::vector<double> bucket(const std::vector<double>& cube, const Screen& s, int b) {
+  const std::size_t n = 3 * std::size_t(s.ny) * s.nx * s.samples;
+  return {cube.begin() + std::ptrdiff_t(b * n), cube.begin() + std::ptrdiff_t((b + 1) * n)};
+}
+
+double at(const std::vector<double>& cube, const Screen& s, int b, int c, int iy, int ix, int k) {
+  return cube[(((std::size_t(b) * 3 + c) * s.ny + iy) * s.nx + ix) * s.samples + k];
+}
+
+// A screen plus electrons whose splines cover its whole window (checked with check_coverage).
+struct Setup {
+  Screen screen;
+  SplineBatch batch;
+};
+
+// Builds splines on [0, T] with T long enough that the last knot's light reaches every pixel after
+// the last sample; the window is the auto (corner-anchored) one of the initial states.
+Setup make_setup(Screen s, const std::vector<test::Worldline>& ws, double dtau) {
+  std::vector<std::array<double, 8>> init;
+  for (auto& w : ws) init.push_back(test::state_at(w, 0.0));
+  choose_window(s, init);
+  Setup st{s, {}};
+  const double t_last = s.t_rel(s.samples - 1);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    double T = dtau;
+    while (s.earliest_arrival_rel(test::state_at(ws[i], T).data()) <= t_last + 4 * s.dt) T *= 1.25;
+    test::append_electron(st.batch, ws[i], 0.0, dtau, std::uint32_t(std::ceil(T / dtau)), i);
+  }
+  auto cov = check_coverage(st.screen, st.batch);
+  BOOST_REQUIRE(cov.clipped_electrons() == 0u);
+  return st;
+}
+
+// Thomson: electrons at rest on average in a plane wave along +z (h = 1, a0 = 0.5, figure-8), seen
+// on a screen BEHIND them (z < 0, the backscatter side). nx ≠ ny to catch transposition mistakes.
+Setup thomson() {
+  Screen s;
+  s.nx = 12, s.ny = 10, s.samples = 96;
+  s.half_x = 60, s.half_y = 45, s.z = -150;
+  s.dt = 2 * std::numbers::pi / 32;
+  const double h = 1.0, a0 = 0.5;
+  return make_setup(s,
+                    {test::plane_wave_orbit(a0, 0, h, +1),
+                     test::plane_wave_orbit(a0, 0, h, +1, 0.7, {1.0, -0.5, 0.3})},
+                    2 * std::numbers::pi / h / 16);
+}
+
+// Head-on (inverse Thomson): γ = 5 electron along +z meets a laser along −z (s = −1,
+// h = γ(1 + β) = 5 + √24), a0 = 0.3; screen ahead at z = +2000 inside the 1/γ cone.
+Setup head_on() {
+  Screen s;
+  s.nx = 10, s.ny = 9, s.samples = 128;
+  s.half_x = 120, s.half_y = 100, s.z = 2000;
+  const double h = 5 + std::sqrt(24.0), a0 = 0.3;
+  // Doppler-upshifted fundamental on axis ≈ 2γ h/(1 + a0²/2) ≈ 97 ω: 16 samples per its period.
+  s.dt = 2 * std::numbers::pi * (1 + a0 * a0 / 2) / (h * h) / 16;
+  return make_setup(s, {test::plane_wave_orbit(a0, 0, h, -1)}, 2 * std::numbers::pi / h / 16);
+}
+
+void compare_with_host(const char* name, const Setup& st, Mode mode) {
+  auto dev = run_device(st.screen, mode, {&st.batch});
+  auto ref = host_reference_field(st.screen, mode, st.batch);
+  for (int b = 0; b < bucket_count(mode); ++b) {
+    auto d = bucket(dev, st.screen, b), r = bucket(ref, st.screen, b);
+    const double l2 = test::relative_l2(d, r);
+    double norm = 0;
+    for (double v : r) norm += v * v;
+    BOOST_TEST_MESSAGE(name << " " << (mode == Mode::Total ? "total" : "split") << " bucket "
+                            << bucket_name(b) << ": rel L2 kernel vs host = " << l2 << " (|ref| = "
+                            << std::sqrt(norm) << ")");
+    BOOST_TEST(norm > 0);  // the comparison means something
+    BOOST_TEST(l2 < test::tol::kernel_vs_host);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(kernel_vs_host_thomson) {
+  auto st = thomson();
+  compare_with_host("thomson figure-8", st, Mode::Total);
+  compare_with_host("thomson figure-8", st, Mode::Split);
+}
+
+BOOST_AUTO_TEST_CASE(kernel_vs_host_head_on) {
+  auto st = head_on();
+  compare_with_host("head-on gamma=5", st, Mode::Total);
+  compare_with_host("head-on gamma=5", st, Mode::Split);
+}
+
+BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
+  auto st = head_on();
+  KernelOptions on, off;
+  on.coef_reuse = true;
+  off.coef_reuse = false;
+  auto a = run_device(st.screen, Mode::Split, {&st.batch}, on);
+  auto b = run_device(st.screen, Mode::Split, {&st.batch}, off);
+  BOOST_REQUIRE(a.size() == b.size());
+  BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(sample_chunks_agree) {
+  auto st = head_on();
+  KernelOptions o;
+  o.sample_chunks = 1;
+  auto ref = run_device(st.screen, Mode::Split, {&st.batch}, o);
+  for (int c : {3, 8}) {
+    o.sample_chunks = c;
+    auto d = run_device(st.screen, Mode::Split, {&st.batch}, o);
+    const double l2 = test::relative_l2(d, ref);
+    BOOST_TEST_MESSAGE("C = 1 vs C = " << c << ": rel L2 = " << l2);
+    BOOST_TEST(l2 < test::tol::chunks);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(newton_iterations_agree) {
+  auto st = head_on();
+  KernelOptions o2, o4;
+  o2.newton_iters = 2;
+  o4.newton_iters = 4;
+  auto a = run_device(st.screen, Mode::Split, {&st.batch}, o2);
+  auto b = run_device(st.screen, Mode::Split, {&st.batch}, o4);
+  const double l2 = test::relative_l2(a, b);
+  BOOST_TEST_MESSAGE("newton_iters 2 vs 4: rel L2 = " << l2);
+  BOOST_TEST(l2 < test::tol::newton);
+}
+
+BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
+  // DESIGN §4: on one device a batched run equals the single pass bit for bit.
+  auto st = thomson();
+  SplineBatch first, second;
+  const auto& e = st.batch.electrons;
+  test::append_electron(first, test::plane_wave_orbit(0.5, 0, 1.0, +1), e[0].tau0, e[0].dtau, e[0].n_intervals, 0);
+  test::append_electron(second, test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1.0, -0.5, 0.3}), e[1].tau0,
+                        e[1].dtau, e[1].n_intervals, 1);
+  AccumulatorTiming t;
+  auto one = run_device(st.screen, Mode::Total, {&st.batch}, {}, &t);
+  auto two = run_device(st.screen, Mode::Total, {&first, &second});
+  BOOST_TEST(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)) == 0);
+  BOOST_TEST(t.launches == 2u);
+  BOOST_TEST(t.kernel_seconds > 0.0);
+  BOOST_TEST_MESSAGE("2 launches, kernel time " << t.kernel_seconds << " s");
+}
+
+BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
+  Screen s;
+  s.nx = 8, s.ny = 6, s.samples = 8;
+  s.half_x = 20, s.half_y = 15, s.z = 50;
+  s.dt = 1.0;
+  const double q[3] = {0.3, -0.2, 0.1};
+  auto st = make_setup(s, {test::static_charge(q[0], q[1], q[2])}, 1.0);
+  s = st.screen;  // with its auto window
+  auto cube = run_device(s, Mode::Split, {&st.batch});
+  double worst = 0, worst_b = 0, worst_far = 0;
+  for (int iy = 0; iy < s.ny; ++iy)
+    for (int ix = 0; ix < s.nx; ++ix) {
+      const double r[3] = {s.pixel_x(ix) - q[0], s.pixel_y(iy) - q[1], s.z - q[2]};
+      const double R = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+      for (int k = 0; k < s.samples; ++k)
+        for (int c = 0; c < 3; ++c) {
+          // Unit positive charge, 1/(4πε0) = 1: E = r/R³ (the writer applies q k²/(4πε0)).
+          const double want = r[c] / (R * R * R);
+          worst = std::max(worst, std::abs(at(cube, s, 0, c, iy, ix, k) - want) * R * R);
+          worst_b = std::max(worst_b, std::abs(at(cube, s, 1, c, iy, ix, k)) * R * R);
+          worst_far = std::max(worst_far, std::abs(at(cube, s, 2, c, iy, ix, k)) * R * R);
+        }
+    }
+  BOOST_TEST_MESSAGE("static charge: max |E − Coulomb|/|E| = " << worst << ", max |B|/|E| = " << worst_b
+                                                              << ", max |E_far|/|E| = " << worst_far);
+  BOOST_TEST(worst < 1e-12);
+  BOOST_TEST(worst_b < 1e-12);
+  BOOST_TEST(worst_far == 0.0);  // zero acceleration spline: the far part is exactly zero
+}
+
+BOOST_AUTO_TEST_CASE(uniform_motion_from_present_position) {
+  Screen s;
+  s.nx = 8, s.ny = 8, s.samples = 32;
+  s.half_x = 60, s.half_y = 60, s.z = 400;
+  s.dt = 0.5;
+  const std::array<double, 3> x0 = {1.0, 2.0, 0.0}, u = {0.2, -0.1, 1.5};
+  auto st = make_setup(s, {test::uniform_motion(x0, u)}, 0.5);
+  s = st.screen;  // with its auto window
+  auto cube = run_device(s, Mode::Total, {&st.batch});
+  const double g = std::sqrt(1 + u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  const double b[3] = {u[0] / g, u[1] / g, u[2] / g};
+  const double b2 = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+  double worst = 0, worst_b = 0;
+  for (int iy = 0; iy < s.ny; ++iy)
+    for (int ix = 0; ix < s.nx; ++ix)
+      for (int k = 0; k < s.samples; ++k) {
+        // Present position at the observer's lab time t = t_rel + |Z| (x = x0 + β t).
+        const double t = s.t_rel(k) + std::abs(s.z);
+        const double Rp[3] = {s.pixel_x(ix) - (x0[0] + b[0] * t), s.pixel_y(iy) - (x0[1] + b[1] * t),
+                              s.z - (x0[2] + b[2] * t)};
+        const double R2 = Rp[0] * Rp[0] + Rp[1] * Rp[1] + Rp[2] * Rp[2], R = std::sqrt(R2);
+        const double rb = (Rp[0] * b[0] + Rp[1] * b[1] + Rp[2] * b[2]);
+        const double sin2 = 1 - rb * rb / (R2 * b2);  // sin²ψ between R_p and β
+        const double f = (1 - b2) / (R2 * R * std::pow(1 - b2 * sin2, 1.5));
+        const double E[3] = {f * Rp[0], f * Rp[1], f * Rp[2]};
+        const double En = std::sqrt(E[0] * E[0] + E[1] * E[1] + E[2] * E[2]);
+        const double B[3] = {b[1] * E[2] - b[2] * E[1], b[2] * E[0] - b[0] * E[2], b[0] * E[1] - b[1] * E[0]};
+        for (int c = 0; c < 3; ++c) {
+          worst = std::max(worst, std::abs(at(cube, s, 0, c, iy, ix, k) - E[c]) / En);
+          worst_b = std::max(worst_b, std::abs(at(cube, s, 1, c, iy, ix, k) - B[c]) / En);
+        }
+      }
+  BOOST_TEST_MESSAGE("uniform motion (beta = " << std::sqrt(b2) << "): max |E − E_present|/|E| = " << worst
+                                                << ", max |B − beta x E|/|E| = " << worst_b);
+  BOOST_TEST(worst < 1e-11);
+  BOOST_TEST(worst_b < 1e-11);
+}
+
+BOOST_AUTO_TEST_CASE(distance_scaling_far_and_near) {
+  // Two pixels at ±θ (θ = 0.3) on screens at Z and 2Z, and windows aligned so that sample 0 of each
+  // receives light emitted at the same τ_a: the retarded times then agree to O(|x|²/Z) and the
+  // directions to O(|x|/Z), |x| ≲ 0.05 — so far·R and near·R² must agree to ~1e-7 at Z = 1e5.
+  const double theta = 0.3, tau_a = 20;
+  auto w = test::plane_wave_orbit(0.05, 0, 1.0, +1);
+  std::vector<double> far_series[2], near_series[2];
+  for (int m = 0; m < 2; ++m) {
+    Screen s;
+    s.nx = 2, s.ny = 1, s.samples = 64;
+    s.z = 1e5 * (m + 1);
+    s.half_x = s.z * std::tan(theta), s.half_y = 0;
+    s.dt = 2 * std::numbers::pi / 32;
+    const auto ya = test::state_at(w, tau_a);
+    s.t0_rel = s.arrival_rel(ya.data(), s.pixel_x(1), 0.0);
+    SplineBatch batch;
+    test::append_electron(batch, w, 0.0, 2 * std::numbers::pi / 16, 16 * 8, 0);
+    BOOST_REQUIRE(check_coverage(s, batch).clipped_electrons() == 0u);
+    auto cube = run_device(s, Mode::Split, {&batch});
+    for (int c = 0; c < 3; ++c)
+      for (int k = 0; k < s.samples; ++k) {
+        const double total = at(cube, s, 0, c, 0, 1, k), far = at(cube, s, 2, c, 0, 1, k);
+        far_series[m].push_back(far * (m + 1));                   // × distance ratio
+        near_series[m].push_back((total - far) * (m + 1) * (m + 1));  // × ratio²
+      }
+  }
+  const double lf = test::relative_l2(far_series[1], far_series[0]);
+  const double ln = test::relative_l2(near_series[1], near_series[0]);
+  BOOST_TEST_MESSAGE("distance 2x: far x2 vs far rel L2 = " << lf << ", near x4 vs near rel L2 = " << ln);
+  BOOST_TEST(lf < test::tol::distance_scaling);
+  BOOST_TEST(ln < test::tol::distance_scaling);
+  // And the scalings are not interchangeable: far does not scale like 1/R².
+  BOOST_TEST(test::relative_l2(far_series[1], near_series[0]) > 0.1);
+}
+
+BOOST_AUTO_TEST_CASE(intended_errors) {
+  // A device index that does not exist, and a filter that matches nothing: ConfigError naming the spec.
+  const std::size_t n = list_devices().size();
+  try {
+    select_devices(std::to_string(n + 7));
+    BOOST_ERROR("a device index that does not exist was accepted");
+  } catch (const ConfigError& e) {
+    BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+    BOOST_TEST(std::string(e.what()).find(std::to_string(n + 7)) != std::string::npos);
+  }
+  try {
+    select_devices("no-such-device-xyzzy");
+    BOOST_ERROR("a device filter that matches nothing was accepted");
+  } catch (const ConfigError& e) {
+    BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+    BOOST_TEST(std::string(e.what()).find("no-such-device-xyzzy") != std::string::npos);
+  }
+  // nx = 0.
+  ScreenSection sec;
+  sec.nx = 0;
+  BOOST_CHECK_THROW(make_screen(sec, Normalization::from_wavelength(800e-9)), ConfigError);
+  // A cube that cannot fit the device: DeviceError naming the numbers and the screen setting.
+  Screen big;
+  big.nx = 20000, big.ny = 20000, big.samples = 100000;
+  big.half_x = big.half_y = 1, big.z = 10, big.dt = 0.1;
+  try {
+    FieldAccumulator acc(device(), big, Mode::Total, {});
+    BOOST_ERROR("a field buffer larger than the device was accepted");
+  } catch (const DeviceError& e) {
+    BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+    BOOST_TEST(std::string(e.what()).find("nx = 20000") != std::string::npos);
+  }
+}
