@@ -192,8 +192,16 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   std::optional<Scenario> extended;
   if (!plugin_scenario.has_tracks()) {
     double max_shift = 0;
-    for (auto& y : ext.start) {
+    for (std::uint64_t i = 0; i < N; ++i) {
+      auto& y = ext.start[i];
       const double d = backward_shift(screen, y.data(), screen.t0_rel);
+      // A window opening far before the interaction would need an absurdly long free flight.
+      if (d > scenario.tau_max())
+        throw ConfigError("EDM-WIN-002", "[screen] t_start: the observer window opens " +
+                                             std::to_string(d * units.time()) +
+                                             " s (proper time) before electron " + std::to_string(i) +
+                                             "'s light could reach the screen corners; choose a later "
+                                             "t_start or window = \"auto\"");
       for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
       max_shift = std::max(max_shift, d);
     }
@@ -262,7 +270,18 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     obs.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                   ": electrons " + std::to_string(b0) + "–" + std::to_string(b0 + count - 1));
     const auto t0 = Clock::now();
-    SplineBatch batch = solve_trajectories(solver_scenario, b0, count, solve);
+    SplineBatch batch;
+    try {
+      batch = solve_trajectories(solver_scenario, b0, count, solve);
+    } catch (const PhysicsError& e) {
+      // The integration runs until the electrons' light has passed the last sample; a window
+      // that ends absurdly late turns into a runaway integration, which is a campaign problem.
+      if (campaign.screen.window != "auto" && e.id() == "EDM-TRJ-011")
+        throw ConfigError("EDM-WIN-003", std::string("[screen] t_start / samples: the observer window ends at ") +
+                                             std::to_string((t_last + std::abs(screen.z)) * units.time()) +
+                                             " s, too late for the trajectories to reach (" + e.what() + ")");
+      throw;
+    }
     const auto t1 = Clock::now();
     S.timing.trajectories += seconds_between(t0, t1);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).

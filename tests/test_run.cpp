@@ -1,0 +1,225 @@
+// ctest-label: e2e
+// Whole runs through libedm and the edm binary: batching is bit-identical to the single pass on one
+// device, sharding over two devices agrees to tol::sharded, bad input leaves no field.h5 behind, and
+// host memory at fixed electron_batch does not grow with the number of electrons.
+#define BOOST_TEST_MODULE run
+#include <boost/test/unit_test.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <regex>
+
+#include "edm/campaign.hpp"
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+#include "edm/writer.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+// Two PoCL devices on one platform (NOTES.md) must be asked for before OpenCL starts.
+struct TwoPoclDevices {
+  TwoPoclDevices() { setenv("POCL_DEVICES", "pthread pthread", 0); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(TwoPoclDevices);
+
+// A small inverse-Thomson cell: 8 electrons, 8 × 6 pixels, 256 samples.
+const char* kCell = R"(
+[run]
+scenario = "inverse_thomson"
+mode = "split"
+[laser]
+profile = "gaussian"
+a0 = 0.3
+duration = 10.7e-15
+waist = 10e-6
+[electrons]
+distribution = "sunflower"
+count = 8
+radius = 3e-6
+gamma = 3.0
+[trajectory]
+knots_per_period = 16
+padding = 4.0
+[screen]
+distance = 0.02
+half_width_x = 6e-5
+half_width_y = 4e-5
+nx = 8
+ny = 6
+samples = 256
+samples_per_period = 128
+)";
+
+struct Quiet : RunObserver {};
+
+RunSummary run_cell(const fs::path& out, std::vector<Override> overrides) {
+  overrides.push_back({"run.output", "\"" + out.string() + "\"", Origin::CommandLine});
+  const auto registry = PluginRegistry::discover();
+  Campaign c = parse_campaign(kCell, "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
+  Quiet q;
+  return run_campaign(c, registry, RunOptions{}, q);
+}
+
+const std::vector<std::string> kDatasets = {"/E/x", "/E/y", "/E/z", "/B/x", "/B/y", "/B/z",
+                                            "/E_far/x", "/E_far/y", "/E_far/z", "/B_far/x",
+                                            "/B_far/y", "/B_far/z"};
+
+std::vector<double> read(const fs::path& run, const std::string& name) {
+  return read_field_component(run / "field.h5", name);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(batched_runs_are_bit_identical_to_the_single_pass) {
+  const auto dir = test::temp_dir("batch");
+  run_cell(dir / "single", {{"accumulator.devices", "\"0\""}});
+  for (const char* overlap : {"true", "false"}) {
+    for (const char* B : {"1", "3", "7", "8"}) {
+      const auto out = dir / (std::string("b") + B + overlap);
+      RunSummary s = run_cell(out, {{"accumulator.devices", "\"0\""},
+                                    {"accumulator.electron_batch", B},
+                                    {"accumulator.batch_overlap", overlap}});
+      BOOST_TEST(s.batches == (8 + std::stoul(B) - 1) / std::stoul(B));
+      for (const auto& name : kDatasets) {
+        const auto a = read(dir / "single", name), b = read(out, name);
+        BOOST_REQUIRE_EQUAL(a.size(), b.size());
+        BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0,
+                   "B = " << B << " overlap = " << overlap << ": " << name << " differs");
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(two_devices_agree_with_one) {
+  const auto devices = list_devices();
+  int fp64 = 0;
+  for (const auto& d : devices) fp64 += d.fp64;
+  BOOST_REQUIRE_MESSAGE(fp64 >= 2, "needs two FP64 devices (POCL_DEVICES=\"pthread pthread\")");
+  const auto dir = test::temp_dir("shard");
+  run_cell(dir / "one", {{"accumulator.devices", "\"0\""}});
+  for (const char* B : {"0", "3"}) {
+    const auto out = dir / (std::string("two") + B);
+    run_cell(out, {{"accumulator.devices", "\"0,1\""}, {"accumulator.electron_batch", B}});
+    for (const auto& name : kDatasets) {
+      const double rel = test::relative_l2(read(out, name), read(dir / "one", name));
+      BOOST_TEST_MESSAGE("two devices, B = " << B << ", " << name << ": relative L2 " << rel);
+      BOOST_TEST(rel < test::tol::sharded);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(manifest_records_batching_and_timing) {
+  const auto dir = test::temp_dir("manifest");
+  RunSummary s = run_cell(dir / "r", {{"accumulator.electron_batch", "3"}});
+  auto m = toml::parse_file((dir / "r" / "run.toml").string());
+  BOOST_TEST(m["config"]["electron_batch"].value_or(int64_t(-1)) == 3);
+  BOOST_TEST(m["config"]["batch_overlap"].value_or(false) == true);
+  BOOST_TEST(m["electrons"]["batches"].value_or(int64_t(0)) == 3);
+  BOOST_TEST(m["timing"]["trajectories"].value_or(-1.0) > 0.0);
+  BOOST_TEST(m["timing"]["trajectories_overlapped"].value_or(-1.0) >= 0.0);
+  BOOST_TEST(m["timing"]["trajectories_overlapped"].value_or(0.0) <= m["timing"]["trajectories"].value_or(0.0));
+  BOOST_TEST(m["timing"]["kernel"].value_or(-1.0) > 0.0);
+  BOOST_TEST(m["memory"]["host_peak_rss"].value_or(0.0) > 0.0);
+  BOOST_TEST(m["memory"]["spline_bytes_per_electron"].value_or(0.0) > 0.0);
+  BOOST_TEST(m["window"]["covered"].value_or(false) == true);
+  BOOST_TEST(m["config"]["origin"]["accumulator.electron_batch"].value_or(std::string()) == "command line");
+  BOOST_TEST(s.coverage.clipped_electrons() == 0u);
+}
+
+// ---- the edm binary: bad input gives the intended error and leaves no field.h5 ----------------
+
+namespace {
+fs::path write_campaign(const fs::path& dir, const std::string& extra_screen = "") {
+  std::string text = kCell;
+  text += extra_screen;
+  auto p = dir / "cell.toml";
+  std::ofstream(p) << text;
+  return p;
+}
+test::CommandResult run_edm(const std::string& args) {
+  return test::run_command(test::edm_binary().string() + " " + args);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(bad_input_leaves_no_field_file) {
+  const auto dir = test::temp_dir("bad");
+  const auto campaign = write_campaign(dir);
+  struct Case {
+    std::string args, expect;
+    int code;
+  } cases[] = {
+      {"--set screen.nx=0", "nx", 2},
+      {"--device 7", "7", 2},
+      {"--device no-such-device-anywhere", "no-such-device-anywhere", 2},
+      {"--set screen.window='\"explicit\"' --set screen.t_start=1e-3", "t_start", 2},
+      {"--set accumulator.devices='\"0\"' --set electrons.count=-1", "count", 2},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto out = dir / ("out" + std::to_string(i++));
+    auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " " + c.args);
+    BOOST_TEST_MESSAGE("edm run " << c.args << " → exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(r.exit_code == c.code, c.args << ": exit " << r.exit_code);
+    BOOST_TEST(r.output.find(c.expect) != std::string::npos, c.args << ": message lacks " << c.expect);
+    BOOST_TEST(!fs::exists(out / "field.h5"));
+    BOOST_TEST(!fs::exists(out / "field.h5.partial"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(existing_results_are_never_overwritten_silently) {
+  const auto dir = test::temp_dir("keep");
+  const auto campaign = write_campaign(dir);
+  const auto out = dir / "run";
+  auto r1 = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_REQUIRE_MESSAGE(r1.exit_code == 0, r1.output);
+  const auto before = fs::last_write_time(out / "field.h5");
+  const auto size = fs::file_size(out / "field.h5");
+  auto r2 = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_TEST(r2.exit_code == 2);
+  BOOST_TEST(r2.output.find("--overwrite") != std::string::npos);
+  BOOST_TEST((fs::last_write_time(out / "field.h5") == before));
+  BOOST_TEST(fs::file_size(out / "field.h5") == size);
+  // The manifest replays the run bit for bit.
+  auto r3 = run_edm("run " + (out / "run.toml").string() + " --quiet --output " + (dir / "replay").string());
+  BOOST_REQUIRE_MESSAGE(r3.exit_code == 0, r3.output);
+  for (const auto& name : kDatasets) {
+    const auto a = read(out, name), b = read(dir / "replay", name);
+    BOOST_TEST((a == b), name << " differs after replay");
+  }
+}
+
+// Host peak RSS at fixed B must not grow with N (a memory assertion, not a timing one). Child
+// processes, so each VmHWM is its own; the manifest records it.
+BOOST_AUTO_TEST_CASE(host_memory_does_not_grow_with_electrons_at_fixed_batch) {
+  const auto dir = test::temp_dir("rss");
+  const auto campaign = write_campaign(dir);
+  auto peak = [&](int n, const std::string& batch) {
+    const auto out = dir / ("n" + std::to_string(n) + "b" + batch);
+    // A long trajectory (many knots) on a tiny screen: splines dominate memory, kernels are cheap.
+    auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() +
+                 " --set electrons.count=" + std::to_string(n) + " --electron-batch " + batch +
+                 " --set screen.nx=2 --set screen.ny=2 --set screen.samples=16 --set trajectory.knots_per_period=64"
+                 " --set trajectory.padding=8");
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    auto m = toml::parse_file((out / "run.toml").string());
+    return std::make_pair(m["memory"]["host_peak_rss"].value_or(0.0),
+                          m["memory"]["spline_bytes_per_electron"].value_or(0.0));
+  };
+  const auto [u64, bpe] = peak(64, "0");
+  const auto [u512, bpe2] = peak(512, "0");
+  const auto [b64, bpe3] = peak(64, "16");
+  const auto [b512, bpe4] = peak(512, "16");
+  BOOST_TEST_MESSAGE("spline bytes per electron " << bpe << "; VmHWM unbatched N=64 " << u64 / 1e6
+                                                  << " MB, N=512 " << u512 / 1e6 << " MB; B=16 N=64 "
+                                                  << b64 / 1e6 << " MB, N=512 " << b512 / 1e6 << " MB");
+  const double unbatched_growth = u512 - u64, batched_growth = b512 - b64;
+  BOOST_TEST(unbatched_growth > 0.5 * 448 * bpe);  // the splines really were resident
+  BOOST_TEST(batched_growth < 0.1 * unbatched_growth);
+}
