@@ -141,22 +141,109 @@ std::string make_run_id() {
   return os.str();
 }
 
+struct PreparedCell::Impl {
+  std::unique_ptr<Scenario> plugin_scenario;
+  ExtendedStart ext;
+  std::optional<Scenario> extended;
+  Normalization units;
+  Screen screen;
+  Mode mode = Mode::Total;
+  std::uint64_t n = 0;
+  SolveOptions solve;
+};
+
+PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugins)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  const Plugin& plugin = plugins.get(campaign.run.scenario);
+  I.plugin_scenario = std::make_unique<Scenario>(plugin, campaign);
+  const Scenario& scenario = *I.plugin_scenario;
+  I.units = Normalization::from_wavelength(campaign.laser.wavelength);
+  I.screen = make_screen(campaign.screen, I.units);
+  I.mode = campaign.run.mode == "split" ? Mode::Split : Mode::Total;
+  I.n = scenario.electron_count();
+  if (I.n == 0) throw ConfigError("EDM-RUN-002", "[electrons] the scenario produced no electrons");
+  Screen& screen = I.screen;
+  const auto N = I.n;
+
+  // Window. The initial states are known before any solve, so the window is fixed first: auto
+  // puts sample 0 at the first light of the ensemble's initial states on the screen (the pixel
+  // nearest an electron), so the window opens just before the interaction's light arrives. Each
+  // electron is then started early enough, along its free straight line, that its light reaches
+  // even the farthest corner before sample 0 (the corner-anchored coverage condition holds by
+  // construction), and integrated until its light reaches every pixel after the last sample.
+  std::vector<std::array<double, 8>> init(N);
+  for (std::uint64_t i = 0; i < N; ++i) scenario.initial_state(i, init[i].data());
+  if (campaign.screen.window == "auto") {
+    double first = INFINITY;
+    for (const auto& y : init) first = std::min(first, screen.earliest_arrival_rel(y.data()));
+    screen.t0_rel = first;
+  } else {
+    screen.t0_rel = campaign.screen.t_start / I.units.time() - std::abs(screen.z);
+  }
+  I.ext = ExtendedStart{I.plugin_scenario.get(), init};
+  if (!scenario.has_tracks()) {
+    double max_shift = 0;
+    for (std::uint64_t i = 0; i < N; ++i) {
+      auto& y = I.ext.start[i];
+      const double d = backward_shift(screen, y.data(), screen.t0_rel);
+      // A window opening far before the interaction would need an absurdly long free flight.
+      if (d > scenario.tau_max())
+        throw ConfigError("EDM-WIN-002", "[screen] t_start: the observer window opens " +
+                                             std::to_string(d * I.units.time()) +
+                                             " s (proper time) before electron " + std::to_string(i) +
+                                             "'s light could reach the screen corners; choose a later "
+                                             "t_start or window = \"auto\"");
+      for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
+      max_shift = std::max(max_shift, d);
+    }
+    edm_scenario_v1 table = extended_table(I.ext);
+    table.tau_max += max_shift;
+    I.extended.emplace(table);
+  }
+
+  const double t_last = screen.t_rel(screen.samples - 1);
+  I.solve.knots_per_period = campaign.trajectory.knots_per_period;
+  I.solve.rtol = campaign.trajectory.rtol;
+  I.solve.atol = campaign.trajectory.atol;
+  const Screen* sp = &I.screen;
+  I.solve.observe_done = [sp, t_last](const double y[8]) { return sp->earliest_arrival_rel(y) > t_last; };
+}
+
+PreparedCell::~PreparedCell() = default;
+const Scenario& PreparedCell::plugin_scenario() const { return *impl_->plugin_scenario; }
+const Scenario& PreparedCell::solver_scenario() const {
+  return impl_->extended ? *impl_->extended : *impl_->plugin_scenario;
+}
+const Normalization& PreparedCell::units() const { return impl_->units; }
+const Screen& PreparedCell::screen() const { return impl_->screen; }
+Mode PreparedCell::mode() const { return impl_->mode; }
+std::uint64_t PreparedCell::electrons() const { return impl_->n; }
+const SolveOptions& PreparedCell::solve_options() const { return impl_->solve; }
+SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
+  return solve_trajectories(solver_scenario(), first, count, impl_->solve);
+}
+
 RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                         const RunOptions& options, RunObserver& obs) {
   const auto t_start = Clock::now();
   RunSummary S;
   S.run_id = make_run_id();
 
-  // 1. Scenario, units, screen — every input problem surfaces before any device time is spent.
-  const Plugin& plugin = plugins.get(campaign.run.scenario);
-  Scenario plugin_scenario(plugin, campaign);
-  const Scenario& scenario = plugin_scenario;
-  const Normalization units = Normalization::from_wavelength(campaign.laser.wavelength);
-  Screen screen = make_screen(campaign.screen, units);
-  const Mode mode = campaign.run.mode == "split" ? Mode::Split : Mode::Total;
-  const std::uint64_t N = scenario.electron_count();
-  if (N == 0) throw ConfigError("EDM-RUN-002", "[electrons] the scenario produced no electrons");
+  // 1.–3. Scenario, units, screen, window, solver options (PreparedCell): every input problem
+  // surfaces before any device time is spent.
+  PreparedCell cell(campaign, plugins);
+  const Scenario& scenario = cell.plugin_scenario();
+  const Scenario& solver_scenario = cell.solver_scenario();
+  const Normalization units = cell.units();
+  const Screen& screen = cell.screen();
+  const Mode mode = cell.mode();
+  const std::uint64_t N = cell.electrons();
+  const SolveOptions& solve = cell.solve_options();
+  const double t_last = screen.t_rel(screen.samples - 1);
   S.electrons = N;
+  S.screen = screen;
+  S.slots = N * screen.slots_per_electron();
 
   S.folder = campaign.run.output;
   S.field_file = S.folder / "field.h5";
@@ -167,60 +254,10 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                                          " already holds results; pass --overwrite or choose another "
                                          "[run] output");
 
-  // 2. Devices.
   obs.phase("devices", campaign.accumulator.devices);
   const auto infos = select_devices(campaign.accumulator.devices);
   for (const auto& d : infos)
     S.devices.push_back(std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")");
-
-  // 3. Window. The initial states are known before any solve, so the window is fixed first:
-  // auto puts sample 0 at the first light of the ensemble's initial states on the screen (the
-  // pixel nearest an electron), so the window opens just before the interaction's light arrives.
-  // Each electron is then started early enough, along its free straight line, that its light
-  // reaches even the farthest corner before sample 0 (the corner-anchored coverage condition holds
-  // by construction), and integrated until its light reaches every pixel after the last sample.
-  std::vector<std::array<double, 8>> init(N);
-  for (std::uint64_t i = 0; i < N; ++i) scenario.initial_state(i, init[i].data());
-  if (campaign.screen.window == "auto") {
-    double first = INFINITY;
-    for (const auto& y : init) first = std::min(first, screen.earliest_arrival_rel(y.data()));
-    screen.t0_rel = first;
-  } else {
-    screen.t0_rel = campaign.screen.t_start / units.time() - std::abs(screen.z);
-  }
-  ExtendedStart ext{&plugin_scenario, init};
-  std::optional<Scenario> extended;
-  if (!plugin_scenario.has_tracks()) {
-    double max_shift = 0;
-    for (std::uint64_t i = 0; i < N; ++i) {
-      auto& y = ext.start[i];
-      const double d = backward_shift(screen, y.data(), screen.t0_rel);
-      // A window opening far before the interaction would need an absurdly long free flight.
-      if (d > scenario.tau_max())
-        throw ConfigError("EDM-WIN-002", "[screen] t_start: the observer window opens " +
-                                             std::to_string(d * units.time()) +
-                                             " s (proper time) before electron " + std::to_string(i) +
-                                             "'s light could reach the screen corners; choose a later "
-                                             "t_start or window = \"auto\"");
-      for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
-      max_shift = std::max(max_shift, d);
-    }
-    edm_scenario_v1 table = extended_table(ext);
-    table.tau_max += max_shift;
-    extended.emplace(table);
-  }
-  const Scenario& solver_scenario = extended ? *extended : plugin_scenario;
-  S.screen = screen;
-  S.slots = N * screen.slots_per_electron();
-  const double t_last = screen.t_rel(screen.samples - 1);
-
-  SolveOptions solve;
-  solve.knots_per_period = campaign.trajectory.knots_per_period;
-  solve.rtol = campaign.trajectory.rtol;
-  solve.atol = campaign.trajectory.atol;
-  solve.observe_done = [&screen, t_last](const double y[8]) {
-    return screen.earliest_arrival_rel(y) > t_last;
-  };
 
   KernelOptions kopt;
   kopt.newton_iters = campaign.accumulator.newton_iters;

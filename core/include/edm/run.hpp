@@ -4,12 +4,15 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "edm/campaign.hpp"
 #include "edm/plugins.hpp"
 #include "edm/screen.hpp"
+#include "edm/trajectory.hpp"
+#include "edm/units.hpp"
 
 namespace edm {
 
@@ -45,6 +48,31 @@ struct RunSummary {
   std::uint64_t knots_total = 0;
   std::vector<std::string> devices;
   double host_estimate_bytes = 0;
+};
+
+// A cell ready to solve: the plugin's scenario, the screen with its window fixed, and each
+// electron started early enough (along its free straight line) that its light covers every pixel
+// over the window; solve() integrates until the light has passed the last sample. Shared by
+// `edm run` and `edm bench`.
+class PreparedCell {
+ public:
+  PreparedCell(const Campaign& campaign, const PluginRegistry& plugins);
+  ~PreparedCell();
+  PreparedCell(const PreparedCell&) = delete;
+  PreparedCell& operator=(const PreparedCell&) = delete;
+
+  const Scenario& plugin_scenario() const;
+  const Scenario& solver_scenario() const;  // with the extended starts
+  const Normalization& units() const;
+  const Screen& screen() const;
+  Mode mode() const;
+  std::uint64_t electrons() const;
+  const SolveOptions& solve_options() const;
+  SplineBatch solve(std::uint64_t first, std::uint64_t count) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
