@@ -41,13 +41,15 @@ inline void lw_eval(__global const double* cf, const int n_int, const double tau
     for (int i = 0; i < EDM_NCOEF; ++i) cache[i] = src[i];
     *cached_j = j;
   }
-  for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_p(cache + 4 * c, s);
+  for (int c = 0; c < ncomp; ++c)
+    if (c != 4) v[c] = edm_horner_p(cache + 4 * c, s);  // u⁰ unused: γ comes from the mass shell
   *lc = edm_horner_lf_p(cache, sz, s);
   if (dv)
     for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_p(cache + 4 * c, s);
 #else
   __global const double* src = cf + (ulong)j * EDM_NCOEF;
-  for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_g(src + 4 * c, s);
+  for (int c = 0; c < ncomp; ++c)
+    if (c != 4) v[c] = edm_horner_g(src + 4 * c, s);  // u⁰ unused: γ comes from the mass shell
   *lc = edm_horner_lf_g(src, sz, s);
   if (dv)
     for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_g(src + 4 * c, s);
@@ -125,7 +127,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const ulong of
   const double tau_end = tau0 + dtau * (double)n_int;
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
-  double v[EDM_NCOMP], dv[4], lc;
+  double v[EDM_NCOMP] = {0}, dv[4], lc;
   double cache[EDM_NCOEF];
   int cached_j = -1;
 

@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE device
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -173,4 +174,14 @@ BOOST_AUTO_TEST_CASE(edm_devices_command) {
   BOOST_TEST(j.exit_code == 0);
   BOOST_TEST(j.output.find("\"fp64\": true") != std::string::npos);
   BOOST_TEST(j.output.front() == '[');
+}
+
+BOOST_AUTO_TEST_CASE(fp64_peak_probe) {
+  auto dev = open_device(pick());
+  const double peak = measure_fp64_peak(*dev);
+  BOOST_TEST_MESSAGE("measured FP64 peak of " << dev->info().name << ": " << peak * 1e-9 << " GFLOP/s");
+  BOOST_TEST(std::isfinite(peak));
+  // Sanity bounds: above 100 MFLOP/s (any FP64 device) and below 1 PFLOP/s (no device today).
+  BOOST_TEST(peak > 1e8);
+  BOOST_TEST(peak < 1e15);
 }
