@@ -203,6 +203,35 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
   BOOST_TEST_MESSAGE("2 launches, kernel time " << t.kernel_seconds << " s");
 }
 
+BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
+  // G electrons per launch read and write each slot once but add in electron order: the cube must be
+  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1) and
+  // with coefficient reuse on or off.
+  Screen s;
+  s.nx = 9, s.ny = 7, s.samples = 64;
+  s.half_x = 60, s.half_y = 45, s.z = -150;
+  s.dt = 2 * std::numbers::pi / 32;
+  auto st = make_setup(s,
+                       {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
+                        test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
+                       2 * std::numbers::pi / 16);
+  for (bool reuse : {true, false}) {
+    KernelOptions o;
+    o.coef_reuse = reuse;
+    AccumulatorTiming t1, tg;
+    auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
+    for (int g : {2, 3, 8}) {
+      o.electron_group = g;
+      auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
+      BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
+                 "G = " << g << ", coef_reuse " << reuse);
+      BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
+      BOOST_TEST(tg.electrons == 3u);
+    }
+    BOOST_TEST(t1.launches == 3u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
   Screen s;
   s.nx = 8, s.ny = 6, s.samples = 8;
@@ -344,7 +373,7 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
 // EDM_BENCH=1 (it is ~2.7e8 slots per electron: minutes on a CPU). Inverse Thomson γ = 5 (exact
 // plane-wave orbit, a0 = 0.1), 401² pixels, 1666 samples at T/512, screen at 5 cm with 2 mm half
 // width (λ = 800 nm), total mode. Tunables from EDM_NEWTON_ITERS, EDM_COEF_REUSE, EDM_SAMPLE_CHUNKS,
-// EDM_WORK_GROUP; electrons from EDM_BENCH_ELECTRONS (default 3); EDM_BENCH_PIXELS (per side) and
+// EDM_WORK_GROUP, EDM_ELECTRON_GROUP; electrons from EDM_BENCH_ELECTRONS (default 3); EDM_BENCH_PIXELS (per side) and
 // EDM_BENCH_SAMPLES shrink the cell for a smoke run. Prints kernel time per electron
 // and slots/s; checks that the cube is finite and non-zero.
 namespace {
@@ -379,6 +408,7 @@ BOOST_AUTO_TEST_CASE(benchmark_cell, *boost::unit_test::precondition([](boost::u
   o.coef_reuse = env_int("EDM_COEF_REUSE", 1) != 0;
   o.sample_chunks = env_int("EDM_SAMPLE_CHUNKS", 0);
   o.work_group = env_int("EDM_WORK_GROUP", 0);
+  o.electron_group = env_int("EDM_ELECTRON_GROUP", 1);
   FieldAccumulator acc(device(), st.screen, Mode::Total, o);
   const auto t0 = std::chrono::steady_clock::now();
   acc.accumulate(st.batch);
@@ -400,7 +430,8 @@ BOOST_AUTO_TEST_CASE(benchmark_cell, *boost::unit_test::precondition([](boost::u
                                         << " slots/electron, spline " << st.batch.electrons[0].n_intervals
                                         << " intervals; newton_iters " << acc.options().newton_iters
                                         << ", coef_reuse " << acc.options().coef_reuse << ", chunks "
-                                        << acc.options().sample_chunks << ", work-group " << acc.options().work_group);
+                                        << acc.options().sample_chunks << ", work-group " << acc.options().work_group
+                                        << ", electron group " << acc.options().electron_group);
   BOOST_TEST_MESSAGE("  kernel " << t.kernel_seconds / n_el * 1e3 << " ms/electron, " << slots / t.kernel_seconds
                                  << " slots/s (kernel events), wall " << wall << " s incl. upload; "
                                  << nonzero << " non-zero values, sum |F| = " << sum);
