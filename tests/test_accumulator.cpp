@@ -149,6 +149,17 @@ BOOST_AUTO_TEST_CASE(kernel_vs_host_head_on) {
   compare_with_host("head-on gamma=5", st, Mode::Split);
 }
 
+BOOST_AUTO_TEST_CASE(kernel_vs_host_helix) {
+  // Helical orbit (β⊥ = 0.6, βz = 0.5, γ ≈ 1.5): transverse acceleration in x and y, screen ahead.
+  Screen s;
+  s.nx = 8, s.ny = 8, s.samples = 80;
+  s.half_x = 150, s.half_y = 150, s.z = 400;
+  s.dt = 0.5;
+  const double omega = 0.05;
+  auto st = make_setup(s, {test::helical_orbit(0.6 / omega, omega, 0.5)}, 1.0);
+  compare_with_host("helix", st, Mode::Split);
+}
+
 BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   auto st = head_on();
   KernelOptions on, off;
