@@ -1,6 +1,6 @@
 // edm devices — lists every OpenCL device of every platform (index as accumulator.devices uses it,
 // platform, vendor, name, driver, type, compute units, memory, max allocation, FP64) as a table or,
-// with --json, as a JSON array for scripts.
+// with --json, as a JSON array for scripts; --peak adds the measured FP64 peak (FMA-chain probe).
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -41,7 +41,8 @@ std::string gib(std::uint64_t b) {
 
 int cmd_devices(const Args& args) {
   po::options_description opts("edm devices [options]");
-  opts.add_options()("help,h", "this help")("json", "print a JSON array instead of a table");
+  opts.add_options()("help,h", "this help")("json", "print a JSON array instead of a table")(
+      "peak", "measure each FP64 device's peak with an FMA-chain probe (takes a second or so each)");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -50,6 +51,14 @@ int cmd_devices(const Args& args) {
     return 0;
   }
   const auto devices = list_devices();
+  // Measured FP64 peak per device index (0 = not measured / no FP64).
+  std::vector<double> peak(devices.size(), 0.0);
+  if (vm.count("peak"))
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (devices[i].fp64) {
+        auto dev = open_device(devices[i]);
+        peak[i] = measure_fp64_peak(*dev);
+      }
   if (vm.count("json")) {
     std::cout << "[";
     for (size_t i = 0; i < devices.size(); ++i) {
@@ -60,7 +69,9 @@ int cmd_devices(const Args& args) {
                 << json_escape(d.driver_version) << "\", \"version\": \"" << json_escape(d.device_version)
                 << "\", \"type\": \"" << d.type << "\", \"compute_units\": " << d.compute_units
                 << ", \"global_memory\": " << d.global_memory << ", \"max_allocation\": " << d.max_allocation
-                << ", \"fp64\": " << (d.fp64 ? "true" : "false") << "}";
+                << ", \"fp64\": " << (d.fp64 ? "true" : "false");
+      if (vm.count("peak")) std::cout << ", \"fp64_peak_flops\": " << peak[i];
+      std::cout << "}";
     }
     std::cout << (devices.empty() ? "]\n" : "\n]\n");
     return 0;
@@ -77,7 +88,13 @@ int cmd_devices(const Args& args) {
               << "    type      " << d.type << ", " << d.compute_units << " compute units\n"
               << "    memory    " << gib(d.global_memory) << " global, " << gib(d.max_allocation)
               << " max allocation\n"
-              << "    FP64      " << (d.fp64 ? "yes" : "no (edm cannot use this device)") << "\n";
+              << "    FP64      " << (d.fp64 ? "yes" : "no (edm cannot use this device)");
+    if (peak[size_t(d.index)] > 0) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, ", measured peak %.1f GFLOP/s (FMA chain)", peak[size_t(d.index)] * 1e-9);
+      std::cout << buf;
+    }
+    std::cout << "\n";
   }
   return 0;
 }

@@ -5,14 +5,15 @@
 //   COEF_REUSE     1: keep the current interval's 48 coefficients in private memory until τ leaves it
 //   SAMPLE_CHUNKS  C: chunks per pixel (work-items per pixel)
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
+//   ELECTRON_GROUP G: electrons per launch (each slot read and written once per launch)
 //
 // Units and sign: normalised (units.hpp: c = 1, lengths c/ω, times 1/ω) and a UNIT POSITIVE charge
 // with 1/(4πε0) = 1, i.e. the field is summed in units of q k²/(4πε0) with q = +1: a static charge
 // gives E = n̂/R². The electron's negative charge is carried by Normalization::lw_efield()
 // (= −e k²/(4πε0) < 0), which the writer applies; B is in the same units with c = 1 (B = n̂ × E).
 //
-// Work decomposition: one launch per electron; one work-item per (pixel p, sample chunk c), p fastest
-// in the global id. Chunk c of pixel p owns samples [k0, k1) of that pixel and all 3 components of
+// Work decomposition: one launch per group of G electrons (G = 1: one per electron); one work-item per
+// (pixel p, sample chunk c), p fastest in the global id. Chunk c of pixel p owns samples [k0, k1) of that pixel and all 3 components of
 // every bucket there, so no two work-items touch the same slot (no atomics) and one in-order queue
 // adds electrons in the same order whatever the batching (deterministic sums).
 //
@@ -41,13 +42,15 @@ inline void lw_eval(__global const double* cf, const int n_int, const double tau
     for (int i = 0; i < EDM_NCOEF; ++i) cache[i] = src[i];
     *cached_j = j;
   }
-  for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_p(cache + 4 * c, s);
+  for (int c = 0; c < ncomp; ++c)
+    if (c != 4) v[c] = edm_horner_p(cache + 4 * c, s);  // u⁰ unused: γ comes from the mass shell
   *lc = edm_horner_lf_p(cache, sz, s);
   if (dv)
     for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_p(cache + 4 * c, s);
 #else
   __global const double* src = cf + (ulong)j * EDM_NCOEF;
-  for (int c = 0; c < ncomp; ++c) v[c] = edm_horner_g(src + 4 * c, s);
+  for (int c = 0; c < ncomp; ++c)
+    if (c != 4) v[c] = edm_horner_g(src + 4 * c, s);  // u⁰ unused: γ comes from the mass shell
   *lc = edm_horner_lf_g(src, sz, s);
   if (dv)
     for (int c = 0; c < 4; ++c) dv[c] = edm_dhorner_g(src + 4 * c, s);
@@ -103,8 +106,120 @@ inline double lw_slope(const double* v, const double* dv, const lw_path* g, cons
   return D + ((dv[0] - gamma) - (nx * (dv[1] - v[5]) + ny * (dv[2] - v[6]) + nz * (dv[3] - v[7])));
 }
 
-__kernel void lw_accumulate(__global const double* restrict coef, const ulong offset,
-                            const int n_int, const double tau0, const double dtau,
+// Retarded-time solver state of one electron at one pixel (private memory).
+typedef struct {
+  __global const double* cf;  // its coefficients
+  int n_int, warm;            // warm: 0 cold; 1 one previous root; 2 two consecutive roots
+  double tau0, dtau, tau_end;
+  double t_first, t_last;     // arrival at this pixel of light from the first / last knot
+  double tau_tol;             // convergence scale of the converged solves (a few ulps of τ)
+  double tau, tau_pp, doppler_prev;
+} lw_electron;
+
+// Sets up electron e of the launch for pixel (px, py). Light from the first / last knot reaches the
+// pixel at t_first / t_last: samples outside [t_first, t_last] have no retarded time inside the spline
+// and get nothing from this electron (check_coverage reports them on the host). Inside, the residual
+// f(τ) = t_rel − arrival(τ) is strictly decreasing (time-like worldline), so the root is unique.
+inline void lw_setup(lw_electron* el, __global const double* coef, __global const double* table,
+                     const double px, const double py, const double sz, const double absZ,
+                     double* cache, int* cached_j) {
+  double v[EDM_NCOMP] = {0}, lc;
+  el->cf = coef + (ulong)table[0];
+  el->n_int = (int)table[1];
+  el->tau0 = table[2];
+  el->dtau = table[3];
+  el->tau_end = el->tau0 + el->dtau * (double)el->n_int;
+  *cached_j = -1;
+  lw_eval(el->cf, el->n_int, el->tau0, el->dtau, el->tau0, 8, sz, v, &lc, 0, cache, cached_j);
+  el->t_first = lw_geometry(v, lc, px, py, sz, absZ).arrival;
+  lw_eval(el->cf, el->n_int, el->tau0, el->dtau, el->tau_end, 8, sz, v, &lc, 0, cache, cached_j);
+  el->t_last = lw_geometry(v, lc, px, py, sz, absZ).arrival;
+  el->tau_tol = 4.0 * DBL_EPSILON * fmax(fabs(el->tau0), fabs(el->tau_end));
+  el->warm = 0;
+  el->tau = el->tau_pp = el->tau0;
+  el->doppler_prev = 1.0;
+}
+
+// Solves the retarded time of sample t_rel (inside [t_first, t_last]) and returns the contribution:
+// e[3] = near + far E, f[3] = far E, and n̂ (B = n̂ × E is formed by the caller).
+inline void lw_contribution(lw_electron* el, const double t_rel, const double dt, const double px,
+                            const double py, const double sz, const double absZ, double* cache,
+                            int* cached_j, double* e, double* f, double* n) {
+  double v[EDM_NCOMP] = {0}, dv[4], lc;
+  double lo, hi = el->tau_end, tau = el->tau;
+  // Start of the solve. Cold (first covered sample of the chunk): the whole span. Warm, from the
+  // previous root τ₁ with the slope dτ/dt = 1/(γ − n̂·u) there: after two consecutive roots the
+  // midpoint rule τ₂ + 2 dt/D₁ (error O(dt³)), else the first-order step τ₁ + dt/D₁ (O(dt²)). At
+  // γ = 5 and 16 samples per Doppler period a first-order start leaves ~1e-4 in f and 2 Newton steps
+  // reach only ~1e-12 in τ; the midpoint start is converged to rounding after 2.
+  if (el->warm == 0) {
+    lo = el->tau0;
+    tau = el->tau0;
+  } else {
+    lo = tau;
+    const double pred = el->warm == 2 ? el->tau_pp + 2.0 * dt / el->doppler_prev
+                                      : tau + dt / el->doppler_prev;
+    el->tau_pp = tau;
+    tau = pred;
+    if (!(tau > lo && tau < hi)) tau = 0.5 * (lo + hi);
+  }
+  // Safeguarded Newton in [lo, hi] (bisection whenever a step leaves the bracket): exactly
+  // NEWTON_ITERS steps once two roots are known; the first two samples of a chunk iterate until
+  // converged, so every later sample starts from an accurate midpoint predictor (and chunking does
+  // not change the result beyond rounding).
+  const int fixed = el->warm == 2;
+  for (int it = 0; it < (fixed ? NEWTON_ITERS : 200); ++it) {
+    lw_eval(el->cf, el->n_int, el->tau0, el->dtau, tau, 8, sz, v, &lc, dv, cache, cached_j);
+    const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
+    const double res = t_rel - g.arrival;
+    if (res > 0.0) lo = tau; else hi = tau;
+    const double gam = lw_gamma(v);
+    double next = tau + res / lw_slope(v, dv, &g, sz, gam, lw_doppler(v, &g, sz, gam));
+    if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);  // closed: res = 0 gives next = τ = hi
+    const double step = fabs(next - tau);
+    tau = next;
+    if (!fixed && (step <= el->tau_tol || hi - lo <= el->tau_tol)) break;
+  }
+  el->warm = el->warm < 2 ? el->warm + 1 : 2;
+  el->tau = tau;
+
+  // Fields at the retarded τ. With n̂ = (r − x)/R, D = u⁰ − n̂·u (X·u = R D), X·a = R(a⁰ − n̂·a),
+  // u⁰ = γ from the mass shell (see lw_doppler):
+  //   near^i = (X^i u⁰ − X⁰ u^i)/(X·u)³          = (n^i u⁰ − u^i)/(R² D³)
+  //   far^i  = (X^i a⁰ − X⁰ a^i)/(X·u)² − (X·a)(X^i u⁰ − X⁰ u^i)/(X·u)³
+  //          = (n^i a⁰ − a^i)/(R D²) − (a⁰ − n̂·a)(n^i u⁰ − u^i)/(R D³)
+  // (E^i = F^{i0}); near and far stay separate until the sum so the small-a0 far part keeps its
+  // digits.
+  lw_eval(el->cf, el->n_int, el->tau0, el->dtau, tau, EDM_NCOMP, sz, v, &lc, 0, cache, cached_j);
+  const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
+  const double gam = lw_gamma(v);
+  const double D = lw_doppler(v, &g, sz, gam);
+  el->doppler_prev = D;
+  const double invR = 1.0 / g.R;
+  n[0] = g.dx * invR;
+  n[1] = g.dy * invR;
+  n[2] = sz * g.d * invR;
+  const double invD = 1.0 / D;
+  const double w0 = n[0] * gam - v[5], w1 = n[1] * gam - v[6], w2 = n[2] * gam - v[7];
+  const double near_f = invR * invR * invD * invD * invD;
+  const double na = n[0] * v[9] + n[1] * v[10] + n[2] * v[11];
+  const double far_a = invR * invD * invD;
+  const double far_u = (v[8] - na) * invR * invD * invD * invD;
+  f[0] = (n[0] * v[8] - v[9]) * far_a - far_u * w0;
+  f[1] = (n[1] * v[8] - v[10]) * far_a - far_u * w1;
+  f[2] = (n[2] * v[8] - v[11]) * far_a - far_u * w2;
+  e[0] = w0 * near_f + f[0];
+  e[1] = w1 * near_f + f[1];
+  e[2] = w2 * near_f + f[2];
+}
+
+// One launch adds electrons [first, first + count) of the batch (count ≤ ELECTRON_GROUP): each
+// work-item reads its slot once, adds the electrons' contributions IN ELECTRON ORDER, and writes it
+// once — the same additions in the same order as one launch per electron (bit-identical for every
+// group size), with the slot traffic divided by the group size.
+// table: 4 doubles per electron of the batch: coefficient offset (doubles), intervals, τ0, dτ.
+__kernel void lw_accumulate(__global const double* restrict coef, __global const double* restrict table,
+                            const int first, const int count,
                             const int nx, const int ny, const int samples,
                             const double half_x, const double half_y, const double zs,
                             const double t0_rel, const double dt,
@@ -121,108 +236,60 @@ __kernel void lw_accumulate(__global const double* restrict coef, const ulong of
   const double py = edm_pixel(p / nx, ny, half_y);
   const double sz = zs >= 0.0 ? 1.0 : -1.0;
   const double absZ = fabs(zs);
-  __global const double* cf = coef + offset;
-  const double tau_end = tau0 + dtau * (double)n_int;
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
-  double v[EDM_NCOMP], dv[4], lc;
-  double cache[EDM_NCOEF];
-  int cached_j = -1;
+  lw_electron el[ELECTRON_GROUP];
+  double cache[ELECTRON_GROUP][EDM_NCOEF];
+  int cached_j[ELECTRON_GROUP];
+  for (int e = 0; e < ELECTRON_GROUP; ++e)
+    if (e < count)
+      lw_setup(&el[e], coef, table + 4 * (ulong)(first + e), px, py, sz, absZ, cache[e], &cached_j[e]);
 
-  // Light from the first / last knot reaches this pixel at t_first / t_last: samples before t_first
-  // or after t_last have no retarded time inside the spline and get nothing (check_coverage reports
-  // them on the host). Inside, f(τ) = t_rel − arrival(τ) is strictly decreasing (time-like
-  // worldline), so the root is unique and [τ_prev, τ_end] brackets it.
-  lw_eval(cf, n_int, tau0, dtau, tau0, 8, sz, v, &lc, 0, cache, &cached_j);
-  const double t_first = lw_geometry(v, lc, px, py, sz, absZ).arrival;
-  lw_eval(cf, n_int, tau0, dtau, tau_end, 8, sz, v, &lc, 0, cache, &cached_j);
-  const double t_last = lw_geometry(v, lc, px, py, sz, absZ).arrival;
-  // Convergence scale of the cold solve: a few ulps of the span's τ.
-  const double tau_tol = 4.0 * DBL_EPSILON * fmax(fabs(tau0), fabs(tau_end));
-
-  int warm = 0;
-  double tau = tau0, doppler_prev = 1.0;
   for (int k = k0; k < k1; ++k) {
     const double t_rel = t0_rel + dt * (double)k;
-    if (t_rel < t_first) continue;
-    if (t_rel > t_last) break;  // and every later sample of this pixel
-    double lo, hi = tau_end;
-    if (!warm) {
-      // Cold start (first covered sample of the chunk): safeguarded Newton on the whole span until
-      // converged; bisection whenever a step leaves the bracket.
-      lo = tau0;
-      tau = tau0;
-      for (int it = 0; it < 200; ++it) {
-        lw_eval(cf, n_int, tau0, dtau, tau, 8, sz, v, &lc, dv, cache, &cached_j);
-        const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
-        const double f = t_rel - g.arrival;
-        if (f > 0.0) lo = tau; else hi = tau;
-        const double gam = lw_gamma(v);
-        double next = tau + f / lw_slope(v, dv, &g, sz, gam, lw_doppler(v, &g, sz, gam));
-        if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);  // closed: f = 0 gives next = τ = hi
-        const double step = fabs(next - tau);
-        tau = next;
-        if (step <= tau_tol || hi - lo <= tau_tol) break;
+    const ulong i0 = (ulong)k * (ulong)npix + (ulong)p;
+    int loaded = 0;
+    double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
+    for (int e = 0; e < ELECTRON_GROUP; ++e) {
+      if (e >= count || t_rel < el[e].t_first || t_rel > el[e].t_last) continue;
+      double ev[3], fv[3], n[3];
+      lw_contribution(&el[e], t_rel, dt, px, py, sz, absZ, cache[e], &cached_j[e], ev, fv, n);
+      if (!loaded) {  // read the slot only when something is added (no traffic otherwise)
+        for (int c = 0; c < 3; ++c) {
+          acc[c] = E[i0 + c * plane];
+          acc[3 + c] = B[i0 + c * plane];
+#if SPLIT_MODE
+          acc[6 + c] = Ef[i0 + c * plane];
+          acc[9 + c] = Bf[i0 + c * plane];
+#endif
+        }
+        loaded = 1;
       }
-      warm = 1;
-    } else {
-      // Warm start: previous sample's root plus the first-order predictor dτ/dt = 1/(γ − n̂·u),
-      // then exactly NEWTON_ITERS safeguarded Newton steps in [τ_prev, τ_end].
-      lo = tau;
-      tau = tau + dt / doppler_prev;
-      if (!(tau > lo && tau < hi)) tau = 0.5 * (lo + hi);
-      for (int it = 0; it < NEWTON_ITERS; ++it) {
-        lw_eval(cf, n_int, tau0, dtau, tau, 8, sz, v, &lc, dv, cache, &cached_j);
-        const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
-        const double f = t_rel - g.arrival;
-        if (f > 0.0) lo = tau; else hi = tau;
-        const double gam = lw_gamma(v);
-        double next = tau + f / lw_slope(v, dv, &g, sz, gam, lw_doppler(v, &g, sz, gam));
-        if (!(next >= lo && next <= hi)) next = 0.5 * (lo + hi);  // closed: f = 0 gives next = τ = hi
-        tau = next;
+      acc[0] += ev[0];
+      acc[1] += ev[1];
+      acc[2] += ev[2];
+      acc[3] += n[1] * ev[2] - n[2] * ev[1];  // B = n̂ × E
+      acc[4] += n[2] * ev[0] - n[0] * ev[2];
+      acc[5] += n[0] * ev[1] - n[1] * ev[0];
+#if SPLIT_MODE
+      acc[6] += fv[0];
+      acc[7] += fv[1];
+      acc[8] += fv[2];
+      acc[9] += n[1] * fv[2] - n[2] * fv[1];
+      acc[10] += n[2] * fv[0] - n[0] * fv[2];
+      acc[11] += n[0] * fv[1] - n[1] * fv[0];
+#endif
+    }
+    if (loaded) {
+      for (int c = 0; c < 3; ++c) {
+        E[i0 + c * plane] = acc[c];
+        B[i0 + c * plane] = acc[3 + c];
+#if SPLIT_MODE
+        Ef[i0 + c * plane] = acc[6 + c];
+        Bf[i0 + c * plane] = acc[9 + c];
+#endif
       }
     }
-
-    // Fields at the retarded τ. With n̂ = (r − x)/R, D = u⁰ − n̂·u (X·u = R D), X·a = R(a⁰ − n̂·a),
-    // u⁰ = γ from the mass shell (see lw_doppler):
-    //   near^i = (X^i u⁰ − X⁰ u^i)/(X·u)³          = (n^i u⁰ − u^i)/(R² D³)
-    //   far^i  = (X^i a⁰ − X⁰ a^i)/(X·u)² − (X·a)(X^i u⁰ − X⁰ u^i)/(X·u)³
-    //          = (n^i a⁰ − a^i)/(R D²) − (a⁰ − n̂·a)(n^i u⁰ − u^i)/(R D³)
-    // (E^i = F^{i0}); near and far stay separate until the sum so the small-a0 far part keeps its
-    // digits. B = n̂ × E.
-    lw_eval(cf, n_int, tau0, dtau, tau, EDM_NCOMP, sz, v, &lc, 0, cache, &cached_j);
-    const lw_path g = lw_geometry(v, lc, px, py, sz, absZ);
-    const double gam = lw_gamma(v);
-    const double D = lw_doppler(v, &g, sz, gam);
-    doppler_prev = D;
-    const double invR = 1.0 / g.R;
-    const double n0 = g.dx * invR, n1 = g.dy * invR, n2 = sz * g.d * invR;
-    const double invD = 1.0 / D;
-    const double w0 = n0 * gam - v[5], w1 = n1 * gam - v[6], w2 = n2 * gam - v[7];
-    const double near_f = invR * invR * invD * invD * invD;
-    const double na = n0 * v[9] + n1 * v[10] + n2 * v[11];
-    const double far_a = invR * invD * invD;
-    const double far_u = (v[8] - na) * invR * invD * invD * invD;
-    const double fx = (n0 * v[8] - v[9]) * far_a - far_u * w0;
-    const double fy = (n1 * v[8] - v[10]) * far_a - far_u * w1;
-    const double fz = (n2 * v[8] - v[11]) * far_a - far_u * w2;
-    const double ex = w0 * near_f + fx, ey = w1 * near_f + fy, ez = w2 * near_f + fz;
-
-    const ulong i0 = (ulong)k * (ulong)npix + (ulong)p;
-    E[i0] += ex;
-    E[i0 + plane] += ey;
-    E[i0 + 2 * plane] += ez;
-    B[i0] += n1 * ez - n2 * ey;
-    B[i0 + plane] += n2 * ex - n0 * ez;
-    B[i0 + 2 * plane] += n0 * ey - n1 * ex;
-#if SPLIT_MODE
-    Ef[i0] += fx;
-    Ef[i0 + plane] += fy;
-    Ef[i0 + 2 * plane] += fz;
-    Bf[i0] += n1 * fz - n2 * fy;
-    Bf[i0 + plane] += n2 * fx - n0 * fz;
-    Bf[i0 + 2 * plane] += n0 * fy - n1 * fx;
-#endif
   }
 }
 

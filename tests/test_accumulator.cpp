@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE accumulator
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -148,6 +149,17 @@ BOOST_AUTO_TEST_CASE(kernel_vs_host_head_on) {
   compare_with_host("head-on gamma=5", st, Mode::Split);
 }
 
+BOOST_AUTO_TEST_CASE(kernel_vs_host_helix) {
+  // Helical orbit (β⊥ = 0.6, βz = 0.5, γ ≈ 1.5): transverse acceleration in x and y, screen ahead.
+  Screen s;
+  s.nx = 8, s.ny = 8, s.samples = 80;
+  s.half_x = 150, s.half_y = 150, s.z = 400;
+  s.dt = 0.5;
+  const double omega = 0.05;
+  auto st = make_setup(s, {test::helical_orbit(0.6 / omega, omega, 0.5)}, 1.0);
+  compare_with_host("helix", st, Mode::Split);
+}
+
 BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   auto st = head_on();
   KernelOptions on, off;
@@ -200,6 +212,35 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
   BOOST_TEST(t.launches == 2u);
   BOOST_TEST(t.kernel_seconds > 0.0);
   BOOST_TEST_MESSAGE("2 launches, kernel time " << t.kernel_seconds << " s");
+}
+
+BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
+  // G electrons per launch read and write each slot once but add in electron order: the cube must be
+  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1) and
+  // with coefficient reuse on or off.
+  Screen s;
+  s.nx = 9, s.ny = 7, s.samples = 64;
+  s.half_x = 60, s.half_y = 45, s.z = -150;
+  s.dt = 2 * std::numbers::pi / 32;
+  auto st = make_setup(s,
+                       {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
+                        test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
+                       2 * std::numbers::pi / 16);
+  for (bool reuse : {true, false}) {
+    KernelOptions o;
+    o.coef_reuse = reuse;
+    AccumulatorTiming t1, tg;
+    auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
+    for (int g : {2, 3, 8}) {
+      o.electron_group = g;
+      auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
+      BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
+                 "G = " << g << ", coef_reuse " << reuse);
+      BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
+      BOOST_TEST(tg.electrons == 3u);
+    }
+    BOOST_TEST(t1.launches == 3u);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
@@ -337,4 +378,74 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
     BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
     BOOST_TEST(std::string(e.what()).find("nx = 20000") != std::string::npos);
   }
+}
+
+// The DESIGN §7 benchmark cell on the selected device, for GPU runs by hand; disabled unless
+// EDM_BENCH=1 (it is ~2.7e8 slots per electron: minutes on a CPU). Inverse Thomson γ = 5 (exact
+// plane-wave orbit, a0 = 0.1), 401² pixels, 1666 samples at T/512, screen at 5 cm with 2 mm half
+// width (λ = 800 nm), total mode. Tunables from EDM_NEWTON_ITERS, EDM_COEF_REUSE, EDM_SAMPLE_CHUNKS,
+// EDM_WORK_GROUP, EDM_ELECTRON_GROUP; electrons from EDM_BENCH_ELECTRONS (default 3); EDM_BENCH_PIXELS (per side) and
+// EDM_BENCH_SAMPLES shrink the cell for a smoke run. Prints kernel time per electron
+// and slots/s; checks that the cube is finite and non-zero.
+namespace {
+bool bench_enabled() {
+  const char* v = std::getenv("EDM_BENCH");
+  return v && std::string(v) == "1";
+}
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(benchmark_cell, *boost::unit_test::precondition([](boost::unit_test::test_unit_id) {
+  return boost::test_tools::assertion_result(bench_enabled());
+})) {
+  const auto units = Normalization::from_wavelength(800e-9);
+  ScreenSection sec;
+  sec.distance = 0.05;
+  sec.half_width_x = sec.half_width_y = 2e-3;
+  sec.nx = sec.ny = env_int("EDM_BENCH_PIXELS", 401);  // scaled-down smoke runs on a CPU
+  sec.samples = env_int("EDM_BENCH_SAMPLES", 1666);
+  sec.samples_per_period = 512;
+  Screen s = make_screen(sec, units);
+  const double gamma = 5, h = gamma + std::sqrt(gamma * gamma - 1), a0 = 0.1;
+  const int n_el = env_int("EDM_BENCH_ELECTRONS", 3);
+  std::vector<test::Worldline> ws;
+  for (int i = 0; i < n_el; ++i) ws.push_back(test::plane_wave_orbit(a0, 0, h, -1, 0.3 * i, {0.5 * i, -0.3 * i, 0}));
+  auto st = make_setup(s, ws, 2 * std::numbers::pi / h / 16);
+  KernelOptions o;
+  o.newton_iters = env_int("EDM_NEWTON_ITERS", 2);
+  o.coef_reuse = env_int("EDM_COEF_REUSE", 1) != 0;
+  o.sample_chunks = env_int("EDM_SAMPLE_CHUNKS", 0);
+  o.work_group = env_int("EDM_WORK_GROUP", 0);
+  o.electron_group = env_int("EDM_ELECTRON_GROUP", 1);
+  FieldAccumulator acc(device(), st.screen, Mode::Total, o);
+  const auto t0 = std::chrono::steady_clock::now();
+  acc.accumulate(st.batch);
+  acc.drain();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double sum = 0, nonzero = 0;
+  bool finite = true;
+  acc.finish([&](int, int, int iy0, int iy1, const double* d) {
+    const std::size_t n = std::size_t(iy1 - iy0) * st.screen.nx * st.screen.samples;
+    for (std::size_t i = 0; i < n; ++i) {
+      finite = finite && std::isfinite(d[i]);
+      sum += std::abs(d[i]);
+      nonzero += d[i] != 0;
+    }
+  });
+  const auto t = acc.timing();
+  const double slots = double(st.screen.slots_per_electron()) * n_el;
+  BOOST_TEST_MESSAGE("benchmark cell: " << n_el << " electrons, " << st.screen.slots_per_electron()
+                                        << " slots/electron, spline " << st.batch.electrons[0].n_intervals
+                                        << " intervals; newton_iters " << acc.options().newton_iters
+                                        << ", coef_reuse " << acc.options().coef_reuse << ", chunks "
+                                        << acc.options().sample_chunks << ", work-group " << acc.options().work_group
+                                        << ", electron group " << acc.options().electron_group);
+  BOOST_TEST_MESSAGE("  kernel " << t.kernel_seconds / n_el * 1e3 << " ms/electron, " << slots / t.kernel_seconds
+                                 << " slots/s (kernel events), wall " << wall << " s incl. upload; "
+                                 << nonzero << " non-zero values, sum |F| = " << sum);
+  BOOST_TEST(finite);
+  BOOST_TEST(nonzero > 0);
 }

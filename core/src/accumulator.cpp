@@ -1,6 +1,7 @@
 // FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][pixel]
-// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per electron on one in-order queue,
-// and a slab-by-slab download through a device-side transpose into the output layout (iy, ix, k).
+// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per electron (or group of G electrons)
+// on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
+// layout (iy, ix, k).
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -21,7 +22,11 @@ struct FieldAccumulator::Impl {
   std::uint64_t bucket_bytes = 0;
   // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
   // until that launch completes (pruned on every accumulate, cleared on drain).
-  std::deque<std::pair<cl::Buffer, cl::Event>> in_flight;
+  struct InFlight {
+    cl::Buffer coef, table;
+    cl::Event last;
+  };
+  std::deque<InFlight> in_flight;
   std::vector<cl::Event> launches;  // profiling events not yet summed
   AccumulatorTiming timing;
   bool finished = false;
@@ -71,6 +76,9 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64)");
   if (options.sample_chunks < 0 || options.work_group < 0)
     throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
+  if (options.electron_group < 1 || options.electron_group > 64)
+    throw ConfigError("EDM-ACC-008", "accumulator.electron_group = " + std::to_string(options.electron_group) +
+                                         " (allowed 1..64)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
@@ -95,7 +103,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
       {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
-      {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"}};
+      {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
+      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)}};
   cl::Program program = m.device->program({"lienard_wiechert.cl"}, defines);
   try {
     m.lw = cl::Kernel(program, "lw_accumulate");
@@ -128,19 +137,19 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       m.device->queue().enqueueFillBuffer(m.buckets.back(), 0.0, 0, std::size_t(m.bucket_bytes));
     }
     const Screen& s = screen;
-    m.lw.setArg(5, s.nx);
-    m.lw.setArg(6, s.ny);
-    m.lw.setArg(7, s.samples);
-    m.lw.setArg(8, s.half_x);
-    m.lw.setArg(9, s.half_y);
-    m.lw.setArg(10, s.z);
-    m.lw.setArg(11, s.t0_rel);
-    m.lw.setArg(12, s.dt);
-    m.lw.setArg(13, m.buckets[0]);
-    m.lw.setArg(14, m.buckets[1]);
+    m.lw.setArg(4, s.nx);
+    m.lw.setArg(5, s.ny);
+    m.lw.setArg(6, s.samples);
+    m.lw.setArg(7, s.half_x);
+    m.lw.setArg(8, s.half_y);
+    m.lw.setArg(9, s.z);
+    m.lw.setArg(10, s.t0_rel);
+    m.lw.setArg(11, s.dt);
+    m.lw.setArg(12, m.buckets[0]);
+    m.lw.setArg(13, m.buckets[1]);
     // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
-    m.lw.setArg(15, m.buckets[mode == Mode::Split ? 2 : 0]);
-    m.lw.setArg(16, m.buckets[mode == Mode::Split ? 3 : 1]);
+    m.lw.setArg(14, m.buckets[mode == Mode::Split ? 2 : 0]);
+    m.lw.setArg(15, m.buckets[mode == Mode::Split ? 3 : 1]);
     m.device->queue().flush();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
@@ -166,7 +175,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   // Release the coefficient buffers of batches whose launches are done.
   try {
     while (!m.in_flight.empty() &&
-           m.in_flight.front().second.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE)
+           m.in_flight.front().last.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE)
       m.in_flight.pop_front();
   } catch (const cl::Error& e) {
     throw_device_error(e, "checking earlier launches on " + m.where());
@@ -181,13 +190,24 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
 
+  // The electron table: 4 doubles per electron (offset, intervals, τ0, dτ; offsets < 2^53 are exact).
+  std::vector<double> table;
+  table.reserve(batch.electrons.size() * 4);
+  for (const auto& e : batch.electrons) {
+    table.push_back(double(e.offset));
+    table.push_back(double(e.n_intervals));
+    table.push_back(e.tau0);
+    table.push_back(e.dtau);
+  }
   const std::size_t bytes = batch.coef.size() * sizeof(double);
-  cl::Buffer coef;
+  cl::Buffer coef, tab;
   try {
     coef = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, bytes);
-    // Blocking write on the transfer queue: it does not wait for earlier kernels on the compute
-    // queue, and when it returns the data is on the device, so the caller may free the batch.
+    tab = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, table.size() * sizeof(double));
+    // Blocking writes on the transfer queue: they do not wait for earlier kernels on the compute
+    // queue, and when they return the data is on the device, so the caller may free the batch.
     m.device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+    m.device->transfer_queue().enqueueWriteBuffer(tab, CL_TRUE, 0, table.size() * sizeof(double), table.data());
   } catch (const cl::Error& e) {
     throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
                               std::to_string(batch.electrons.front().index) + "…" +
@@ -195,23 +215,25 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   }
 
   cl::Event last;
-  for (const auto& e : batch.electrons) {
+  const std::size_t n = batch.electrons.size(), G = std::size_t(m.options.electron_group);
+  for (std::size_t first = 0; first < n; first += G) {
+    const std::size_t count = std::min(G, n - first);
     try {
       m.lw.setArg(0, coef);
-      m.lw.setArg(1, cl_ulong(e.offset));
-      m.lw.setArg(2, cl_int(e.n_intervals));
-      m.lw.setArg(3, e.tau0);
-      m.lw.setArg(4, e.dtau);
+      m.lw.setArg(1, tab);
+      m.lw.setArg(2, cl_int(first));
+      m.lw.setArg(3, cl_int(count));
       cl::Event ev;
       m.device->queue().enqueueNDRangeKernel(m.lw, cl::NullRange, cl::NDRange(m.global),
                                              cl::NDRange(m.local), nullptr, &ev);
       m.launches.push_back(ev);
       last = ev;
       ++m.timing.launches;
-      ++m.timing.electrons;
+      m.timing.electrons += count;
     } catch (const cl::Error& err) {
-      throw_device_error(err, "launching the field kernel for electron " + std::to_string(e.index) +
-                                  " on " + m.where());
+      throw_device_error(err, "launching the field kernel for electrons " +
+                                  std::to_string(batch.electrons[first].index) + "…" +
+                                  std::to_string(batch.electrons[first + count - 1].index) + " on " + m.where());
     }
   }
   try {
@@ -219,7 +241,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   } catch (const cl::Error& err) {
     throw_device_error(err, "flushing the launches on " + m.where());
   }
-  m.in_flight.emplace_back(std::move(coef), last);
+  m.in_flight.push_back({std::move(coef), std::move(tab), last});
 }
 
 void FieldAccumulator::drain() {

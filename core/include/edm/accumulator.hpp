@@ -18,6 +18,8 @@ struct KernelOptions {
   bool coef_reuse = true;     // keep the interval's coefficients until a knot is crossed
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
   int work_group = 0;         // 0 = from the device
+  int electron_group = 1;     // G ≥ 1 electrons per launch: each slot is read and written once per
+                              // launch (bit-identical to G = 1, slot traffic / G)
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):

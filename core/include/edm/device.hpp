@@ -30,4 +30,8 @@ class Device;  // an OpenCL context + in-order profiling queue on one device (de
 std::shared_ptr<Device> open_device(const DeviceInfo& info);
 const DeviceInfo& device_info(const Device& d);
 
+// Measured FP64 peak of the device in FLOP/s: an FMA-chain probe kernel (cl/fma_peak.cl) timed with
+// profiling events, scaled up until one launch takes ≳ 50 ms. The denominator of peak_fraction.
+double measure_fp64_peak(Device& d);
+
 }  // namespace edm
