@@ -9,6 +9,7 @@ namespace edm::app {
 using Args = std::vector<std::string>;  // the arguments after the subcommand name
 
 int cmd_run(const Args& args);
+int cmd_bench(const Args& args);
 int cmd_devices(const Args& args);
 int cmd_plugins(const Args& args);
 int cmd_schema(const Args& args);

@@ -41,6 +41,7 @@ struct FieldAccumulator::Impl {
       const auto t0 = e.getProfilingInfo<CL_PROFILING_COMMAND_START>();
       const auto t1 = e.getProfilingInfo<CL_PROFILING_COMMAND_END>();
       timing.kernel_seconds += double(t1 - t0) * 1e-9;
+      timing.launch_seconds.push_back(double(t1 - t0) * 1e-9);
     }
     launches.clear();
   }

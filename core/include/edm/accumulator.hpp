@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "edm/device.hpp"
 #include "edm/screen.hpp"
@@ -31,6 +32,7 @@ struct AccumulatorTiming {
   double kernel_seconds = 0;   // sum of OpenCL profiling times of the launches
   std::uint64_t launches = 0;
   std::uint64_t electrons = 0;
+  std::vector<double> launch_seconds;  // each launch's profiling time, in launch order
 };
 
 class FieldAccumulator {

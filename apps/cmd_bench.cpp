@@ -1,0 +1,140 @@
+// edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml,
+// DESIGN §7) or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
+// profiling events (median, min, max), slots/s and the fraction of the device's measured FP64 peak.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "commands.hpp"
+#include "edm/accumulator.hpp"
+#include "edm/campaign.hpp"
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/run.hpp"
+#include "options.hpp"
+
+namespace po = boost::program_options;
+
+namespace edm::app {
+namespace {
+
+std::filesystem::path default_bench_campaign() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const auto& rel : {"../../share/campaigns", "../share/edm/campaigns", "../share/campaigns"}) {
+    const auto p = exe.parent_path() / rel / "inverse_thomson_bench.toml";
+    if (std::filesystem::exists(p)) return p;
+  }
+  return "share/campaigns/inverse_thomson_bench.toml";
+}
+
+}  // namespace
+
+int cmd_bench(const Args& args) {
+  po::options_description desc("edm bench [CAMPAIGN] [options]");
+  std::vector<std::string> sets;
+  std::string campaign_file, device = "auto";
+  std::uint64_t electrons = 4;
+  desc.add_options()("help,h", "this help")(
+      "electrons,n", po::value(&electrons), "electrons timed after the warm-up (default 4)")(
+      "device", po::value(&device), "device spec (auto | 0 | gpu | name substring)")(
+      "set", po::value(&sets)->composing(), "override a campaign key: section.key=value")(
+      "no-peak", "skip the FP64 peak probe")("json", "print one JSON object");
+  po::options_description hidden;
+  hidden.add_options()("campaign", po::value(&campaign_file));
+  po::positional_options_description pos;
+  pos.add("campaign", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (campaign_file.empty()) campaign_file = default_bench_campaign().string();
+  if (!std::filesystem::exists(campaign_file))
+    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+  if (electrons < 1) throw ConfigError("EDM-CLI-003", "--electrons must be at least 1");
+
+  auto overrides = parse_set_options(sets);
+  overrides.push_back({"electrons.count", std::to_string(electrons + 1), Origin::CommandLine});
+  overrides.push_back({"accumulator.devices", "\"" + device + "\"", Origin::CommandLine});
+  const auto registry = PluginRegistry::discover();
+  const std::string scenario = peek_scenario(campaign_file, overrides);
+  const Campaign campaign = load_campaign(campaign_file, overrides, registry.get(scenario).keys());
+
+  const bool json = vm.count("json") > 0;
+  if (!json) std::cerr << "bench: solving " << electrons + 1 << " trajectories…\n";
+  PreparedCell cell(campaign, registry);
+  const auto t0 = std::chrono::steady_clock::now();
+  SplineBatch warm = cell.solve(0, 1);
+  SplineBatch timed = cell.solve(1, electrons);
+  const double solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const auto info = select_devices(campaign.accumulator.devices).front();
+  auto dev = open_device(info);
+  KernelOptions k;
+  k.newton_iters = campaign.accumulator.newton_iters;
+  k.coef_reuse = campaign.accumulator.coef_reuse;
+  k.sample_chunks = campaign.accumulator.sample_chunks;
+  k.work_group = campaign.accumulator.work_group;
+  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(1, std::atoi(g));
+  FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
+  if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
+  acc.accumulate(warm);
+  acc.drain();
+  const auto warm_timing = acc.timing();
+  const auto w0 = std::chrono::steady_clock::now();
+  acc.accumulate(timed);
+  acc.drain();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  auto t = acc.timing();
+  std::vector<double> launches(t.launch_seconds.begin() + warm_timing.launch_seconds.size(), t.launch_seconds.end());
+  const double kernel = t.kernel_seconds - warm_timing.kernel_seconds;
+  std::sort(launches.begin(), launches.end());
+  const double median = launches.empty() ? 0 : launches[launches.size() / 2];
+  const double slots = double(cell.screen().slots_per_electron()) * double(electrons);
+  const double slots_per_s = kernel > 0 ? slots / kernel : 0;
+  double peak = 0;
+  if (!vm.count("no-peak")) peak = measure_fp64_peak(*dev);
+  const auto& eff = acc.options();
+  const double ms_per_electron = kernel / double(electrons) * 1e3;
+
+  if (json) {
+    std::printf(
+        "{\"device\": \"%s\", \"electrons\": %llu, \"pixels\": %llu, \"samples\": %d, \"slots_per_electron\": %.0f, "
+        "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
+        "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
+        "\"fp64_peak_flops\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
+        "\"work_group\": %d, \"electron_group\": %d, \"trajectory_solve_s\": %.6g}\n",
+        info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
+        cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
+        launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
+        ms_per_electron, slots_per_s, peak, eff.newton_iters, eff.coef_reuse ? "true" : "false",
+        eff.sample_chunks, eff.work_group, eff.electron_group, solve_s);
+    return 0;
+  }
+  std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());
+  std::printf("cell            %d x %d pixels x %d samples = %.3g slots/electron, %llu electrons timed\n",
+              cell.screen().nx, cell.screen().ny, cell.screen().samples,
+              double(cell.screen().slots_per_electron()), (unsigned long long)electrons);
+  std::printf("kernel options  newton_iters %d, coef_reuse %s, sample_chunks %d, work_group %d, electron_group %d\n",
+              eff.newton_iters, eff.coef_reuse ? "on" : "off", eff.sample_chunks, eff.work_group,
+              eff.electron_group);
+  std::printf("launches        %zu: median %.3f ms, min %.3f ms, max %.3f ms\n", launches.size(), median * 1e3,
+              launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
+  std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);
+  std::printf("rate            %.4g slots/s\n", slots_per_s);
+  if (peak > 0) std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe)\n", peak);
+  std::printf("trajectories    %.3f s for %llu electrons (CPU)\n", solve_s, (unsigned long long)electrons + 1);
+  return 0;
+}
+
+}  // namespace edm::app
