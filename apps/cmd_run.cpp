@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -113,7 +114,11 @@ int cmd_run(const Args& args) {
   ro.overwrite = vm.count("overwrite") > 0;
   ro.dry_run = vm.count("dry-run") > 0;
   ro.max_host_memory = max_host_mib << 20;
-  ConsoleObserver obs(vm.count("quiet") > 0, vm.count("verbose") > 0);
+  // Under mpirun only rank 0 reports progress.
+  const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!mpi_rank) mpi_rank = std::getenv("PMI_RANK");
+  const bool other_rank = mpi_rank && std::string(mpi_rank) != "0";
+  ConsoleObserver obs(vm.count("quiet") > 0 || other_rank, vm.count("verbose") > 0);
   const RunSummary s = run_campaign(campaign, registry, ro, obs);
   obs.end_line();
   if (ro.dry_run) {
@@ -122,7 +127,7 @@ int cmd_run(const Args& args) {
               << " MiB; nothing was run\n";
     return 0;
   }
-  if (!vm.count("quiet")) {
+  if (!vm.count("quiet") && s.rank == 0) {
     std::cout << "edm run " << s.run_id << ": " << s.electrons << " electrons in " << s.batches << " batch(es), "
               << s.timing.total << " s (trajectories " << s.timing.trajectories << " s, field " << s.timing.field
               << " s)\n"

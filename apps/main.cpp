@@ -1,5 +1,6 @@
 // `edm`: the command line. Dispatches to a subcommand; turns edm::Error into a message with its
 // stable id and the family's exit code (core never prints and never exits; this file does).
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -9,7 +10,46 @@
 #include "commands.hpp"
 #include "edm/error.hpp"
 
+#ifdef EDM_WITH_MPI
+#include <mpi.h>
+#endif
+
 namespace {
+
+// Under mpirun (an MPI build), ranks are initialised here, in the app; core only asks whether MPI is
+// running. A failing rank aborts the whole job, so no rank waits forever in a collective.
+struct MpiSession {
+  bool active = false;
+  MpiSession(int* argc, char*** argv) {
+#ifdef EDM_WITH_MPI
+    if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK")) {
+      MPI_Init(argc, argv);
+      active = true;
+    }
+#else
+    (void)argc;
+    (void)argv;
+#endif
+  }
+  int size() const {
+    int n = 1;
+#ifdef EDM_WITH_MPI
+    if (active) MPI_Comm_size(MPI_COMM_WORLD, &n);
+#endif
+    return n;
+  }
+  int fail(int code) const {
+#ifdef EDM_WITH_MPI
+    if (active && size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+    return code;
+  }
+  ~MpiSession() {
+#ifdef EDM_WITH_MPI
+    if (active) MPI_Finalize();
+#endif
+  }
+};
 
 struct Command {
   int (*fn)(const edm::app::Args&);
@@ -49,21 +89,22 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return 2;
   }
+  MpiSession mpi(&argc, &argv);
   edm::app::Args args(argv + 2, argv + argc);
   try {
     return it->second.fn(args);
   } catch (const edm::BuildError& e) {
     std::cerr << "edm: error [" << e.id() << "]: " << e.what() << "\n  options: " << e.options()
               << "\n  build log:\n" << e.log() << "\n";
-    return e.exit_code();
+    return mpi.fail(e.exit_code());
   } catch (const edm::Error& e) {
     std::cerr << "edm: error [" << e.id() << "]: " << e.what() << "\n";
-    return e.exit_code();
+    return mpi.fail(e.exit_code());
   } catch (const boost::program_options::error& e) {
     std::cerr << "edm " << argv[1] << ": " << e.what() << "\n";
-    return 2;
+    return mpi.fail(2);
   } catch (const std::exception& e) {
     std::cerr << "edm: internal error: " << e.what() << "\n";
-    return 1;
+    return mpi.fail(1);
   }
 }

@@ -223,3 +223,27 @@ BOOST_AUTO_TEST_CASE(host_memory_does_not_grow_with_electrons_at_fixed_batch) {
   BOOST_TEST(unbatched_growth > 0.5 * 448 * bpe);  // the splines really were resident
   BOOST_TEST(batched_growth < 0.1 * unbatched_growth);
 }
+
+// The memory guard refuses a cube the device cannot hold before any trajectory is solved.
+BOOST_AUTO_TEST_CASE(screen_too_large_for_the_device_is_refused_before_solving) {
+  struct Phases : RunObserver {
+    std::vector<std::string> seen;
+    void phase(const std::string& name, const std::string&) override { seen.push_back(name); }
+  } phases;
+  const auto dir = test::temp_dir("guard");
+  const auto registry = PluginRegistry::discover();
+  Campaign c = parse_campaign(kCell, "cell.toml",
+                              {{"screen.nx", "2000"}, {"screen.ny", "2000"}, {"screen.samples", "100000"},
+                               {"accumulator.electron_batch", "\"auto\""},
+                               {"run.output", "\"" + (dir / "out").string() + "\""}},
+                              registry.get("inverse_thomson").keys(), false);
+  try {
+    run_campaign(c, registry, RunOptions{}, phases);
+    BOOST_FAIL("a 9.6 TB cube was accepted");
+  } catch (const DeviceError& e) {
+    BOOST_TEST_MESSAGE("guard: " << e.what());
+    BOOST_TEST(std::string(e.what()).find("nx") != std::string::npos);
+  }
+  BOOST_TEST((std::find(phases.seen.begin(), phases.seen.end(), "trajectories") == phases.seen.end()));
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5"));
+}

@@ -10,6 +10,8 @@
 #include "edm/accumulator.hpp"
 #include "opencl_internal.hpp"
 
+#include <clblast.h>
+
 namespace edm {
 
 struct FieldAccumulator::Impl {
@@ -306,5 +308,54 @@ std::uint64_t FieldAccumulator::device_buffer_bytes() const {
 }
 AccumulatorTiming FieldAccumulator::timing() const { return impl_->timing; }
 const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
+
+}  // namespace edm
+
+namespace edm {
+
+// ---- multi-device reduce -----------------------------------------------------------------------
+// Adds this accumulator's cube into `target`'s, on target's device: the raw buffers travel in
+// chunks of at most 64 MiB through host staging (the devices have separate contexts) and CLBlast's
+// daxpy adds each chunk in place, so neither host nor device ever holds a second whole cube.
+// Called in device order, so the reduction order — and the result — is fixed for a device set.
+void FieldAccumulator::reduce_into(FieldAccumulator& target) {
+  auto& src = *impl_;
+  auto& dst = *target.impl_;
+  if (&src == &dst) return;
+  const Screen &a = src.screen, &b = dst.screen;
+  if (a.nx != b.nx || a.ny != b.ny || a.samples != b.samples || a.dt != b.dt || a.t0_rel != b.t0_rel ||
+      a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || src.mode != dst.mode)
+    throw Error("EDM-ACC-020", "reducing accumulators of different screens or modes (" + src.where() +
+                                   " into " + dst.where() + ")");
+  if (src.finished || dst.finished)
+    throw Error("EDM-ACC-021", "reducing a finished accumulator (" + src.where() + ")");
+  drain();
+  target.drain();
+  const std::uint64_t total = src.bucket_bytes / sizeof(double);
+  const std::uint64_t chunk = std::min<std::uint64_t>(total, std::min<std::uint64_t>(
+                                                                 8ull << 20, dst.device->info().max_allocation / 8));
+  std::vector<double> host(chunk);
+  try {
+    cl::Buffer scratch(dst.device->context(), CL_MEM_READ_ONLY, chunk * sizeof(double));
+    cl_command_queue q = dst.device->queue()();
+    for (std::size_t bucket = 0; bucket < src.buckets.size(); ++bucket)
+      for (std::uint64_t off = 0; off < total; off += chunk) {
+        const std::uint64_t n = std::min(chunk, total - off);
+        src.device->queue().enqueueReadBuffer(src.buckets[bucket], CL_TRUE, off * sizeof(double),
+                                              n * sizeof(double), host.data());
+        dst.device->queue().enqueueWriteBuffer(scratch, CL_TRUE, 0, n * sizeof(double), host.data());
+        const auto status = clblast::Axpy<double>(n, 1.0, scratch(), 0, 1, dst.buckets[bucket](), off, 1, &q);
+        if (status != clblast::StatusCode::kSuccess)
+          throw DeviceError("EDM-ACC-022", "CLBlast Axpy failed with status " + std::to_string(int(status)) +
+                                               " while reducing " + src.where() + " into " + dst.where(),
+                            int(status));
+        dst.device->queue().finish();  // the scratch buffer is reused by the next chunk
+      }
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "reducing the field cube of " + src.where() + " into " + dst.where());
+  }
+  src.finished = true;
+  src.buckets.clear();
+}
 
 }  // namespace edm

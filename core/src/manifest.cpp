@@ -99,6 +99,17 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"kernel", t.kernel},
                                  {"reduce", t.reduce},
                                  {"write", t.write}});
+  if (x.ranks > 1 && !x.rank_timings.field.empty()) {
+    auto arr = [](const std::vector<double>& v) {
+      toml::array a;
+      for (double d : v) a.push_back(d);
+      return a;
+    };
+    m["timing"].as_table()->insert("ranks", toml::table{{"trajectories", arr(x.rank_timings.trajectories)},
+                                                        {"field", arr(x.rank_timings.field)},
+                                                        {"kernel", arr(x.rank_timings.kernel)},
+                                                        {"electrons", arr(x.rank_timings.electrons)}});
+  }
   toml::table flops{{"slots", double(s.slots)}};
   if (x.flop_per_slot > 0) flops.insert("flop_per_slot", x.flop_per_slot);
   if (x.fp64_peak > 0) flops.insert("fp64_peak", x.fp64_peak);

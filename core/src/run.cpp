@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <numbers>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -26,6 +27,8 @@
 #include "edm/manifest.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/writer.hpp"
+#include "edm/sharded.hpp"
+#include "ranks.hpp"
 
 namespace edm {
 namespace {
@@ -46,22 +49,6 @@ std::uint64_t mem_available() {
   while (f >> key >> kb >> unit)
     if (key == "MemAvailable:") return kb * 1024;
   return 0;
-}
-
-// Electrons [first, first + count) of a solved batch as a batch of their own (multi-device shards).
-SplineBatch slice(const SplineBatch& b, std::size_t first, std::size_t count) {
-  SplineBatch out;
-  if (count == 0) return out;
-  const std::uint64_t begin = b.electrons[first].offset;
-  const auto& last = b.electrons[first + count - 1];
-  const std::uint64_t end = last.offset + std::uint64_t(last.n_intervals) * kCoefPerInterval;
-  out.coef.assign(b.coef.begin() + begin, b.coef.begin() + end);
-  for (std::size_t i = first; i < first + count; ++i) {
-    ElectronSpline e = b.electrons[i];
-    e.offset -= begin;
-    out.electrons.push_back(e);
-  }
-  return out;
 }
 
 // The scenario's electrons, each started earlier along its free straight line (the scenario's initial
@@ -204,6 +191,12 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
 
   const double t_last = screen.t_rel(screen.samples - 1);
   I.solve.knots_per_period = campaign.trajectory.knots_per_period;
+  // One γ-trace grid for the whole ensemble (from electron 0), so batches and ranks merge exactly.
+  {
+    const auto& y0 = init[0];
+    const double h0 = y0[4] - scenario.laser_direction() * y0[7];
+    I.solve.gamma_trace_dtau = 2.0 * std::numbers::pi / (4.0 * h0);
+  }
   I.solve.rtol = campaign.trajectory.rtol;
   I.solve.atol = campaign.trajectory.atol;
   const Screen* sp = &I.screen;
@@ -265,51 +258,71 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   kopt.sample_chunks = campaign.accumulator.sample_chunks;
   kopt.work_group = campaign.accumulator.work_group;
 
-  // 4. Batch size. "auto" measures one electron's spline bytes and fits B into the host budget.
+  // 4. Ranks (MPI builds under mpirun): each rank takes a contiguous block of the ensemble.
+  // Electrons, seeds and trajectories are global, so they do not depend on the rank count.
+  const Ranks ranks = current_ranks();
+  S.rank = ranks.rank;
+  S.ranks = ranks.size;
+  const std::uint64_t r_first = N * std::uint64_t(ranks.rank) / std::uint64_t(ranks.size);
+  const std::uint64_t r_end = N * std::uint64_t(ranks.rank + 1) / std::uint64_t(ranks.size);
+  const std::uint64_t N_local = r_end - r_first;
+
+  // 5. Accumulators first: the memory guard (buffers must fit each device's global memory and
+  // maximum allocation) runs in their constructors, before any trajectory is solved.
+  std::vector<DeviceInfo> mine = infos;
+  if (ranks.size > 1 && campaign.accumulator.devices == "auto") {
+    // One node, several ranks: spread them over the FP64 devices present.
+    const auto every = select_devices("all");
+    mine = {every[std::size_t(ranks.rank) % every.size()]};
+  }
+  ShardedFieldAccumulator acc(mine, screen, mode, kopt);
+  S.device_buffer_bytes = acc.device_buffer_bytes();
+  const std::uint64_t row_bytes = std::uint64_t(screen.nx) * screen.samples * sizeof(double);
+  const int rows_per_slab = int(std::clamp<std::uint64_t>((64ull << 20) / row_bytes, 1, std::uint64_t(screen.ny)));
+  const std::uint64_t slab_bytes = row_bytes * std::uint64_t(rows_per_slab);
+
+  // 6. Batch size. "auto" measures one electron's spline bytes and fits B into the host budget.
   std::uint64_t B = campaign.accumulator.electron_batch > 0 ? std::uint64_t(campaign.accumulator.electron_batch) : N;
   if (campaign.accumulator.electron_batch < 0) {
-    SplineBatch probe = solve_trajectories(solver_scenario, 0, 1, solve);
+    SplineBatch probe = cell.solve(0, 1);
     const double bpe = double(probe.bytes()) * 1.25;
-    const std::uint64_t budget = options.max_host_memory ? options.max_host_memory : mem_available() / 2;
+    const std::uint64_t avail = options.max_host_memory ? options.max_host_memory : mem_available() / 2;
+    const std::uint64_t budget = avail > 2 * slab_bytes ? avail - 2 * slab_bytes : avail / 2;
     B = std::clamp<std::uint64_t>(std::uint64_t(double(budget) / std::max(bpe, 1.0)), 1, N);
-    obs.phase("batch", "electron_batch = auto → " + std::to_string(B) + " (budget " +
+    obs.phase("batch", "electron_batch = auto → " + std::to_string(B) + " (host budget " +
                            std::to_string(budget >> 20) + " MiB)");
   }
-  B = std::min(B, N);
+  B = std::max<std::uint64_t>(1, std::min(B, N));
   S.electron_batch = campaign.accumulator.electron_batch == 0 ? 0 : B;
-  S.batches = (N + B - 1) / B;
-
-  // 5. Accumulators (the memory guard runs in their constructors: buffers must fit each device).
-  std::vector<FieldAccumulator> accs;
-  for (const auto& info : infos) accs.emplace_back(open_device(info), screen, mode, kopt);
-  S.device_buffer_bytes = accs.front().device_buffer_bytes();
-  const std::uint64_t slab_bytes = std::uint64_t(screen.nx) * screen.samples * sizeof(double) * 64;
+  S.batches = N_local ? (N_local + B - 1) / B : 0;
   if (options.dry_run) {
     S.host_estimate_bytes = double(slab_bytes);
     return S;
   }
 
-  std::filesystem::create_directories(S.folder);
-  FieldFileInfo finfo{S.run_id, EDM_VERSION, campaign.run.scenario, N, mode};
-  FieldWriter writer(S.field_file, screen, units, finfo);
+  std::optional<FieldWriter> writer;
+  if (ranks.rank == 0) {
+    std::filesystem::create_directories(S.folder);
+    writer.emplace(S.field_file, screen, units, FieldFileInfo{S.run_id, EDM_VERSION, campaign.run.scenario, N, mode});
+  }
 
-  // 6. The batch loop.
+  // 7. The batch loop.
   GammaTrace gamma;
-  Clock::time_point t_first_launch{};
+  Clock::time_point t_first_launch = Clock::now();
   bool launched = false;
   std::thread watcher;
   Clock::time_point device_idle_at{};
   auto wait_watcher = [&] {
     if (watcher.joinable()) watcher.join();
   };
-  for (std::uint64_t b0 = 0, k = 0; b0 < N; b0 += B, ++k) {
-    const std::uint64_t count = std::min(B, N - b0);
+  for (std::uint64_t b0 = r_first, k = 0; b0 < r_end; b0 += B, ++k) {
+    const std::uint64_t count = std::min(B, r_end - b0);
     obs.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                   ": electrons " + std::to_string(b0) + "–" + std::to_string(b0 + count - 1));
     const auto t0 = Clock::now();
     SplineBatch batch;
     try {
-      batch = solve_trajectories(solver_scenario, b0, count, solve);
+      batch = cell.solve(b0, count);
     } catch (const PhysicsError& e) {
       // The integration runs until the electrons' light has passed the last sample; a window
       // that ends absurdly late turns into a runaway integration, which is a campaign problem.
@@ -324,8 +337,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_watcher();
     if (k > 0 && campaign.accumulator.batch_overlap)
-      S.timing.trajectories_overlapped +=
-          std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
+      S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
 
     // Coverage is per electron, so batch records concatenate (DESIGN §2).
     CoverageReport cov = check_coverage(screen, batch);
@@ -347,76 +359,58 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
       t_first_launch = Clock::now();
       launched = true;
     }
-    if (accs.size() == 1) {
-      accs[0].accumulate(batch);
-    } else {
-      // Shard the batch over the devices in contiguous blocks of electrons.
-      const std::size_t D = accs.size();
-      for (std::size_t d = 0; d < D; ++d) {
-        const std::size_t lo = count * d / D, hi = count * (d + 1) / D;
-        if (hi > lo) accs[d].accumulate(slice(batch, lo, hi - lo));
-      }
-    }
+    acc.accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
     if (campaign.accumulator.batch_overlap) {
-      watcher = std::thread([&accs, &device_idle_at] {
-        for (auto& a : accs) a.drain();
+      watcher = std::thread([&acc, &device_idle_at] {
+        acc.drain();
         device_idle_at = Clock::now();
       });
     } else {
-      for (auto& a : accs) a.drain();
+      acc.drain();
     }
-    obs.batch_done(b0 + count, N, seconds_since(t_start));
+    obs.batch_done(b0 + count - r_first, N_local, seconds_since(t_start));
   }
   wait_watcher();
 
-  // 7. Finish: drain, reduce across devices, download in slabs straight into field.h5.
+  // 8. Finish: reduce across devices (CLBlast), download in slabs; across ranks each slab is
+  // reduced to rank 0 (never a second whole cube anywhere), which writes it into field.h5.
   obs.phase("download", "");
-  if (accs.size() == 1) {
-    accs[0].finish([&](int b, int c, int y0, int y1, const double* d) { writer.write_slab(b, c, y0, y1, d); });
-  } else {
-    // Host-side reduction slab by slab: device d's slab is summed into device 0's in a fixed order.
-    const auto tr0 = Clock::now();
-    std::vector<std::vector<double>> partial;
-    std::vector<std::array<int, 4>> keys;
-    for (std::size_t d = 1; d < accs.size(); ++d) {
-      std::size_t n = 0;
-      accs[d].finish([&](int b, int c, int y0, int y1, const double* data) {
-        const std::size_t len = std::size_t(y1 - y0) * screen.nx * screen.samples;
-        if (d == 1) {
-          partial.emplace_back(data, data + len);
-          keys.push_back({b, c, y0, y1});
+  std::vector<double> reduced;
+  acc.finish(
+      [&](int b, int c, int y0, int y1, const double* d) {
+        const std::size_t n = std::size_t(y1 - y0) * std::size_t(screen.nx) * std::size_t(screen.samples);
+        if (ranks.size > 1) {
+          if (ranks.rank == 0) reduced.resize(n);
+          reduce_slab_to_root(d, ranks.rank == 0 ? reduced.data() : nullptr, n);
+          if (ranks.rank == 0) writer->write_slab(b, c, y0, y1, reduced.data());
         } else {
-          for (std::size_t i = 0; i < len; ++i) partial[n][i] += data[i];
+          writer->write_slab(b, c, y0, y1, d);
         }
-        ++n;
-      });
-    }
-    std::size_t n = 0;
-    accs[0].finish([&](int b, int c, int y0, int y1, const double* data) {
-      const std::size_t len = std::size_t(y1 - y0) * screen.nx * screen.samples;
-      std::vector<double> sum(data, data + len);
-      for (std::size_t i = 0; i < len; ++i) sum[i] += partial[n][i];
-      writer.write_slab(b, c, y0, y1, sum.data());
-      ++n;
-    });
-    S.timing.reduce = seconds_since(tr0);
-  }
+      },
+      rows_per_slab);
   S.timing.field = seconds_since(t_first_launch);
-  for (auto& a : accs) S.timing.kernel += a.timing().kernel_seconds;
-
-  writer.write_gamma_trace(gamma, units);
-  writer.set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
-  writer.commit();
-  S.timing.total = seconds_since(t_start);
+  S.timing.kernel = acc.timing().kernel_seconds;
+  S.timing.reduce = acc.reduce_seconds();
   S.host_peak_rss = host_peak_rss();
+
+  // Host-side products fold exactly across ranks: γ trace (sums, extrema), coverage records.
+  RankTimings per_rank = gather_rank_results(ranks, gamma, S);
+  if (ranks.rank != 0) return S;
+
+  writer->write_gamma_trace(gamma, units);
+  writer->set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
+  writer->commit();
+  S.timing.total = seconds_since(t_start);
   S.host_estimate_bytes = double(B) * double(S.spline_bytes_per_electron) + double(slab_bytes);
 
   ManifestExtras x;
   x.a0_effective = make_laser(campaign.laser, units, scenario.laser_direction())->a0();
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
-  x.sample_chunks = accs.front().options().sample_chunks;
-  x.work_group = accs.front().options().work_group;
+  x.sample_chunks = acc.options().sample_chunks;
+  x.work_group = acc.options().work_group;
+  x.ranks = ranks.size;
+  x.rank_timings = per_rank;
   write_manifest(S.manifest_file, make_manifest(campaign, S, units, x));
   return S;
 }

@@ -51,6 +51,9 @@ class FieldAccumulator {
   void finish(const SlabSink& sink, int rows_per_slab = 0);
   // Waits for the launches (no download).
   void drain();
+  // Adds this cube into `target`'s on target's device (CLBlast, in chunks) and finishes this one.
+  // Screens and modes must match (Error otherwise). The multi-device reduce.
+  void reduce_into(FieldAccumulator& target);
 
   const Screen& screen() const;
   Mode mode() const;

@@ -3,12 +3,19 @@
 // effective campaign under [campaign], so `edm run RUN/run.toml` replays the run.
 #pragma once
 #include <filesystem>
+#include <vector>
 
 #include "edm/campaign.hpp"
 #include "edm/run.hpp"
 #include "edm/units.hpp"
 
 namespace edm {
+
+// Per-rank timings of an MPI run (index = rank).
+struct RankTimings {
+  std::vector<double> trajectories, field, kernel;
+  std::vector<double> electrons;
+};
 
 struct ManifestExtras {
   std::string device_names;       // "0: NVIDIA H200 (NVIDIA CUDA)"
@@ -18,6 +25,7 @@ struct ManifestExtras {
   int sample_chunks = 0, work_group = 0;
   double a0_effective = 0;
   int ranks = 1;
+  RankTimings rank_timings;
 };
 
 toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,

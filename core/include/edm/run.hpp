@@ -39,6 +39,7 @@ struct RunTiming {
 struct RunSummary {
   std::filesystem::path folder, field_file, manifest_file;
   std::string run_id;
+  int rank = 0, ranks = 1;  // MPI: only rank 0 writes files and holds the gathered totals
   std::uint64_t electrons = 0, batches = 0, electron_batch = 0;
   std::uint64_t slots = 0;
   Screen screen;

@@ -1,0 +1,150 @@
+// MPI glue for the run driver (see ranks.hpp). Compiled with and without MPI.
+#include "ranks.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#ifdef EDM_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace edm {
+
+Ranks current_ranks() {
+  Ranks r;
+#ifdef EDM_WITH_MPI
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+  }
+#endif
+  return r;
+}
+
+void reduce_slab_to_root(const double* in, double* out, std::size_t n) {
+#ifdef EDM_WITH_MPI
+  // MPI counts are int: reduce in pieces of at most 2^28 doubles.
+  const std::size_t piece = std::size_t(1) << 28;
+  for (std::size_t off = 0; off < n; off += piece) {
+    const int m = int(std::min(piece, n - off));
+    MPI_Reduce(in + off, out ? out + off : nullptr, m, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  }
+#else
+  if (out && out != in) std::copy(in, in + n, out);
+#endif
+}
+
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s) {
+  RankTimings t;
+  if (ranks.size == 1) {
+    t.trajectories = {s.timing.trajectories};
+    t.field = {s.timing.field};
+    t.kernel = {s.timing.kernel};
+    return t;
+  }
+#ifdef EDM_WITH_MPI
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const bool root = ranks.rank == 0;
+  // Per-rank timings and counts.
+  double mine[4] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size())};
+  std::vector<double> all(root ? 4 * std::size_t(ranks.size) : 0);
+  MPI_Gather(mine, 4, MPI_DOUBLE, root ? all.data() : nullptr, 4, MPI_DOUBLE, 0, w);
+  if (root)
+    for (int r = 0; r < ranks.size; ++r) {
+      t.trajectories.push_back(all[4 * r]);
+      t.field.push_back(all[4 * r + 1]);
+      t.kernel.push_back(all[4 * r + 2]);
+      t.electrons.push_back(all[4 * r + 3]);
+    }
+  // Sums over ranks of the additive timings, maxima of peak RSS and of the slowest field phase.
+  double sums[3] = {s.timing.trajectories, s.timing.trajectories_overlapped, s.timing.kernel};
+  double tot[3];
+  MPI_Reduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, 0, w);
+  double maxes[3] = {s.timing.field, double(s.host_peak_rss), double(s.spline_bytes_per_electron)};
+  double mx[3];
+  MPI_Reduce(maxes, mx, 3, MPI_DOUBLE, MPI_MAX, 0, w);
+  unsigned long long knots = s.knots_total, knots_all = 0;
+  MPI_Reduce(&knots, &knots_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
+  unsigned long long batches = s.batches, batches_all = 0;
+  MPI_Reduce(&batches, &batches_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
+  if (root) {
+    s.timing.trajectories = tot[0];
+    s.timing.trajectories_overlapped = tot[1];
+    s.timing.kernel = tot[2];
+    s.timing.field = mx[0];
+    s.host_peak_rss = std::uint64_t(mx[1]);
+    s.spline_bytes_per_electron = std::uint64_t(mx[2]);
+    s.knots_total = knots_all;
+    s.batches = batches_all;
+  }
+
+  // Coverage records: 5 numbers each, gathered in rank order (= electron order).
+  std::vector<double> rec;
+  for (const auto& r : s.coverage.records) {
+    rec.insert(rec.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots), 0.0});
+  }
+  int n = int(rec.size());
+  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
+  MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
+  std::vector<double> recs;
+  if (root) {
+    int acc = 0;
+    for (int r = 0; r < ranks.size; ++r) {
+      displs[r] = acc;
+      acc += counts[r];
+    }
+    recs.resize(std::size_t(acc));
+  }
+  MPI_Gatherv(rec.data(), n, MPI_DOUBLE, root ? recs.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, 0, w);
+  if (root) {
+    s.coverage.records.clear();
+    for (std::size_t i = 0; i + 4 < recs.size(); i += 5)
+      s.coverage.records.push_back({std::uint64_t(recs[i]), recs[i + 1], recs[i + 2], std::uint64_t(recs[i + 3])});
+  }
+
+  // γ trace: pad every rank to the longest grid, then sums / extrema (exact), drains gathered.
+  unsigned long long len = gamma.count.size(), maxlen = 0;
+  MPI_Allreduce(&len, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, w);
+  double dt = gamma.dtau, dtmax = 0;
+  MPI_Allreduce(&dt, &dtmax, 1, MPI_DOUBLE, MPI_MAX, w);
+  gamma.dtau = dtmax;
+  gamma.sum.resize(maxlen, 0.0);
+  gamma.min.resize(maxlen, INFINITY);
+  gamma.max.resize(maxlen, -INFINITY);
+  gamma.count.resize(maxlen, 0);
+  std::vector<double> cnt(gamma.count.begin(), gamma.count.end());
+  std::vector<double> sum(maxlen), mn(maxlen), mxv(maxlen), c(maxlen);
+  MPI_Reduce(gamma.sum.data(), sum.data(), int(maxlen), MPI_DOUBLE, MPI_SUM, 0, w);
+  MPI_Reduce(gamma.min.data(), mn.data(), int(maxlen), MPI_DOUBLE, MPI_MIN, 0, w);
+  MPI_Reduce(gamma.max.data(), mxv.data(), int(maxlen), MPI_DOUBLE, MPI_MAX, 0, w);
+  MPI_Reduce(cnt.data(), c.data(), int(maxlen), MPI_DOUBLE, MPI_SUM, 0, w);
+  std::vector<double> dr;
+  for (const auto& [e, d] : gamma.drain) dr.insert(dr.end(), {double(e), d});
+  int nd = int(dr.size());
+  MPI_Gather(&nd, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
+  std::vector<double> drs;
+  if (root) {
+    int acc = 0;
+    for (int r = 0; r < ranks.size; ++r) {
+      displs[r] = acc;
+      acc += counts[r];
+    }
+    drs.resize(std::size_t(acc));
+  }
+  MPI_Gatherv(dr.data(), nd, MPI_DOUBLE, root ? drs.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, 0, w);
+  if (root) {
+    gamma.sum = sum;
+    gamma.min = mn;
+    gamma.max = mxv;
+    for (std::size_t j = 0; j < maxlen; ++j) gamma.count[j] = std::uint64_t(c[j]);
+    gamma.drain.clear();
+    for (std::size_t i = 0; i + 1 < drs.size(); i += 2) gamma.drain.push_back({std::uint64_t(drs[i]), drs[i + 1]});
+  }
+#endif
+  return t;
+}
+
+}  // namespace edm

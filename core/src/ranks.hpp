@@ -1,0 +1,25 @@
+// MPI ranks for the run driver (internal). Without EDM_WITH_MPI, or when edm was not started by
+// mpirun, there is one rank and every function here is a no-op. Ranks shard the ensemble in
+// contiguous blocks; each slab of the cube is reduced to rank 0 (MPI_Reduce, MPI_SUM), and the
+// host-side products (γ trace, coverage records, per-rank timings) are gathered there exactly.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "edm/manifest.hpp"
+#include "edm/run.hpp"
+#include "edm/trajectory.hpp"
+
+namespace edm {
+
+struct Ranks {
+  int rank = 0, size = 1;
+};
+
+Ranks current_ranks();
+// Sums n doubles of every rank into `out` on rank 0 (out is ignored elsewhere).
+void reduce_slab_to_root(const double* in, double* out, std::size_t n);
+// Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings.
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& summary);
+
+}  // namespace edm
