@@ -2,6 +2,8 @@
 // folder's run.toml (replays its [campaign]). Precedence: command line > environment > file > default.
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -60,11 +62,30 @@ class ConsoleObserver : public RunObserver {
 
 }  // namespace
 
+// SIGINT/SIGTERM ask the run to stop after the batch in flight: the driver writes a checkpoint and
+// returns Interrupted (exit 130), so `edm resume` can continue. A second signal kills at once.
+namespace {
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+}  // namespace
+
+const std::atomic<bool>* install_stop_handlers() {
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  return &g_stop;
+}
+
 int cmd_run(const Args& args) {
   po::options_description desc("edm run CAMPAIGN.toml [options]");
   std::vector<std::string> sets;
   std::string campaign_file, device, output, batch;
   std::uint64_t max_host_mib = 0;
+  std::int64_t checkpoint_every = 0;
   desc.add_options()("help,h", "this help")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value (repeatable)")(
       "device", po::value(&device), "device spec: auto | all | 0,1 | gpu | cpu | name substring (= accumulator.devices)")(
@@ -74,6 +95,8 @@ int cmd_run(const Args& args) {
       "overwrite", "replace results already in the run folder")(
       "dry-run", "validate and estimate, run nothing")(
       "max-host-memory", po::value(&max_host_mib), "host budget for electron_batch = auto, MiB")(
+      "checkpoint-every", po::value(&checkpoint_every),
+      "write RUN/checkpoint.h5 every K batches (default: automatic for runs predicted > 10 min; -1: never)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::options_description hidden;
   hidden.add_options()("campaign", po::value(&campaign_file));
@@ -114,6 +137,8 @@ int cmd_run(const Args& args) {
   ro.overwrite = vm.count("overwrite") > 0;
   ro.dry_run = vm.count("dry-run") > 0;
   ro.max_host_memory = max_host_mib << 20;
+  ro.checkpoint_every = checkpoint_every;
+  ro.stop = install_stop_handlers();
   // Under mpirun only rank 0 reports progress.
   const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (!mpi_rank) mpi_rank = std::getenv("PMI_RANK");

@@ -60,6 +60,7 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table = {
       {"run", {edm::app::cmd_run, "run a campaign: trajectories, fields, field.h5 + run.toml"}},
       {"bench", {edm::app::cmd_bench, "time the field kernel on the benchmark cell: slots/s, % of FP64 peak"}},
+      {"resume", {edm::app::cmd_resume, "continue an interrupted run from RUN/checkpoint.h5"}},
       {"devices", {edm::app::cmd_devices, "list OpenCL devices (FP64, memory, peak)"}},
       {"plugins", {edm::app::cmd_plugins, "list scenario plugins, their models and load failures"}},
       {"schema", {edm::app::cmd_schema, "print every campaign key with type, unit, default, meaning"}},

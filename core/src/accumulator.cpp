@@ -359,3 +359,51 @@ void FieldAccumulator::reduce_into(FieldAccumulator& target) {
 }
 
 }  // namespace edm
+
+// ---- raw cube access for checkpoints -----------------------------------------------------------
+// The device layout is saved as is (no transpose): a checkpoint is only read back by the same
+// accumulator configuration, and the bytes restored are exactly the bytes summed so far, so a
+// resumed run continues the same additions in the same order (bit-identical on one device).
+namespace edm {
+
+std::uint64_t FieldAccumulator::raw_doubles_per_bucket() const { return impl_->bucket_bytes / sizeof(double); }
+
+void FieldAccumulator::download_raw(const RawSink& sink) {
+  auto& m = *impl_;
+  drain();
+  const std::uint64_t total = raw_doubles_per_bucket();
+  const std::uint64_t chunk = std::min<std::uint64_t>(total, 8ull << 20);
+  std::vector<double> host(chunk);
+  try {
+    for (std::size_t b = 0; b < m.buckets.size(); ++b)
+      for (std::uint64_t off = 0; off < total; off += chunk) {
+        const std::uint64_t n = std::min(chunk, total - off);
+        m.device->queue().enqueueReadBuffer(m.buckets[b], CL_TRUE, off * sizeof(double), n * sizeof(double),
+                                            host.data());
+        sink(int(b), off, host.data(), std::size_t(n));
+      }
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "saving the field cube of " + m.where());
+  }
+}
+
+void FieldAccumulator::upload_raw(const RawSource& source) {
+  auto& m = *impl_;
+  drain();
+  const std::uint64_t total = raw_doubles_per_bucket();
+  const std::uint64_t chunk = std::min<std::uint64_t>(total, 8ull << 20);
+  std::vector<double> host(chunk);
+  try {
+    for (std::size_t b = 0; b < m.buckets.size(); ++b)
+      for (std::uint64_t off = 0; off < total; off += chunk) {
+        const std::uint64_t n = std::min(chunk, total - off);
+        source(int(b), off, host.data(), std::size_t(n));
+        m.device->queue().enqueueWriteBuffer(m.buckets[b], CL_TRUE, off * sizeof(double), n * sizeof(double),
+                                             host.data());
+      }
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "restoring the field cube of " + m.where());
+  }
+}
+
+}  // namespace edm

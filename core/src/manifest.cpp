@@ -40,7 +40,9 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                      {"time", utc_now()},
                                      {"device", x.device_names},
                                      {"campaign_file", campaign.file.string()},
-                                     {"ranks", x.ranks}});
+                                     {"ranks", x.ranks},
+                                     {"resumed_from_electron", int64_t(s.resumed_from)},
+                                     {"checkpoints_written", int64_t(s.checkpoints_written)}});
 
   const auto& a = campaign.accumulator;
   toml::table origins;
@@ -58,7 +60,8 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"work_group", x.work_group},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
-                     {"model", campaign.trajectory.model}};
+                     {"model", campaign.trajectory.model},
+                     {"checkpoint_every", int64_t(s.checkpoint_every)}};
   config.insert("origin", std::move(origins));
   m.insert("config", std::move(config));
 

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "edm/accumulator.hpp"
+#include "edm/checkpoint.hpp"
 #include "edm/device.hpp"
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
@@ -242,10 +243,11 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.field_file = S.folder / "field.h5";
   S.manifest_file = S.folder / "run.toml";
   if (!options.dry_run && !options.overwrite &&
-      (std::filesystem::exists(S.field_file) || std::filesystem::exists(S.manifest_file)))
+      (std::filesystem::exists(S.field_file) || std::filesystem::exists(S.manifest_file) ||
+       (!options.resume && std::filesystem::exists(checkpoint_path(S.folder)))))
     throw ConfigError("EDM-RUN-001", "run folder " + S.folder.string() +
-                                         " already holds results; pass --overwrite or choose another "
-                                         "[run] output");
+                                         " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
+                                         "choose another [run] output");
 
   obs.phase("devices", campaign.accumulator.devices);
   const auto infos = select_devices(campaign.accumulator.devices);
@@ -300,6 +302,52 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     return S;
   }
 
+  // Resume: the cube, the γ trace, coverage and timings so far come back from the checkpoint.
+  const auto ckpt_file = checkpoint_path(S.folder);
+  GammaTrace gamma;
+  std::uint64_t start = r_first, k0 = 0;
+  if (options.resume) {
+    if (ranks.size > 1) throw ConfigError("EDM-CKP-010", "edm resume runs in one process (no mpirun)");
+    const CheckpointState st = read_checkpoint_state(ckpt_file);
+    load_checkpoint_cube(ckpt_file, acc);
+    S.run_id = st.run_id;
+    start = st.next_electron;
+    k0 = st.batches_done;
+    gamma = st.gamma;
+    S.coverage.records = st.coverage;
+    S.timing.trajectories = st.trajectories;
+    S.timing.trajectories_overlapped = st.trajectories_overlapped;
+    S.knots_total = st.knots_total;
+    S.spline_bytes_per_electron = st.spline_bytes_per_electron;
+    S.resumed_from = start;
+    obs.phase("resume", "from " + ckpt_file.string() + ": " + std::to_string(start) + " of " +
+                            std::to_string(N) + " electrons already summed");
+  }
+  double kernel_before = options.resume ? read_checkpoint_state(ckpt_file).kernel : 0.0;
+  // Checkpoints only in one process (MPI ranks would each need their own).
+  std::int64_t K = ranks.size > 1 ? -1 : options.checkpoint_every;
+  const std::string campaign_text = [&] {
+    std::ostringstream os;
+    os << campaign.to_toml();
+    return os.str();
+  }();
+  auto save_checkpoint = [&](std::uint64_t next, std::uint64_t batches_done) {
+    CheckpointState st;
+    st.run_id = S.run_id;
+    st.campaign_text = campaign_text;
+    st.next_electron = next;
+    st.batches_done = batches_done;
+    st.trajectories = S.timing.trajectories;
+    st.trajectories_overlapped = S.timing.trajectories_overlapped;
+    st.kernel = kernel_before + acc.timing().kernel_seconds;
+    st.knots_total = S.knots_total;
+    st.spline_bytes_per_electron = S.spline_bytes_per_electron;
+    st.gamma = gamma;
+    st.coverage = S.coverage.records;
+    write_checkpoint(ckpt_file, st, acc);
+    ++S.checkpoints_written;
+  };
+
   std::optional<FieldWriter> writer;
   if (ranks.rank == 0) {
     std::filesystem::create_directories(S.folder);
@@ -307,7 +355,6 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   }
 
   // 7. The batch loop.
-  GammaTrace gamma;
   Clock::time_point t_first_launch = Clock::now();
   bool launched = false;
   std::thread watcher;
@@ -315,7 +362,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   auto wait_watcher = [&] {
     if (watcher.joinable()) watcher.join();
   };
-  for (std::uint64_t b0 = r_first, k = 0; b0 < r_end; b0 += B, ++k) {
+  for (std::uint64_t b0 = start, k = k0; b0 < r_end; b0 += B, ++k) {
     const std::uint64_t count = std::min(B, r_end - b0);
     obs.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                   ": electrons " + std::to_string(b0) + "–" + std::to_string(b0 + count - 1));
@@ -336,7 +383,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     S.timing.trajectories += seconds_between(t0, t1);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_watcher();
-    if (k > 0 && campaign.accumulator.batch_overlap)
+    if (k > k0 && campaign.accumulator.batch_overlap)
       S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
 
     // Coverage is per electron, so batch records concatenate (DESIGN §2).
@@ -370,8 +417,36 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
       acc.drain();
     }
     obs.batch_done(b0 + count - r_first, N_local, seconds_since(t_start));
+
+    // Checkpoints: every K batches, and on a stop request (then leave cleanly).
+    const bool stop = options.stop && options.stop->load();
+    if (K == 0 && b0 + count < r_end) {
+      // Automatic: decide once from the measured rate (not a guess): on for runs predicted to
+      // take over 10 minutes, about every 5 minutes.
+      const double elapsed = seconds_since(t_start);
+      const double done = double(b0 + count - start);
+      const double predicted = elapsed / done * double(r_end - start);
+      if (k > k0 && predicted > 600.0) {
+        K = std::max<std::int64_t>(1, std::int64_t(300.0 / (elapsed / double(k - k0 + 1))));
+        obs.phase("checkpoint", "run predicted to take " + std::to_string(int(predicted)) +
+                                    " s: checkpoint every " + std::to_string(K) + " batches");
+      } else if (k > k0) {
+        K = -1;
+      }
+    }
+    if (b0 + count < r_end && (stop || (K > 0 && (k + 1) % std::uint64_t(K) == 0))) {
+      wait_watcher();
+      save_checkpoint(b0 + count, k + 1);
+      obs.phase("checkpoint", ckpt_file.string() + ": " + std::to_string(b0 + count) + " electrons");
+      if (stop)
+        throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(b0 + count) + " of " +
+                                             std::to_string(N) + " electrons; checkpoint written to " +
+                                             ckpt_file.string() + " — continue with `edm resume " +
+                                             S.folder.string() + "`");
+    }
   }
   wait_watcher();
+  S.checkpoint_every = std::max<std::int64_t>(K, 0);
 
   // 8. Finish: reduce across devices (CLBlast), download in slabs; across ranks each slab is
   // reduced to rank 0 (never a second whole cube anywhere), which writes it into field.h5.
@@ -390,7 +465,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
       },
       rows_per_slab);
   S.timing.field = seconds_since(t_first_launch);
-  S.timing.kernel = acc.timing().kernel_seconds;
+  S.timing.kernel = kernel_before + acc.timing().kernel_seconds;
   S.timing.reduce = acc.reduce_seconds();
   S.host_peak_rss = host_peak_rss();
 
@@ -412,6 +487,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
   write_manifest(S.manifest_file, make_manifest(campaign, S, units, x));
+  std::error_code ec;
+  std::filesystem::remove(ckpt_file, ec);  // the run is complete: the checkpoint has served
   return S;
 }
 

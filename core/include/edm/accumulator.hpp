@@ -55,6 +55,14 @@ class FieldAccumulator {
   // Screens and modes must match (Error otherwise). The multi-device reduce.
   void reduce_into(FieldAccumulator& target);
 
+  // Checkpoints: the raw device buffers (device layout, bucket by bucket, in chunks). download_raw
+  // drains first; upload_raw overwrites the buffers (same screen, mode and device layout).
+  using RawSink = std::function<void(int bucket, std::uint64_t offset, const double* data, std::size_t n)>;
+  using RawSource = std::function<void(int bucket, std::uint64_t offset, double* data, std::size_t n)>;
+  std::uint64_t raw_doubles_per_bucket() const;
+  void download_raw(const RawSink& sink);
+  void upload_raw(const RawSource& source);
+
   const Screen& screen() const;
   Mode mode() const;
   std::uint64_t device_buffer_bytes() const;

@@ -68,6 +68,13 @@ class PhysicsError : public Error {
   int exit_code() const override { return 6; }
 };
 
+// A run stopped on request (SIGINT/SIGTERM) after writing a checkpoint; `edm resume` continues it.
+class Interrupted : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 130; }
+};
+
 // Decoded name of an OpenCL status code (CL_OUT_OF_RESOURCES, …).
 const char* cl_status_name(int status);
 

@@ -2,6 +2,7 @@
 // trajectories (GSL, all cores) → accumulator (OpenCL, persistent buffers) → finish (slabs) →
 // field.h5 + run.toml. Core never prints: progress goes to a RunObserver the app supplies.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,6 +21,13 @@ struct RunOptions {
   bool overwrite = false;        // replace an existing run folder's results
   bool dry_run = false;          // validate, estimate, run nothing
   std::uint64_t max_host_memory = 0;  // bytes for electron_batch = auto (0 = half of MemAvailable)
+  // Checkpoint every K batches (RUN/checkpoint.h5); 0 = automatic (on, about every 5 minutes, when
+  // the measured rate predicts a run longer than 10 minutes); −1 = never.
+  std::int64_t checkpoint_every = 0;
+  // Polled after every batch; when set, the driver writes a checkpoint and throws Interrupted. The
+  // app sets it from SIGINT/SIGTERM (core installs no signal handlers).
+  const std::atomic<bool>* stop = nullptr;
+  bool resume = false;           // continue from RUN/checkpoint.h5 (edm resume)
 };
 
 // Progress callbacks (all optional). Called from the driving thread.
@@ -49,6 +57,10 @@ struct RunSummary {
   std::uint64_t knots_total = 0;
   std::vector<std::string> devices;
   double host_estimate_bytes = 0;
+  std::uint64_t checkpoints_written = 0;
+  std::int64_t checkpoint_every = 0;   // effective (batches), 0 = none
+  std::uint64_t resumed_from = 0;      // electrons already in the cube when this process started
+  double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
 };
 
 // A cell ready to solve: the plugin's scenario, the screen with its window fixed, and each

@@ -23,6 +23,8 @@ class ShardedFieldAccumulator {
   AccumulatorTiming timing() const;           // summed over devices
   const KernelOptions& options() const { return accs_.front().options(); }
   double reduce_seconds() const { return reduce_seconds_; }
+  // Checkpoint access to each device's accumulator (device order).
+  FieldAccumulator& device_accumulator(std::size_t d) { return accs_.at(d); }
 
  private:
   std::vector<FieldAccumulator> accs_;

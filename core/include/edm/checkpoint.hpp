@@ -1,0 +1,40 @@
+// Checkpoints of a running cell (RUN/checkpoint.h5): the partial cube of every device as summed so
+// far (raw device layout), the electrons done, the γ trace and coverage records so far, timings,
+// and the effective campaign. Written atomically (checkpoint.h5.partial, then rename), so a kill at
+// any moment leaves either the previous checkpoint or the new one. `edm resume RUN` continues from
+// it; on one device the result is bit-identical to an uninterrupted run.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edm/screen.hpp"
+#include "edm/sharded.hpp"
+#include "edm/trajectory.hpp"
+
+namespace edm {
+
+struct CheckpointState {
+  std::string run_id;
+  std::string campaign_text;           // the effective campaign (TOML), replayable
+  std::uint64_t next_electron = 0;     // electrons [0, next_electron) are in the cube
+  std::uint64_t batches_done = 0;
+  std::uint32_t devices = 1;
+  double trajectories = 0, trajectories_overlapped = 0, kernel = 0;
+  std::uint64_t knots_total = 0, spline_bytes_per_electron = 0;
+  GammaTrace gamma;
+  std::vector<CoverageRecord> coverage;
+};
+
+inline std::filesystem::path checkpoint_path(const std::filesystem::path& run_folder) {
+  return run_folder / "checkpoint.h5";
+}
+
+void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state,
+                      ShardedFieldAccumulator& acc);
+CheckpointState read_checkpoint_state(const std::filesystem::path& file);
+// Uploads the saved cubes into `acc` (same device count, screen and mode; IoError otherwise).
+void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumulator& acc);
+
+}  // namespace edm
