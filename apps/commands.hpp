@@ -12,5 +12,8 @@ int cmd_run(const Args& args);
 int cmd_devices(const Args& args);
 int cmd_plugins(const Args& args);
 int cmd_schema(const Args& args);
+int cmd_spectrum(const Args& args);
+int cmd_plot(const Args& args);
+int cmd_info(const Args& args);
 
 }  // namespace edm::app
