@@ -22,6 +22,7 @@
 #include "edm/accumulator.hpp"
 #include "edm/device.hpp"
 #include "edm/error.hpp"
+#include "edm/laser.hpp"
 #include "edm/manifest.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/writer.hpp"
@@ -356,6 +357,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.host_estimate_bytes = double(B) * double(S.spline_bytes_per_electron) + double(slab_bytes);
 
   ManifestExtras x;
+  x.a0_effective = make_laser(campaign.laser, units, scenario.laser_direction())->a0();
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
   x.sample_chunks = accs.front().options().sample_chunks;
   x.work_group = accs.front().options().work_group;

@@ -42,6 +42,11 @@ class Handle {
   }
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
+  hid_t release() {  // hands the id over without closing it
+    hid_t id = id_;
+    id_ = -1;
+    return id;
+  }
 
  private:
   hid_t id_ = -1;
@@ -248,9 +253,7 @@ void FieldWriter::commit() {
   auto& I = *impl_;
   check(H5Fflush(I.file.get(), H5F_SCOPE_GLOBAL), "cannot flush the field file (disk full?)", I.partial_path);
   I.datasets.clear();
-  hid_t f = I.file.get();
-  I.file = Handle();
-  if (H5Fclose(f) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);
+  if (H5Fclose(I.file.release()) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);
   std::error_code ec;
   std::filesystem::rename(I.partial_path, I.final_path, ec);
   if (ec) io_fail("cannot rename to " + I.final_path.string() + ": " + ec.message(), I.partial_path);
