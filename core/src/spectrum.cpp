@@ -289,8 +289,16 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   }
 
   double best = -1;
+  std::size_t kp = 1;
   for (std::size_t k = 1; k < nw; ++k)
-    if (r.on_axis[k] > best) best = r.on_axis[k], r.peak_omega_on_axis = r.omega[k];
+    if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
+  r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
+  r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
+  if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
+    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]), c = std::log(r.on_axis[kp + 1]);
+    const double den = a - 2 * b + c;
+    if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * dw;
+  }
   double tot = 0;
   for (double v : r.fluence) tot += v;
   r.total_energy = area > 0 ? tot * area : std::nan("");
@@ -329,6 +337,7 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
         h5::write_attr(g.get(), "ix", double(r.center_ix));
         h5::write_attr(g.get(), "iy", double(r.center_iy));
         h5::write_attr(g.get(), "peak_omega", r.peak_omega_on_axis);
+        h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
       }
       {
         auto g = h5::create_group(f, "integrated", partial);

@@ -113,6 +113,9 @@ def main(argv):
             pos = data[1:] > 0
             if np.any(pos):
                 ax.semilogy(w[1:][pos], data[1:][pos], lw=1)
+                # 14 decades below the peak is below any physics in FP64 fields; deeper is round-off.
+                top = data[1:][pos].max()
+                ax.set_ylim(max(data[1:][pos].min(), top * 1e-14) * 0.5, top * 3)
             else:
                 ax.plot(w, data, lw=1)
             for n, wn in marks:

@@ -101,6 +101,9 @@ struct SpectrumResult {
   std::size_t center_ix = 0, center_iy = 0;
   std::vector<double> on_axis;             // d²I/dωdΩ, J·s/rad/sr
   double peak_omega_on_axis = 0;           // rad/s
+  // The same peak refined between bins by a parabola through the logarithms of the three bins around
+  // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
+  double peak_omega_on_axis_interp = 0;    // rad/s
 
   std::vector<double> integrated;          // dI/dω over the screen, J·s/rad
   std::vector<double> cut_x;               // (nx, nω): d²I/dωdΩ along the centre row, J·s/rad/sr
@@ -132,7 +135,7 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 // Writes spectrum.h5 under `<file>.partial` and renames it into place. Layout (all SI):
 //   /axes/omega (nω, rad/s), /axes/x (nx, m), /axes/y (ny, m),
 //   /axes/theta_x (nx, rad) = atan2(x, |z|), /axes/theta_y (ny, rad)
-//   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr), attributes ix, iy, peak_omega
+//   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr), attributes ix, iy, peak_omega, peak_omega_interp
 //   /integrated/dI_domega (nω, J·s/rad)
 //   /cut_x/d2I_domega_dOmega (nx, nω) along the centre row
 //   /pixel/{fluence (J/m²), spectral_energy (J/sr), solid_angle (sr), peak_omega (rad/s)} (ny, nx)
