@@ -20,6 +20,10 @@ inline constexpr double newton = 1e-10;            // newton_iters 2 vs 4
 inline constexpr double sharded = 1e-12;           // multi-device / MPI vs one device
 inline constexpr double ll_closed_form = 0.05;     // Landau–Lifshitz light-front loss
 inline constexpr double spectrum_peak = 0.01;      // harmonic position
+}  // namespace tol
+
+// Analysis tools (edm spectrum), kept in their own block so the list above can grow without conflicts.
+namespace tol {
 inline constexpr double parseval = 1e-12;          // Σ spectrum Δω vs Σ |E|² dt (window none)
 inline constexpr double energy_screen = 1e-9;      // Σ ∫S·n dt dA vs the analytic pulse energy
 inline constexpr double spectrum_norm = 1e-9;      // d²I/dωdΩ of a Gaussian pulse vs its analytic transform
