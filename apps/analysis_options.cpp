@@ -17,7 +17,8 @@ void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
       "of", po::value(&a.of), "harmonics of: laser | line (line = ω(1+β)/(1−β)/(1+a0²/2); default line if γ is known)")(
       "band", po::value(&a.band)->default_value(0.5), "half-width of each harmonic band, in units of the base ω")(
       "gamma", po::value(&a.gamma), "beam γ for --of line (default: from run.toml)")(
-      "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)");
+      "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)")(
+      "threads", po::value(&a.threads), "threads for the FFTs (default: all; results do not depend on it)");
 }
 
 std::vector<int> parse_harmonic_list(const std::string& text) {
@@ -47,6 +48,7 @@ SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics
   o.band = a.band;
   o.gamma = a.gamma;
   o.a0 = a.a0;
+  o.threads = a.threads;
   const bool gamma_known = (a.gamma > 0) || (physics.gamma >= 1);
   o.of = a.of.empty() ? (gamma_known ? HarmonicBase::Line : HarmonicBase::Laser) : parse_harmonic_base(a.of);
   if (!a.harmonics.empty()) {

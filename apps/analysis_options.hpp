@@ -15,6 +15,7 @@ namespace edm::app {
 struct AnalysisArgs {
   std::string window = "hann", harmonics, of;
   double band = 0.5, gamma = 0, a0 = -1;
+  unsigned threads = 0;
 };
 void add_analysis_options(boost::program_options::options_description& desc, AnalysisArgs& a);
 // "1,3,5" → {1, 3, 5}; throws ConfigError EDM-CLI-020 naming the bad entry.

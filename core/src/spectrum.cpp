@@ -7,6 +7,10 @@
 #include <gsl/gsl_fft_real.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <array>
 #include <cstdio>
 #include <cmath>
@@ -239,9 +243,53 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   const std::size_t row_bytes = 6 * nx * N * sizeof(double);
   const std::size_t rows_per_slab = std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
   std::array<std::vector<double>, 3> E, B;
-  RealFft fft(N);
-  std::vector<double> buf(N), power(nw), d2(nw);
   const char* comp[3] = {"x", "y", "z"};
+  // Threads share the rows of a slab (each row is one task; rows write disjoint pixels). The screen
+  // integral is summed per row and the rows are added in order afterwards, so the result is
+  // bit-identical for every thread count and every slab size.
+  const std::size_t nthreads = std::max<std::size_t>(
+      1, std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+  std::vector<double> row_integrated(rows_per_slab * nw);
+
+  // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
+  auto do_row = [&](std::size_t iy, std::size_t iy0, RealFft& fft, std::vector<double>& buf,
+                    std::vector<double>& power, std::vector<double>& d2, double* acc) {
+    std::fill(acc, acc + nw, 0.0);
+    for (std::size_t ix = 0; ix < nx; ++ix) {
+      const std::size_t p = iy * nx + ix, off = ((iy - iy0) * nx + ix) * N;
+      // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
+      double sz = 0;
+      for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
+      r.fluence[p] = nsign * sz * r.dt / kMu0;
+
+      std::fill(power.begin(), power.end(), 0.0);
+      for (int c = 0; c < 3; ++c) {
+        const double* e = E[c].data() + off;
+        for (std::size_t j = 0; j < N; ++j) buf[j] = w[j] * e[j];
+        fft.add_power(buf.data(), power.data());
+      }
+      const double X = r.x[ix], Y = r.y[iy];
+      const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
+      r.solid_angle[p] = area * zabs / (R2 * R);
+      double energy = 0, best = -1;
+      std::size_t kbest = 0;
+      for (std::size_t k = 0; k < nw; ++k) {
+        d2[k] = pref * R2 * power[k];
+        energy += g[k] * d2[k];
+        if (k >= 1 && d2[k] > best) best = d2[k], kbest = k;
+        acc[k] += d2[k] * r.solid_angle[p];
+      }
+      r.spectral_energy[p] = energy * dw;
+      r.peak_omega[p] = r.omega[kbest];
+      for (std::size_t h = 0; h < nh; ++h) {
+        double s = 0;
+        for (std::size_t k = bands[h].first; k <= bands[h].second; ++k) s += g[k] * d2[k];
+        r.harmonic_maps[h * npix + p] = s * dw;
+      }
+      if (iy == r.center_iy) std::copy(d2.begin(), d2.end(), r.cut_x.begin() + ix * nw);
+      if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
+    }
+  };
 
   for (std::size_t iy0 = 0; iy0 < ny; iy0 += rows_per_slab) {
     const std::size_t iy1 = std::min(ny, iy0 + rows_per_slab);
@@ -249,43 +297,29 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
       h5::read_rows(f, eb + comp[c], iy0, iy1, E[c], field_file);
       h5::read_rows(f, bb + comp[c], iy0, iy1, B[c], field_file);
     }
-    for (std::size_t iy = iy0; iy < iy1; ++iy) {
-      for (std::size_t ix = 0; ix < nx; ++ix) {
-        const std::size_t p = iy * nx + ix, off = ((iy - iy0) * nx + ix) * N;
-        // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
-        double sz = 0;
-        for (std::size_t j = 0; j < N; ++j)
-          sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
-        r.fluence[p] = nsign * sz * r.dt / kMu0;
-
-        std::fill(power.begin(), power.end(), 0.0);
-        for (int c = 0; c < 3; ++c) {
-          const double* e = E[c].data() + off;
-          for (std::size_t j = 0; j < N; ++j) buf[j] = w[j] * e[j];
-          fft.add_power(buf.data(), power.data());
-        }
-        const double X = r.x[ix], Y = r.y[iy];
-        const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
-        r.solid_angle[p] = area * zabs / (R2 * R);
-        double energy = 0, best = -1;
-        std::size_t kbest = 0;
-        for (std::size_t k = 0; k < nw; ++k) {
-          d2[k] = pref * R2 * power[k];
-          energy += g[k] * d2[k];
-          if (k >= 1 && d2[k] > best) best = d2[k], kbest = k;
-          r.integrated[k] += d2[k] * r.solid_angle[p];
-        }
-        r.spectral_energy[p] = energy * dw;
-        r.peak_omega[p] = r.omega[kbest];
-        for (std::size_t h = 0; h < nh; ++h) {
-          double s = 0;
-          for (std::size_t k = bands[h].first; k <= bands[h].second; ++k) s += g[k] * d2[k];
-          r.harmonic_maps[h * npix + p] = s * dw;
-        }
-        if (iy == r.center_iy) std::copy(d2.begin(), d2.end(), r.cut_x.begin() + ix * nw);
-        if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
+    std::atomic<std::size_t> next{iy0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      try {
+        RealFft fft(N);
+        std::vector<double> buf(N), power(nw), d2(nw);
+        for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;)
+          do_row(iy, iy0, fft, buf, power, d2, row_integrated.data() + (iy - iy0) * nw);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = iy1;  // stop the others early
       }
-    }
+    };
+    const std::size_t nt = std::min(nthreads, iy1 - iy0);
+    std::vector<std::thread> pool;
+    for (std::size_t i = 1; i < nt; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+    for (std::size_t iy = iy0; iy < iy1; ++iy)
+      for (std::size_t k = 0; k < nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * nw + k];
   }
 
   double best = -1;

@@ -81,6 +81,8 @@ struct SpectrumOptions {
   double gamma = 0;                         // > 0 overrides the manifest's γ (for --of line)
   double a0 = -1;                           // ≥ 0 overrides the manifest's a0
   std::size_t slab_bytes = std::size_t(256) << 20;  // field.h5 read budget per slab (all 6 components)
+  unsigned threads = 0;                     // rows of a slab in parallel; 0 = all hardware threads.
+                                            // Results are bit-identical for every value.
 };
 
 struct SpectrumResult {
