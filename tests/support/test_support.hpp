@@ -27,6 +27,8 @@ namespace tol {
 inline constexpr double parseval = 1e-12;          // Σ spectrum Δω vs Σ |E|² dt (window none)
 inline constexpr double energy_screen = 1e-9;      // Σ ∫S·n dt dA vs the analytic pulse energy
 inline constexpr double spectrum_norm = 1e-9;      // d²I/dωdΩ of a Gaussian pulse vs its analytic transform
+inline constexpr double weak_field_estimate = 0.03; // quickstart on-axis dW/dΩ vs linear theory (O(a0²) terms)
+inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/dω dω on the quickstart screen (8.6e-9)
 }  // namespace tol
 
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
