@@ -12,10 +12,14 @@ namespace po = boost::program_options;
 namespace edm::app {
 
 void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
-  desc.add_options()("window", po::value(&a.window)->default_value("hann"), "FFT window: hann | blackman-harris | none")(
-      "harmonics", po::value(&a.harmonics), "harmonic orders for the maps, e.g. 1,3,5 (default: 1–3 below Nyquist)")(
-      "of", po::value(&a.of), "harmonics of: laser | line (line = ω(1+β)/(1−β)/(1+a0²/2); default line if γ is known)")(
-      "band", po::value(&a.band)->default_value(0.5), "half-width of each harmonic band, in units of the base ω")(
+  desc.add_options()("window", po::value(&a.window)->default_value("hann"),
+                     "FFT window: hann | blackman-harris | none")(
+      "harmonics", po::value(&a.harmonics),
+      "harmonic orders for the maps, e.g. 1,3,5 (default: 1–3 below Nyquist)")(
+      "of", po::value(&a.of),
+      "harmonics of: laser | line (line = ω(1+β)/(1−β)/(1+a0²/2); default line if γ is known)")(
+      "band", po::value(&a.band)->default_value(0.5),
+      "half-width of each harmonic band, in units of the base ω")(
       "gamma", po::value(&a.gamma), "beam γ for --of line (default: from run.toml)")(
       "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)")(
       "threads", po::value(&a.threads), "threads for the FFTs (default: all; results do not depend on it)");
@@ -34,7 +38,8 @@ std::vector<int> parse_harmonic_list(const std::string& text) {
       used = 0;
     }
     if (used == 0 || used != item.size() || n < 1)
-      throw ConfigError("EDM-CLI-020", "--harmonics: '" + item + "' is not a harmonic order ≥ 1 (expected e.g. 1,3,5)");
+      throw ConfigError("EDM-CLI-020",
+                        "--harmonics: '" + item + "' is not a harmonic order ≥ 1 (expected e.g. 1,3,5)");
     out.push_back(n);
   }
   if (out.empty()) throw ConfigError("EDM-CLI-020", "--harmonics: empty list (expected e.g. 1,3,5)");

@@ -2,11 +2,10 @@
 // ("1,3,5"), harmonic base, band, γ override, parsed into edm::SpectrumOptions, and the default
 // harmonic choice when none is asked for.
 #pragma once
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 #include "edm/spectrum.hpp"
 

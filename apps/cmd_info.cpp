@@ -1,12 +1,11 @@
 // edm info RUN: summarises a run folder — provenance, configuration, physics, window coverage,
 // timings, what field.h5 holds, the energy through the screen when spectrum.h5 exists, file sizes.
 // The reading is edm::inspect_run_folder (core); this file only formats.
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
-
-#include <boost/program_options.hpp>
 
 #include "commands.hpp"
 #include "edm/error.hpp"
@@ -114,15 +113,17 @@ int cmd_info(const Args& args) {
     const auto& f = *info.field;
     std::string buckets;
     for (const auto& b : f.buckets) buckets += (buckets.empty() ? "" : ",") + b;
-    std::snprintf(buf, sizeof buf,
-                  "  field.h5: %zu x %zu pixels x %zu samples, buckets %s, mode %s, %.0f electrons, screen z %.6g m\n",
-                  f.nx, f.ny, f.samples, buckets.c_str(), f.mode.c_str(), f.electron_count, f.screen_z);
+    std::snprintf(
+        buf, sizeof buf,
+        "  field.h5: %zu x %zu pixels x %zu samples, buckets %s, mode %s, %.0f electrons, screen z %.6g m\n",
+        f.nx, f.ny, f.samples, buckets.c_str(), f.mode.c_str(), f.electron_count, f.screen_z);
     std::cout << buf;
-    std::snprintf(buf, sizeof buf, "            x %.4g … %.4g m, y %.4g … %.4g m, t %.9g … %.9g s\n", f.x_min, f.x_max,
-                  f.y_min, f.y_max, f.t_first, f.t_last);
+    std::snprintf(buf, sizeof buf, "            x %.4g … %.4g m, y %.4g … %.4g m, t %.9g … %.9g s\n", f.x_min,
+                  f.x_max, f.y_min, f.y_max, f.t_first, f.t_last);
     std::cout << buf;
     if (f.has_gamma) {
-      std::snprintf(buf, sizeof buf, "            γ(τ) ensemble mean %.6g → %.6g\n", f.gamma_mean_first, f.gamma_mean_last);
+      std::snprintf(buf, sizeof buf, "            γ(τ) ensemble mean %.6g → %.6g\n", f.gamma_mean_first,
+                    f.gamma_mean_last);
       std::cout << buf;
     }
   } else {
@@ -130,9 +131,10 @@ int cmd_info(const Args& args) {
   }
   if (info.spectrum) {
     const auto& s = *info.spectrum;
-    std::snprintf(buf, sizeof buf,
-                  "  spectrum.h5: energy through the screen %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
-                  s.total_energy, s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
+    std::snprintf(
+        buf, sizeof buf,
+        "  spectrum.h5: energy through the screen %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
+        s.total_energy, s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
     std::cout << buf;
   } else {
     std::cout << "  spectrum.h5: not computed (edm spectrum " << run << ")\n";

@@ -7,10 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/program_options.hpp>
 #include <cstdlib>
 #include <iostream>
-
-#include <boost/program_options.hpp>
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
@@ -54,8 +53,8 @@ std::filesystem::path find_script() {
   std::vector<std::filesystem::path> tried;
   if (!ec) {
     const auto dir = exe.parent_path();
-    tried.push_back(dir / "../../share/plot/edm_plot.py");     // build tree: build/apps/edm
-    tried.push_back(dir / "../share/edm/plot/edm_plot.py");    // installed: <prefix>/bin/edm
+    tried.push_back(dir / "../../share/plot/edm_plot.py");   // build tree: build/apps/edm
+    tried.push_back(dir / "../share/edm/plot/edm_plot.py");  // installed: <prefix>/bin/edm
   }
   for (const auto& p : tried)
     if (std::filesystem::exists(p)) return std::filesystem::weakly_canonical(p);
@@ -73,14 +72,16 @@ std::string find_python() {
     if (spawn_wait({py, "-c", "import numpy, h5py, matplotlib"}, true) == 0) return py;
   std::string list;
   for (const auto& c : candidates) list += " " + c;
-  throw IoError("EDM-PLOT-002", "no Python interpreter that can import numpy, h5py and matplotlib (tried" + list +
-                                    "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
+  throw IoError("EDM-PLOT-002",
+                "no Python interpreter that can import numpy, h5py and matplotlib (tried" + list +
+                    "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
 }
 
 }  // namespace
 
 int cmd_plot(const Args& args) {
-  po::options_description desc("edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
+  po::options_description desc(
+      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
   AnalysisArgs a;
   std::string run;
   desc.add_options()("help,h", "this help")("respectrum", "recompute spectrum.h5 even if it exists");
@@ -101,7 +102,8 @@ int cmd_plot(const Args& args) {
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
-  if (!std::filesystem::exists(dir / "field.h5")) throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
+  if (!std::filesystem::exists(dir / "field.h5"))
+    throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 
   // Find the tools before spending time on the spectrum.
   const auto script = find_script();
@@ -110,7 +112,8 @@ int cmd_plot(const Args& args) {
   if (vm.count("respectrum") || !std::filesystem::exists(dir / "spectrum.h5")) {
     std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
     const RunPhysics phys = read_run_physics(dir);
-    const SpectrumResult r = compute_spectrum(dir / "field.h5", phys, resolve_analysis_options(a, phys, dir / "field.h5"));
+    const SpectrumResult r =
+        compute_spectrum(dir / "field.h5", phys, resolve_analysis_options(a, phys, dir / "field.h5"));
     write_spectrum(dir / "spectrum.h5", r);
   }
   setenv("MPLBACKEND", "Agg", 1);  // never try a display

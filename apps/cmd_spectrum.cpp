@@ -1,11 +1,10 @@
 // edm spectrum RUN [--window hann|blackman-harris|none] [--harmonics 1,3,5] [--of laser|line]:
 // spectral analysis of a run folder (edm/spectrum.hpp) into RUN/spectrum.h5; prints the on-axis
 // peak in units of the laser ω and the energy through the screen.
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-
-#include <boost/program_options.hpp>
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
@@ -50,11 +49,12 @@ int cmd_spectrum(const Args& args) {
   std::cout << "edm spectrum " << run << ": " << r.nx << "x" << r.ny << " pixels x " << r.samples
             << " samples, window " << window_name(r.window) << ", field " << r.field_used << " (" << r.mode
             << " mode)\n";
-  std::snprintf(line, sizeof line,
-                "  on-axis peak (pixel ix=%zu, iy=%zu): %.6g ω  (%.6e rad/s; between bins %.6g ω; bin width %.3g ω, "
-                "Nyquist %.4g ω)\n",
-                r.center_ix, r.center_iy, r.peak_omega_on_axis / w0, r.peak_omega_on_axis,
-                r.peak_omega_on_axis_interp / w0, (r.omega.size() > 1 ? r.omega[1] : 0) / w0, r.nyquist_omega / w0);
+  std::snprintf(
+      line, sizeof line,
+      "  on-axis peak (pixel ix=%zu, iy=%zu): %.6g ω  (%.6e rad/s; between bins %.6g ω; bin width %.3g ω, "
+      "Nyquist %.4g ω)\n",
+      r.center_ix, r.center_iy, r.peak_omega_on_axis / w0, r.peak_omega_on_axis,
+      r.peak_omega_on_axis_interp / w0, (r.omega.size() > 1 ? r.omega[1] : 0) / w0, r.nyquist_omega / w0);
   std::cout << line;
   std::snprintf(line, sizeof line,
                 "  energy through the screen: %.6e J  (Σ ∫S·n̂ dt · dx dy; ∫dI/dω dω of the %s-windowed "
@@ -62,7 +62,8 @@ int cmd_spectrum(const Args& args) {
                 r.total_energy, window_name(r.window), r.integrated_energy);
   std::cout << line;
   if (!r.harmonic_orders.empty()) {
-    std::snprintf(line, sizeof line, "  harmonics of the %s (ω_b = %.6g ω, band ±%.3g ω_b):", harmonic_base_name(r.of),
+    std::snprintf(line, sizeof line,
+                  "  harmonics of the %s (ω_b = %.6g ω, band ±%.3g ω_b):", harmonic_base_name(r.of),
                   r.base_omega / w0, r.band);
     std::cout << line;
     const std::size_t npix = r.nx * r.ny;

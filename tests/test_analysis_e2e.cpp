@@ -6,7 +6,6 @@
 // Needs a working `edm run` (an OpenCL device; PoCL is enough, ~10 s on 2 cores).
 #define BOOST_TEST_MODULE analysis_e2e
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <numbers>
 
@@ -27,9 +26,9 @@ const fs::path& quickstart_run() {
   static const fs::path dir = [] {
     const fs::path out = edm::test::temp_dir("analysis-e2e") / "qs";
     const auto campaign = edm::test::source_dir() / "share/campaigns/quickstart.toml";
-    const auto r = edm::test::run_command(edm::test::edm_binary().string() + " run " + campaign.string() +
-                                          " --output " + out.string() +
-                                          " --set screen.nx=17 --set screen.ny=17 --quiet");
+    const auto r =
+        edm::test::run_command(edm::test::edm_binary().string() + " run " + campaign.string() + " --output " +
+                               out.string() + " --set screen.nx=17 --set screen.ny=17 --quiet");
     if (r.exit_code != 0) throw std::runtime_error("edm run of the quickstart failed:\n" + r.output);
     return out;
   }();
@@ -50,10 +49,10 @@ BOOST_AUTO_TEST_CASE(on_axis_line_position) {
   const double line = edm::backscatter_line_omega(phys.laser_omega, phys.gamma, phys.a0);
   const double dw = r.omega[1];
   const double offset = r.peak_omega_on_axis_interp / line - 1;
-  BOOST_TEST_MESSAGE("quickstart on axis: line " << line / phys.laser_omega << " ω, peak bin "
-                                                 << r.peak_omega_on_axis / phys.laser_omega << " ω, between bins "
-                                                 << r.peak_omega_on_axis_interp / phys.laser_omega
-                                                 << " ω (offset " << offset * 100 << " %)");
+  BOOST_TEST_MESSAGE("quickstart on axis: line "
+                     << line / phys.laser_omega << " ω, peak bin " << r.peak_omega_on_axis / phys.laser_omega
+                     << " ω, between bins " << r.peak_omega_on_axis_interp / phys.laser_omega << " ω (offset "
+                     << offset * 100 << " %)");
   BOOST_TEST(std::abs(r.peak_omega_on_axis - line) <= 0.5 * dw);
   BOOST_TEST(offset > 0.0);
   BOOST_TEST(offset < tol::spectrum_peak / 2);  // 0.5 %: the chirp, not a wrong line
@@ -74,8 +73,9 @@ BOOST_AUTO_TEST_CASE(on_axis_energy_matches_weak_field_theory) {
   BOOST_TEST_REQUIRE(r.y[r.center_iy] == 0.0);
   const double pi = std::numbers::pi, lambda = 800e-9, w = 2 * pi * c / lambda, a0 = 0.1, tau0 = 26.7e-15;
   const double gamma = 5, beta = std::sqrt(1 - 1 / (gamma * gamma)), E0 = a0 * m_e * c * w / e;
-  const double single = e * e / (16 * pi * pi * eps0 * c) * std::pow(e * E0 * (1 + beta) / (gamma * m_e * c), 2) /
-                        std::pow(1 - beta, 3) / (1 + beta) * (tau0 / 2) * std::sqrt(pi / 2);
+  const double single = e * e / (16 * pi * pi * eps0 * c) *
+                        std::pow(e * E0 * (1 + beta) / (gamma * m_e * c), 2) / std::pow(1 - beta, 3) /
+                        (1 + beta) * (tau0 / 2) * std::sqrt(pi / 2);
   const double R = 5e-6, w0 = 20e-6, N = 16, q = R * R / (w0 * w0);
   const double coherent = N * (1 - std::exp(-q)) / q;
   const double expected = single * coherent * coherent;
@@ -86,8 +86,9 @@ BOOST_AUTO_TEST_CASE(on_axis_energy_matches_weak_field_theory) {
 
   // Energy through the screen two ways: Σ ∫S·n̂ dt dA and ∫ dI/dω dω = Σ ε0c R²∫|E|²dt ΔΩ. For a
   // radiation field from the origin both are ε0c∫|E|² cos θ dt dA.
-  BOOST_TEST_MESSAGE("energy through the screen " << r.total_energy << " J, from the spectrum " << r.integrated_energy
-                                                  << " J, ratio - 1 = " << r.integrated_energy / r.total_energy - 1);
+  BOOST_TEST_MESSAGE("energy through the screen "
+                     << r.total_energy << " J, from the spectrum " << r.integrated_energy
+                     << " J, ratio - 1 = " << r.integrated_energy / r.total_energy - 1);
   BOOST_TEST(r.total_energy > 0);
   BOOST_TEST(r.integrated_energy / r.total_energy == 1.0, boost::test_tools::tolerance(tol::far_field_flux));
 }

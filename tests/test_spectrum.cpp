@@ -7,7 +7,6 @@
 // `edm info`, `edm plot` through the binary.
 #define BOOST_TEST_MODULE spectrum
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -81,7 +80,8 @@ fs::path make_run(const std::string& tag, const Synthetic& s, const FieldFn& fie
       for (int comp = 0; comp < 3; ++comp)
         for (int iy = 0; iy < s.ny; ++iy) {  // one row per slab, as the accumulator streams them
           for (int ix = 0; ix < s.nx; ++ix)
-            for (int k = 0; k < s.samples; ++k) slab[std::size_t(ix) * s.samples + k] = field(b, ix, iy, k)[comp] / scale;
+            for (int k = 0; k < s.samples; ++k)
+              slab[std::size_t(ix) * s.samples + k] = field(b, ix, iy, k)[comp] / scale;
           w.write_slab(b, comp, iy, iy + 1, slab.data());
         }
     }
@@ -102,9 +102,10 @@ fs::path make_run(const std::string& tag, const Synthetic& s, const FieldFn& fie
   }
   std::ofstream m(dir / "run.toml");
   m << "[provenance]\nrun_id = \"synthetic-" << tag << "\"\nedm_version = \"test\"\n"
-    << "[config]\nscenario = \"" << s.scenario << "\"\nmode = \"" << (s.mode == edm::Mode::Total ? "total" : "split")
-    << "\"\n"
-    << "[laser]\nwavelength = 8e-7\nomega = " << std::setprecision(17) << s.omega() << "\na0 = " << s.a0 << "\n"
+    << "[config]\nscenario = \"" << s.scenario << "\"\nmode = \""
+    << (s.mode == edm::Mode::Total ? "total" : "split") << "\"\n"
+    << "[laser]\nwavelength = 8e-7\nomega = " << std::setprecision(17) << s.omega() << "\na0 = " << s.a0
+    << "\n"
     << "[electrons]\ncount = 1\n"
     << "[screen]\nnx = " << s.nx << "\nny = " << s.ny << "\nsamples = " << s.samples << "\ndistance = " << s.z
     << "\ndt = " << s.dt() << "\n"
@@ -138,8 +139,9 @@ BOOST_AUTO_TEST_CASE(single_frequency_peaks_at_its_bin) {
   std::size_t kmax = 1;
   for (std::size_t k = 1; k < r.on_axis.size(); ++k)
     if (r.on_axis[k] > r.on_axis[kmax]) kmax = k;
-  BOOST_TEST_MESSAGE("single frequency: on-axis peak at bin " << kmax << " = " << r.peak_omega_on_axis / s.omega()
-                                                              << " ω (expected bin " << k0 << " = 3 ω)");
+  BOOST_TEST_MESSAGE("single frequency: on-axis peak at bin "
+                     << kmax << " = " << r.peak_omega_on_axis / s.omega() << " ω (expected bin " << k0
+                     << " = 3 ω)");
   BOOST_TEST(kmax == k0);
   BOOST_TEST(r.peak_omega_on_axis / s.omega() == 3.0, boost::test_tools::tolerance(1e-12));
   for (double p : r.peak_omega) BOOST_TEST(p / s.omega() == 3.0, boost::test_tools::tolerance(1e-12));
@@ -168,7 +170,8 @@ BOOST_AUTO_TEST_CASE(parseval_window_none) {
     };
     const auto dir = make_run("parseval" + std::to_string(N), s, [&](int b, int ix, int iy, int k) {
       auto e = E(ix, iy, k);
-      if (b == 1) for (auto& v : e) v /= c;
+      if (b == 1)
+        for (auto& v : e) v /= c;
       return e;
     });
     const auto r = edm::compute_spectrum(dir, options(edm::Window::None));
@@ -183,7 +186,8 @@ BOOST_AUTO_TEST_CASE(parseval_window_none) {
       for (std::size_t ix = 0; ix < nx; ++ix) {
         long double sum = 0;
         for (int q = 0; q < 3; ++q)
-          for (std::size_t k = 0; k < ns; ++k) sum += (long double)F[q][(iy * nx + ix) * ns + k] * F[q][(iy * nx + ix) * ns + k];
+          for (std::size_t k = 0; k < ns; ++k)
+            sum += (long double)F[q][(iy * nx + ix) * ns + k] * F[q][(iy * nx + ix) * ns + k];
         const double R2 = r.x[ix] * r.x[ix] + r.y[iy] * r.y[iy] + s.z * s.z;
         const double time_domain = eps0 * c * R2 * double(sum) * dtf;
         const std::size_t p = iy * nx + ix;
@@ -191,7 +195,8 @@ BOOST_AUTO_TEST_CASE(parseval_window_none) {
         integrated_time += time_domain * r.solid_angle[p];
       }
     const double integ = std::abs(r.integrated_energy / integrated_time - 1);
-    BOOST_TEST_MESSAGE("Parseval N=" << N << ": worst pixel relative error " << worst << ", screen-integrated " << integ);
+    BOOST_TEST_MESSAGE("Parseval N=" << N << ": worst pixel relative error " << worst
+                                     << ", screen-integrated " << integ);
     BOOST_TEST(worst < tol::parseval);
     BOOST_TEST(integ < tol::parseval);
   }
@@ -212,9 +217,9 @@ BOOST_AUTO_TEST_CASE(gaussian_pulse_spectral_density) {
   const std::size_t k0 = s.samples / s.samples_per_period;  // ω0 = ω on bin 32
   BOOST_TEST_REQUIRE(std::abs(r.omega[k0] / s.omega() - 1) < 1e-12);
   const double expected = eps0 * c * s.z * s.z * E0 * E0 * tau * tau / 4;
-  BOOST_TEST_MESSAGE("Gaussian pulse: d2I/domega dOmega(omega0) = " << r.on_axis[k0] << " J s/rad/sr, analytic "
-                                                                   << expected << ", relative error "
-                                                                   << r.on_axis[k0] / expected - 1);
+  BOOST_TEST_MESSAGE("Gaussian pulse: d2I/domega dOmega(omega0) = "
+                     << r.on_axis[k0] << " J s/rad/sr, analytic " << expected << ", relative error "
+                     << r.on_axis[k0] / expected - 1);
   BOOST_TEST(r.on_axis[k0] / expected == 1.0, boost::test_tools::tolerance(tol::spectrum_norm));
 
   // Off-bin carrier 1.03 ω (bins are ω/32 apart): |Ẽ|² is a Gaussian in ω, so the parabola through
@@ -275,13 +280,16 @@ BOOST_AUTO_TEST_CASE(energy_through_screen_plane_wave) {
     s.samples = 512;
     const double T = 2 * kPi / s.omega(), tau = 1.5 * T, tc = 8 * T, dt = s.dt(), side = z > 0 ? 1 : -1;
     auto E0 = [](int ix) { return 1e5 * (1 + 0.25 * ix); };
-    const auto dir = make_run(z > 0 ? "energy_p" : "energy_m", s, [&](int b, int ix, int, int k) -> std::array<double, 3> {
-      const double t = k * dt, e = E0(ix) * std::exp(-std::pow((t - tc) / tau, 2)) * std::cos(s.omega() * t);
-      return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, side * e / c, 0};
-    });
+    const auto dir =
+        make_run(z > 0 ? "energy_p" : "energy_m", s, [&](int b, int ix, int, int k) -> std::array<double, 3> {
+          const double t = k * dt,
+                       e = E0(ix) * std::exp(-std::pow((t - tc) / tau, 2)) * std::cos(s.omega() * t);
+          return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, side * e / c, 0};
+        });
     const auto r = edm::compute_spectrum(dir, options(edm::Window::Hann));
     const double w = s.omega();
-    const double I = tau / 2 * std::sqrt(kPi / 2) * (1 + std::exp(-w * w * tau * tau / 2) * std::cos(2 * w * tc));
+    const double I =
+        tau / 2 * std::sqrt(kPi / 2) * (1 + std::exp(-w * w * tau * tau / 2) * std::cos(2 * w * tc));
     const double dx = 2 * s.half_width / (s.nx - 1), dy = 2 * s.half_width / (s.ny - 1);
     double expected = 0;
     for (int iy = 0; iy < s.ny; ++iy)
@@ -373,7 +381,8 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   const double dt = s.dt();
   const auto dir = make_run("cli", s, [&](int b, int ix, int iy, int k) -> std::array<double, 3> {
     const double g = std::exp(-std::pow((k - 128.0) / 40.0, 2));
-    const double e = (1 + 0.1 * ix + 0.05 * iy) * g * (std::sin(s.omega() * k * dt) + 0.1 * std::sin(3 * s.omega() * k * dt));
+    const double e = (1 + 0.1 * ix + 0.05 * iy) * g *
+                     (std::sin(s.omega() * k * dt) + 0.1 * std::sin(3 * s.omega() * k * dt));
     return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, e / c, 0};
   });
   const std::string bin = edm::test::edm_binary().string();
@@ -402,8 +411,9 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   BOOST_TEST(contains(bad.output, "run.toml"));
 
   // edm plot needs an interpreter with numpy, h5py, matplotlib (this machine has one).
-  const bool have_mpl = edm::test::run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ||
-                        edm::test::run_command("/usr/bin/python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0;
+  const bool have_mpl =
+      edm::test::run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ||
+      edm::test::run_command("/usr/bin/python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0;
   if (!have_mpl) {
     BOOST_TEST_MESSAGE("skipping edm plot: no python3 with numpy, h5py and matplotlib");
     return;
@@ -413,8 +423,8 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   BOOST_TEST_MESSAGE("edm plot:\n" << pl.output);
   BOOST_TEST(pl.exit_code == 0);
   BOOST_TEST(fs::exists(dir / "spectrum.h5"));
-  for (const char* png : {"fluence.png", "spectrum_on_axis.png", "spectrum_integrated.png", "spectrum_vs_angle.png",
-                          "field_trace.png", "gamma.png", "harmonic_1.png"}) {
+  for (const char* png : {"fluence.png", "spectrum_on_axis.png", "spectrum_integrated.png",
+                          "spectrum_vs_angle.png", "field_trace.png", "gamma.png", "harmonic_1.png"}) {
     const fs::path p = dir / "plots" / png;
     BOOST_TEST_INFO(p.string());
     BOOST_TEST_REQUIRE(fs::exists(p));

@@ -16,7 +16,8 @@ void silence() {
 
 Handle open_file(const std::filesystem::path& file) {
   silence();
-  if (!std::filesystem::exists(file)) throw IoError("EDM-IO-010", "cannot open " + file.string() + ": no such file");
+  if (!std::filesystem::exists(file))
+    throw IoError("EDM-IO-010", "cannot open " + file.string() + ": no such file");
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string() + " (not an HDF5 file?)");
   return f;
@@ -62,8 +63,8 @@ std::array<std::size_t, 3> shape_3d(hid_t file, const std::string& name, const s
   return {std::size_t(dims[0]), std::size_t(dims[1]), std::size_t(dims[2])};
 }
 
-void read_rows(hid_t file, const std::string& name, std::size_t iy0, std::size_t iy1, std::vector<double>& out,
-               const std::filesystem::path& where) {
+void read_rows(hid_t file, const std::string& name, std::size_t iy0, std::size_t iy1,
+               std::vector<double>& out, const std::filesystem::path& where) {
   Handle d = open_dataset(file, name, where);
   Handle fspace(H5Dget_space(d.get()), H5Sclose);
   hsize_t dims[3] = {0, 0, 0};
@@ -132,7 +133,8 @@ void write_attr(hid_t obj, const char* name, double value) {
 
 Handle create_group(hid_t parent, const char* name, const std::filesystem::path& where) {
   Handle g(H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) throw IoError("EDM-IO-031", std::string("cannot create group ") + name + " in " + where.string());
+  if (!g.valid())
+    throw IoError("EDM-IO-031", std::string("cannot create group ") + name + " in " + where.string());
   return g;
 }
 
@@ -141,11 +143,13 @@ void write_dataset(hid_t parent, const char* name, const std::vector<hsize_t>& d
   Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle d(H5Dcreate2(parent, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
            H5Dclose);
-  if (!d.valid()) throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
+  if (!d.valid())
+    throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
   hsize_t n = 1;
   for (auto v : dims) n *= v;
   if (n && H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw IoError("EDM-IO-032", std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
+    throw IoError("EDM-IO-032",
+                  std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
   if (unit) write_attr(d.get(), "unit", std::string(unit));
 }
 

@@ -64,12 +64,14 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
                                           std::to_string(b.column) + ": " + std::string(e.description()));
   }
   if (std::filesystem::exists(folder / "field.h5")) info.field = read_field_summary(folder / "field.h5");
-  if (std::filesystem::exists(folder / "spectrum.h5")) info.spectrum = read_spectrum_summary(folder / "spectrum.h5");
+  if (std::filesystem::exists(folder / "spectrum.h5"))
+    info.spectrum = read_spectrum_summary(folder / "spectrum.h5");
   for (const auto& e : std::filesystem::recursive_directory_iterator(folder)) {
     if (!e.is_regular_file()) continue;
     info.files.push_back({std::filesystem::relative(e.path(), folder).string(), e.file_size()});
   }
-  std::sort(info.files.begin(), info.files.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::sort(info.files.begin(), info.files.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
   return info;
 }
 

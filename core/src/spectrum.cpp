@@ -5,18 +5,18 @@
 #include "edm/spectrum.hpp"
 
 #include <gsl/gsl_fft_real.h>
+#include <toml++/toml.h>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <array>
-#include <cstdio>
+#include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <numbers>
-#include <toml++/toml.h>
+#include <thread>
 
 #include "edm/error.hpp"
 #include "edm/units.hpp"
@@ -49,7 +49,8 @@ struct RealFft {
       throw Error("EDM-SPEC-031", "GSL real FFT failed (length " + std::to_string(n) + ")");
     power[0] += data[0] * data[0];
     const std::size_t half = n / 2;
-    for (std::size_t k = 1; k < (n + 1) / 2; ++k) power[k] += data[2 * k - 1] * data[2 * k - 1] + data[2 * k] * data[2 * k];
+    for (std::size_t k = 1; k < (n + 1) / 2; ++k)
+      power[k] += data[2 * k - 1] * data[2 * k - 1] + data[2 * k] * data[2 * k];
     if (n % 2 == 0 && n > 1) power[half] += data[n - 1] * data[n - 1];
   }
   std::unique_ptr<gsl_fft_real_wavetable, void (*)(gsl_fft_real_wavetable*)> wt;
@@ -68,9 +69,12 @@ Window parse_window(const std::string& name) {
 
 const char* window_name(Window w) {
   switch (w) {
-    case Window::Hann: return "hann";
-    case Window::BlackmanHarris: return "blackman-harris";
-    case Window::None: return "none";
+    case Window::Hann:
+      return "hann";
+    case Window::BlackmanHarris:
+      return "blackman-harris";
+    case Window::None:
+      return "none";
   }
   return "?";
 }
@@ -108,7 +112,8 @@ double backscatter_line_omega(double laser_omega, double gamma, double a0) {
 RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
   const auto manifest = run_dir / "run.toml";
   if (!std::filesystem::exists(manifest))
-    throw ConfigError("EDM-SPEC-010", manifest.string() + ": no run manifest (is " + run_dir.string() + " a run folder?)");
+    throw ConfigError("EDM-SPEC-010",
+                      manifest.string() + ": no run manifest (is " + run_dir.string() + " a run folder?)");
   toml::table t;
   try {
     t = toml::parse_file(manifest.string());
@@ -120,7 +125,8 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
   p.laser_omega = t["laser"]["omega"].value_or(0.0);
   if (!(p.laser_omega > 0)) {
     // Older or hand-written manifests: ω from the wavelength.
-    const double lambda = t["laser"]["wavelength"].value_or(t["campaign"]["laser"]["wavelength"].value_or(0.0));
+    const double lambda =
+        t["laser"]["wavelength"].value_or(t["campaign"]["laser"]["wavelength"].value_or(0.0));
     if (lambda > 0) p.laser_omega = 2 * kPi * si::c / lambda;
   }
   if (!(p.laser_omega > 0))
@@ -198,10 +204,11 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
       const double wn = n * r.base_omega, top = wn + opt.band * r.base_omega;
       if (top > r.nyquist_omega)
         throw ConfigError("EDM-SPEC-020",
-                          "harmonic " + std::to_string(n) + " of the " + harmonic_base_name(opt.of) + " (ω = " +
-                              format_g(wn) + " rad/s = " + format_g(wn / physics.laser_omega) +
-                              " ω_laser, band up to " + format_g(top) + " rad/s) is above the Nyquist frequency π/dt = " +
-                              format_g(r.nyquist_omega) + " rad/s (" + format_g(r.nyquist_omega / physics.laser_omega) +
+                          "harmonic " + std::to_string(n) + " of the " + harmonic_base_name(opt.of) +
+                              " (ω = " + format_g(wn) + " rad/s = " + format_g(wn / physics.laser_omega) +
+                              " ω_laser, band up to " + format_g(top) +
+                              " rad/s) is above the Nyquist frequency π/dt = " + format_g(r.nyquist_omega) +
+                              " rad/s (" + format_g(r.nyquist_omega / physics.laser_omega) +
                               " ω_laser); it would alias. Use more samples_per_period or drop it");
       r.harmonic_orders.push_back(n);
       r.harmonic_omega.push_back(wn);
@@ -211,7 +218,8 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   // Bin ranges [klo, khi] of each band.
   std::vector<std::pair<std::size_t, std::size_t>> bands;
   for (std::size_t h = 0; h < nh; ++h) {
-    const double lo = r.harmonic_omega[h] - r.band * r.base_omega, hi = r.harmonic_omega[h] + r.band * r.base_omega;
+    const double lo = r.harmonic_omega[h] - r.band * r.base_omega,
+                 hi = r.harmonic_omega[h] + r.band * r.base_omega;
     const std::size_t klo = std::size_t(std::max(0.0, std::ceil(lo / dw - 1e-9)));
     const std::size_t khi = std::min(nw - 1, std::size_t(std::floor(hi / dw + 1e-9)));
     bands.emplace_back(klo, khi);
@@ -241,14 +249,16 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 
   // Rows per slab: six components of (rows, nx, N) doubles within the budget, at least one row.
   const std::size_t row_bytes = 6 * nx * N * sizeof(double);
-  const std::size_t rows_per_slab = std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
+  const std::size_t rows_per_slab =
+      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
   std::array<std::vector<double>, 3> E, B;
   const char* comp[3] = {"x", "y", "z"};
   // Threads share the rows of a slab (each row is one task; rows write disjoint pixels). The screen
   // integral is summed per row and the rows are added in order afterwards, so the result is
   // bit-identical for every thread count and every slab size.
   const std::size_t nthreads = std::max<std::size_t>(
-      1, std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+      1,
+      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
   std::vector<double> row_integrated(rows_per_slab * nw);
 
   // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
@@ -329,7 +339,8 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
   r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
   if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
-    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]), c = std::log(r.on_axis[kp + 1]);
+    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
+                 c = std::log(r.on_axis[kp + 1]);
     const double den = a - 2 * b + c;
     if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * dw;
   }
@@ -419,7 +430,8 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
       h5::write_attr(f, "run_id", r.run_id);
       h5::write_attr(f, "mode", r.mode);
       h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
-      if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0) throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
+      if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
     } catch (...) {
       file.reset();
       std::filesystem::remove(partial, ec);
@@ -432,7 +444,9 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
     }
   }
   std::filesystem::rename(partial, path, ec);
-  if (ec) throw IoError("EDM-IO-034", "cannot rename " + partial.string() + " to " + path.string() + ": " + ec.message());
+  if (ec)
+    throw IoError("EDM-IO-034",
+                  "cannot rename " + partial.string() + " to " + path.string() + ": " + ec.message());
 }
 
 SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {

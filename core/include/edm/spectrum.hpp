@@ -68,61 +68,61 @@ struct RunPhysics {
   std::string scenario;
   double laser_omega = 0;  // rad/s
   double a0 = 0;
-  double gamma = 0;        // 0 = not known
+  double gamma = 0;  // 0 = not known
 };
 // Throws ConfigError EDM-SPEC-010 naming RUN/run.toml when it is missing or lacks [laser] omega.
 RunPhysics read_run_physics(const std::filesystem::path& run_dir);
 
 struct SpectrumOptions {
   Window window = Window::Hann;
-  std::vector<int> harmonics;               // orders n ≥ 1 of the maps; empty = no maps
+  std::vector<int> harmonics;  // orders n ≥ 1 of the maps; empty = no maps
   HarmonicBase of = HarmonicBase::Laser;
-  double band = 0.5;                        // half-width of each band in units of the base ω
-  double gamma = 0;                         // > 0 overrides the manifest's γ (for --of line)
-  double a0 = -1;                           // ≥ 0 overrides the manifest's a0
+  double band = 0.5;                                // half-width of each band in units of the base ω
+  double gamma = 0;                                 // > 0 overrides the manifest's γ (for --of line)
+  double a0 = -1;                                   // ≥ 0 overrides the manifest's a0
   std::size_t slab_bytes = std::size_t(256) << 20;  // field.h5 read budget per slab (all 6 components)
-  unsigned threads = 0;                     // rows of a slab in parallel; 0 = all hardware threads.
-                                            // Results are bit-identical for every value.
+  unsigned threads = 0;                             // rows of a slab in parallel; 0 = all hardware threads.
+                                                    // Results are bit-identical for every value.
 };
 
 struct SpectrumResult {
   // Axes.
-  std::vector<double> omega;               // ω_k, rad/s, k = 0 … ⌊N/2⌋
-  std::vector<double> x, y;                // pixel centres, m
+  std::vector<double> omega;  // ω_k, rad/s, k = 0 … ⌊N/2⌋
+  std::vector<double> x, y;   // pixel centres, m
   std::size_t nx = 0, ny = 0, samples = 0;
-  double dt = 0, screen_z = 0;             // s, m
-  double pixel_dx = 0, pixel_dy = 0;       // m (0 on a 1-pixel axis: the total energy is then NaN)
-  double nyquist_omega = 0;                // π/dt
-  double laser_omega = 0;                  // rad/s
-  std::string field_used;                  // "E_far" or "E"
+  double dt = 0, screen_z = 0;        // s, m
+  double pixel_dx = 0, pixel_dy = 0;  // m (0 on a 1-pixel axis: the total energy is then NaN)
+  double nyquist_omega = 0;           // π/dt
+  double laser_omega = 0;             // rad/s
+  std::string field_used;             // "E_far" or "E"
   std::string run_id, mode;
   Window window = Window::Hann;
   double window_power_gain = 1, window_coherent_gain = 1;
 
   // Centre pixel (iy = ny/2, ix = nx/2): the on-axis spectrum and its peak (k ≥ 1, bin centre).
   std::size_t center_ix = 0, center_iy = 0;
-  std::vector<double> on_axis;             // d²I/dωdΩ, J·s/rad/sr
-  double peak_omega_on_axis = 0;           // rad/s
+  std::vector<double> on_axis;    // d²I/dωdΩ, J·s/rad/sr
+  double peak_omega_on_axis = 0;  // rad/s
   // The same peak refined between bins by a parabola through the logarithms of the three bins around
   // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
-  double peak_omega_on_axis_interp = 0;    // rad/s
+  double peak_omega_on_axis_interp = 0;  // rad/s
 
-  std::vector<double> integrated;          // dI/dω over the screen, J·s/rad
-  std::vector<double> cut_x;               // (nx, nω): d²I/dωdΩ along the centre row, J·s/rad/sr
+  std::vector<double> integrated;  // dI/dω over the screen, J·s/rad
+  std::vector<double> cut_x;       // (nx, nω): d²I/dωdΩ along the centre row, J·s/rad/sr
 
   // Per pixel, (ny, nx), row-major.
-  std::vector<double> fluence;             // ∫ S·n̂ dt, J/m²
-  std::vector<double> spectral_energy;     // ∫_0^∞ d²I/dωdΩ dω, J/sr (= time-domain energy for `none`)
-  std::vector<double> solid_angle;         // ΔΩ, sr
-  std::vector<double> peak_omega;          // argmax over k ≥ 1 of d²I/dωdΩ, rad/s
-  double total_energy = 0;                 // Σ fluence · dx·dy, J
-  double integrated_energy = 0;            // ∫ dI/dω dω (windowed), J
+  std::vector<double> fluence;          // ∫ S·n̂ dt, J/m²
+  std::vector<double> spectral_energy;  // ∫_0^∞ d²I/dωdΩ dω, J/sr (= time-domain energy for `none`)
+  std::vector<double> solid_angle;      // ΔΩ, sr
+  std::vector<double> peak_omega;       // argmax over k ≥ 1 of d²I/dωdΩ, rad/s
+  double total_energy = 0;              // Σ fluence · dx·dy, J
+  double integrated_energy = 0;         // ∫ dI/dω dω (windowed), J
 
   // Harmonic maps: (nh, ny, nx) of ∫ d²I/dωdΩ dω over [n ω_b − band ω_b, n ω_b + band ω_b], J/sr.
   HarmonicBase of = HarmonicBase::Laser;
-  double base_omega = 0, band = 0;         // rad/s, fraction of base_omega
+  double base_omega = 0, band = 0;  // rad/s, fraction of base_omega
   std::vector<int> harmonic_orders;
-  std::vector<double> harmonic_omega;      // n ω_b, rad/s
+  std::vector<double> harmonic_omega;  // n ω_b, rad/s
   std::vector<double> harmonic_maps;
 };
 
