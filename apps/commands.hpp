@@ -18,5 +18,8 @@ const std::atomic<bool>* install_stop_handlers();
 int cmd_devices(const Args& args);
 int cmd_plugins(const Args& args);
 int cmd_schema(const Args& args);
+int cmd_spectrum(const Args& args);
+int cmd_plot(const Args& args);
+int cmd_info(const Args& args);
 
 }  // namespace edm::app

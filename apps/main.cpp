@@ -64,6 +64,9 @@ const std::map<std::string, Command>& commands() {
       {"devices", {edm::app::cmd_devices, "list OpenCL devices (FP64, memory, peak)"}},
       {"plugins", {edm::app::cmd_plugins, "list scenario plugins, their models and load failures"}},
       {"schema", {edm::app::cmd_schema, "print every campaign key with type, unit, default, meaning"}},
+      {"spectrum", {edm::app::cmd_spectrum, "spectra, fluence, harmonic maps of a run folder → spectrum.h5"}},
+      {"plot", {edm::app::cmd_plot, "PNG plots of a run folder into RUN/plots/"}},
+      {"info", {edm::app::cmd_info, "summarise a run folder: config, timings, window, energy, files"}},
   };
   return table;
 }

@@ -23,6 +23,15 @@ inline constexpr double spectrum_peak = 0.01;      // harmonic position
 inline constexpr double distance_scaling = 1e-5;   // far·R, near·R² at Z vs 2Z (O(|x|/Z) geometry)
 }  // namespace tol
 
+// Analysis tools (edm spectrum), kept in their own block so the list above can grow without conflicts.
+namespace tol {
+inline constexpr double parseval = 1e-12;          // Σ spectrum Δω vs Σ |E|² dt (window none)
+inline constexpr double energy_screen = 1e-9;      // Σ ∫S·n dt dA vs the analytic pulse energy
+inline constexpr double spectrum_norm = 1e-9;      // d²I/dωdΩ of a Gaussian pulse vs its analytic transform
+inline constexpr double weak_field_estimate = 0.03; // quickstart on-axis dW/dΩ vs linear theory (O(a0²) terms)
+inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/dω dω on the quickstart screen (8.6e-9)
+}  // namespace tol
+
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
 std::filesystem::path build_dir();    // EDM_BUILD_DIR
 std::filesystem::path edm_binary();   // the built `edm`

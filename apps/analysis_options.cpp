@@ -1,0 +1,77 @@
+// Shared option parsing for `edm spectrum` and `edm plot` (see analysis_options.hpp).
+#include "analysis_options.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "edm/error.hpp"
+#include "edm/writer.hpp"
+
+namespace po = boost::program_options;
+
+namespace edm::app {
+
+void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
+  desc.add_options()("window", po::value(&a.window)->default_value("hann"),
+                     "FFT window: hann | blackman-harris | none")(
+      "harmonics", po::value(&a.harmonics),
+      "harmonic orders for the maps, e.g. 1,3,5 (default: 1–3 below Nyquist)")(
+      "of", po::value(&a.of),
+      "harmonics of: laser | line (line = ω(1+β)/(1−β)/(1+a0²/2); default line if γ is known)")(
+      "band", po::value(&a.band)->default_value(0.5),
+      "half-width of each harmonic band, in units of the base ω")(
+      "gamma", po::value(&a.gamma), "beam γ for --of line (default: from run.toml)")(
+      "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)")(
+      "threads", po::value(&a.threads), "threads for the FFTs (default: all; results do not depend on it)");
+}
+
+std::vector<int> parse_harmonic_list(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    int n = 0;
+    try {
+      n = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || n < 1)
+      throw ConfigError("EDM-CLI-020",
+                        "--harmonics: '" + item + "' is not a harmonic order ≥ 1 (expected e.g. 1,3,5)");
+    out.push_back(n);
+  }
+  if (out.empty()) throw ConfigError("EDM-CLI-020", "--harmonics: empty list (expected e.g. 1,3,5)");
+  return out;
+}
+
+SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics,
+                                         const std::filesystem::path& field_file) {
+  SpectrumOptions o;
+  o.window = parse_window(a.window);
+  o.band = a.band;
+  o.gamma = a.gamma;
+  o.a0 = a.a0;
+  o.threads = a.threads;
+  const bool gamma_known = (a.gamma > 0) || (physics.gamma >= 1);
+  o.of = a.of.empty() ? (gamma_known ? HarmonicBase::Line : HarmonicBase::Laser) : parse_harmonic_base(a.of);
+  if (!a.harmonics.empty()) {
+    o.harmonics = parse_harmonic_list(a.harmonics);
+    return o;
+  }
+  // Default orders: 1–3, keeping only those whose band fits under Nyquist (an explicit request above
+  // Nyquist is an error in compute_spectrum; a default simply leaves it out).
+  const auto t = read_dataset_1d(field_file, "/axes/t");
+  if (t.size() < 2) return o;
+  const double nyquist = M_PI * double(t.size() - 1) / (t.back() - t.front());
+  double base = physics.laser_omega;
+  if (o.of == HarmonicBase::Line)
+    base = backscatter_line_omega(physics.laser_omega, a.gamma > 0 ? a.gamma : physics.gamma,
+                                  a.a0 >= 0 ? a.a0 : physics.a0);
+  for (int n = 1; n <= 3; ++n)
+    if ((n + o.band) * base <= nyquist) o.harmonics.push_back(n);
+  return o;
+}
+
+}  // namespace edm::app

@@ -1,0 +1,153 @@
+// edm info RUN: summarises a run folder — provenance, configuration, physics, window coverage,
+// timings, what field.h5 holds, the energy through the screen when spectrum.h5 exists, file sizes.
+// The reading is edm::inspect_run_folder (core); this file only formats.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "edm/error.hpp"
+#include "edm/run_folder.hpp"
+
+namespace po = boost::program_options;
+
+namespace edm::app {
+namespace {
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+  return buf;
+}
+
+std::string scalar(const toml::node& n) {
+  if (auto s = n.value<std::string>()) return *s;
+  if (auto i = n.value_exact<int64_t>()) return std::to_string(*i);
+  if (auto d = n.value<double>()) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", *d);
+    return buf;
+  }
+  if (auto b = n.value<bool>()) return *b ? "true" : "false";
+  // Dates, times and anything else: let toml++ format it.
+  std::string out;
+  n.visit([&](const auto& v) {
+    std::ostringstream os;
+    if constexpr (toml::is_date<decltype(v)> || toml::is_time<decltype(v)> || toml::is_date_time<decltype(v)>)
+      os << v;
+    else
+      os << "?";
+    out = os.str();
+  });
+  return out;
+}
+
+// One manifest section as "  title: key=value, key=value …", wrapped; sub-tables are skipped
+// ([config.origin] is long and belongs to `cat run.toml`). Absent sections print nothing, so older
+// or partial manifests still summarise.
+void section(const toml::table& m, const char* name, const char* title, const char* units = nullptr) {
+  const toml::table* t = m[name].as_table();
+  if (!t || t->empty()) return;
+  std::string line = std::string("  ") + title + ":";
+  const std::size_t indent = line.size();
+  std::string out;
+  bool first = true;
+  for (const auto& [k, v] : *t) {
+    if (v.is_table() || v.is_array()) continue;
+    std::string item = std::string(k.str()) + "=" + scalar(v);
+    if (line.size() + item.size() + 2 > 100 && !first) {
+      out += line + ",\n";
+      line = std::string(indent, ' ');
+      first = true;
+    }
+    line += (first ? " " : ", ") + item;
+    first = false;
+  }
+  out += line;
+  if (units) out += std::string("   [") + units + "]";
+  std::cout << out << "\n";
+}
+
+}  // namespace
+
+int cmd_info(const Args& args) {
+  po::options_description desc("edm info RUN");
+  std::string run;
+  desc.add_options()("help,h", "this help");
+  po::options_description hidden;
+  hidden.add_options()("run", po::value(&run));
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (run.empty()) throw ConfigError("EDM-CLI-002", "edm info: no run folder given");
+
+  const RunFolderInfo info = inspect_run_folder(run);
+  const toml::table& m = info.manifest;
+  const std::string run_id = m["provenance"]["run_id"].value_or(std::string("?"));
+  std::cout << "run " << run_id << " in " << info.folder.string() << "\n";
+  section(m, "provenance", "provenance");
+  section(m, "config", "config");
+  section(m, "laser", "laser", "SI: m, s, rad/s");
+  section(m, "electrons", "electrons");
+  section(m, "screen", "screen", "SI: m, s");
+  section(m, "window", "window", "margins in s");
+  section(m, "timing", "timing", "s");
+  section(m, "flops", "flops");
+  section(m, "memory", "memory", "bytes");
+
+  char buf[256];
+  if (info.field) {
+    const auto& f = *info.field;
+    std::string buckets;
+    for (const auto& b : f.buckets) buckets += (buckets.empty() ? "" : ",") + b;
+    std::snprintf(
+        buf, sizeof buf,
+        "  field.h5: %zu x %zu pixels x %zu samples, buckets %s, mode %s, %.0f electrons, screen z %.6g m\n",
+        f.nx, f.ny, f.samples, buckets.c_str(), f.mode.c_str(), f.electron_count, f.screen_z);
+    std::cout << buf;
+    std::snprintf(buf, sizeof buf, "            x %.4g … %.4g m, y %.4g … %.4g m, t %.9g … %.9g s\n", f.x_min,
+                  f.x_max, f.y_min, f.y_max, f.t_first, f.t_last);
+    std::cout << buf;
+    if (f.has_gamma) {
+      std::snprintf(buf, sizeof buf, "            γ(τ) ensemble mean %.6g → %.6g\n", f.gamma_mean_first,
+                    f.gamma_mean_last);
+      std::cout << buf;
+    }
+  } else {
+    std::cout << "  field.h5: missing\n";
+  }
+  if (info.spectrum) {
+    const auto& s = *info.spectrum;
+    std::snprintf(
+        buf, sizeof buf,
+        "  spectrum.h5: energy through the screen %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
+        s.total_energy, s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
+    std::cout << buf;
+  } else {
+    std::cout << "  spectrum.h5: not computed (edm spectrum " << run << ")\n";
+  }
+  std::uintmax_t total = 0;
+  std::cout << "  files:\n";
+  for (const auto& f : info.files) {
+    std::snprintf(buf, sizeof buf, "    %-32s %12s\n", f.name.c_str(), human_bytes(double(f.bytes)).c_str());
+    std::cout << buf;
+    total += f.bytes;
+  }
+  std::cout << "    total " << human_bytes(double(total)) << "\n";
+  return 0;
+}
+
+}  // namespace edm::app

@@ -1,0 +1,126 @@
+// edm plot RUN: PNGs of a run into RUN/plots/ by share/plot/edm_plot.py (matplotlib, Agg). Computes
+// spectrum.h5 first when it is missing (same options as `edm spectrum`), finds the script next to
+// the executable (build tree or install prefix) and an interpreter that can import numpy, h5py and
+// matplotlib (EDM_PYTHON, python3, /usr/bin/python3 — a pyenv shim may lack them).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "analysis_options.hpp"
+#include "commands.hpp"
+#include "edm/error.hpp"
+#include "edm/spectrum.hpp"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+
+namespace edm::app {
+namespace {
+
+// Runs argv (PATH lookup) and returns its exit status (127 when it cannot start); quiet sends its
+// stdout and stderr to /dev/null.
+int spawn_wait(const std::vector<std::string>& argv, bool quiet) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::filesystem::path find_script() {
+  if (const char* p = std::getenv("EDM_PLOT_SCRIPT")) return p;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::filesystem::path> tried;
+  if (!ec) {
+    const auto dir = exe.parent_path();
+    tried.push_back(dir / "../../share/plot/edm_plot.py");   // build tree: build/apps/edm
+    tried.push_back(dir / "../share/edm/plot/edm_plot.py");  // installed: <prefix>/bin/edm
+  }
+  for (const auto& p : tried)
+    if (std::filesystem::exists(p)) return std::filesystem::weakly_canonical(p);
+  std::string where;
+  for (const auto& p : tried) where += " " + p.string();
+  throw IoError("EDM-PLOT-001", "cannot find edm_plot.py (looked at" + where + "; set EDM_PLOT_SCRIPT)");
+}
+
+std::string find_python() {
+  std::vector<std::string> candidates;
+  if (const char* p = std::getenv("EDM_PYTHON")) candidates.push_back(p);
+  candidates.push_back("python3");
+  candidates.push_back("/usr/bin/python3");
+  for (const auto& py : candidates)
+    if (spawn_wait({py, "-c", "import numpy, h5py, matplotlib"}, true) == 0) return py;
+  std::string list;
+  for (const auto& c : candidates) list += " " + c;
+  throw IoError("EDM-PLOT-002",
+                "no Python interpreter that can import numpy, h5py and matplotlib (tried" + list +
+                    "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
+}
+
+}  // namespace
+
+int cmd_plot(const Args& args) {
+  po::options_description desc(
+      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
+  AnalysisArgs a;
+  std::string run;
+  desc.add_options()("help,h", "this help")("respectrum", "recompute spectrum.h5 even if it exists");
+  add_analysis_options(desc, a);
+  po::options_description hidden;
+  hidden.add_options()("run", po::value(&run));
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
+  const std::filesystem::path dir(run);
+  if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
+  if (!std::filesystem::exists(dir / "field.h5"))
+    throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
+
+  // Find the tools before spending time on the spectrum.
+  const auto script = find_script();
+  const auto python = find_python();
+
+  if (vm.count("respectrum") || !std::filesystem::exists(dir / "spectrum.h5")) {
+    std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
+    const RunPhysics phys = read_run_physics(dir);
+    const SpectrumResult r =
+        compute_spectrum(dir / "field.h5", phys, resolve_analysis_options(a, phys, dir / "field.h5"));
+    write_spectrum(dir / "spectrum.h5", r);
+  }
+  setenv("MPLBACKEND", "Agg", 1);  // never try a display
+  const int rc = spawn_wait({python, script.string(), dir.string()}, false);
+  if (rc != 0)
+    throw IoError("EDM-PLOT-003", script.string() + " failed (exit " + std::to_string(rc) + ") on " + run);
+  return 0;
+}
+
+}  // namespace edm::app

@@ -1,0 +1,45 @@
+// What is in a run folder (`edm info`): the parsed manifest run.toml, the root attributes and shape
+// of field.h5, the summary of spectrum.h5 when it exists, and the size of every file. Reading only;
+// the app formats it.
+#pragma once
+#include <toml++/toml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edm/spectrum.hpp"
+
+namespace edm {
+
+struct FieldFileSummary {
+  std::string run_id, edm_version, scenario, mode;
+  double electron_count = 0, screen_z = 0, window_clipped_electrons = 0;
+  std::size_t nx = 0, ny = 0, samples = 0;
+  double t_first = 0, t_last = 0;                     // s, /axes/t
+  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // m, pixel centres
+  std::vector<std::string> buckets;                   // "E", "B", "E_far", "B_far" present
+  bool has_gamma = false;
+  double gamma_mean_first = 0, gamma_mean_last = 0;  // ensemble mean γ at the ends of /gamma/mean
+};
+// Throws IoError naming the file if it cannot be opened or has no /E/x.
+FieldFileSummary read_field_summary(const std::filesystem::path& field_file);
+
+struct RunFolderInfo {
+  std::filesystem::path folder;
+  toml::table manifest;                     // RUN/run.toml
+  std::optional<FieldFileSummary> field;    // RUN/field.h5, when present
+  std::optional<SpectrumSummary> spectrum;  // RUN/spectrum.h5, when present
+  struct File {
+    std::string name;  // relative to the folder
+    std::uintmax_t bytes = 0;
+  };
+  std::vector<File> files;  // regular files, recursively (plots/ included), sorted
+};
+// A folder without run.toml is ConfigError EDM-INFO-001 naming it; a malformed run.toml is
+// EDM-INFO-002 with toml++'s line:column.
+RunFolderInfo inspect_run_folder(const std::filesystem::path& folder);
+
+}  // namespace edm

@@ -1,0 +1,157 @@
+// Spectral analysis of a run folder (`edm spectrum`): windowed FFT along time of every pixel of
+// field.h5, the far-field spectrum d²I/dωdΩ, its screen integral, harmonic maps, the Poynting
+// fluence per pixel and the energy through the screen. Results go to RUN/spectrum.h5 (atomic).
+// field.h5 is read in slabs of rows, so memory stays bounded for a 401×401×1666 cube.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace edm {
+
+// ---------------------------------------------------------------------------------------------
+// Conventions (so that the numbers compare with frequency-domain codes, e.g. Jackson §14.5 in SI):
+//
+//   Ẽ(ω) = (1/√(2π)) ∫ E(t) e^{iωt} dt                      (unitary, physics sign; |Ẽ| is all
+//                                                              that is stored, so the sign is moot)
+//   d²I/dωdΩ = 2 ε0 c R² |Ẽ(ω)|²      for ω ≥ 0, in J·s/rad/sr
+//
+// so that ∫_0^∞ d²I/dωdΩ dω = ε0 c R² ∫ |E|² dt = dW/dΩ (one-sided spectrum, both signs of ω folded
+// onto ω ≥ 0). R = |r| is the distance of the pixel centre from the origin (the interaction point),
+// E the vector field (all three components). On the sampled grid t_j = t_0 + j·dt (N samples),
+// ω_k = 2πk/(N·dt) for k = 0 … ⌊N/2⌋ and
+//
+//   d²I/dωdΩ(ω_k) = (ε0 c R² dt² / π) · Σ_c |Σ_j w_j E_c(t_j) e^{iω_k t_j}|²
+//
+// with the window w_j. Discrete Parseval then holds exactly: Σ_k g_k d²I/dωdΩ(ω_k) Δω =
+// ε0 c R² Σ_j w_j² |E(t_j)|² dt, with Δω = 2π/(N dt) and g_k = 1/2 at k = 0 and at the Nyquist bin
+// (N even), 1 elsewhere. The same weights are used for every band integral below.
+//
+// Field used: E_far (the 1/R radiation part alone) when field.h5 is split mode, else the total E —
+// the total field also holds the velocity (Coulomb-like) field, which is negligible far from the
+// charges but not zero; spectrum.h5 records which one in the attribute `field`.
+//
+// Windows (symmetric, peak 1 in the middle, ends 0 except `none`): Hann, 4-term Blackman–Harris
+// (92 dB). No renormalisation: a windowed spectrum is that of w(t)E(t), so a pulse in the middle of
+// the window keeps its peak amplitude; the window's power gain mean(w²) and coherent gain mean(w)
+// are recorded so a user can rescale. Energies and Parseval are exact only with window `none`.
+//
+// Fluence: F = ∫ S·n̂ dt with S = E×B/μ0 and n̂ = sign(screen_z)·ẑ (the screen normal pointing away
+// from the interaction, so outgoing energy is positive), from the same buckets as the spectrum
+// (E_far × B_far in split mode, E × B in total mode), summed as Σ_j S·n̂ dt. Total energy through the
+// screen = Σ_pixels F · dx·dy: each pixel owns a dx × dy cell centred on it (dx = pixel pitch).
+// Pixel solid angle: ΔΩ = dx·dy·|z|/R³ (projected area over R², small-pixel limit). Screen-integrated
+// spectrum dI/dω = Σ_pixels d²I/dωdΩ · ΔΩ in J·s/rad.
+// ---------------------------------------------------------------------------------------------
+
+enum class Window { Hann, BlackmanHarris, None };
+// "hann" | "blackman-harris" | "none"; throws ConfigError EDM-SPEC-001 naming the value.
+Window parse_window(const std::string& name);
+const char* window_name(Window w);
+// The N window weights (symmetric: w_j = f(j/(N−1)); N = 1 gives {1}).
+std::vector<double> window_weights(Window w, std::size_t n);
+
+// What the harmonic maps count in: the laser carrier ω, or the on-axis backscatter line of an
+// inverse-Thomson beam ω_1 = ω (1+β)/(1−β) / (1 + a0²/2) (DESIGN §8), which needs γ and a0.
+enum class HarmonicBase { Laser, Line };
+HarmonicBase parse_harmonic_base(const std::string& name);  // "laser" | "line"; EDM-SPEC-002
+const char* harmonic_base_name(HarmonicBase b);
+// ω (1+β)/(1−β) / (1 + a0²/2), with (1+β)/(1−β) = γ²(1+β)² so a large γ loses no digits.
+double backscatter_line_omega(double laser_omega, double gamma, double a0);
+
+// The physics of a run the analysis needs, from RUN/run.toml: [laser] omega and a0 (the effective
+// a0), the scenario, and γ of the beam ([campaign.electrons] gamma) when the scenario is
+// inverse_thomson (for other scenarios the campaign's γ key is an unused default, so it is not
+// reported: gamma = 0).
+struct RunPhysics {
+  std::string scenario;
+  double laser_omega = 0;  // rad/s
+  double a0 = 0;
+  double gamma = 0;  // 0 = not known
+};
+// Throws ConfigError EDM-SPEC-010 naming RUN/run.toml when it is missing or lacks [laser] omega.
+RunPhysics read_run_physics(const std::filesystem::path& run_dir);
+
+struct SpectrumOptions {
+  Window window = Window::Hann;
+  std::vector<int> harmonics;  // orders n ≥ 1 of the maps; empty = no maps
+  HarmonicBase of = HarmonicBase::Laser;
+  double band = 0.5;                                // half-width of each band in units of the base ω
+  double gamma = 0;                                 // > 0 overrides the manifest's γ (for --of line)
+  double a0 = -1;                                   // ≥ 0 overrides the manifest's a0
+  std::size_t slab_bytes = std::size_t(256) << 20;  // field.h5 read budget per slab (all 6 components)
+  unsigned threads = 0;                             // rows of a slab in parallel; 0 = all hardware threads.
+                                                    // Results are bit-identical for every value.
+};
+
+struct SpectrumResult {
+  // Axes.
+  std::vector<double> omega;  // ω_k, rad/s, k = 0 … ⌊N/2⌋
+  std::vector<double> x, y;   // pixel centres, m
+  std::size_t nx = 0, ny = 0, samples = 0;
+  double dt = 0, screen_z = 0;        // s, m
+  double pixel_dx = 0, pixel_dy = 0;  // m (0 on a 1-pixel axis: the total energy is then NaN)
+  double nyquist_omega = 0;           // π/dt
+  double laser_omega = 0;             // rad/s
+  std::string field_used;             // "E_far" or "E"
+  std::string run_id, mode;
+  Window window = Window::Hann;
+  double window_power_gain = 1, window_coherent_gain = 1;
+
+  // Centre pixel (iy = ny/2, ix = nx/2): the on-axis spectrum and its peak (k ≥ 1, bin centre).
+  std::size_t center_ix = 0, center_iy = 0;
+  std::vector<double> on_axis;    // d²I/dωdΩ, J·s/rad/sr
+  double peak_omega_on_axis = 0;  // rad/s
+  // The same peak refined between bins by a parabola through the logarithms of the three bins around
+  // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
+  double peak_omega_on_axis_interp = 0;  // rad/s
+
+  std::vector<double> integrated;  // dI/dω over the screen, J·s/rad
+  std::vector<double> cut_x;       // (nx, nω): d²I/dωdΩ along the centre row, J·s/rad/sr
+
+  // Per pixel, (ny, nx), row-major.
+  std::vector<double> fluence;          // ∫ S·n̂ dt, J/m²
+  std::vector<double> spectral_energy;  // ∫_0^∞ d²I/dωdΩ dω, J/sr (= time-domain energy for `none`)
+  std::vector<double> solid_angle;      // ΔΩ, sr
+  std::vector<double> peak_omega;       // argmax over k ≥ 1 of d²I/dωdΩ, rad/s
+  double total_energy = 0;              // Σ fluence · dx·dy, J
+  double integrated_energy = 0;         // ∫ dI/dω dω (windowed), J
+
+  // Harmonic maps: (nh, ny, nx) of ∫ d²I/dωdΩ dω over [n ω_b − band ω_b, n ω_b + band ω_b], J/sr.
+  HarmonicBase of = HarmonicBase::Laser;
+  double base_omega = 0, band = 0;  // rad/s, fraction of base_omega
+  std::vector<int> harmonic_orders;
+  std::vector<double> harmonic_omega;  // n ω_b, rad/s
+  std::vector<double> harmonic_maps;
+};
+
+// Analyses RUN/field.h5 with the physics of RUN/run.toml. A requested harmonic whose band reaches
+// above the Nyquist frequency π/dt is ConfigError EDM-SPEC-020 naming the harmonic (it would alias;
+// it is never folded back). Throws IoError for unreadable files.
+SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options);
+// Same, with the physics given (no run.toml needed): the library entry point the one above wraps.
+SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
+                                const SpectrumOptions& options);
+
+// Writes spectrum.h5 under `<file>.partial` and renames it into place. Layout (all SI):
+//   /axes/omega (nω, rad/s), /axes/x (nx, m), /axes/y (ny, m),
+//   /axes/theta_x (nx, rad) = atan2(x, |z|), /axes/theta_y (ny, rad)
+//   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr), attributes ix, iy, peak_omega, peak_omega_interp
+//   /integrated/dI_domega (nω, J·s/rad)
+//   /cut_x/d2I_domega_dOmega (nx, nω) along the centre row
+//   /pixel/{fluence (J/m²), spectral_energy (J/sr), solid_angle (sr), peak_omega (rad/s)} (ny, nx)
+//   /harmonics/{maps (nh, ny, nx, J/sr), order (nh), omega (nh, rad/s)}, attributes of, base_omega, band
+//   root attributes: convention, field, window, window_power_gain, window_coherent_gain, dt,
+//   nyquist_omega, laser_omega, screen_z, pixel_dx, pixel_dy, total_energy, integrated_energy,
+//   peak_omega_on_axis, run_id, mode, edm_version.
+void write_spectrum(const std::filesystem::path& file, const SpectrumResult& result);
+
+// The few root attributes `edm info` shows, read back from spectrum.h5.
+struct SpectrumSummary {
+  double total_energy = 0, peak_omega_on_axis = 0, laser_omega = 0;
+  std::string window, field;
+};
+SpectrumSummary read_spectrum_summary(const std::filesystem::path& file);
+
+}  // namespace edm

@@ -1,0 +1,463 @@
+// `edm spectrum` in the library: reads field.h5 a slab of rows at a time, FFTs every pixel's time
+// series with GSL's mixed-radix real FFT (any N: 1666 = 2·7²·17), and accumulates the far-field
+// spectrum, fluence, harmonic maps and screen integrals (conventions in spectrum.hpp). Writes
+// spectrum.h5 atomically.
+#include "edm/spectrum.hpp"
+
+#include <gsl/gsl_fft_real.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <numbers>
+#include <thread>
+
+#include "edm/error.hpp"
+#include "edm/units.hpp"
+#include "h5util.hpp"
+
+namespace edm {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+const double kMu0 = 1.0 / (si::eps0 * si::c * si::c);
+
+std::string format_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// GSL's wavetable and workspace for one length, freed on scope exit.
+struct RealFft {
+  explicit RealFft(std::size_t n)
+      : wt(gsl_fft_real_wavetable_alloc(n), gsl_fft_real_wavetable_free),
+        ws(gsl_fft_real_workspace_alloc(n), gsl_fft_real_workspace_free),
+        n(n) {
+    if (!wt || !ws) throw Error("EDM-SPEC-030", "cannot allocate an FFT of length " + std::to_string(n));
+  }
+  // In place; afterwards data is GSL's half-complex layout: data[0] = Re X_0, data[2k−1] = Re X_k,
+  // data[2k] = Im X_k, and data[N−1] = Re X_{N/2} for even N. Adds |X_k|² into power[k].
+  void add_power(double* data, double* power) {
+    if (gsl_fft_real_transform(data, 1, n, wt.get(), ws.get()) != 0)
+      throw Error("EDM-SPEC-031", "GSL real FFT failed (length " + std::to_string(n) + ")");
+    power[0] += data[0] * data[0];
+    const std::size_t half = n / 2;
+    for (std::size_t k = 1; k < (n + 1) / 2; ++k)
+      power[k] += data[2 * k - 1] * data[2 * k - 1] + data[2 * k] * data[2 * k];
+    if (n % 2 == 0 && n > 1) power[half] += data[n - 1] * data[n - 1];
+  }
+  std::unique_ptr<gsl_fft_real_wavetable, void (*)(gsl_fft_real_wavetable*)> wt;
+  std::unique_ptr<gsl_fft_real_workspace, void (*)(gsl_fft_real_workspace*)> ws;
+  std::size_t n;
+};
+
+}  // namespace
+
+Window parse_window(const std::string& name) {
+  if (name == "hann") return Window::Hann;
+  if (name == "blackman-harris") return Window::BlackmanHarris;
+  if (name == "none") return Window::None;
+  throw ConfigError("EDM-SPEC-001", "unknown window '" + name + "' (hann | blackman-harris | none)");
+}
+
+const char* window_name(Window w) {
+  switch (w) {
+    case Window::Hann:
+      return "hann";
+    case Window::BlackmanHarris:
+      return "blackman-harris";
+    case Window::None:
+      return "none";
+  }
+  return "?";
+}
+
+std::vector<double> window_weights(Window w, std::size_t n) {
+  std::vector<double> v(n, 1.0);
+  if (w == Window::None || n < 2) return v;
+  for (std::size_t j = 0; j < n; ++j) {
+    const double x = 2 * kPi * double(j) / double(n - 1);
+    if (w == Window::Hann) {
+      v[j] = 0.5 - 0.5 * std::cos(x);
+    } else {
+      // 4-term Blackman–Harris (Harris 1978, −92 dB side lobes): keeps weak harmonics visible next
+      // to a strong fundamental on a log scale.
+      v[j] = 0.35875 - 0.48829 * std::cos(x) + 0.14128 * std::cos(2 * x) - 0.01168 * std::cos(3 * x);
+    }
+  }
+  return v;
+}
+
+HarmonicBase parse_harmonic_base(const std::string& name) {
+  if (name == "laser") return HarmonicBase::Laser;
+  if (name == "line") return HarmonicBase::Line;
+  throw ConfigError("EDM-SPEC-002", "unknown harmonic base '" + name + "' (laser | line)");
+}
+
+const char* harmonic_base_name(HarmonicBase b) { return b == HarmonicBase::Laser ? "laser" : "line"; }
+
+double backscatter_line_omega(double laser_omega, double gamma, double a0) {
+  const double beta = std::sqrt(std::max(0.0, 1.0 - 1.0 / (gamma * gamma)));
+  // (1+β)/(1−β) = γ²(1+β)²: no 1−β cancellation at large γ.
+  return laser_omega * gamma * gamma * (1 + beta) * (1 + beta) / (1 + 0.5 * a0 * a0);
+}
+
+RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
+  const auto manifest = run_dir / "run.toml";
+  if (!std::filesystem::exists(manifest))
+    throw ConfigError("EDM-SPEC-010",
+                      manifest.string() + ": no run manifest (is " + run_dir.string() + " a run folder?)");
+  toml::table t;
+  try {
+    t = toml::parse_file(manifest.string());
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("EDM-SPEC-011", manifest.string() + ": " + std::string(e.description()));
+  }
+  RunPhysics p;
+  p.scenario = t["config"]["scenario"].value_or(t["campaign"]["run"]["scenario"].value_or(std::string()));
+  p.laser_omega = t["laser"]["omega"].value_or(0.0);
+  if (!(p.laser_omega > 0)) {
+    // Older or hand-written manifests: ω from the wavelength.
+    const double lambda =
+        t["laser"]["wavelength"].value_or(t["campaign"]["laser"]["wavelength"].value_or(0.0));
+    if (lambda > 0) p.laser_omega = 2 * kPi * si::c / lambda;
+  }
+  if (!(p.laser_omega > 0))
+    throw ConfigError("EDM-SPEC-010", manifest.string() + ": no [laser] omega or wavelength");
+  p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
+  if (p.scenario == "inverse_thomson")
+    p.gamma = t["electrons"]["gamma"].value_or(t["campaign"]["electrons"]["gamma"].value_or(0.0));
+  return p;
+}
+
+SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options) {
+  return compute_spectrum(run_dir / "field.h5", read_run_physics(run_dir), options);
+}
+
+SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
+                                const SpectrumOptions& opt) {
+  h5::Handle file = h5::open_file(field_file);
+  const hid_t f = file.get();
+  SpectrumResult r;
+  r.window = opt.window;
+  r.laser_omega = physics.laser_omega;
+  r.mode = h5::attr_string(f, "mode").value_or("total");
+  r.run_id = h5::attr_string(f, "run_id").value_or("");
+  const bool split = h5::exists(f, "/E_far/x");
+  const std::string eb = split ? "/E_far/" : "/E/", bb = split ? "/B_far/" : "/B/";
+  r.field_used = split ? "E_far" : "E";
+
+  r.x = h5::read_1d(f, "/axes/x", field_file);
+  r.y = h5::read_1d(f, "/axes/y", field_file);
+  const std::vector<double> t = h5::read_1d(f, "/axes/t", field_file);
+  const auto shape = h5::shape_3d(f, eb + "x", field_file);
+  r.ny = shape[0];
+  r.nx = shape[1];
+  r.samples = shape[2];
+  if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
+    throw IoError("EDM-IO-015", field_file.string() + ": axes do not match the field datasets");
+  if (r.samples < 2) throw IoError("EDM-IO-015", field_file.string() + ": fewer than 2 time samples");
+  const std::size_t N = r.samples, nx = r.nx, ny = r.ny, npix = nx * ny;
+  r.dt = (t.back() - t.front()) / double(N - 1);
+  if (!(r.dt > 0)) throw IoError("EDM-IO-015", field_file.string() + ": /axes/t is not increasing");
+  r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
+  if (r.screen_z == 0) throw IoError("EDM-IO-015", field_file.string() + ": no screen_z attribute");
+  r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
+  r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
+  r.nyquist_omega = kPi / r.dt;
+
+  const std::size_t nw = N / 2 + 1;
+  const double dw = 2 * kPi / (double(N) * r.dt);
+  r.omega.resize(nw);
+  for (std::size_t k = 0; k < nw; ++k) r.omega[k] = dw * double(k);
+  // One-sided weights that make discrete Parseval exact (spectrum.hpp).
+  std::vector<double> g(nw, 1.0);
+  g[0] = 0.5;
+  if (N % 2 == 0) g[nw - 1] = 0.5;
+
+  // Harmonic bands, checked against Nyquist before any data is read.
+  r.of = opt.of;
+  r.band = opt.band;
+  if (!opt.harmonics.empty()) {
+    if (!(opt.band > 0 && opt.band <= 0.5))
+      throw ConfigError("EDM-SPEC-021", "harmonic band half-width " + format_g(opt.band) +
+                                            " must be in (0, 0.5] of the base frequency");
+    if (opt.of == HarmonicBase::Laser) {
+      r.base_omega = physics.laser_omega;
+    } else {
+      const double gamma = opt.gamma > 0 ? opt.gamma : physics.gamma;
+      const double a0 = opt.a0 >= 0 ? opt.a0 : physics.a0;
+      if (!(gamma >= 1))
+        throw ConfigError("EDM-SPEC-022", "--of line needs the beam γ: scenario '" + physics.scenario +
+                                              "' has none in run.toml (use --of laser or --gamma)");
+      r.base_omega = backscatter_line_omega(physics.laser_omega, gamma, a0);
+    }
+    for (int n : opt.harmonics) {
+      if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
+      const double wn = n * r.base_omega, top = wn + opt.band * r.base_omega;
+      if (top > r.nyquist_omega)
+        throw ConfigError("EDM-SPEC-020",
+                          "harmonic " + std::to_string(n) + " of the " + harmonic_base_name(opt.of) +
+                              " (ω = " + format_g(wn) + " rad/s = " + format_g(wn / physics.laser_omega) +
+                              " ω_laser, band up to " + format_g(top) +
+                              " rad/s) is above the Nyquist frequency π/dt = " + format_g(r.nyquist_omega) +
+                              " rad/s (" + format_g(r.nyquist_omega / physics.laser_omega) +
+                              " ω_laser); it would alias. Use more samples_per_period or drop it");
+      r.harmonic_orders.push_back(n);
+      r.harmonic_omega.push_back(wn);
+    }
+  }
+  const std::size_t nh = r.harmonic_orders.size();
+  // Bin ranges [klo, khi] of each band.
+  std::vector<std::pair<std::size_t, std::size_t>> bands;
+  for (std::size_t h = 0; h < nh; ++h) {
+    const double lo = r.harmonic_omega[h] - r.band * r.base_omega,
+                 hi = r.harmonic_omega[h] + r.band * r.base_omega;
+    const std::size_t klo = std::size_t(std::max(0.0, std::ceil(lo / dw - 1e-9)));
+    const std::size_t khi = std::min(nw - 1, std::size_t(std::floor(hi / dw + 1e-9)));
+    bands.emplace_back(klo, khi);
+  }
+
+  const std::vector<double> w = window_weights(opt.window, N);
+  double s1 = 0, s2 = 0;
+  for (double v : w) s1 += v, s2 += v * v;
+  r.window_coherent_gain = s1 / double(N);
+  r.window_power_gain = s2 / double(N);
+
+  r.center_ix = nx / 2;
+  r.center_iy = ny / 2;
+  r.on_axis.assign(nw, 0.0);
+  r.integrated.assign(nw, 0.0);
+  r.cut_x.assign(nx * nw, 0.0);
+  r.fluence.assign(npix, 0.0);
+  r.spectral_energy.assign(npix, 0.0);
+  r.solid_angle.assign(npix, 0.0);
+  r.peak_omega.assign(npix, 0.0);
+  r.harmonic_maps.assign(nh * npix, 0.0);
+
+  const double zabs = std::abs(r.screen_z), nsign = r.screen_z > 0 ? 1.0 : -1.0;
+  const double area = r.pixel_dx * r.pixel_dy;
+  // d²I/dωdΩ(ω_k) = (ε0 c R² dt²/π) Σ_c |X_c,k|² (spectrum.hpp).
+  const double pref = si::eps0 * si::c * r.dt * r.dt / kPi;
+
+  // Rows per slab: six components of (rows, nx, N) doubles within the budget, at least one row.
+  const std::size_t row_bytes = 6 * nx * N * sizeof(double);
+  const std::size_t rows_per_slab =
+      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
+  std::array<std::vector<double>, 3> E, B;
+  const char* comp[3] = {"x", "y", "z"};
+  // Threads share the rows of a slab (each row is one task; rows write disjoint pixels). The screen
+  // integral is summed per row and the rows are added in order afterwards, so the result is
+  // bit-identical for every thread count and every slab size.
+  const std::size_t nthreads = std::max<std::size_t>(
+      1,
+      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+  std::vector<double> row_integrated(rows_per_slab * nw);
+
+  // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
+  auto do_row = [&](std::size_t iy, std::size_t iy0, RealFft& fft, std::vector<double>& buf,
+                    std::vector<double>& power, std::vector<double>& d2, double* acc) {
+    std::fill(acc, acc + nw, 0.0);
+    for (std::size_t ix = 0; ix < nx; ++ix) {
+      const std::size_t p = iy * nx + ix, off = ((iy - iy0) * nx + ix) * N;
+      // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
+      double sz = 0;
+      for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
+      r.fluence[p] = nsign * sz * r.dt / kMu0;
+
+      std::fill(power.begin(), power.end(), 0.0);
+      for (int c = 0; c < 3; ++c) {
+        const double* e = E[c].data() + off;
+        for (std::size_t j = 0; j < N; ++j) buf[j] = w[j] * e[j];
+        fft.add_power(buf.data(), power.data());
+      }
+      const double X = r.x[ix], Y = r.y[iy];
+      const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
+      r.solid_angle[p] = area * zabs / (R2 * R);
+      double energy = 0, best = -1;
+      std::size_t kbest = 0;
+      for (std::size_t k = 0; k < nw; ++k) {
+        d2[k] = pref * R2 * power[k];
+        energy += g[k] * d2[k];
+        if (k >= 1 && d2[k] > best) best = d2[k], kbest = k;
+        acc[k] += d2[k] * r.solid_angle[p];
+      }
+      r.spectral_energy[p] = energy * dw;
+      r.peak_omega[p] = r.omega[kbest];
+      for (std::size_t h = 0; h < nh; ++h) {
+        double s = 0;
+        for (std::size_t k = bands[h].first; k <= bands[h].second; ++k) s += g[k] * d2[k];
+        r.harmonic_maps[h * npix + p] = s * dw;
+      }
+      if (iy == r.center_iy) std::copy(d2.begin(), d2.end(), r.cut_x.begin() + ix * nw);
+      if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
+    }
+  };
+
+  for (std::size_t iy0 = 0; iy0 < ny; iy0 += rows_per_slab) {
+    const std::size_t iy1 = std::min(ny, iy0 + rows_per_slab);
+    for (int c = 0; c < 3; ++c) {
+      h5::read_rows(f, eb + comp[c], iy0, iy1, E[c], field_file);
+      h5::read_rows(f, bb + comp[c], iy0, iy1, B[c], field_file);
+    }
+    std::atomic<std::size_t> next{iy0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      try {
+        RealFft fft(N);
+        std::vector<double> buf(N), power(nw), d2(nw);
+        for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;)
+          do_row(iy, iy0, fft, buf, power, d2, row_integrated.data() + (iy - iy0) * nw);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = iy1;  // stop the others early
+      }
+    };
+    const std::size_t nt = std::min(nthreads, iy1 - iy0);
+    std::vector<std::thread> pool;
+    for (std::size_t i = 1; i < nt; ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+    for (std::size_t iy = iy0; iy < iy1; ++iy)
+      for (std::size_t k = 0; k < nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * nw + k];
+  }
+
+  double best = -1;
+  std::size_t kp = 1;
+  for (std::size_t k = 1; k < nw; ++k)
+    if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
+  r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
+  r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
+  if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
+    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
+                 c = std::log(r.on_axis[kp + 1]);
+    const double den = a - 2 * b + c;
+    if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * dw;
+  }
+  double tot = 0;
+  for (double v : r.fluence) tot += v;
+  r.total_energy = area > 0 ? tot * area : std::nan("");
+  double ie = 0;
+  for (std::size_t k = 0; k < nw; ++k) ie += g[k] * r.integrated[k];
+  r.integrated_energy = ie * dw;
+  return r;
+}
+
+void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) {
+  h5::silence();
+  auto partial = path;
+  partial += ".partial";
+  std::error_code ec;
+  std::filesystem::remove(partial, ec);
+  {
+    h5::Handle file(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file.valid()) throw IoError("EDM-IO-033", "cannot create " + partial.string());
+    try {
+      const hid_t f = file.get();
+      const hsize_t nw = r.omega.size(), nx = r.nx, ny = r.ny, nh = r.harmonic_orders.size();
+      {
+        auto g = h5::create_group(f, "axes", partial);
+        h5::write_dataset(g.get(), "omega", {nw}, r.omega.data(), "rad/s", partial);
+        h5::write_dataset(g.get(), "x", {nx}, r.x.data(), "m", partial);
+        h5::write_dataset(g.get(), "y", {ny}, r.y.data(), "m", partial);
+        std::vector<double> tx(nx), ty(ny);
+        for (std::size_t i = 0; i < nx; ++i) tx[i] = std::atan2(r.x[i], std::abs(r.screen_z));
+        for (std::size_t j = 0; j < ny; ++j) ty[j] = std::atan2(r.y[j], std::abs(r.screen_z));
+        h5::write_dataset(g.get(), "theta_x", {nx}, tx.data(), "rad", partial);
+        h5::write_dataset(g.get(), "theta_y", {ny}, ty.data(), "rad", partial);
+      }
+      {
+        auto g = h5::create_group(f, "on_axis", partial);
+        h5::write_dataset(g.get(), "d2I_domega_dOmega", {nw}, r.on_axis.data(), "J*s/rad/sr", partial);
+        h5::write_attr(g.get(), "ix", double(r.center_ix));
+        h5::write_attr(g.get(), "iy", double(r.center_iy));
+        h5::write_attr(g.get(), "peak_omega", r.peak_omega_on_axis);
+        h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
+      }
+      {
+        auto g = h5::create_group(f, "integrated", partial);
+        h5::write_dataset(g.get(), "dI_domega", {nw}, r.integrated.data(), "J*s/rad", partial);
+      }
+      {
+        auto g = h5::create_group(f, "cut_x", partial);
+        h5::write_dataset(g.get(), "d2I_domega_dOmega", {nx, nw}, r.cut_x.data(), "J*s/rad/sr", partial);
+        h5::write_attr(g.get(), "iy", double(r.center_iy));
+      }
+      {
+        auto g = h5::create_group(f, "pixel", partial);
+        h5::write_dataset(g.get(), "fluence", {ny, nx}, r.fluence.data(), "J/m^2", partial);
+        h5::write_dataset(g.get(), "spectral_energy", {ny, nx}, r.spectral_energy.data(), "J/sr", partial);
+        h5::write_dataset(g.get(), "solid_angle", {ny, nx}, r.solid_angle.data(), "sr", partial);
+        h5::write_dataset(g.get(), "peak_omega", {ny, nx}, r.peak_omega.data(), "rad/s", partial);
+      }
+      {
+        auto g = h5::create_group(f, "harmonics", partial);
+        std::vector<double> order(r.harmonic_orders.begin(), r.harmonic_orders.end());
+        h5::write_dataset(g.get(), "order", {nh}, order.data(), "", partial);
+        h5::write_dataset(g.get(), "omega", {nh}, r.harmonic_omega.data(), "rad/s", partial);
+        h5::write_dataset(g.get(), "maps", {nh, ny, nx}, r.harmonic_maps.data(), "J/sr", partial);
+        h5::write_attr(g.get(), "of", std::string(harmonic_base_name(r.of)));
+        h5::write_attr(g.get(), "base_omega", r.base_omega);
+        h5::write_attr(g.get(), "band", r.band);
+      }
+      h5::write_attr(f, "convention",
+                     "d2I/domega/dOmega = 2 eps0 c R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) "
+                     "exp(i omega t) dt, one-sided (omega >= 0); fluence = int (E x B / mu0).n dt, "
+                     "n = sign(screen_z) z; see edm/spectrum.hpp");
+      h5::write_attr(f, "field", r.field_used);
+      h5::write_attr(f, "window", std::string(window_name(r.window)));
+      h5::write_attr(f, "window_power_gain", r.window_power_gain);
+      h5::write_attr(f, "window_coherent_gain", r.window_coherent_gain);
+      h5::write_attr(f, "dt", r.dt);
+      h5::write_attr(f, "nyquist_omega", r.nyquist_omega);
+      h5::write_attr(f, "laser_omega", r.laser_omega);
+      h5::write_attr(f, "screen_z", r.screen_z);
+      h5::write_attr(f, "pixel_dx", r.pixel_dx);
+      h5::write_attr(f, "pixel_dy", r.pixel_dy);
+      h5::write_attr(f, "total_energy", r.total_energy);
+      h5::write_attr(f, "integrated_energy", r.integrated_energy);
+      h5::write_attr(f, "peak_omega_on_axis", r.peak_omega_on_axis);
+      h5::write_attr(f, "run_id", r.run_id);
+      h5::write_attr(f, "mode", r.mode);
+      h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
+      if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
+        throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
+    } catch (...) {
+      file.reset();
+      std::filesystem::remove(partial, ec);
+      throw;
+    }
+    const hid_t id = file.release();  // closed here so that a failing close (disk full) is seen
+    if (H5Fclose(id) < 0) {
+      std::filesystem::remove(partial, ec);
+      throw IoError("EDM-IO-032", "cannot close " + partial.string() + " (disk full?)");
+    }
+  }
+  std::filesystem::rename(partial, path, ec);
+  if (ec)
+    throw IoError("EDM-IO-034",
+                  "cannot rename " + partial.string() + " to " + path.string() + ": " + ec.message());
+}
+
+SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {
+  h5::Handle fh = h5::open_file(file);
+  SpectrumSummary s;
+  s.total_energy = h5::attr_double(fh.get(), "total_energy").value_or(std::nan(""));
+  s.peak_omega_on_axis = h5::attr_double(fh.get(), "peak_omega_on_axis").value_or(std::nan(""));
+  s.laser_omega = h5::attr_double(fh.get(), "laser_omega").value_or(std::nan(""));
+  s.window = h5::attr_string(fh.get(), "window").value_or("?");
+  s.field = h5::attr_string(fh.get(), "field").value_or("?");
+  return s;
+}
+
+}  // namespace edm
