@@ -14,6 +14,7 @@
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
 #include "edm/device.hpp"
+#include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "edm/run.hpp"
 #include "options.hpp"
@@ -106,6 +107,7 @@ int cmd_bench(const Args& args) {
   if (!vm.count("no-peak")) peak = measure_fp64_peak(*dev);
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
+  record_device_rate(info, slots_per_s);  // for `edm run --dry-run` time estimates
 
   if (json) {
     std::printf(

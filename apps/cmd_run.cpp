@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
@@ -147,9 +148,35 @@ int cmd_run(const Args& args) {
   const RunSummary s = run_campaign(campaign, registry, ro, obs);
   obs.end_line();
   if (ro.dry_run) {
-    std::cout << "dry run: " << s.electrons << " electrons, " << s.screen.nx << "x" << s.screen.ny << " pixels x "
-              << s.screen.samples << " samples, device buffers " << (s.device_buffer_bytes >> 20)
-              << " MiB; nothing was run\n";
+    // The resolved configuration, key by key, with where each value came from.
+    std::cout << "dry run of " << campaign_file << " (nothing is run or written)\n\n";
+    const toml::table eff = campaign.to_toml();
+    for (const auto& [section, node] : eff) {
+      const auto* t = node.as_table();
+      if (!t) continue;
+      std::cout << "[" << section.str() << "]\n";
+      for (const auto& [key, value] : *t) {
+        const std::string full = std::string(section.str()) + "." + std::string(key.str());
+        const auto it = campaign.origins.find(full);
+        std::ostringstream v;
+        value.visit([&v](auto&& n) { v << n; });
+        std::cout << "  " << key.str() << " = " << v.str();
+        if (it != campaign.origins.end()) std::cout << "   # " << origin_name(it->second);
+        std::cout << "\n";
+      }
+    }
+    const double gib = 1024.0 * 1024 * 1024;
+    std::cout << "\ncell:    " << s.electrons << " electrons x " << s.screen.nx << " x " << s.screen.ny
+              << " pixels x " << s.screen.samples << " samples = " << double(s.slots) << " slots\n";
+    std::cout << "devices: ";
+    for (std::size_t i = 0; i < s.devices.size(); ++i) std::cout << (i ? "; " : "") << s.devices[i];
+    std::cout << "\nmemory:  device buffers " << double(s.device_buffer_bytes) / gib << " GiB per device; host ≈ "
+              << s.host_estimate_bytes / gib << " GiB (electron_batch " << (s.electron_batch ? s.electron_batch : s.electrons)
+              << " x " << double(s.spline_bytes_per_electron) / 1e6 << " MB of splines per electron, or the download staging)\n";
+    if (s.time_estimate > 0)
+      std::cout << "time:    ≈ " << s.time_estimate << " s of field kernels (rate measured by `edm bench` on this device)\n";
+    else
+      std::cout << "time:    unknown — run `edm bench` once on this device to measure its rate\n";
     return 0;
   }
   if (!vm.count("quiet") && s.rank == 0) {

@@ -23,6 +23,7 @@
 #include "edm/accumulator.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/device.hpp"
+#include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
 #include "edm/manifest.hpp"
@@ -298,7 +299,14 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.electron_batch = campaign.accumulator.electron_batch == 0 ? 0 : B;
   S.batches = N_local ? (N_local + B - 1) / B : 0;
   if (options.dry_run) {
-    S.host_estimate_bytes = double(slab_bytes);
+    // Host estimate from one solved trajectory (CPU only; nothing runs on the device, nothing is
+    // written): the batch's splines or the download staging, whichever is larger.
+    SplineBatch one = cell.solve(0, 1);
+    S.spline_bytes_per_electron = one.bytes();
+    S.host_estimate_bytes = std::max(double(B) * double(one.bytes()), 2.0 * double(slab_bytes));
+    double rate = 0;
+    for (const auto& d : mine) rate += cached_device_rate(d);
+    S.time_estimate = rate > 0 ? double(N_local) * double(screen.slots_per_electron()) / rate : 0;
     return S;
   }
 
