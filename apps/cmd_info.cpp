@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
 
@@ -79,19 +80,8 @@ int cmd_info(const Args& args) {
   po::options_description desc("edm info RUN");
   std::string run;
   desc.add_options()("help,h", "this help");
-  po::options_description hidden;
-  hidden.add_options()("run", po::value(&run));
-  po::positional_options_description pos;
-  pos.add("run", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm info: no run folder given");
 
   const RunFolderInfo info = inspect_run_folder(run);

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/campaign.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
@@ -23,19 +24,8 @@ int cmd_resume(const Args& args) {
   desc.add_options()("help,h", "this help")("checkpoint-every", po::value(&checkpoint_every),
                                              "checkpoint every K batches (default automatic; -1 never)")(
       "quiet,q", "no progress output");
-  po::options_description hidden;
-  hidden.add_options()("run", po::value(&folder));
-  po::positional_options_description pos;
-  pos.add("run", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, "run", folder, vm)) return 0;  // --help
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
   const auto file = checkpoint_path(folder);
   if (!std::filesystem::exists(file))

@@ -99,19 +99,8 @@ int cmd_run(const Args& args) {
       "checkpoint-every", po::value(&checkpoint_every),
       "write RUN/checkpoint.h5 every K batches (default: automatic for runs predicted > 10 min; -1: never)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
-  po::options_description hidden;
-  hidden.add_options()("campaign", po::value(&campaign_file));
-  po::positional_options_description pos;
-  pos.add("campaign", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
   if (!std::filesystem::exists(campaign_file))
     throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");

@@ -8,6 +8,7 @@
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/error.hpp"
 #include "edm/spectrum.hpp"
 
@@ -21,19 +22,8 @@ int cmd_spectrum(const Args& args) {
   std::string run;
   desc.add_options()("help,h", "this help")("quiet,q", "print nothing but errors");
   add_analysis_options(desc, a);
-  po::options_description hidden;
-  hidden.add_options()("run", po::value(&run));
-  po::positional_options_description pos;
-  pos.add("run", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm spectrum: no run folder given");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");

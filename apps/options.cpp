@@ -1,5 +1,7 @@
-// `--set section.key=value` parsing for the subcommands (see options.hpp).
+// Command-line helpers shared by the subcommands: `--set section.key=value`, one positional argument.
 #include "options.hpp"
+
+#include <iostream>
 
 #include <cctype>
 
@@ -33,6 +35,24 @@ std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
     out.push_back(Override{key, s.substr(eq + 1), Origin::CommandLine});
   }
   return out;
+}
+
+bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                   const char* name, std::string& positional, boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()(name, po::value(&positional));
+  po::positional_options_description pos;
+  pos.add(name, 1);
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace edm::app

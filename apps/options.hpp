@@ -3,6 +3,8 @@
 // the value are checked against the schema by core (load_campaign), which names the option too.
 #pragma once
 #include <string>
+
+#include <boost/program_options.hpp>
 #include <vector>
 
 #include "edm/campaign.hpp"
@@ -12,5 +14,10 @@ namespace edm::app {
 // Each entry is "section.key=value" (the value may contain '='); throws ConfigError EDM-CFG-010
 // naming the bad option.
 std::vector<Override> parse_set_options(const std::vector<std::string>& sets);
+
+// Parses a subcommand's arguments: the options in `desc` plus one positional argument stored in
+// `positional` (registered as option `name`). Prints `desc` and returns false on --help.
+bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                   const char* name, std::string& positional, boost::program_options::variables_map& vm);
 
 }  // namespace edm::app
