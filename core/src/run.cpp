@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <numbers>
 #include <optional>
@@ -156,17 +157,27 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   const auto N = I.n;
 
   // Window. The initial states are known before any solve, so the window is fixed first: auto
-  // puts sample 0 at the first light of the ensemble's initial states on the screen (the pixel
-  // nearest an electron), so the window opens just before the interaction's light arrives. Each
-  // electron is then started early enough, along its free straight line, that its light reaches
-  // even the farthest corner before sample 0 (the corner-anchored coverage condition holds by
-  // construction), and integrated until its light reaches every pixel after the last sample.
+  // centres it on the first light, at the pixel nearest an electron, of the electrons meeting the
+  // envelope peak, so the interaction is in view whatever the Doppler compression (Thomson from
+  // rest or inverse Thomson). Each electron is then started early enough, along its free straight
+  // line, that its light reaches even the farthest corner before sample 0 (the corner-anchored
+  // coverage condition holds by construction), and integrated until its light reaches every pixel
+  // after the last sample.
   std::vector<std::array<double, 8>> init(N);
   for (std::uint64_t i = 0; i < N; ++i) scenario.initial_state(i, init[i].data());
   if (campaign.screen.window == "auto") {
+    // The event where each electron, on its free straight line, meets the envelope peak (ξ = 0):
+    // the window is centred on the first arrival of that light on the screen.
+    const int sdir = scenario.laser_direction();
     double first = INFINITY;
-    for (const auto& y : init) first = std::min(first, screen.earliest_arrival_rel(y.data()));
-    screen.t0_rel = first;
+    for (const auto& y : init) {
+      const double xi = y[0] - sdir * y[3], h = y[4] - sdir * y[7];
+      double ev[8];
+      for (int c = 0; c < 8; ++c) ev[c] = y[c];
+      for (int c = 0; c < 4; ++c) ev[c] -= xi / h * y[4 + c];
+      first = std::min(first, screen.earliest_arrival_rel(ev));
+    }
+    screen.t0_rel = first - 0.5 * screen.dt * (screen.samples - 1);
   } else {
     screen.t0_rel = campaign.screen.t_start / I.units.time() - std::abs(screen.z);
   }
@@ -176,13 +187,19 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
     for (std::uint64_t i = 0; i < N; ++i) {
       auto& y = I.ext.start[i];
       const double d = backward_shift(screen, y.data(), screen.t0_rel);
-      // A window opening far before the interaction would need an absurdly long free flight.
-      if (d > scenario.tau_max())
-        throw ConfigError("EDM-WIN-002", "[screen] t_start: the observer window opens " +
-                                             std::to_string(d * I.units.time()) +
-                                             " s (proper time) before electron " + std::to_string(i) +
-                                             "'s light could reach the screen corners; choose a later "
-                                             "t_start or window = \"auto\"");
+      // A window opening far before the interaction needs a long free flight, stored knot by knot:
+      // refuse one that would cost more than 1e8 knots (38 GB) for a single electron.
+      const double h = y[4] - scenario.laser_direction() * y[7];
+      const double knots = d / (2.0 * std::numbers::pi / h / campaign.trajectory.knots_per_period);
+      if (knots > 1e8) {
+        char msg[400];
+        std::snprintf(msg, sizeof msg,
+                      "[screen] t_start / samples: the observer window opens so early that electron %llu "
+                      "would need %.3g extra knots (%.3g s of proper time) of free flight before the "
+                      "interaction; choose a later t_start, fewer samples or window = \"auto\"",
+                      (unsigned long long)i, knots, d * I.units.time());
+        throw ConfigError("EDM-WIN-002", msg);
+      }
       for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
       max_shift = std::max(max_shift, d);
     }
