@@ -20,6 +20,7 @@ inline constexpr double newton = 1e-10;            // newton_iters 2 vs 4
 inline constexpr double sharded = 1e-12;           // multi-device / MPI vs one device
 inline constexpr double ll_closed_form = 0.05;     // Landau–Lifshitz light-front loss
 inline constexpr double spectrum_peak = 0.01;      // harmonic position
+inline constexpr double energy_balance = 1e-4;     // Poynting through the screen vs Larmor–Liénard (T/64 sampling)
 inline constexpr double distance_scaling = 1e-5;   // far·R, near·R² at Z vs 2Z (O(|x|/Z) geometry)
 }  // namespace tol
 
