@@ -302,7 +302,11 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   std::optional<FieldWriter> writer;
   if (ranks.rank == 0) {
-    std::filesystem::create_directories(S.folder);
+    // Not the throwing overload: a filesystem_error would reach the app as an "internal error"
+    // (exit 1); an output below a regular file or in a read-only place is an I/O error naming the path.
+    std::error_code ec;
+    std::filesystem::create_directories(S.folder, ec);
+    if (ec) throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
     writer.emplace(S.field_file, screen, units, FieldFileInfo{S.run_id, EDM_VERSION, campaign.run.scenario, N, mode});
   }
 

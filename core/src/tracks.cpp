@@ -11,6 +11,7 @@
 #include <string>
 
 #include "edm/error.hpp"
+#include "hdf5_guard.hpp"
 
 namespace edm {
 namespace {
@@ -52,6 +53,7 @@ std::vector<double> read_1d(hid_t group, const std::string& file, const std::str
     throw IoError("EDM-IO-043", where + " is not a floating-point dataset");
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.id, &n, nullptr);
+  detail::check_stored(d.id, n, "EDM-IO-054", where);  // n comes from the file: not taken on trust
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-044", where + ": read failed");
