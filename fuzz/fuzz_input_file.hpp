@@ -15,8 +15,10 @@ namespace edm::fuzz {
 class InputFile {
  public:
   explicit InputFile(const char* suffix) {
+    // TMPDIR if set, else /dev/shm (memory: one write per input, thousands of inputs), else /tmp.
     const char* dir = std::getenv("TMPDIR");
-    path_ = std::string(dir && *dir ? dir : "/tmp") + "/edm-fuzz-" + std::to_string(getpid()) + suffix;
+    std::string base = dir && *dir ? dir : (access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+    path_ = base + "/edm-fuzz-" + std::to_string(getpid()) + suffix;
   }
   ~InputFile() { std::remove(path_.c_str()); }
   // Replaces the file's contents with the input; aborts if the file cannot be written, since a

@@ -1,6 +1,7 @@
-// Private to core: the size check every HDF5 reader makes before allocating. A dataset's dimensions
-// come from the file, so a corrupt or hostile file (chunked, declared 2^34 elements, nothing
-// written: found by fuzz/fuzz_tracks) would otherwise make the reader allocate whatever it says.
+// Private to core: what every HDF5 use in core needs first. start_hdf5() keeps libhdf5 from
+// closing files again at exit; check_stored() is the size check a reader makes before allocating
+// (a dataset's dimensions come from the file: a corrupt or hostile one, chunked, declared 2^34
+// elements, nothing written, found by fuzz/fuzz_tracks, made the reader allocate whatever it said).
 #pragma once
 #include <hdf5.h>
 
@@ -9,6 +10,20 @@
 #include "edm/error.hpp"
 
 namespace edm::detail {
+
+// libhdf5 1.10.8 registers an atexit handler that closes every file still open. After a write
+// failed for lack of space (ENOSPC during H5Fflush/H5Fclose) the file is left half-closed and that
+// handler segfaults (H5F__close_cb), turning a clean "disk full" error (exit 4) into a crash at
+// exit (found by tests/test_bad_inputs full_disk_fails_cleanly). Core closes every file it opens
+// through RAII handles, so the handler has nothing useful to do: switch it off. It must precede
+// every other HDF5 call (later it is refused, harmlessly), so each entry point into HDF5 calls this.
+inline void start_hdf5() {
+  static const bool done = [] {
+    H5dont_atexit();
+    return true;
+  }();
+  (void)done;
+}
 
 // Throws IoError (with `id`, `where` naming file and dataset) unless `n` elements of `dset` are
 // really stored: some storage exists and the declared size is within 4096× of it. deflate, the

@@ -30,6 +30,7 @@ struct QuietHdf5 {
   H5E_auto2_t func = nullptr;
   void* data = nullptr;
   QuietHdf5() {
+    detail::start_hdf5();  // before any other HDF5 call (hdf5_guard.hpp)
     H5Eget_auto2(H5E_DEFAULT, &func, &data);
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   }

@@ -16,6 +16,7 @@ namespace {
 
 // HDF5 prints its own error stack by default; core never prints, so switch it off once.
 void silence_hdf5() {
+  detail::start_hdf5();
   static const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;
