@@ -17,6 +17,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "test_support.hpp"
@@ -103,7 +104,7 @@ BOOST_AUTO_TEST_CASE(bad_campaign_values_are_refused_with_the_key_and_place) {
       // The file's own location (cell.toml:line:col) is part of the message.
       {"NaN in the file", {{"screen", {"distance = nan"}}}, "", 2, {"cell.toml:", "distance", "finite"}},
       {"Inf in the file", {{"laser", {"a0 = inf"}}}, "", 2, {"cell.toml:", "a0", "finite"}},
-      {"-Inf in the file", {{"laser", {"duration = -inf"}}}, "", 2, {"cell.toml:", "duration", "finite"}},
+      {"-Inf in the file", {{"screen", {"distance = -inf"}}}, "", 2, {"cell.toml:", "distance", "finite"}},
       {"NaN on the command line", {}, "--set laser.wavelength=nan", 2, {"laser.wavelength=nan", "finite"}},
       {"1e400 overflows to Inf", {}, "--set screen.distance=1e400", 2, {"screen.distance=1e400", "finite"}},
       {"negative size", {}, "--set screen.ny=-4", 2, {"ny", "-4"}},
@@ -122,20 +123,34 @@ BOOST_AUTO_TEST_CASE(bad_campaign_values_are_refused_with_the_key_and_place) {
   }
 }
 
-// nx = 10⁹ (a 1 TB cube at 32 samples) must be refused with a message naming the screen size before
-// any trajectory or buffer is made, not discovered as an out-of-memory kill.
-BOOST_AUTO_TEST_CASE(absurd_screen_is_refused_before_any_work) {
+// Absurd screens must be refused with a message naming the screen before any trajectory is solved
+// or any buffer allocated, not discovered as an out-of-memory kill: nx = 10⁹ (with ny = 4 more pixels
+// than an int counts), nx = 10⁹ × ny = 1 (a 768 GB field buffer: the device memory guard), and a
+// cube of 6 × 10²⁰ bytes whose byte count wraps past 2⁶⁴ (the guard once saw it as "1 MiB").
+BOOST_AUTO_TEST_CASE(absurd_screens_are_refused_before_any_work) {
   const auto dir = test::temp_dir("absurd");
   const auto campaign = write_campaign(dir, "cell.toml", {});
-  const auto out = dir / "run";
-  const auto r = run_edm("run " + campaign.string() + " --output " + out.string() + kTiny +
-                         " --set screen.nx=1000000000");
-  BOOST_TEST_MESSAGE("nx = 1e9 → exit " << r.exit_code << ": " << r.output);
-  BOOST_TEST(r.exit_code == 3, "exit " << r.exit_code << ": " << r.output);  // the device memory guard
-  BOOST_TEST(contains(r.output, "edm: error [EDM-"), r.output);
-  BOOST_TEST(contains(r.output, "nx"), r.output);
-  BOOST_TEST(!contains(r.output, "[trajectories]"), "trajectories were solved first: " << r.output);
-  check_no_results(out, "nx = 1e9");
+  struct Absurd {
+    std::string args;
+    int exit_code;
+    std::string fragment;
+  } cases[] = {
+      {"--set screen.nx=1000000000", 2, "screen.nx"},
+      {"--set screen.nx=1000000000 --set screen.ny=1", 3, "nx = 1000000000"},
+      {"--set screen.nx=32768 --set screen.ny=10923 --set screen.samples=2147418114", 3, "samples = 2147418114"},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto out = dir / ("run" + std::to_string(i++));
+    // Not --quiet: the phases show whether trajectories were started before the refusal.
+    const auto r = run_edm("run " + campaign.string() + " --output " + out.string() + kTiny + " " + c.args);
+    BOOST_TEST_MESSAGE(c.args << " → exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(r.exit_code == c.exit_code, c.args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-"), r.output);
+    BOOST_TEST(contains(r.output, c.fragment), c.args << ": message lacks '" << c.fragment << "': " << r.output);
+    BOOST_TEST(!contains(r.output, "[trajectories]"), c.args << ": trajectories were solved first: " << r.output);
+    check_no_results(out, c.args);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(bad_data_files_are_refused_with_file_and_line) {
@@ -194,25 +209,37 @@ BOOST_AUTO_TEST_CASE(unwritable_output_is_an_io_error_naming_the_path) {
   BOOST_TEST(line == "a regular file, not a folder");
 }
 
+namespace {
+// A tmpfs of `bytes` mounted on `dir` for the life of the object (lazily detached at the end:
+// nothing here holds files open afterwards). mount(2) needs root or CAP_SYS_ADMIN; `mounted` says
+// whether it worked, and a test without it reports itself as skipped, never silently passes.
+struct TinyDisk {
+  fs::path dir;
+  bool mounted = false;
+  std::string why;
+  TinyDisk(fs::path d, std::uint64_t bytes) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
+    if (!mounted) why = std::strerror(errno);
+  }
+  ~TinyDisk() {
+    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+}  // namespace
+
 // A full disk while field.h5 is written: exit 4 with the path, nothing under the final name, the
-// partial file removed and the user's files already in the folder untouched. Needs a 64 KiB tmpfs,
-// which needs mount(2) (root or CAP_SYS_ADMIN); without it the case is reported as skipped.
+// partial file removed and the user's files already in the folder untouched. (libhdf5 used to
+// segfault at exit after such a failure: exit 139 instead of 4.)
 BOOST_AUTO_TEST_CASE(full_disk_fails_cleanly) {
   const auto dir = test::temp_dir("fulldisk");
-  const fs::path disk = dir / "disk";
-  fs::create_directories(disk);
-  if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    BOOST_TEST_MESSAGE("SKIPPED full_disk_fails_cleanly: cannot mount a tmpfs here (" << std::strerror(errno)
-                                                                                      << "; needs root)");
+  TinyDisk disk(dir / "disk", 64 * 1024);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED full_disk_fails_cleanly: cannot mount a tmpfs here (" << disk.why << "; needs root)");
     return;
   }
-  // Unmounted whatever happens below (a lazy detach: nothing here holds files open afterwards).
-  struct Unmount {
-    fs::path p;
-    ~Unmount() { ::umount2(p.c_str(), MNT_DETACH); }
-  } unmount{disk};
 
-  const fs::path out = disk / "run";
+  const fs::path out = disk.dir / "run";
   fs::create_directories(out);
   write_text(out / "notes.txt", "the user's notes\n");
   // 6 components × 4 × 4 pixels × 512 samples × 8 bytes = 384 KiB: cannot fit in 64 KiB.
@@ -228,4 +255,36 @@ BOOST_AUTO_TEST_CASE(full_disk_fails_cleanly) {
   std::string line;
   std::getline(in, line);
   BOOST_TEST(line == "the user's notes");
+}
+
+// A disk with room for field.h5 but not for run.toml: a field without its manifest would look like a
+// finished run, so nothing may stay under the final names; the complete field is kept as
+// field.h5.partial (a full disk should not throw hours of work away). The tmpfs is sized from a
+// successful run of the same campaign: the field's pages plus one, less than the manifest needs.
+BOOST_AUTO_TEST_CASE(full_disk_at_the_manifest_leaves_no_field_under_its_final_name) {
+  const auto dir = test::temp_dir("fullmanifest");
+  const auto campaign = write_campaign(dir, "cell.toml", {});
+  const std::string args = " --quiet" + kTiny + " --set screen.samples=16";
+  const auto ok = run_edm("run " + campaign.string() + " --output " + (dir / "ok").string() + args);
+  BOOST_REQUIRE_MESSAGE(ok.exit_code == 0, ok.output);
+  const std::uint64_t page = 4096, field = fs::file_size(dir / "ok" / "field.h5");
+  const std::uint64_t manifest = fs::file_size(dir / "ok" / "run.toml");
+  BOOST_REQUIRE_MESSAGE(manifest > page, "the manifest (" << manifest << " B) must need more than one page");
+  TinyDisk disk(dir / "disk", (field + page - 1) / page * page + page);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED full_disk_at_the_manifest…: cannot mount a tmpfs here (" << disk.why
+                                                                                        << "; needs root)");
+    return;
+  }
+  const fs::path out = disk.dir / "run";
+  const auto r = run_edm("run " + campaign.string() + " --output " + out.string() + args);
+  BOOST_TEST_MESSAGE("full disk at the manifest → exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-"), r.output);
+  BOOST_TEST(contains(r.output, (out / "run.toml").string()), "the message must name the manifest: " << r.output);
+  BOOST_TEST(!fs::exists(out / "field.h5"));
+  BOOST_TEST(!fs::exists(out / "run.toml"));
+  BOOST_TEST(!fs::exists(out / "run.toml.partial"));
+  BOOST_TEST(fs::exists(out / "field.h5.partial"), "the complete field should be kept as field.h5.partial");
+  BOOST_TEST(contains(r.output, "field.h5.partial"), "the message must say where the field is: " << r.output);
 }
