@@ -1,8 +1,9 @@
 // ctest-label: e2e
 // Hardened input, end to end through the edm binary: a table of bad campaigns, bad data files and
 // bad output places, each with the exit code and message fragments the user must see, and a full
-// disk (a 64 KiB tmpfs). Every case must fail cleanly: the stated exit code (never a crash or a
-// hang), a stable error id, and no field.h5 / field.h5.partial / run.toml left in the run folder.
+// disk (tiny tmpfs mounts). Every case must fail cleanly: the stated exit code (never a crash or a
+// hang), a stable error id, and no field.h5 / field.h5.partial / run.toml left in the run folder
+// (a disk full only at the manifest keeps the complete field, as field.h5.partial).
 #define BOOST_TEST_MODULE bad_inputs
 #include <boost/test/unit_test.hpp>
 

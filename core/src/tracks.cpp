@@ -80,7 +80,9 @@ std::vector<TrackData> read_tracks(const std::string& path) {
   out.reserve(names.size());
   for (const auto& name : names) {
     const std::string gpath = "/tracks/" + name;
-    if (name.size() != 6 || !std::all_of(name.begin(), name.end(), ::isdigit))
+    // unsigned char: a group name is bytes from the file, and ::isdigit of a negative char is UB.
+    if (name.size() != 6 ||
+        !std::all_of(name.begin(), name.end(), [](unsigned char ch) { return ch >= '0' && ch <= '9'; }))
       throw IoError("EDM-IO-048", path + ": group " + gpath + " is not a 6-digit electron index");
     Handle g{H5Gopen2(root.id, name.c_str(), H5P_DEFAULT), H5Gclose};
     if (g.id < 0) throw IoError("EDM-IO-049", path + ": " + gpath + " is not a group");
