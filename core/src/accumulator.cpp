@@ -3,6 +3,7 @@
 // on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
 // layout (iy, ix, k).
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <deque>
 #include <string>
@@ -87,12 +88,19 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
 
   // Memory check before any allocation: one buffer per bucket + the download staging buffer.
   const int nb = bucket_count(mode);
-  m.bucket_bytes = 3ull * std::uint64_t(screen.samples) * screen.pixels() * sizeof(double);
+  // In long double first: nx·ny and samples may each approach 2^31, so 24 × samples × pixels can
+  // exceed 2^64, and the wrapped integer passed the guard (nx = 32768, ny = 10923,
+  // samples = 2147418114 came out as "1 MiB"; found by tests/test_bad_inputs).
+  const long double exact_bytes = 3.0L * screen.samples * static_cast<long double>(screen.pixels()) * sizeof(double);
+  m.bucket_bytes = exact_bytes < 0x1p63L ? static_cast<std::uint64_t>(exact_bytes) : std::uint64_t(1) << 63;
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.3Le", exact_bytes);
+  const std::string shown_bytes = exact_bytes < 0x1p63L ? std::to_string(m.bucket_bytes) : std::string(shown);
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
                               ", samples = " + std::to_string(screen.samples) + ", mode = " +
                               (mode == Mode::Total ? "total" : "split");
-  if (m.bucket_bytes > info.max_allocation)
-    throw DeviceError("EDM-ACC-001", "field buffer of " + std::to_string(m.bucket_bytes) +
+  if (exact_bytes > static_cast<long double>(info.max_allocation))
+    throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
                                          " bytes per bucket (3 × samples × pixels doubles; " + setting +
                                          ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
                                          " bytes of " + m.where() + "; reduce screen.nx/ny/samples");

@@ -516,6 +516,14 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name, con
   if (scenario.empty()) fail(kBadScenario, b.where("run.scenario"), "run", "scenario", "must name a scenario plugin");
   if (std::find(cs.begin(), cs.end(), scenario) != cs.end())
     fail(kBadScenario, b.where("run.scenario"), "run", "scenario", "'" + scenario + "' is a core section, not a scenario");
+  // The scenario names a TOML table in the manifest (to_toml). toml++ 3.3 writes a key that is not
+  // bare as a 'literal' key even when it holds a quote, so a name like a'b produced a run.toml that
+  // does not parse (found by fuzz/fuzz_campaign). Plugin names are identifiers: require that here.
+  if (!std::all_of(scenario.begin(), scenario.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
+      }))
+    fail(kBadScenario, b.where("run.scenario"), "run", "scenario",
+         "'" + scenario + "' is not a scenario name (letters, digits, '_' and '-' only)");
   std::vector<KeySpec> pkeys = plugin_keys;
   for (auto& k : pkeys) k.section = scenario;  // the plugin's section is named after the scenario
   // A second builder holds the scenario section, validated against the plugin's keys.

@@ -58,7 +58,9 @@ bool parse_double(const std::string& s, double& v) {
   errno = 0;
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
-  return end == s.c_str() + s.size() && errno != ERANGE;
+  // ERANGE means overflow (±HUGE_VAL: refused) or underflow (glibc sets it for any subnormal
+  // result, e.g. 1e-320): a tiny value is still the number written, so only overflow is refused.
+  return end == s.c_str() + s.size() && !(errno == ERANGE && std::isinf(v));
 }
 
 }  // namespace

@@ -375,7 +375,11 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   std::optional<FieldWriter> writer;
   if (ranks.rank == 0) {
-    std::filesystem::create_directories(S.folder);
+    // Not the throwing overload: a filesystem_error would reach the app as an "internal error"
+    // (exit 1); an output below a regular file or in a read-only place is an I/O error naming the path.
+    std::error_code ec;
+    std::filesystem::create_directories(S.folder, ec);
+    if (ec) throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
     writer.emplace(S.field_file, screen, units, FieldFileInfo{S.run_id, EDM_VERSION, campaign.run.scenario, N, mode});
   }
 
@@ -511,7 +515,21 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.work_group = acc.options().work_group;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
-  write_manifest(S.manifest_file, make_manifest(campaign, S, units, x));
+  try {
+    write_manifest(S.manifest_file, make_manifest(campaign, S, units, x));
+  } catch (const IoError& e) {
+    // A field.h5 without its run.toml looks like a finished run (and makes the next run ask for
+    // --overwrite), so nothing may stay under the final name; the complete field goes back to
+    // field.h5.partial rather than being deleted, so a full disk does not throw the result away.
+    // (Found by tests/test_bad_inputs: a disk with room for field.h5 but not for run.toml.)
+    auto partial = S.field_file;
+    partial += ".partial";
+    std::error_code ec;
+    std::filesystem::rename(S.field_file, partial, ec);
+    throw IoError(e.id(), std::string(e.what()) +
+                              (ec ? "; " + S.field_file.string() + " is complete but has no manifest"
+                                  : "; the complete field was kept as " + partial.string()));
+  }
   std::error_code ec;
   std::filesystem::remove(ckpt_file, ec);  // the run is complete: the checkpoint has served
   return S;

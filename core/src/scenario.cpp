@@ -6,11 +6,36 @@
 
 namespace edm {
 
+namespace {
+// plugin_sdk.hpp passes an edm::Error as "[<id>:<exit code>] message". Rethrow it in its own family
+// with the call as context (any other message: the Fallback family and id), so that a bad CSV or
+// tracks file named by the campaign reports the reader's id and exit code (2 input, 4 I/O,
+// 6 physics), not a generic plugin failure.
+template <class Fallback>
+[[noreturn]] void rethrow_plugin_error(const std::string& context, const std::string& err,
+                                       const char* fallback_id) {
+  const auto close = err.find("] ");
+  const auto colon = err.rfind(':', close);
+  if (err.size() > 2 && err[0] == '[' && close != std::string::npos && colon != std::string::npos &&
+      colon > 1 && close == colon + 2) {
+    const std::string id = err.substr(1, colon - 1), what = context + err.substr(close + 2);
+    switch (err[colon + 1]) {
+      case '2': throw ConfigError(id, what);
+      case '3': throw DeviceError(id, what);
+      case '4': throw IoError(id, what);
+      case '6': throw PhysicsError(id, what);
+      default: throw Fallback(id, what);
+    }
+  }
+  throw Fallback(fallback_id, context + err);
+}
+}  // namespace
+
 Scenario::Scenario(const Plugin& plugin, const Campaign& campaign) {
   char err[1024] = {0};
   if (plugin.descriptor().create(to_handle(campaign), &s_, err, sizeof err) != 0)
-    throw PluginError("EDM-PLG-020", "scenario '" + plugin.name() + "' (" + plugin.path().string() +
-                                         ") refused the campaign: " + err);
+    rethrow_plugin_error<PluginError>(
+        "scenario '" + plugin.name() + "' (" + plugin.path().string() + ") refused the campaign: ", err, "EDM-PLG-020");
 }
 
 Scenario::Scenario(const edm_scenario_v1& created) : s_(created) {}
@@ -24,7 +49,7 @@ std::uint64_t Scenario::electron_count() const { return s_.electron_count(s_.sel
 void Scenario::initial_state(std::uint64_t i, double y[8]) const {
   char err[1024] = {0};
   if (s_.initial_state(s_.self, i, y, err, sizeof err) != 0)
-    throw PhysicsError("EDM-TRJ-001", "initial state of electron " + std::to_string(i) + ": " + err);
+    rethrow_plugin_error<PhysicsError>("initial state of electron " + std::to_string(i) + ": ", err, "EDM-TRJ-001");
 }
 
 void Scenario::rhs(double tau, const double y[8], double dy[8]) const {
@@ -40,7 +65,7 @@ edm_track Scenario::track(std::uint64_t i) const {
   edm_track t{};
   char err[1024] = {0};
   if (!s_.track || s_.track(s_.self, i, &t, err, sizeof err) != 0)
-    throw PhysicsError("EDM-TRJ-003", "track of electron " + std::to_string(i) + ": " + err);
+    rethrow_plugin_error<PhysicsError>("track of electron " + std::to_string(i) + ": ", err, "EDM-TRJ-003");
   return t;
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "edm/error.hpp"
+#include "hdf5_guard.hpp"
 
 namespace edm {
 namespace {
@@ -29,6 +30,7 @@ struct QuietHdf5 {
   H5E_auto2_t func = nullptr;
   void* data = nullptr;
   QuietHdf5() {
+    detail::start_hdf5();  // before any other HDF5 call (hdf5_guard.hpp)
     H5Eget_auto2(H5E_DEFAULT, &func, &data);
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   }
@@ -52,6 +54,7 @@ std::vector<double> read_1d(hid_t group, const std::string& file, const std::str
     throw IoError("EDM-IO-043", where + " is not a floating-point dataset");
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.id, &n, nullptr);
+  detail::check_stored(d.id, n, "EDM-IO-054", where);  // n comes from the file: not taken on trust
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-044", where + ": read failed");
@@ -77,7 +80,9 @@ std::vector<TrackData> read_tracks(const std::string& path) {
   out.reserve(names.size());
   for (const auto& name : names) {
     const std::string gpath = "/tracks/" + name;
-    if (name.size() != 6 || !std::all_of(name.begin(), name.end(), ::isdigit))
+    // unsigned char: a group name is bytes from the file, and ::isdigit of a negative char is UB.
+    if (name.size() != 6 ||
+        !std::all_of(name.begin(), name.end(), [](unsigned char ch) { return ch >= '0' && ch <= '9'; }))
       throw IoError("EDM-IO-048", path + ": group " + gpath + " is not a 6-digit electron index");
     Handle g{H5Gopen2(root.id, name.c_str(), H5P_DEFAULT), H5Gclose};
     if (g.id < 0) throw IoError("EDM-IO-049", path + ": " + gpath + " is not a group");

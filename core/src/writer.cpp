@@ -12,6 +12,7 @@
 #include "hdf5_util.hpp"
 
 using namespace edm::hdf5;
+#include "hdf5_guard.hpp"
 
 namespace edm {
 namespace {
@@ -233,6 +234,12 @@ std::vector<double> read_field_component(const std::filesystem::path& file, cons
   if (H5Sget_simple_extent_ndims(space.get()) != 3)
     throw IoError("EDM-IO-012", name + " in " + file.string() + " is not 3-D");
   H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  // The dimensions come from the file: their product must not wrap (a short buffer that H5Dread
+  // would overrun) and must be really stored before anything is allocated.
+  const hssize_t npoints = H5Sget_simple_extent_npoints(space.get());
+  if (npoints < 0 || (dims[0] && dims[1] && (hsize_t(npoints) / dims[0] / dims[1] != dims[2])))
+    throw IoError("EDM-IO-014", name + " in " + file.string() + " has an impossible shape");
+  detail::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(dims[0] * dims[1] * dims[2]);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
@@ -247,6 +254,7 @@ std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std
   Handle d = open_dataset(file, name, f);
   Handle space(H5Dget_space(d.get()), H5Sclose);
   hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n > 0) detail::check_stored(d.get(), hsize_t(n), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(n > 0 ? n : 0);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());

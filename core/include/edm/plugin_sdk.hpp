@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "edm/campaign.hpp"
+#include "edm/error.hpp"
 #include "edm/plugin.h"
 #include "edm/plugins.hpp"
 
@@ -38,6 +39,17 @@ inline void write_err(char* err, size_t len, const char* what) {
   if (err && len) std::snprintf(err, len, "%s", what);
 }
 
+// An edm::Error crosses the C boundary as "[EDM-CFG-203:2] message" (id and exit code): the host
+// (Scenario) reads them back and rethrows the same family, so a bad electron list stays a campaign error (exit 2) and a
+// corrupt tracks file an I/O error (exit 4) instead of becoming "plugin refused" (exit 5).
+inline void write_err(char* err, size_t len, const std::exception& ex) {
+  if (const auto* e = dynamic_cast<const Error*>(&ex)) {
+    if (err && len) std::snprintf(err, len, "[%s:%d] %s", e->id().c_str(), e->exit_code(), e->what());
+  } else {
+    write_err(err, len, ex.what());
+  }
+}
+
 template <class T>
 int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t err_len) {
   try {
@@ -52,7 +64,7 @@ int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t e
         static_cast<const T*>(self)->initial_state(i, y);
         return 0;
       } catch (const std::exception& ex) {
-        write_err(e, el, ex.what());
+        write_err(e, el, ex);
         return 1;
       }
     };
@@ -76,7 +88,7 @@ int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t e
           *t = static_cast<const T*>(self)->track(i);
           return 0;
         } catch (const std::exception& ex) {
-          write_err(e, el, ex.what());
+          write_err(e, el, ex);
           return 1;
         }
       };
@@ -85,7 +97,7 @@ int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t e
     out->tau_max = s->tau_max();
     return 0;
   } catch (const std::exception& ex) {
-    write_err(err, err_len, ex.what());
+    write_err(err, err_len, ex);
     return 1;
   }
 }
