@@ -85,7 +85,9 @@ int cmd_bench(const Args& args) {
   k.coef_reuse = campaign.accumulator.coef_reuse;
   k.sample_chunks = campaign.accumulator.sample_chunks;
   k.work_group = campaign.accumulator.work_group;
-  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(1, std::atoi(g));
+  // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
+  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
+  if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
   FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);

@@ -1,5 +1,5 @@
 // FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][pixel]
-// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per electron (or group of G electrons)
+// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per group of G electrons
 // on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
 // layout (iy, ix, k).
 #include <algorithm>
@@ -31,6 +31,7 @@ struct FieldAccumulator::Impl {
   AccumulatorTiming timing;
   bool finished = false;
   std::size_t global = 0, local = 0;
+  std::string build_log;
 
   std::string where() const {
     return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")";
@@ -58,6 +59,13 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
   return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
 }
 
+// Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
+// mode) costs as much as the arithmetic at G = 1, and G electrons per launch divide it by G; the
+// per-electron solver state (five doubles) stays in registers up to G = 8 (measured on an H200:
+// BENCHMARKS.md). CPUs: the slot traffic is cached and small next to the arithmetic, and every extra
+// electron in the unrolled loop only adds code, so one per launch.
+int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
+
 }  // namespace
 
 FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen& screen, Mode mode,
@@ -77,10 +85,11 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64)");
   if (options.sample_chunks < 0 || options.work_group < 0)
     throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
-  if (options.electron_group < 1 || options.electron_group > 64)
+  if (options.electron_group < 0 || options.electron_group > 64)
     throw ConfigError("EDM-ACC-008", "accumulator.electron_group = " + std::to_string(options.electron_group) +
-                                         " (allowed 1..64)");
+                                         " (allowed 1..64, 0 = from the device)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
+  if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
   // Memory check before any allocation: one buffer per bucket + the download staging buffer.
@@ -106,13 +115,18 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
       {"ELECTRON_GROUP", std::to_string(m.options.electron_group)}};
-  cl::Program program = m.device->program({"lienard_wiechert.cl"}, defines);
+  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines);
   try {
+    try {
+      m.build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(m.device->device());
+    } catch (const cl::Error&) {
+      m.build_log.clear();  // a log is informative only
+    }
     m.lw = cl::Kernel(program, "lw_accumulate");
     m.transpose = cl::Kernel(program, "slab_transpose");
     // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
-    // up to 128 work-items (a GPU hides latency with several groups per CU; larger groups only
-    // add scheduling granularity here since work-items share nothing).
+    // up to 128 work-items (a GPU hides latency with several groups per CU; the group is also the
+    // pixel tile, and 128 = 8 × 16 pixels keeps a warp's retarded times close, see the kernel).
     const auto& dev = m.device->device();
     const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
     std::size_t mult = 1;
@@ -127,10 +141,23 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     if (wg > kmax)
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());
+    // Tile width: 8 on GPUs (see the kernel); 0 = row order elsewhere (a CPU gains nothing from
+    // tiles, and a tile wider than the screen would leave work-items idle).
+    std::size_t tw = m.options.tile_width > 0   ? std::size_t(m.options.tile_width)
+                     : m.options.tile_width < 0 ? 0
+                                                : (info.type == "GPU" && wg % 8 == 0 ? 8 : 0);
+    if (tw > 0 && wg % tw != 0)
+      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
+                                           std::to_string(wg));
     m.options.work_group = int(wg);
+    m.options.tile_width = int(tw);
     m.local = wg;
-    const std::size_t items = std::size_t(screen.pixels()) * std::size_t(m.options.sample_chunks);
-    m.global = (items + wg - 1) / wg * wg;
+    std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
+    if (tw > 0) {
+      const std::size_t th = wg / tw;
+      groups_per_chunk = ((std::size_t(screen.nx) + tw - 1) / tw) * ((std::size_t(screen.ny) + th - 1) / th);
+    }
+    m.global = groups_per_chunk * wg * std::size_t(m.options.sample_chunks);
 
     // Buffers created and zeroed once; they persist across batches.
     for (int b = 0; b < nb; ++b) {
@@ -151,6 +178,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
     m.lw.setArg(14, m.buckets[mode == Mode::Split ? 2 : 0]);
     m.lw.setArg(15, m.buckets[mode == Mode::Split ? 3 : 1]);
+    m.lw.setArg(16, cl_int(tw));
     m.device->queue().flush();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
@@ -191,14 +219,17 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
 
-  // The electron table: 4 doubles per electron (offset, intervals, τ0, dτ; offsets < 2^53 are exact).
+  // The electron table: 6 doubles per electron (offset, intervals, τ0, dτ, 1/dτ, last knot; offsets
+  // < 2^53 are exact). 1/dτ and the last knot are computed here once, not per work-item.
   std::vector<double> table;
-  table.reserve(batch.electrons.size() * 4);
+  table.reserve(batch.electrons.size() * 6);
   for (const auto& e : batch.electrons) {
     table.push_back(double(e.offset));
     table.push_back(double(e.n_intervals));
     table.push_back(e.tau0);
     table.push_back(e.dtau);
+    table.push_back(1.0 / e.dtau);
+    table.push_back(e.tau0 + e.dtau * double(e.n_intervals));
   }
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   cl::Buffer coef, tab;
@@ -306,5 +337,6 @@ std::uint64_t FieldAccumulator::device_buffer_bytes() const {
 }
 AccumulatorTiming FieldAccumulator::timing() const { return impl_->timing; }
 const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
+const std::string& FieldAccumulator::build_log() const { return impl_->build_log; }
 
 }  // namespace edm

@@ -368,6 +368,10 @@ cl::Program Device::program(const std::vector<std::string>& files,
   // FP_CONTRACT is switched off in common.cl for the same reason.
   // NVIDIA: the driver keeps its own JIT cache (~/.nv/ComputeCache); ours sits in front of it and
   // is keyed on the driver version, so an upgrade cannot serve a stale binary.
+  // NVIDIA: -cl-nv-verbose makes the build log carry ptxas's resource usage (registers per
+  // work-item, spill stores/loads, stack) — the first thing to read when tuning a kernel there
+  // (FieldAccumulator::build_log, printed by `edm bench`). Other platforms reject the option.
+  if (platform_.getInfo<CL_PLATFORM_NAME>().find("NVIDIA") != std::string::npos) options += "-cl-nv-verbose ";
   // PoCL: program binaries are supported for the CPU device and embed the target CPU, which is
   // why the key includes the device name (PoCL names it after the CPU, e.g. pthread-skylake-…).
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "edm/device.hpp"
@@ -16,11 +17,14 @@ namespace edm {
 
 struct KernelOptions {
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
-  bool coef_reuse = true;     // keep the interval's coefficients until a knot is crossed
+  bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
   int work_group = 0;         // 0 = from the device
-  int electron_group = 1;     // G ≥ 1 electrons per launch: each slot is read and written once per
-                              // launch (bit-identical to G = 1, slot traffic / G)
+  int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
+                              // and written once per launch (bit-identical to G = 1, slot traffic / G)
+  int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
+                              // the device (8 on GPUs: a warp is an 8 × 4 tile); < 0 = row order
+                              // (the effective value is then 0)
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
@@ -57,6 +61,9 @@ class FieldAccumulator {
   std::uint64_t device_buffer_bytes() const;
   AccumulatorTiming timing() const;
   const KernelOptions& options() const;  // effective (auto values resolved)
+  // The compiler's build log of the field kernel (with -cl-nv-verbose on NVIDIA: registers, spills);
+  // empty when the program came from the binary cache and the driver kept no log.
+  const std::string& build_log() const;
 
   struct Impl;
 
