@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
@@ -88,6 +89,8 @@ int cmd_bench(const Args& args) {
   // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
   if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
   if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
+  if (const char* r = std::getenv("EDM_MAX_REGISTERS")) k.max_registers = std::atoi(r);
+  if (const char* f = std::getenv("EDM_COEF_FULL")) k.coef_full = std::atoi(f) != 0;
   FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
@@ -108,6 +111,18 @@ int cmd_bench(const Args& args) {
   if (!vm.count("no-peak")) peak = measure_fp64_peak(*dev);
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
+  // The resource lines of the build log (NVIDIA with -cl-nv-verbose: "ptxas info : Used N registers",
+  // spill stores/loads), one string; other compilers log nothing of the kind.
+  std::string resources;
+  {
+    std::istringstream log(acc.build_log());
+    for (std::string line; std::getline(log, line);)
+      if (line.find("registers") != std::string::npos || line.find("spill") != std::string::npos) {
+        for (auto& c : line)
+          if (c == '"' || c == '\\' || c == '\t') c = ' ';
+        resources += (resources.empty() ? "" : " | ") + line;
+      }
+  }
 
   if (json) {
     std::printf(
@@ -115,12 +130,13 @@ int cmd_bench(const Args& args) {
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
         "\"fp64_peak_flops\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"trajectory_solve_s\": %.6g}\n",
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"max_registers\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
         ms_per_electron, slots_per_s, peak, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, solve_s);
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, eff.max_registers, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());
@@ -136,6 +152,7 @@ int cmd_bench(const Args& args) {
   std::printf("rate            %.4g slots/s\n", slots_per_s);
   if (peak > 0) std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe)\n", peak);
   std::printf("trajectories    %.3f s for %llu electrons (CPU)\n", solve_s, (unsigned long long)electrons + 1);
+  if (!resources.empty()) std::printf("kernel build    %s\n", resources.c_str());
   return 0;
 }
 

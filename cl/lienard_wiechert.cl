@@ -4,7 +4,8 @@
 // (assembled by core/src/device.cpp from KernelOptions):
 //   NEWTON_ITERS   Newton steps per warm sample (exactly this many; ≥ 1)
 //   COEF_REUSE     1: load an interval's coefficients once per sample and reuse them for every
-//                  evaluation of that sample in it (Newton steps, fields); 0: reload per evaluation
+//                  evaluation of that sample in it (Newton steps, fields); 2: the same, loading the
+//                  whole interval at once; 0: reload per evaluation
 //   SAMPLE_CHUNKS  C: chunks per pixel (work-items per pixel)
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
 //   ELECTRON_GROUP G: electrons per launch (each slot read and written once per launch)

@@ -45,16 +45,21 @@ inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
   return j;
 }
 
-// Loads block 0 (t,x,y,z) or both blocks of interval j. With reuse a block is loaded once per
+// Loads block 0 (t,x,y,z) or both blocks of interval j. With reuse (1) a block is loaded once per
 // interval (several evaluations of one sample usually share it: the Newton steps and the final
-// evaluation); without reuse every evaluation reloads. The arithmetic is the same in both cases,
-// so coefficient reuse on and off are bit-identical.
+// evaluation); reuse 2 also loads block 1 together with block 0, so a sample whose root stays in
+// the predictor's interval waits for memory once, not twice (more registers). Without reuse every
+// evaluation reloads. The arithmetic is the same in every case (bit-identical results).
 inline void lw_load(const lw_spline* sp, const int j, const int full, const int reuse, lw_coef* k) {
   LW_GLOBAL const double* src = sp->cf + (long)j * 48;
   if (!reuse || k->j_newton != j) {
     for (int i = 0; i < 16; ++i) k->c[i] = src[i];
     k->j_newton = j;
     k->j_full = -1;
+    if (reuse == 2) {
+      for (int i = 20; i < 48; ++i) k->c[i] = src[i];
+      k->j_full = j;
+    }
   }
   if (full && (!reuse || k->j_full != j)) {
     for (int i = 20; i < 48; ++i) k->c[i] = src[i];

@@ -66,6 +66,9 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // electron in the unrolled loop only adds code, so one per launch.
 int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
 
+// Register cap when not set (only NVIDIA's compiler takes one): none yet.
+int auto_registers(const DeviceInfo&) { return -1; }
+
 }  // namespace
 
 FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen& screen, Mode mode,
@@ -111,11 +114,13 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
 
   const std::map<std::string, std::string> defines = {
       {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
-      {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
+      {"COEF_REUSE", m.options.coef_reuse ? (m.options.coef_full ? "2" : "1") : "0"},
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
       {"ELECTRON_GROUP", std::to_string(m.options.electron_group)}};
-  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines);
+  if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
+  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
+                                          std::max(0, m.options.max_registers));
   try {
     try {
       m.build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(m.device->device());

@@ -18,6 +18,8 @@ namespace edm {
 struct KernelOptions {
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
+  bool coef_full = true;      // with coef_reuse: load all of an interval at its first evaluation
+                              // (one memory round trip per sample) instead of t,x,y,z first
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
   int work_group = 0;         // 0 = from the device
   int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
@@ -25,6 +27,8 @@ struct KernelOptions {
   int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
                               // the device (8 on GPUs: a warp is an 8 × 4 tile); < 0 = row order
                               // (the effective value is then 0)
+  int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
+                              // 0 = from the device, < 0 = none
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
