@@ -16,6 +16,7 @@
 #include "edm/campaign.hpp"
 #include "edm/device.hpp"
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 #include "edm/run.hpp"
 #include "options.hpp"
 
@@ -111,6 +112,11 @@ int cmd_bench(const Args& args) {
   if (!vm.count("no-peak")) peak = measure_fp64_peak(*dev);
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
+  // FLOPs counted from the kernel source (edm/flops.hpp), the rate they give, and its share of the
+  // measured peak.
+  const double flop_slot = flop_per_slot(eff, cell.mode());
+  const double flops = flop_slot * slots_per_s;
+  const double peak_fraction = peak > 0 ? flops / peak : 0;
   // The resource lines of the build log (NVIDIA with -cl-nv-verbose: "ptxas info : Used N registers",
   // spill stores/loads), one string; other compilers log nothing of the kind.
   std::string resources;
@@ -129,13 +135,13 @@ int cmd_bench(const Args& args) {
         "{\"device\": \"%s\", \"electrons\": %llu, \"pixels\": %llu, \"samples\": %d, \"slots_per_electron\": %.0f, "
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
-        "\"fp64_peak_flops\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
+        "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
         "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"max_registers\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
         "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
-        ms_per_electron, slots_per_s, peak, eff.newton_iters, eff.coef_reuse ? "true" : "false",
+        ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
         eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, eff.max_registers, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
@@ -150,7 +156,9 @@ int cmd_bench(const Args& args) {
               launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
   std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);
   std::printf("rate            %.4g slots/s\n", slots_per_s);
-  if (peak > 0) std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe)\n", peak);
+  std::printf("arithmetic      %.0f FLOP/slot (counted from the kernel source) -> %.4g FLOP/s\n", flop_slot, flops);
+  if (peak > 0)
+    std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe): %.1f %% of it\n", peak, 100 * peak_fraction);
   std::printf("trajectories    %.3f s for %llu electrons (CPU)\n", solve_s, (unsigned long long)electrons + 1);
   if (!resources.empty()) std::printf("kernel build    %s\n", resources.c_str());
   return 0;

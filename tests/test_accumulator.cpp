@@ -16,6 +16,7 @@
 #include "analytic_splines.hpp"
 #include "edm/accumulator.hpp"
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 #include "test_support.hpp"
 
 using namespace edm;
@@ -248,6 +249,33 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
     }
     BOOST_TEST(t1.launches == 3u);
   }
+}
+
+BOOST_AUTO_TEST_CASE(flop_count_from_kernel_source) {
+  // edm::flop_per_slot runs cl/lw_slot.cl with a counting type: deterministic, exactly linear in the
+  // Newton steps (a fixed per-step cost), split mode costs more than total (the far sums), and the
+  // memory-only tunables change nothing.
+  KernelOptions o;
+  std::vector<double> f;
+  for (int it = 1; it <= 4; ++it) {
+    o.newton_iters = it;
+    f.push_back(flop_per_slot(o, Mode::Total));
+    BOOST_TEST(flop_per_slot(o, Mode::Total) == f.back());
+  }
+  const double step = f[1] - f[0];
+  BOOST_TEST_MESSAGE("flop/slot (total mode): " << f[0] << ", " << f[1] << ", " << f[2] << ", " << f[3]
+                                                 << " for 1..4 Newton steps (" << step << " per step)");
+  BOOST_TEST(step > 20.0);  // a step evaluates four cubics with derivatives: at least 20 FMAs
+  BOOST_TEST(f[2] - f[1] == step);
+  BOOST_TEST(f[3] - f[2] == step);
+  BOOST_TEST(f[0] - step > 100.0);  // the fields: 11 cubics, a square root, 1/R, 1/D and products
+  o.newton_iters = 2;
+  BOOST_TEST(flop_per_slot(o, Mode::Split) > flop_per_slot(o, Mode::Total));
+  KernelOptions m = o;
+  m.coef_reuse = false;
+  m.electron_group = 8;
+  m.sample_chunks = 5;
+  BOOST_TEST(flop_per_slot(m, Mode::Total) == flop_per_slot(o, Mode::Total));
 }
 
 BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
