@@ -36,6 +36,9 @@ inline lw_spline lw_table(__global const double* coef, __global const double* ta
   sp.dtau = t[3];
   sp.inv_dtau = t[4];
   sp.tau_end = t[5];
+  sp.win = 0;
+  sp.win_lo = 0;
+  sp.win_n = 0;
   return sp;
 }
 
@@ -73,17 +76,20 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
     chunk = group / (ntx * nty);
     ix = (tile % ntx) * tile_w + l % tile_w;
     iy = (tile / ntx) * tile_h + l / tile_w;
-    if (ix >= nx || iy >= ny) return;  // tiles overhanging the screen
   } else {  // linear: pixels in row order, the last group of a chunk padded
     const int per_chunk = (npix + wg - 1) / wg;
     const int q = (group % per_chunk) * wg + l;
     chunk = group / per_chunk;
-    if (q >= npix) return;
-    ix = q % nx;
-    iy = q / nx;
+    ix = q < npix ? q % nx : nx;  // past the last pixel: inactive
+    iy = q < npix ? q / nx : ny;
   }
-  if (chunk >= SAMPLE_CHUNKS) return;
-  const int p = iy * nx + ix;
+  // Work-items past the screen edge (tiles overhanging it, padding) do nothing, but with a window
+  // they must stay for the work-group's barriers.
+  const int active = ix < nx && iy < ny;
+#if !LW_WINDOW
+  if (!active) return;
+#endif
+  const int p = active ? iy * nx + ix : 0;
   const int k0 = (int)(((long)samples * chunk) / SAMPLE_CHUNKS);
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
@@ -92,10 +98,18 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   const double absZ = fabs(zs);
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
+#if LW_WINDOW
+  __local double win[LW_WINDOW * LW_WSTRIDE];
+  __local int wred[16];  // 8 partial minima and maxima of the predicted intervals
+  if (l < 8) {
+    wred[l] = INT_MAX;
+    wred[8 + l] = -1;
+  }
+#endif
   lw_electron el[ELECTRON_GROUP];
 #pragma unroll
   for (int e = 0; e < ELECTRON_GROUP; ++e)
-    if (e < count) {
+    if (e < count && active) {
       const lw_spline sp = lw_table(coef, table, first + e);
       lw_setup(&el[e], &sp, px, py, sz, absZ);
     }
@@ -108,10 +122,12 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
     int any = 0;
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e)
-      any |= e < count && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
+      any |= active && e < count && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
+#if !LW_WINDOW
     if (!any) continue;
+#endif
     double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < 3 && any; ++c) {
       acc[c] = E[i0 + c * plane];
       acc[3 + c] = B[i0 + c * plane];
 #if SPLIT_MODE
@@ -121,13 +137,60 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
     }
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e) {
-      if (e >= count || t_rel < el[e].t_first || t_rel > el[e].t_last) continue;
-      const lw_spline sp = lw_table(coef, table, first + e);
+      if (e >= count) continue;  // uniform across the work-group
+      const int covered = active && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
+      lw_spline sp = lw_table(coef, table, first + e);
+#if LW_WINDOW
+      // Stage the intervals this electron's predicted retarded times fall in (± 1) for the whole
+      // work-group: contiguous, coalesced loads once per work-group instead of one scattered
+      // 384-byte interval per work-item (neighbouring pixels sit a few knots apart in τ, so a
+      // warp's loads otherwise touch up to 32 cache lines per instruction). Work-items whose
+      // interval is not staged (cold solves, a window wider than LW_WINDOW) read global memory.
+      {
+        int jp = -1;
+        if (covered && el[e].warm == 2) {
+          double s;
+          jp = lw_interval(&sp, el[e].tau_pp + 2.0 * dt * el[e].invd_prev, &s);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);  // the previous window is no longer read; wred is reset
+        if (jp >= 0) {  // 8 counters, not 1: fewer work-items collide on one address
+          atomic_min(&wred[l & 7], jp);
+          atomic_max(&wred[8 + (l & 7)], jp);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int lo = wred[0], hi = wred[8];
+        for (int i = 1; i < 8; ++i) {
+          lo = min(lo, wred[i]);
+          hi = max(hi, wred[8 + i]);
+        }
+        int cnt = 0;
+        if (hi >= 0) {
+          lo = max(lo - 1, 0);
+          hi = min(hi + 1, sp.n - 1);
+          cnt = min(hi - lo + 1, LW_WINDOW);
+        }
+        __global const double2* src = (__global const double2*)(sp.cf + (ulong)lo * 48);
+        __local double2* dst = (__local double2*)win;
+        for (int q = l; q < cnt * 24; q += wg) {
+          const int m = q / 24;
+          dst[m * (LW_WSTRIDE / 2) + (q - 24 * m)] = src[q];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (l < 8) {  // reset for the next round (read by nobody until its first barrier)
+          wred[l] = INT_MAX;
+          wred[8 + l] = -1;
+        }
+        sp.win = win;
+        sp.win_lo = lo;
+        sp.win_n = cnt;
+      }
+#endif
+      if (!covered) continue;
       double ev[3], fv[3], n[3];
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }
-    for (int c = 0; c < 3; ++c) {
+    for (int c = 0; c < 3 && any; ++c) {
       E[i0 + c * plane] = acc[c];
       B[i0 + c * plane] = acc[3 + c];
 #if SPLIT_MODE

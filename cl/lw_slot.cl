@@ -21,6 +21,16 @@ typedef double lw_real;
     (c)[(i)] = v_.x;                                                 \
     (c)[(i) + 1] = v_.y;                                             \
   }
+// The same from the work-group's local-memory window. Stride 50 doubles (400 bytes): interval m
+// starts at 16-byte slot 25m, so 8 lanes reading 8 consecutive intervals (one LDS.128 phase) hit
+// 8 different 16-byte bank groups — no bank conflicts; lanes in the same interval broadcast.
+#define LW_WSTRIDE 50
+#define LW_LOAD2L(src, i, c)                                       \
+  {                                                                \
+    const double2 v_ = ((__local const double2*)(src))[(i) / 2];   \
+    (c)[(i)] = v_.x;                                               \
+    (c)[(i) + 1] = v_.y;                                           \
+  }
 #endif
 
 // An electron's spline as the kernel sees it (read from the launch's table, not kept in registers):
@@ -29,6 +39,12 @@ typedef struct lw_spline {
   LW_GLOBAL const double* cf;
   int n;
   lw_real tau0, dtau, inv_dtau, tau_end;
+#ifndef LW_HOST
+  // Intervals [win_lo, win_lo + win_n) staged in local memory by the work-group (LW_WINDOW in
+  // lienard_wiechert.cl), LW_WSTRIDE doubles apart; win_n = 0: none.
+  __local const double* win;
+  int win_lo, win_n;
+#endif
 } lw_spline;
 
 // Per-(electron, pixel) solver state carried from sample to sample (registers): the last root,
@@ -61,6 +77,25 @@ inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
 // the predictor's interval waits for memory once, not twice (more registers). Without reuse every
 // evaluation reloads. The arithmetic is the same in every case (bit-identical results).
 inline void lw_load(const lw_spline* sp, const int j, const int full, const int reuse, lw_coef* k) {
+#ifndef LW_HOST
+  if ((uint)(j - sp->win_lo) < (uint)sp->win_n) {  // staged by the work-group: same values
+    __local const double* w = sp->win + (j - sp->win_lo) * LW_WSTRIDE;
+    if (!reuse || k->j_newton != j) {
+      for (int i = 0; i < 16; i += 2) LW_LOAD2L(w, i, k->c);
+      k->j_newton = j;
+      k->j_full = -1;
+      if (reuse == 2) {
+        for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
+        k->j_full = j;
+      }
+    }
+    if (full && (!reuse || k->j_full != j)) {
+      for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
+      k->j_full = j;
+    }
+    return;
+  }
+#endif
   LW_GLOBAL const double* src = sp->cf + (long)j * 48;
   if (!reuse || k->j_newton != j) {
     for (int i = 0; i < 16; i += 2) LW_LOAD2(src, i, k->c);

@@ -172,6 +172,28 @@ BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
+BOOST_AUTO_TEST_CASE(local_window_is_bit_identical) {
+  // Coefficients staged in a work-group's local-memory window (GPU default) are the same doubles as
+  // in global memory: the cube must not change by a bit, with a window too small for the
+  // work-group's spread (work-items fall back to global memory), with groups of electrons, and with
+  // pixel tiles that overhang the screen (inactive work-items still take part in the barriers).
+  auto st = thomson();
+  KernelOptions off;
+  off.window = -1;
+  off.electron_group = 1;
+  auto ref = run_device(st.screen, Mode::Split, {&st.batch}, off);
+  for (int w : {2, 64})
+    for (int g : {1, 2}) {
+      KernelOptions o;
+      o.window = w;
+      o.electron_group = g;
+      o.work_group = 16;
+      o.tile_width = 8;  // 8 × 2 tiles over 12 × 10 pixels: the right-hand tiles overhang
+      auto d = run_device(st.screen, Mode::Split, {&st.batch}, o);
+      BOOST_TEST(std::memcmp(ref.data(), d.data(), ref.size() * sizeof(double)) == 0, "window " << w << ", G = " << g);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(sample_chunks_agree) {
   auto st = head_on();
   KernelOptions o;

@@ -66,6 +66,12 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // electron in the unrolled loop only adds code, so one per launch.
 int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
 
+// Local-memory window when not set (intervals staged per work-group, 400 bytes each; see the
+// kernel). GPUs: 64 intervals (25.6 KB) cover a 128-pixel tile's spread of retarded times on the
+// benchmark cell except at the screen corners. CPUs: none (their caches already serve the
+// scattered loads, and barriers in the sample loop cost PoCL more than they save).
+int auto_window(const DeviceInfo& d) { return d.type == "GPU" && d.local_memory >= 32768 ? 64 : 0; }
+
 // Register cap when not set (only NVIDIA's compiler takes one): none yet.
 int auto_registers(const DeviceInfo&) { return -1; }
 
@@ -93,6 +99,12 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64, 0 = from the device)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
   if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
+  if (m.options.window == 0) m.options.window = auto_window(info);
+  m.options.window = std::max(0, m.options.window);
+  if (std::uint64_t(m.options.window) * 400 + 64 > info.local_memory)
+    throw ConfigError("EDM-ACC-013", "a window of " + std::to_string(m.options.window) + " intervals (" +
+                                         std::to_string(m.options.window * 400) + " bytes) exceeds the local memory of " +
+                                         m.where());
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
   // Memory check before any allocation: one buffer per bucket + the download staging buffer.
@@ -117,7 +129,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"COEF_REUSE", m.options.coef_reuse ? (m.options.coef_full ? "2" : "1") : "0"},
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
-      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)}};
+      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)},
+      {"LW_WINDOW", std::to_string(m.options.window)}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
   cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
                                           std::max(0, m.options.max_registers));

@@ -27,6 +27,8 @@ struct KernelOptions {
   int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
                               // the device (8 on GPUs: a warp is an 8 × 4 tile); < 0 = row order
                               // (the effective value is then 0)
+  int window = 0;             // intervals a work-group stages in local memory per (sample, electron);
+                              // 0 = from the device, < 0 = none (the effective value is then 0)
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
                               // 0 = from the device, < 0 = none
 };
