@@ -99,7 +99,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
 #if LW_WINDOW
-  __local double win[LW_WINDOW * LW_WSTRIDE];
+  // double2, not double: the window is read with 16-byte loads, which must be 16-byte aligned
+  // (a double array is only 8-byte aligned; NVIDIA faults on the misaligned load, PoCL does not).
+  __local double2 win2[LW_WINDOW * LW_WSTRIDE / 2];
+  __local const double* win = (__local const double*)win2;
   __local int wred[16];  // 8 partial minima and maxima of the predicted intervals
   if (l < 8) {
     wred[l] = INT_MAX;
@@ -170,7 +173,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
           cnt = min(hi - lo + 1, LW_WINDOW);
         }
         __global const double2* src = (__global const double2*)(sp.cf + (ulong)lo * 48);
-        __local double2* dst = (__local double2*)win;
+        __local double2* dst = win2;
         for (int q = l; q < cnt * 24; q += wg) {
           const int m = q / 24;
           dst[m * (LW_WSTRIDE / 2) + (q - 24 * m)] = src[q];
