@@ -170,6 +170,9 @@ BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   auto b = run_device(st.screen, Mode::Split, {&st.batch}, off);
   BOOST_REQUIRE(a.size() == b.size());
   BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  on.coef_full = true;  // the whole interval at once
+  auto c = run_device(st.screen, Mode::Split, {&st.batch}, on);
+  BOOST_TEST(std::memcmp(a.data(), c.data(), a.size() * sizeof(double)) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(local_window_is_bit_identical) {

@@ -50,11 +50,13 @@ struct FieldAccumulator::Impl {
 
 namespace {
 
-// Sample chunks from the device when not set: enough work-items to fill the device (GPUs want
-// ~2048 resident work-items per compute unit; CPUs a few per core), never more chunks than samples.
+// Sample chunks from the device when not set: enough work-items to fill the device several times
+// (GPUs: 4096 per compute unit — at 255 registers per work-item 256 are resident, and more waves
+// shorten the tail: 4 chunks measured 3 % faster than 2 on the H200; CPUs a few per core), never
+// more chunks than samples.
 // Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
 int auto_chunks(const DeviceInfo& d, const Screen& s) {
-  const double target = d.type == "GPU" ? 2048.0 * d.compute_units : 64.0 * d.compute_units;
+  const double target = d.type == "GPU" ? 4096.0 * d.compute_units : 64.0 * d.compute_units;
   int c = int(std::ceil(target / double(s.pixels())));
   return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
 }
@@ -66,11 +68,12 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // electron in the unrolled loop only adds code, so one per launch.
 int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
 
-// Local-memory window when not set (intervals staged per work-group, 400 bytes each; see the
-// kernel). GPUs: 64 intervals (25.6 KB) cover a 128-pixel tile's spread of retarded times on the
-// benchmark cell except at the screen corners. CPUs: none (their caches already serve the
-// scattered loads, and barriers in the sample loop cost PoCL more than they save).
-int auto_window(const DeviceInfo& d) { return d.type == "GPU" && d.local_memory >= 32768 ? 64 : 0; }
+// Local-memory window when not set: none. Staging a work-group's intervals in local memory (three
+// barriers and two atomics per sample and electron) was SLOWER on the H200 than letting each
+// work-item load its interval with 16-byte loads (34.5 vs 27.6 ms per electron on the benchmark
+// cell, BENCHMARKS.md): at 255 registers only 8 warps share an SM, too few to hide the barriers.
+// Kept as an option (accumulator tests cover it) for devices with small caches.
+int auto_window(const DeviceInfo&) { return 0; }
 
 // Register cap when not set (only NVIDIA's compiler takes one): none yet.
 int auto_registers(const DeviceInfo&) { return -1; }
