@@ -52,8 +52,9 @@ inline lw_spline lw_table(__global const double* coef, __global const double* ta
 //
 // Pixels of a work-group form a tile of tile_w × (local size / tile_w) pixels instead of a run of a
 // row: at the edge of a γ = 5 screen neighbouring pixels sit ~4 knots apart in retarded time, so a
-// compact tile keeps the intervals a warp reads (one new 384-byte interval per sample) close
-// together and reused from L1 by its neighbours; rows of the tile stay contiguous (coalesced slots).
+// compact tile (a warp = 4 × 8 pixels on GPUs) keeps the intervals a warp reads (one new 384-byte
+// interval per sample) close together and reused from L1 by its neighbours; the 4 pixels of a tile
+// row are one 32-byte sector of each slot plane (coalesced slot traffic).
 // tile_w = 0: pixels in plain row order (CPUs: no idle work-items on narrow screens).
 //
 // table: 6 doubles per electron of the batch: coefficient offset (doubles), intervals, τ0, dτ, 1/dτ,

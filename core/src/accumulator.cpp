@@ -62,10 +62,11 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 }
 
 // Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
-// mode) costs as much as the arithmetic at G = 1, and G electrons per launch divide it by G; the
-// per-electron solver state (five doubles) stays in registers up to G = 8 (measured on an H200:
-// BENCHMARKS.md). CPUs: the slot traffic is cached and small next to the arithmetic, and every extra
-// electron in the unrolled loop only adds code, so one per launch.
+// mode, 192 in split mode) is divided by G; the per-electron solver state (five doubles) stays in
+// registers up to G = 8 (H200, benchmark cell: G = 1 33.8, G = 8 26.7 ms per electron with 8-wide
+// tiles; G = 4 and 8 equal with 4-wide tiles, 8 kept for split mode's double traffic; BENCHMARKS.md).
+// CPUs: the slot traffic is cached and small next to the arithmetic, and every extra electron in
+// the unrolled loop only adds code, so one per launch.
 int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
 
 // Local-memory window when not set: none. Staging a work-group's intervals in local memory (three
@@ -147,7 +148,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     m.transpose = cl::Kernel(program, "slab_transpose");
     // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
     // up to 128 work-items (a GPU hides latency with several groups per CU; the group is also the
-    // pixel tile, and 128 = 8 × 16 pixels keeps a warp's retarded times close, see the kernel).
+    // pixel tile, and 128 = 4 × 32 pixels keeps a warp's retarded times close, see the kernel).
     const auto& dev = m.device->device();
     const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
     std::size_t mult = 1;
@@ -162,11 +163,13 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     if (wg > kmax)
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());
-    // Tile width: 8 on GPUs (see the kernel); 0 = row order elsewhere (a CPU gains nothing from
-    // tiles, and a tile wider than the screen would leave work-items idle).
+    // Tile width: 4 on GPUs (a warp is a 4 × 8 tile; H200, benchmark cell: rows 43.8 → tiles 8
+    // wide 38.5 ms, then with 16-byte loads 8 wide 26.7, 4 wide 23.2, 2 wide 24.6, 1 wide 29.2);
+    // 0 = row order elsewhere (a CPU gains nothing from tiles, and a tile wider than the screen
+    // would leave work-items idle).
     std::size_t tw = m.options.tile_width > 0   ? std::size_t(m.options.tile_width)
                      : m.options.tile_width < 0 ? 0
-                                                : (info.type == "GPU" && wg % 8 == 0 ? 8 : 0);
+                                                : (info.type == "GPU" && wg % 4 == 0 ? 4 : 0);
     if (tw > 0 && wg % tw != 0)
       throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
                                            std::to_string(wg));

@@ -26,7 +26,7 @@ struct KernelOptions {
   int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
                               // and written once per launch (bit-identical to G = 1, slot traffic / G)
   int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
-                              // the device (8 on GPUs: a warp is an 8 × 4 tile); < 0 = row order
+                              // the device (4 on GPUs: a warp is a 4 × 8 tile); < 0 = row order
                               // (the effective value is then 0)
   int window = 0;             // intervals a work-group stages in local memory per (sample, electron);
                               // 0 = from the device, < 0 = none (the effective value is then 0)
