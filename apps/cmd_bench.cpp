@@ -1,6 +1,11 @@
 // edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml,
 // DESIGN §7) or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
-// profiling events (median, min, max), slots/s and the fraction of the device's measured FP64 peak.
+// profiling events (median, min, max), slots/s, FLOP/slot counted from the kernel source
+// (edm::flop_per_slot), FLOP/s and their fraction of the device's measured FP64 peak, and the
+// compiler's resource lines (registers, spills) where it logs them.
+// Kernel knobs that are not campaign keys, for tuning (unset or 0 = chosen from the device):
+// EDM_ELECTRON_GROUP, EDM_TILE_WIDTH (< 0: row order), EDM_WINDOW (< 0: none), EDM_MAX_REGISTERS
+// (< 0: none), EDM_COEF_FULL (0/1).
 #include <unistd.h>
 
 #include <algorithm>

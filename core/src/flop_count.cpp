@@ -1,8 +1,6 @@
 // edm::flop_per_slot: cl/lw_slot.cl compiled as C++ with lw_real = Counted, a double that counts
 // the floating-point operations done on it (convention in edm/flops.hpp). The kernel's per-slot
 // functions run here unchanged, so the count follows every edit of the kernel source.
-#include "edm/flops.hpp"
-
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 
 namespace edm {
 namespace flopcount {
@@ -22,21 +21,54 @@ struct Counted {
   Counted() = default;
   Counted(double x) : v(x) {}  // NOLINT: implicit, so that literals mix with Counted as with double
   explicit operator int() const { return int(v); }
-  Counted& operator+=(Counted o) { ++flops; v += o.v; return *this; }
-  Counted& operator-=(Counted o) { ++flops; v -= o.v; return *this; }
-  Counted& operator*=(Counted o) { ++flops; v *= o.v; return *this; }
-  friend Counted operator+(Counted a, Counted b) { ++flops; return a.v + b.v; }
-  friend Counted operator-(Counted a, Counted b) { ++flops; return a.v - b.v; }
-  friend Counted operator*(Counted a, Counted b) { ++flops; return a.v * b.v; }
-  friend Counted operator/(Counted a, Counted b) { ++flops; return a.v / b.v; }
+  Counted& operator+=(Counted o) {
+    ++flops;
+    v += o.v;
+    return *this;
+  }
+  Counted& operator-=(Counted o) {
+    ++flops;
+    v -= o.v;
+    return *this;
+  }
+  Counted& operator*=(Counted o) {
+    ++flops;
+    v *= o.v;
+    return *this;
+  }
+  friend Counted operator+(Counted a, Counted b) {
+    ++flops;
+    return a.v + b.v;
+  }
+  friend Counted operator-(Counted a, Counted b) {
+    ++flops;
+    return a.v - b.v;
+  }
+  friend Counted operator*(Counted a, Counted b) {
+    ++flops;
+    return a.v * b.v;
+  }
+  friend Counted operator/(Counted a, Counted b) {
+    ++flops;
+    return a.v / b.v;
+  }
   friend Counted operator-(Counted a) { return -a.v; }  // sign flip: free
   friend bool operator<(Counted a, Counted b) { return a.v < b.v; }
   friend bool operator>(Counted a, Counted b) { return a.v > b.v; }
   friend bool operator<=(Counted a, Counted b) { return a.v <= b.v; }
   friend bool operator>=(Counted a, Counted b) { return a.v >= b.v; }
-  friend Counted fma(Counted a, Counted b, Counted c) { flops += 2; return std::fma(a.v, b.v, c.v); }
-  friend Counted sqrt(Counted a) { ++flops; return std::sqrt(a.v); }
-  friend Counted rsqrt(Counted a) { flops += 2; return 1.0 / std::sqrt(a.v); }
+  friend Counted fma(Counted a, Counted b, Counted c) {
+    flops += 2;
+    return std::fma(a.v, b.v, c.v);
+  }
+  friend Counted sqrt(Counted a) {
+    ++flops;
+    return std::sqrt(a.v);
+  }
+  friend Counted rsqrt(Counted a) {
+    flops += 2;
+    return 1.0 / std::sqrt(a.v);
+  }
   friend Counted floor(Counted a) { return std::floor(a.v); }
   friend Counted fabs(Counted a) { return std::fabs(a.v); }
   friend Counted fmax(Counted a, Counted b) { return std::fmax(a.v, b.v); }
@@ -45,9 +77,9 @@ struct Counted {
 typedef Counted lw_real;
 #define LW_HOST 1
 #define LW_GLOBAL
-#define LW_LOAD2(src, i, c)      \
-  {                              \
-    (c)[(i)] = (src)[(i)];       \
+#define LW_LOAD2(src, i, c)        \
+  {                                \
+    (c)[(i)] = (src)[(i)];         \
     (c)[(i) + 1] = (src)[(i) + 1]; \
   }
 #include "lw_slot.cl"
@@ -65,7 +97,8 @@ void hermite(double f0, double d0, double f1, double d1, double h, double* c) {
 
 double flop_per_slot(const KernelOptions& options, Mode mode) {
   using namespace flopcount;
-  if (options.newton_iters < 1) throw ConfigError("EDM-ACC-005", "newton_iters must be >= 1 for a FLOP count");
+  if (options.newton_iters < 1)
+    throw ConfigError("EDM-ACC-005", "newton_iters must be >= 1 for a FLOP count");
   // Helix x = r sin τ, y = r cos τ, z = u_z τ (proper time; γ constant, t = γτ), r = 0.3, u_z = 4.9:
   // γ ≈ 5 as in the benchmark cell; 16 knots per period, 40 periods.
   const double r = 0.3, uz = 4.9, gamma = std::sqrt(1 + r * r + uz * uz);
@@ -74,7 +107,8 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
   std::vector<double> coef(std::size_t(n) * 48, 0.0);
   auto state = [&](double tau, double* y) {  // t x y z γ ux uy uz a0 ax ay az and derivatives
     const double sn = std::sin(tau), cs = std::cos(tau);
-    const double v[12] = {gamma * tau, r * sn, r * cs, uz * tau, gamma, r * cs, -r * sn, uz, 0, -r * sn, -r * cs, 0};
+    const double v[12] = {gamma * tau, r * sn, r * cs, uz * tau, gamma,   r * cs,
+                          -r * sn,     uz,     0,      -r * sn,  -r * cs, 0};
     const double d[12] = {gamma, r * cs, -r * sn, uz, 0, -r * sn, -r * cs, 0, 0, -r * cs, r * sn, 0};
     for (int i = 0; i < 12; ++i) y[i] = v[i], y[12 + i] = d[i];
   };
@@ -82,7 +116,8 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
     double a[24], b[24];
     state(j * h, a);
     state((j + 1) * h, b);
-    for (int c = 0; c < 12; ++c) hermite(a[c], a[12 + c], b[c], b[12 + c], h, &coef[std::size_t(j) * 48 + 4 * c]);
+    for (int c = 0; c < 12; ++c)
+      hermite(a[c], a[12 + c], b[c], b[12 + c], h, &coef[std::size_t(j) * 48 + 4 * c]);
   }
   lw_spline sp;
   sp.cf = coef.data();
@@ -109,12 +144,14 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
         lw_real acc[12], e[3], f[3], nn[3];
         const bool warm = el.warm == 2;
         flops = 0;
-        lw_solve(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0, e, f, nn);
+        lw_solve(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0, e, f,
+                 nn);
         lw_add(acc, e, f, nn, split);
         if (warm) ++histogram[flops];
       }
     }
-  if (histogram.empty()) throw Error("EDM-ACC-020", "flop_per_slot: no warm sample on the reference trajectory");
+  if (histogram.empty())
+    throw Error("EDM-ACC-020", "flop_per_slot: no warm sample on the reference trajectory");
   std::uint64_t best = 0, seen = 0;
   for (const auto& [count, slots] : histogram)
     if (slots > seen) best = count, seen = slots;
