@@ -69,7 +69,9 @@ class FieldAccumulator {
   AccumulatorTiming timing() const;
   const KernelOptions& options() const;  // effective (auto values resolved)
   // The compiler's build log of the field kernel (with -cl-nv-verbose on NVIDIA: registers, spills);
-  // empty when the program came from the binary cache and the driver kept no log.
+  // empty when the program came from a binary cache (edm's, or NVIDIA's own JIT cache when the same
+  // source and options were built before — set EDM_NO_KERNEL_CACHE=1 and clear ~/.nv/ComputeCache
+  // to see it again).
   const std::string& build_log() const;
 
   struct Impl;
