@@ -1,12 +1,18 @@
 // edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml,
 // DESIGN §7) or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
-// profiling events (median, min, max), slots/s and the fraction of the device's measured FP64 peak.
+// profiling events (median, min, max), slots/s, FLOP/slot counted from the kernel source
+// (edm::flop_per_slot), FLOP/s and their fraction of the device's measured FP64 peak, and the
+// compiler's resource lines (registers, spills) where it logs them.
+// Kernel knobs that are not campaign keys, for tuning (unset or 0 = chosen from the device):
+// EDM_ELECTRON_GROUP, EDM_TILE_WIDTH (< 0: row order), EDM_WINDOW (< 0: none), EDM_MAX_REGISTERS
+// (< 0: none), EDM_COEF_FULL (0/1).
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
@@ -16,6 +22,7 @@
 #include "edm/device.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 #include "edm/run.hpp"
 #include "options.hpp"
 
@@ -86,7 +93,12 @@ int cmd_bench(const Args& args) {
   k.coef_reuse = campaign.accumulator.coef_reuse;
   k.sample_chunks = campaign.accumulator.sample_chunks;
   k.work_group = campaign.accumulator.work_group;
-  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(1, std::atoi(g));
+  // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
+  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
+  if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
+  if (const char* r = std::getenv("EDM_MAX_REGISTERS")) k.max_registers = std::atoi(r);
+  if (const char* w = std::getenv("EDM_WINDOW")) k.window = std::atoi(w);
+  if (const char* f = std::getenv("EDM_COEF_FULL")) k.coef_full = std::atoi(f) != 0;
   FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
@@ -108,19 +120,37 @@ int cmd_bench(const Args& args) {
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
   record_device_rate(info, slots_per_s);  // for `edm run --dry-run` time estimates
+  // FLOPs counted from the kernel source (edm/flops.hpp), the rate they give, and its share of the
+  // measured peak.
+  const double flop_slot = flop_per_slot(eff, cell.mode());
+  const double flops = flop_slot * slots_per_s;
+  const double peak_fraction = peak > 0 ? flops / peak : 0;
+  // The resource lines of the build log (NVIDIA with -cl-nv-verbose: "ptxas info : Used N registers",
+  // spill stores/loads), one string; other compilers log nothing of the kind.
+  std::string resources;
+  {
+    std::istringstream log(acc.build_log());
+    for (std::string line; std::getline(log, line);)
+      if (line.find("registers") != std::string::npos || line.find("spill") != std::string::npos) {
+        for (auto& c : line)
+          if (c == '"' || c == '\\' || c == '\t') c = ' ';
+        resources += (resources.empty() ? "" : " | ") + line;
+      }
+  }
 
   if (json) {
     std::printf(
         "{\"device\": \"%s\", \"electrons\": %llu, \"pixels\": %llu, \"samples\": %d, \"slots_per_electron\": %.0f, "
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
-        "\"fp64_peak_flops\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"trajectory_solve_s\": %.6g}\n",
+        "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"max_registers\": %d, \"window\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
-        ms_per_electron, slots_per_s, peak, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, solve_s);
+        ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, eff.max_registers, eff.window, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());
@@ -134,8 +164,11 @@ int cmd_bench(const Args& args) {
               launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
   std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);
   std::printf("rate            %.4g slots/s\n", slots_per_s);
-  if (peak > 0) std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe)\n", peak);
+  std::printf("arithmetic      %.0f FLOP/slot (counted from the kernel source) -> %.4g FLOP/s\n", flop_slot, flops);
+  if (peak > 0)
+    std::printf("FP64 peak       %.4g FLOP/s (FMA-chain probe): %.1f %% of it\n", peak, 100 * peak_fraction);
   std::printf("trajectories    %.3f s for %llu electrons (CPU)\n", solve_s, (unsigned long long)electrons + 1);
+  if (!resources.empty()) std::printf("kernel build    %s\n", resources.c_str());
   return 0;
 }
 

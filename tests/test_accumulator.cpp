@@ -16,6 +16,7 @@
 #include "analytic_splines.hpp"
 #include "edm/accumulator.hpp"
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 #include "test_support.hpp"
 
 using namespace edm;
@@ -169,6 +170,31 @@ BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   auto b = run_device(st.screen, Mode::Split, {&st.batch}, off);
   BOOST_REQUIRE(a.size() == b.size());
   BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  on.coef_full = true;  // the whole interval at once
+  auto c = run_device(st.screen, Mode::Split, {&st.batch}, on);
+  BOOST_TEST(std::memcmp(a.data(), c.data(), a.size() * sizeof(double)) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(local_window_is_bit_identical) {
+  // Coefficients staged in a work-group's local-memory window (GPU default) are the same doubles as
+  // in global memory: the cube must not change by a bit, with a window too small for the
+  // work-group's spread (work-items fall back to global memory), with groups of electrons, and with
+  // pixel tiles that overhang the screen (inactive work-items still take part in the barriers).
+  auto st = thomson();
+  KernelOptions off;
+  off.window = -1;
+  off.electron_group = 1;
+  auto ref = run_device(st.screen, Mode::Split, {&st.batch}, off);
+  for (int w : {2, 64})
+    for (int g : {1, 2}) {
+      KernelOptions o;
+      o.window = w;
+      o.electron_group = g;
+      o.work_group = 16;
+      o.tile_width = 8;  // 8 × 2 tiles over 12 × 10 pixels: the right-hand tiles overhang
+      auto d = run_device(st.screen, Mode::Split, {&st.batch}, o);
+      BOOST_TEST(std::memcmp(ref.data(), d.data(), ref.size() * sizeof(double)) == 0, "window " << w << ", G = " << g);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(sample_chunks_agree) {
@@ -206,8 +232,14 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
   test::append_electron(second, test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1.0, -0.5, 0.3}), e[1].tau0,
                         e[1].dtau, e[1].n_intervals, 1);
   AccumulatorTiming t;
-  auto one = run_device(st.screen, Mode::Total, {&st.batch}, {}, &t);
-  auto two = run_device(st.screen, Mode::Total, {&first, &second});
+  KernelOptions per_electron;
+  per_electron.electron_group = 1;  // one launch per electron (the device default may group them)
+  auto one = run_device(st.screen, Mode::Total, {&st.batch}, per_electron, &t);
+  auto two = run_device(st.screen, Mode::Total, {&first, &second}, per_electron);
+  // And with the device's default group size, which may put both electrons of the single pass into
+  // one launch but the two batches into two: still the same additions in the same order.
+  auto grouped = run_device(st.screen, Mode::Total, {&st.batch});
+  BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0);
   BOOST_TEST(std::memcmp(one.data(), two.data(), one.size() * sizeof(double)) == 0);
   BOOST_TEST(t.launches == 2u);
   BOOST_TEST(t.kernel_seconds > 0.0);
@@ -229,6 +261,7 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   for (bool reuse : {true, false}) {
     KernelOptions o;
     o.coef_reuse = reuse;
+    o.electron_group = 1;
     AccumulatorTiming t1, tg;
     auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
     for (int g : {2, 3, 8}) {
@@ -241,6 +274,33 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
     }
     BOOST_TEST(t1.launches == 3u);
   }
+}
+
+BOOST_AUTO_TEST_CASE(flop_count_from_kernel_source) {
+  // edm::flop_per_slot runs cl/lw_slot.cl with a counting type: deterministic, exactly linear in the
+  // Newton steps (a fixed per-step cost), split mode costs more than total (the far sums), and the
+  // memory-only tunables change nothing.
+  KernelOptions o;
+  std::vector<double> f;
+  for (int it = 1; it <= 4; ++it) {
+    o.newton_iters = it;
+    f.push_back(flop_per_slot(o, Mode::Total));
+    BOOST_TEST(flop_per_slot(o, Mode::Total) == f.back());
+  }
+  const double step = f[1] - f[0];
+  BOOST_TEST_MESSAGE("flop/slot (total mode): " << f[0] << ", " << f[1] << ", " << f[2] << ", " << f[3]
+                                                 << " for 1..4 Newton steps (" << step << " per step)");
+  BOOST_TEST(step > 20.0);  // a step evaluates four cubics with derivatives: at least 20 FMAs
+  BOOST_TEST(f[2] - f[1] == step);
+  BOOST_TEST(f[3] - f[2] == step);
+  BOOST_TEST(f[0] - step > 100.0);  // the fields: 11 cubics, a square root, 1/R, 1/D and products
+  o.newton_iters = 2;
+  BOOST_TEST(flop_per_slot(o, Mode::Split) > flop_per_slot(o, Mode::Total));
+  KernelOptions m = o;
+  m.coef_reuse = false;
+  m.electron_group = 8;
+  m.sample_chunks = 5;
+  BOOST_TEST(flop_per_slot(m, Mode::Total) == flop_per_slot(o, Mode::Total));
 }
 
 BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
@@ -419,7 +479,7 @@ BOOST_AUTO_TEST_CASE(benchmark_cell, *boost::unit_test::precondition([](boost::u
   o.coef_reuse = env_int("EDM_COEF_REUSE", 1) != 0;
   o.sample_chunks = env_int("EDM_SAMPLE_CHUNKS", 0);
   o.work_group = env_int("EDM_WORK_GROUP", 0);
-  o.electron_group = env_int("EDM_ELECTRON_GROUP", 1);
+  o.electron_group = env_int("EDM_ELECTRON_GROUP", 0);
   FieldAccumulator acc(device(), st.screen, Mode::Total, o);
   const auto t0 = std::chrono::steady_clock::now();
   acc.accumulate(st.batch);

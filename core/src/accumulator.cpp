@@ -1,5 +1,5 @@
 // FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][pixel]
-// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per electron (or group of G electrons)
+// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per group of G electrons
 // on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
 // layout (iy, ix, k).
 #include <algorithm>
@@ -34,6 +34,7 @@ struct FieldAccumulator::Impl {
   AccumulatorTiming timing;
   bool finished = false;
   std::size_t global = 0, local = 0;
+  std::string build_log;
 
   std::string where() const {
     return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")";
@@ -52,16 +53,66 @@ struct FieldAccumulator::Impl {
 
 namespace {
 
-// Sample chunks from the device when not set: enough work-items to fill the device (GPUs want
-// ~2048 resident work-items per compute unit; CPUs a few per core), never more chunks than samples.
+// Sample chunks from the device when not set: enough work-items to fill the device several times
+// (GPUs: 4096 per compute unit — at 255 registers per work-item 256 are resident, and more waves
+// shorten the tail: 4 chunks measured 3 % faster than 2 on the H200; CPUs a few per core), never
+// more chunks than samples.
 // Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
 int auto_chunks(const DeviceInfo& d, const Screen& s) {
-  const double target = d.type == "GPU" ? 2048.0 * d.compute_units : 64.0 * d.compute_units;
+  const double target = d.type == "GPU" ? 4096.0 * d.compute_units : 64.0 * d.compute_units;
   int c = int(std::ceil(target / double(s.pixels())));
   return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
 }
 
+// Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
+// mode, 192 in split mode) is divided by G; the per-electron solver state (five doubles) stays in
+// registers up to G = 8 (H200, benchmark cell: G = 1 33.8, G = 8 26.7 ms per electron with 8-wide
+// tiles; G = 4 and 8 equal with 4-wide tiles, 8 kept for split mode's double traffic; BENCHMARKS.md).
+// CPUs: the slot traffic is cached and small next to the arithmetic, and every extra electron in
+// the unrolled loop only adds code, so one per launch.
+int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
+
+// Local-memory window when not set: none. Staging a work-group's intervals in local memory (three
+// barriers and two atomics per sample and electron) was SLOWER on the H200 than letting each
+// work-item load its interval with 16-byte loads (34.5 vs 27.6 ms per electron on the benchmark
+// cell, BENCHMARKS.md): at 255 registers only 8 warps share an SM, too few to hide the barriers.
+// Kept as an option (accumulator tests cover it) for devices with small caches.
+int auto_window(const DeviceInfo&) { return 0; }
+
+// Register cap when not set (only NVIDIA's compiler takes one): none yet.
+int auto_registers(const DeviceInfo&) { return -1; }
+
 }  // namespace
+
+// The memory guard: one buffer of 3 × samples × pixels doubles per bucket must fit the device's
+// maximum allocation, and all buckets its global memory. Returns the bytes per bucket.
+std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode) {
+  const int nb = bucket_count(mode);
+  const std::string where = "device " + std::to_string(info.index) + " (" + info.name + ")";
+  // In long double first: nx·ny and samples may each approach 2^31, so 24 × samples × pixels can
+  // exceed 2^64, and the wrapped integer passed the guard (nx = 32768, ny = 10923,
+  // samples = 2147418114 came out as "1 MiB"; found by tests/test_bad_inputs).
+  const long double exact_bytes = 3.0L * screen.samples * static_cast<long double>(screen.pixels()) * sizeof(double);
+  const std::uint64_t bucket_bytes = exact_bytes < 0x1p63L ? static_cast<std::uint64_t>(exact_bytes) : std::uint64_t(1) << 63;
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.3Le", exact_bytes);
+  const std::string shown_bytes = exact_bytes < 0x1p63L ? std::to_string(bucket_bytes) : std::string(shown);
+  const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
+                              ", samples = " + std::to_string(screen.samples) + ", mode = " +
+                              (mode == Mode::Total ? "total" : "split");
+  if (exact_bytes > static_cast<long double>(info.max_allocation))
+    throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
+                                         " bytes per bucket (3 × samples × pixels doubles; " + setting +
+                                         ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
+                                         " bytes of " + where + "; reduce screen.nx/ny/samples");
+  if (bucket_bytes * nb > info.global_memory)
+    throw DeviceError("EDM-ACC-002", "field buffers of " + std::to_string(bucket_bytes * nb) + " bytes (" +
+                                         std::to_string(nb) + " buckets; " + setting +
+                                         ") exceed the global memory of " + std::to_string(info.global_memory) +
+                                         " bytes of " + where + "; reduce screen.nx/ny/samples or use total mode");
+
+  return bucket_bytes;
+}
 
 FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen& screen, Mode mode,
                                    const KernelOptions& options)
@@ -80,49 +131,46 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64)");
   if (options.sample_chunks < 0 || options.work_group < 0)
     throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
-  if (options.electron_group < 1 || options.electron_group > 64)
+  if (options.electron_group < 0 || options.electron_group > 64)
     throw ConfigError("EDM-ACC-008", "accumulator.electron_group = " + std::to_string(options.electron_group) +
-                                         " (allowed 1..64)");
+                                         " (allowed 1..64, 0 = from the device)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
+  if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
+  if (m.options.window == 0) m.options.window = auto_window(info);
+  m.options.window = std::max(0, m.options.window);
+  if (std::uint64_t(m.options.window) * 400 + 64 > info.local_memory)
+    throw ConfigError("EDM-ACC-013", "a window of " + std::to_string(m.options.window) + " intervals (" +
+                                         std::to_string(m.options.window * 400) + " bytes) exceeds the local memory of " +
+                                         m.where());
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
-  // Memory check before any allocation: one buffer per bucket + the download staging buffer.
+  // Memory check before any allocation (also callable before anything else is done).
+  m.bucket_bytes = check_device_memory(info, screen, mode);
   const int nb = bucket_count(mode);
-  // In long double first: nx·ny and samples may each approach 2^31, so 24 × samples × pixels can
-  // exceed 2^64, and the wrapped integer passed the guard (nx = 32768, ny = 10923,
-  // samples = 2147418114 came out as "1 MiB"; found by tests/test_bad_inputs).
-  const long double exact_bytes = 3.0L * screen.samples * static_cast<long double>(screen.pixels()) * sizeof(double);
-  m.bucket_bytes = exact_bytes < 0x1p63L ? static_cast<std::uint64_t>(exact_bytes) : std::uint64_t(1) << 63;
-  char shown[32];
-  std::snprintf(shown, sizeof shown, "%.3Le", exact_bytes);
-  const std::string shown_bytes = exact_bytes < 0x1p63L ? std::to_string(m.bucket_bytes) : std::string(shown);
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
-                              ", samples = " + std::to_string(screen.samples) + ", mode = " +
-                              (mode == Mode::Total ? "total" : "split");
-  if (exact_bytes > static_cast<long double>(info.max_allocation))
-    throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
-                                         " bytes per bucket (3 × samples × pixels doubles; " + setting +
-                                         ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
-                                         " bytes of " + m.where() + "; reduce screen.nx/ny/samples");
-  if (m.bucket_bytes * nb > info.global_memory)
-    throw DeviceError("EDM-ACC-002", "field buffers of " + std::to_string(m.bucket_bytes * nb) + " bytes (" +
-                                         std::to_string(nb) + " buckets; " + setting +
-                                         ") exceed the global memory of " + std::to_string(info.global_memory) +
-                                         " bytes of " + m.where() + "; reduce screen.nx/ny/samples or use total mode");
+                              ", samples = " + std::to_string(screen.samples);
 
   const std::map<std::string, std::string> defines = {
       {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
-      {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
+      {"COEF_REUSE", m.options.coef_reuse ? (m.options.coef_full ? "2" : "1") : "0"},
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
-      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)}};
-  cl::Program program = m.device->program({"lienard_wiechert.cl"}, defines);
+      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)},
+      {"LW_WINDOW", std::to_string(m.options.window)}};
+  if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
+  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
+                                          std::max(0, m.options.max_registers));
   try {
+    try {
+      m.build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(m.device->device());
+    } catch (const cl::Error&) {
+      m.build_log.clear();  // a log is informative only
+    }
     m.lw = cl::Kernel(program, "lw_accumulate");
     m.transpose = cl::Kernel(program, "slab_transpose");
     // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
-    // up to 128 work-items (a GPU hides latency with several groups per CU; larger groups only
-    // add scheduling granularity here since work-items share nothing).
+    // up to 128 work-items (a GPU hides latency with several groups per CU; the group is also the
+    // pixel tile, and 128 = 4 × 32 pixels keeps a warp's retarded times close, see the kernel).
     const auto& dev = m.device->device();
     const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
     std::size_t mult = 1;
@@ -137,10 +185,25 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     if (wg > kmax)
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());
+    // Tile width: 4 on GPUs (a warp is a 4 × 8 tile; H200, benchmark cell: rows 43.8 → tiles 8
+    // wide 38.5 ms, then with 16-byte loads 8 wide 26.7, 4 wide 23.2, 2 wide 24.6, 1 wide 29.2);
+    // 0 = row order elsewhere (a CPU gains nothing from tiles, and a tile wider than the screen
+    // would leave work-items idle).
+    std::size_t tw = m.options.tile_width > 0   ? std::size_t(m.options.tile_width)
+                     : m.options.tile_width < 0 ? 0
+                                                : (info.type == "GPU" && wg % 4 == 0 ? 4 : 0);
+    if (tw > 0 && wg % tw != 0)
+      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
+                                           std::to_string(wg));
     m.options.work_group = int(wg);
+    m.options.tile_width = int(tw);
     m.local = wg;
-    const std::size_t items = std::size_t(screen.pixels()) * std::size_t(m.options.sample_chunks);
-    m.global = (items + wg - 1) / wg * wg;
+    std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
+    if (tw > 0) {
+      const std::size_t th = wg / tw;
+      groups_per_chunk = ((std::size_t(screen.nx) + tw - 1) / tw) * ((std::size_t(screen.ny) + th - 1) / th);
+    }
+    m.global = groups_per_chunk * wg * std::size_t(m.options.sample_chunks);
 
     // Buffers created and zeroed once; they persist across batches.
     for (int b = 0; b < nb; ++b) {
@@ -161,6 +224,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
     m.lw.setArg(14, m.buckets[mode == Mode::Split ? 2 : 0]);
     m.lw.setArg(15, m.buckets[mode == Mode::Split ? 3 : 1]);
+    m.lw.setArg(16, cl_int(tw));
     m.device->queue().flush();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
@@ -201,14 +265,17 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
 
-  // The electron table: 4 doubles per electron (offset, intervals, τ0, dτ; offsets < 2^53 are exact).
+  // The electron table: 6 doubles per electron (offset, intervals, τ0, dτ, 1/dτ, last knot; offsets
+  // < 2^53 are exact). 1/dτ and the last knot are computed here once, not per work-item.
   std::vector<double> table;
-  table.reserve(batch.electrons.size() * 4);
+  table.reserve(batch.electrons.size() * 6);
   for (const auto& e : batch.electrons) {
     table.push_back(double(e.offset));
     table.push_back(double(e.n_intervals));
     table.push_back(e.tau0);
     table.push_back(e.dtau);
+    table.push_back(1.0 / e.dtau);
+    table.push_back(e.tau0 + e.dtau * double(e.n_intervals));
   }
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   cl::Buffer coef, tab;
@@ -316,6 +383,7 @@ std::uint64_t FieldAccumulator::device_buffer_bytes() const {
 }
 AccumulatorTiming FieldAccumulator::timing() const { return impl_->timing; }
 const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
+const std::string& FieldAccumulator::build_log() const { return impl_->build_log; }
 
 }  // namespace edm
 

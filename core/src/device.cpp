@@ -350,7 +350,7 @@ int opencl_c_version(const cl::Device& d) {
 }  // namespace
 
 cl::Program Device::program(const std::vector<std::string>& files,
-                            const std::map<std::string, std::string>& defines) {
+                            const std::map<std::string, std::string>& defines, int max_registers) {
   // 1. Source: generated defines (tunables), then the common helpers, then the kernels.
   std::string source = "// generated defines\n";
   for (const auto& [k, v] : defines) source += "#define " + k + " " + v + "\n";
@@ -368,6 +368,14 @@ cl::Program Device::program(const std::vector<std::string>& files,
   // FP_CONTRACT is switched off in common.cl for the same reason.
   // NVIDIA: the driver keeps its own JIT cache (~/.nv/ComputeCache); ours sits in front of it and
   // is keyed on the driver version, so an upgrade cannot serve a stale binary.
+  // NVIDIA: -cl-nv-verbose makes the build log carry ptxas's resource usage (registers per
+  // work-item, spill stores/loads, stack) — the first thing to read when tuning a kernel there
+  // (FieldAccumulator::build_log, printed by `edm bench`). Other platforms reject the option.
+  const bool nvidia = platform_.getInfo<CL_PLATFORM_NAME>().find("NVIDIA") != std::string::npos;
+  if (nvidia) options += "-cl-nv-verbose ";
+  // NVIDIA: -cl-nv-maxrregcount=N caps registers per work-item (ptxas spills beyond it); the
+  // only occupancy control OpenCL offers there (no launch bounds).
+  if (nvidia && max_registers > 0) options += "-cl-nv-maxrregcount=" + std::to_string(max_registers) + " ";
   // PoCL: program binaries are supported for the CPU device and embed the target CPU, which is
   // why the key includes the device name (PoCL names it after the CPU, e.g. pthread-skylake-…).
 

@@ -29,8 +29,10 @@ class Device {
 
   // Builds (or loads from the on-disk cache) a program made of the given cl/ files after the
   // generated `#define NAME VALUE` lines. Programs are also memoised per device in memory.
+  // max_registers > 0 caps the registers per work-item where the compiler has such an option
+  // (NVIDIA: -cl-nv-maxrregcount); ignored elsewhere.
   cl::Program program(const std::vector<std::string>& files,
-                      const std::map<std::string, std::string>& defines);
+                      const std::map<std::string, std::string>& defines, int max_registers = 0);
 
  private:
   DeviceInfo info_;

@@ -242,6 +242,12 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   RunSummary S;
   S.run_id = make_run_id();
 
+  // 0. The memory guard first: a cube the devices cannot hold is refused before anything else.
+  {
+    const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
+    for (const auto& d : select_devices(campaign.accumulator.devices))
+      check_device_memory(d, bare, campaign.run.mode == "split" ? Mode::Split : Mode::Total);
+  }
   // 1.–3. Scenario, units, screen, window, solver options (PreparedCell): every input problem
   // surfaces before any device time is spent.
   PreparedCell cell(campaign, plugins);

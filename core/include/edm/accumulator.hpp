@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "edm/device.hpp"
@@ -16,11 +17,21 @@ namespace edm {
 
 struct KernelOptions {
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
-  bool coef_reuse = true;     // keep the interval's coefficients until a knot is crossed
+  bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
+  bool coef_full = false;     // with coef_reuse: load all of an interval at its first evaluation
+                              // (one memory round trip per sample, more registers) instead of
+                              // t,x,y,z first and the rest for the fields (2 % faster on an H200)
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
   int work_group = 0;         // 0 = from the device
-  int electron_group = 1;     // G ≥ 1 electrons per launch: each slot is read and written once per
-                              // launch (bit-identical to G = 1, slot traffic / G)
+  int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
+                              // and written once per launch (bit-identical to G = 1, slot traffic / G)
+  int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
+                              // the device (4 on GPUs: a warp is a 4 × 8 tile); < 0 = row order
+                              // (the effective value is then 0)
+  int window = 0;             // intervals a work-group stages in local memory per (sample, electron);
+                              // 0 = from the device, < 0 = none (the effective value is then 0)
+  int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
+                              // 0 = from the device, < 0 = none
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
@@ -34,6 +45,11 @@ struct AccumulatorTiming {
   std::uint64_t electrons = 0;
   std::vector<double> launch_seconds;  // each launch's profiling time, in launch order
 };
+
+// The memory guard (DeviceError naming the numbers and the screen setting): the cube's buffers must
+// fit the device's maximum allocation and global memory. Returns the bytes per bucket. The
+// accumulator calls it; the run driver calls it first of all, before any trajectory work.
+std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode);
 
 class FieldAccumulator {
  public:
@@ -68,6 +84,11 @@ class FieldAccumulator {
   std::uint64_t device_buffer_bytes() const;
   AccumulatorTiming timing() const;
   const KernelOptions& options() const;  // effective (auto values resolved)
+  // The compiler's build log of the field kernel (with -cl-nv-verbose on NVIDIA: registers, spills);
+  // empty when the program came from a binary cache (edm's, or NVIDIA's own JIT cache when the same
+  // source and options were built before — set EDM_NO_KERNEL_CACHE=1 and clear ~/.nv/ComputeCache
+  // to see it again).
+  const std::string& build_log() const;
 
   struct Impl;
 

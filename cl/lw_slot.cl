@@ -1,0 +1,294 @@
+// The per-slot arithmetic of the Liénard–Wiechert kernel: retarded-time Newton steps, the fields at
+// the retarded time and the slot update, for ONE electron at ONE (pixel, sample). Written in the
+// common subset of OpenCL C 1.2 and C++20 so that the FLOP count of the kernel is taken from this
+// very source: core/src/flop_count.cpp includes it with LW_HOST defined and lw_real a counting
+// number type (edm::flop_per_slot). Conventions of that count: see core/include/edm/flops.hpp.
+// Used by cl/lienard_wiechert.cl (after cl/common.cl). Spline layout: core/include/edm/trajectory.hpp
+// (48 doubles per interval, [component][power]; t,x,y,z are the first 16 = one 128-byte line).
+#ifndef EDM_LW_SLOT_CL
+#define EDM_LW_SLOT_CL
+
+#ifndef LW_HOST
+typedef double lw_real;
+#define LW_GLOBAL __global
+// Coefficients i, i+1 of an interval in ONE 16-byte load (intervals start at even offsets: 48
+// doubles each, offsets multiples of 48). Neighbouring work-items read different intervals (a few
+// knots apart), so every load instruction of a warp touches up to 32 cache lines and costs one L1
+// pass per line: halving the number of instructions halves that (measured: BENCHMARKS.md).
+#define LW_LOAD2(src, i, c)                                          \
+  {                                                                  \
+    const double2 v_ = ((LW_GLOBAL const double2*)(src))[(i) / 2];   \
+    (c)[(i)] = v_.x;                                                 \
+    (c)[(i) + 1] = v_.y;                                             \
+  }
+// The same from the work-group's local-memory window. Stride 50 doubles (400 bytes): interval m
+// starts at 16-byte slot 25m, so 8 lanes reading 8 consecutive intervals (one LDS.128 phase) hit
+// 8 different 16-byte bank groups — no bank conflicts; lanes in the same interval broadcast.
+#define LW_WSTRIDE 50
+#define LW_LOAD2L(src, i, c)                                       \
+  {                                                                \
+    const double2 v_ = ((__local const double2*)(src))[(i) / 2];   \
+    (c)[(i)] = v_.x;                                               \
+    (c)[(i) + 1] = v_.y;                                           \
+  }
+#endif
+
+// An electron's spline as the kernel sees it (read from the launch's table, not kept in registers):
+// coefficients, interval count, first knot, knot spacing, its reciprocal and the last knot.
+typedef struct lw_spline {
+  LW_GLOBAL const double* cf;
+  int n;
+  lw_real tau0, dtau, inv_dtau, tau_end;
+#ifndef LW_HOST
+  // Intervals [win_lo, win_lo + win_n) staged in local memory by the work-group (LW_WINDOW in
+  // lienard_wiechert.cl), LW_WSTRIDE doubles apart; win_n = 0: none.
+  __local const double* win;
+  int win_lo, win_n;
+#endif
+} lw_spline;
+
+// Per-(electron, pixel) solver state carried from sample to sample (registers): the last root,
+// the one before, 1/D at the last root (D = dt_obs/dτ), the coverage window of the pixel, and how
+// many converged roots precede (0 cold, 1, 2 = warm).
+typedef struct lw_electron {
+  lw_real tau, tau_pp, invd_prev, t_first, t_last;
+  int warm;
+} lw_electron;
+
+// Coefficients of the current interval in private memory: block 0 = t,x,y,z (16 doubles, what a
+// Newton step reads), block 1 = the rest (u, a; γ = u⁰ is never read: it comes from the mass shell).
+typedef struct lw_coef {
+  lw_real c[48];
+  int j_newton, j_full;  // interval whose blocks are loaded (−1: none)
+} lw_coef;
+
+// Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1]; s is
+// the offset in it. Outside the span the end cubic is extrapolated (callers stay inside).
+inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
+  const lw_real f = floor((tau - sp->tau0) * sp->inv_dtau);
+  const int j = f < 0.0 ? 0 : (f >= (lw_real)sp->n ? sp->n - 1 : (int)f);
+  *s = tau - (sp->tau0 + (lw_real)j * sp->dtau);
+  return j;
+}
+
+// Loads block 0 (t,x,y,z) or both blocks of interval j. With reuse (1) a block is loaded once per
+// interval (several evaluations of one sample usually share it: the Newton steps and the final
+// evaluation); reuse 2 also loads block 1 together with block 0, so a sample whose root stays in
+// the predictor's interval waits for memory once, not twice (more registers). Without reuse every
+// evaluation reloads. The arithmetic is the same in every case (bit-identical results).
+inline void lw_load(const lw_spline* sp, const int j, const int full, const int reuse, lw_coef* k) {
+#ifndef LW_HOST
+  if ((uint)(j - sp->win_lo) < (uint)sp->win_n) {  // staged by the work-group: same values
+    __local const double* w = sp->win + (j - sp->win_lo) * LW_WSTRIDE;
+    if (!reuse || k->j_newton != j) {
+      for (int i = 0; i < 16; i += 2) LW_LOAD2L(w, i, k->c);
+      k->j_newton = j;
+      k->j_full = -1;
+      if (reuse == 2) {
+        for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
+        k->j_full = j;
+      }
+    }
+    if (full && (!reuse || k->j_full != j)) {
+      for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
+      k->j_full = j;
+    }
+    return;
+  }
+#endif
+  LW_GLOBAL const double* src = sp->cf + (long)j * 48;
+  if (!reuse || k->j_newton != j) {
+    for (int i = 0; i < 16; i += 2) LW_LOAD2(src, i, k->c);
+    k->j_newton = j;
+    k->j_full = -1;
+    if (reuse == 2) {
+      for (int i = 20; i < 48; i += 2) LW_LOAD2(src, i, k->c);
+      k->j_full = j;
+    }
+  }
+  if (full && (!reuse || k->j_full != j)) {
+    for (int i = 20; i < 48; i += 2) LW_LOAD2(src, i, k->c);
+    k->j_full = j;
+  }
+}
+
+// c0 + s(c1 + s(c2 + s c3)) with explicit FMAs (FP_CONTRACT is off: same rounding everywhere).
+inline lw_real lw_horner(const lw_real* c, const lw_real s) {
+  return fma(s, fma(s, fma(s, c[3], c[2]), c[1]), c[0]);
+}
+// Value and τ-derivative of the cubic in ONE Horner pass (synthetic division): 5 FMAs instead of
+// 3 + a second Horner on (c1, 2c2, 3c3).
+inline lw_real lw_horner_d(const lw_real c0, const lw_real c1, const lw_real c2, const lw_real c3,
+                           const lw_real s, lw_real* d) {
+  const lw_real b2 = fma(s, c3, c2);
+  const lw_real b1 = fma(s, b2, c1);
+  *d = fma(s, fma(s, c3, b2), b1);
+  return fma(s, b1, c0);
+}
+// a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
+inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
+
+// Screen-relative arrival time at (px, py) of light leaving the spline at τ (DESIGN §2):
+// (t − s_z z) + ρ²/(R + d), R − d written without cancellation. Setup only (two per work-item).
+inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real px, const lw_real py,
+                          const lw_real sz, const lw_real absZ, lw_coef* k) {
+  lw_real s;
+  const int j = lw_interval(sp, tau, &s);
+  lw_load(sp, j, 0, 1, k);
+  const lw_real* c = k->c;
+  const lw_real lc = fma(s, fma(s, fma(s, lw_pm(c[3], c[15], sz), lw_pm(c[2], c[14], sz)),
+                                lw_pm(c[1], c[13], sz)), lw_pm(c[0], c[12], sz));
+  const lw_real dx = px - lw_horner(c + 4, s), dy = py - lw_horner(c + 8, s);
+  const lw_real d = lw_pm(absZ, lw_horner(c + 12, s), sz);
+  // Same operations as Screen::arrival_rel (no FMA): a window anchored on the host at a pixel's
+  // first arrival then includes that sample here too.
+  const lw_real rho2 = dx * dx + dy * dy;
+  return lc + rho2 / (sqrt(rho2 + d * d) + d);
+}
+
+// One safeguarded Newton step on the residual f(τ) = t_rel − arrival(τ) (strictly decreasing),
+// bracket [lo, hi] updated from the sign of f. With W = R(R + d) > 0,
+//   f·W   = (t_rel − lc)·W − ρ²R                       (ρ²/(R + d) = ρ²R/W),
+//   −f'·W = lc'·W + s_z z'·ρ² − (Δx x' + Δy y')(R + d)  (arrival' = lc' + (s_z z'(R − d) − Δx x' − Δy y')/R),
+// so a step costs one square root and ONE division (the residual, its slope and 1/R would be three).
+// lc' = t' − s_z z' comes from the light-front cubic, so the slope has no cancellation at high γ
+// (t' and z' are both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
+inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real tau, const lw_real t_rel,
+                              const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
+                              lw_real* lo, lw_real* hi, lw_real* step) {
+  lw_real dlc, vx, vy, vz;
+  const lw_real lc = lw_horner_d(lw_pm(c[0], c[12], sz), lw_pm(c[1], c[13], sz), lw_pm(c[2], c[14], sz),
+                                 lw_pm(c[3], c[15], sz), s, &dlc);
+  const lw_real dx = px - lw_horner_d(c[4], c[5], c[6], c[7], s, &vx);
+  const lw_real dy = py - lw_horner_d(c[8], c[9], c[10], c[11], s, &vy);
+  const lw_real d = lw_pm(absZ, lw_horner_d(c[12], c[13], c[14], c[15], s, &vz), sz);
+  const lw_real rho2 = fma(dx, dx, dy * dy);
+  const lw_real R = sqrt(fma(d, d, rho2));
+  const lw_real Rd = R + d;
+  const lw_real W = R * Rd;
+  const lw_real fw = fma(t_rel - lc, W, -(rho2 * R));
+  const lw_real sw = fma(dlc, W, fma(sz > 0.0 ? vz : -vz, rho2, -(fma(dx, vx, dy * vy) * Rd)));
+  if (fw > 0.0) *lo = tau; else *hi = tau;
+  lw_real next = tau + fw / sw;
+  if (!(next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // closed: f = 0 gives next = τ = hi
+  *step = fabs(next - tau);
+  return next;
+}
+
+// Fields at the retarded τ (interval offset s, both coefficient blocks loaded). With n̂ = (r − x)/R,
+// u⁰ = γ from the mass shell of the spatial u (the spline's u⁰ agrees only to interpolation
+// accuracy; this makes D = γ − n̂·u an identity), D = (1 + |n̂ × u|²)/(γ + n̂·u) without
+// cancellation at high γ (STYLE 9), X·u = R D, X·a = R(a⁰ − n̂·a):
+//   near^i = (n^i γ − u^i)/(R² D³)
+//   far^i  = (n^i a⁰ − a^i)/(R D²) − (a⁰ − n̂·a)(n^i γ − u^i)/(R D³)
+// near and far stay separate until the sum (the small-a0 far part keeps its digits). Only 1/R and
+// 1/D are needed: one reciprocal square root and one division. Returns 1/D (next predictor).
+// e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
+inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
+                         const lw_real sz, const lw_real absZ, lw_real* e, lw_real* f, lw_real* n) {
+  const lw_real dx = px - lw_horner(c + 4, s), dy = py - lw_horner(c + 8, s);
+  const lw_real d = lw_pm(absZ, lw_horner(c + 12, s), sz);
+  const lw_real ux = lw_horner(c + 20, s), uy = lw_horner(c + 24, s), uz = lw_horner(c + 28, s);
+  const lw_real a0 = lw_horner(c + 32, s), ax = lw_horner(c + 36, s), ay = lw_horner(c + 40, s),
+                az = lw_horner(c + 44, s);
+  const lw_real invR = rsqrt(fma(d, d, fma(dx, dx, dy * dy)));
+  n[0] = dx * invR;
+  n[1] = dy * invR;
+  n[2] = (sz > 0.0 ? d : -d) * invR;
+  const lw_real gam = sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)));
+  const lw_real cx = fma(n[1], uz, -(n[2] * uy)), cy = fma(n[2], ux, -(n[0] * uz)), cz = fma(n[0], uy, -(n[1] * ux));
+  const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
+  const lw_real invD = (gam + nu) / (1.0 + fma(cx, cx, fma(cy, cy, cz * cz)));
+  const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
+  const lw_real far_a = invR * invD * invD;
+  const lw_real near_f = far_a * invR * invD;
+  const lw_real na = fma(n[0], ax, fma(n[1], ay, n[2] * az));
+  const lw_real far_u = (a0 - na) * (far_a * invD);
+  f[0] = (n[0] * a0 - ax) * far_a - far_u * w0;
+  f[1] = (n[1] * a0 - ay) * far_a - far_u * w1;
+  f[2] = (n[2] * a0 - az) * far_a - far_u * w2;
+  e[0] = w0 * near_f + f[0];
+  e[1] = w1 * near_f + f[1];
+  e[2] = w2 * near_f + f[2];
+  return invD;
+}
+
+// Sets up one electron at one pixel: light from the first / last knot reaches the pixel at
+// t_first / t_last; samples outside get nothing from this electron (check_coverage reports them on
+// the host). Inside, the residual is strictly decreasing (time-like worldline): the root is unique.
+inline void lw_setup(lw_electron* el, const lw_spline* sp, const lw_real px, const lw_real py,
+                     const lw_real sz, const lw_real absZ) {
+  lw_coef k;
+  k.j_newton = k.j_full = -1;
+  el->t_first = lw_arrival(sp, sp->tau0, px, py, sz, absZ, &k);
+  el->t_last = lw_arrival(sp, sp->tau_end, px, py, sz, absZ, &k);
+  el->warm = 0;
+  el->tau = el->tau_pp = sp->tau0;
+  el->invd_prev = 1.0;
+}
+
+// Retarded time of sample t_rel (inside [t_first, t_last]) and the contribution there.
+// Start: cold (first covered sample of the chunk) the whole span; warm, from the previous root τ₁
+// with dτ/dt = 1/D₁: after two consecutive roots the midpoint rule τ₂ + 2 dt/D₁ (error O(dt³)),
+// else τ₁ + dt/D₁. Then exactly newton_iters safeguarded steps once two roots are known; the first
+// two samples iterate to convergence, so the midpoint predictor starts from accurate roots (and
+// chunking changes results only at rounding level). reuse / newton_iters / the split flag are
+// compile-time constants in the kernel.
+inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
+                     const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
+                     const int newton_iters, const int reuse, lw_real* e, lw_real* f, lw_real* n) {
+  lw_coef k;
+  k.j_newton = k.j_full = -1;
+  lw_real lo, hi = sp->tau_end, tau = el->tau, s, step;
+  if (el->warm == 0) {
+    lo = sp->tau0;
+    tau = sp->tau0;
+  } else {
+    lo = tau;
+    lw_real pred = el->warm == 2 ? el->tau_pp + 2.0 * dt * el->invd_prev : tau + dt * el->invd_prev;
+    el->tau_pp = tau;
+    if (!(pred > lo && pred < hi)) pred = 0.5 * (lo + hi);
+    tau = pred;
+  }
+  if (el->warm == 2) {
+    for (int it = 0; it < newton_iters; ++it) {
+      const int j = lw_interval(sp, tau, &s);
+      lw_load(sp, j, 0, reuse, &k);
+      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
+    }
+  } else {
+    // Convergence scale: a few ulps of τ over the span.
+    const lw_real tol = 4.0 * DBL_EPSILON * fmax(fabs(sp->tau0), fabs(sp->tau_end));
+    for (int it = 0; it < 200; ++it) {
+      const int j = lw_interval(sp, tau, &s);
+      lw_load(sp, j, 0, reuse, &k);
+      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
+      if (step <= tol || hi - lo <= tol) break;
+    }
+    el->warm += 1;
+  }
+  el->tau = tau;
+  const int j = lw_interval(sp, tau, &s);
+  lw_load(sp, j, 1, reuse, &k);
+  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, e, f, n);
+}
+
+// Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.
+inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_real* n, const int split) {
+  acc[0] += e[0];
+  acc[1] += e[1];
+  acc[2] += e[2];
+  acc[3] += n[1] * e[2] - n[2] * e[1];
+  acc[4] += n[2] * e[0] - n[0] * e[2];
+  acc[5] += n[0] * e[1] - n[1] * e[0];
+  if (split) {
+    acc[6] += f[0];
+    acc[7] += f[1];
+    acc[8] += f[2];
+    acc[9] += n[1] * f[2] - n[2] * f[1];
+    acc[10] += n[2] * f[0] - n[0] * f[2];
+    acc[11] += n[0] * f[1] - n[1] * f[0];
+  }
+}
+
+#endif  // EDM_LW_SLOT_CL
