@@ -212,8 +212,13 @@ std::vector<DeviceInfo> select_devices(const std::string& spec_in) {
     throw nothing("no device with FP64 support");
   }
   if (l == "all") {
+    // Every FP64 GPU when there are any: a node's CPU (PoCL beside the GPUs) would be the slowest
+    // shard and usually cannot hold the cube. Machines without FP64 GPUs use every FP64 device.
     for (auto& d : all)
-      if (d.fp64) out.push_back(d);
+      if (d.fp64 && d.type == "GPU") out.push_back(d);
+    if (out.empty())
+      for (auto& d : all)
+        if (d.fp64) out.push_back(d);
     if (out.empty()) throw nothing("no device with FP64 support");
     return out;
   }

@@ -22,7 +22,7 @@ struct DeviceInfo {
 std::vector<DeviceInfo> list_devices();
 
 // Selects devices by a spec: "auto" (first FP64 GPU, else first FP64 device), "all" (every FP64
-// device), "0,1" (indices), "gpu"/"cpu" (type), or a name substring. Throws ConfigError naming the
+// GPU, or every FP64 device when there is no FP64 GPU), "0,1" (indices), "gpu"/"cpu" (type), or a name substring. Throws ConfigError naming the
 // spec when nothing matches, DeviceError naming the device when it lacks FP64.
 std::vector<DeviceInfo> select_devices(const std::string& spec);
 
