@@ -93,6 +93,8 @@ int cmd_bench(const Args& args) {
   k.coef_reuse = campaign.accumulator.coef_reuse;
   k.sample_chunks = campaign.accumulator.sample_chunks;
   k.work_group = campaign.accumulator.work_group;
+  k.electron_group = campaign.accumulator.electron_group;
+  k.tile_width = campaign.accumulator.tile_width;
   // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
   if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
   if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);

@@ -279,6 +279,8 @@ const std::map<std::string, Setter>& setters() {
     t["accumulator.coef_reuse"] = member(&C::accumulator, &AccumulatorSection::coef_reuse);
     t["accumulator.sample_chunks"] = member(&C::accumulator, &AccumulatorSection::sample_chunks);
     t["accumulator.work_group"] = member(&C::accumulator, &AccumulatorSection::work_group);
+    t["accumulator.electron_group"] = member(&C::accumulator, &AccumulatorSection::electron_group);
+    t["accumulator.tile_width"] = member(&C::accumulator, &AccumulatorSection::tile_width);
     t["accumulator.electron_batch"] = member(&C::accumulator, &AccumulatorSection::electron_batch);
     t["accumulator.batch_overlap"] = member(&C::accumulator, &AccumulatorSection::batch_overlap);
     t["accumulator.devices"] = member(&C::accumulator, &AccumulatorSection::devices);
@@ -647,6 +649,8 @@ toml::table Campaign::to_toml() const {
                 {"coef_reuse", accumulator.coef_reuse},
                 {"sample_chunks", i64(accumulator.sample_chunks)},
                 {"work_group", i64(accumulator.work_group)},
+                {"electron_group", i64(accumulator.electron_group)},
+                {"tile_width", i64(accumulator.tile_width)},
                 {"batch_overlap", accumulator.batch_overlap},
                 {"devices", accumulator.devices}};
   if (accumulator.electron_batch < 0)

@@ -58,6 +58,8 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"coef_reuse", a.coef_reuse},
                      {"sample_chunks", x.sample_chunks},
                      {"work_group", x.work_group},
+                     {"electron_group", x.electron_group},
+                     {"tile_width", x.tile_width},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", campaign.trajectory.model},

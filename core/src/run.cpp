@@ -283,6 +283,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   kopt.coef_reuse = campaign.accumulator.coef_reuse;
   kopt.sample_chunks = campaign.accumulator.sample_chunks;
   kopt.work_group = campaign.accumulator.work_group;
+  kopt.electron_group = campaign.accumulator.electron_group;
+  kopt.tile_width = campaign.accumulator.tile_width;
 
   // 4. Ranks (MPI builds under mpirun): each rank takes a contiguous block of the ensemble.
   // Electrons, seeds and trajectories are global, so they do not depend on the rank count.
@@ -519,6 +521,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
   x.sample_chunks = acc.options().sample_chunks;
   x.work_group = acc.options().work_group;
+  x.electron_group = acc.options().electron_group;
+  x.tile_width = acc.options().tile_width;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
   try {

@@ -22,7 +22,7 @@ struct ManifestExtras {
   double flop_per_slot = 0;       // 0 = not counted
   double fp64_peak = 0;           // FLOP/s, 0 = not measured
   std::string kernel_options;     // effective tunables
-  int sample_chunks = 0, work_group = 0;
+  int sample_chunks = 0, work_group = 0, electron_group = 0, tile_width = 0;
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
