@@ -273,10 +273,14 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                                          " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
                                          "choose another [run] output");
 
-  obs.phase("devices", campaign.accumulator.devices);
   const auto infos = select_devices(campaign.accumulator.devices);
   for (const auto& d : infos)
     S.devices.push_back(std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")");
+  {
+    std::string names;
+    for (const auto& d : S.devices) names += (names.empty() ? "" : "; ") + d;
+    obs.phase("devices", names);
+  }
 
   KernelOptions kopt;
   kopt.newton_iters = campaign.accumulator.newton_iters;
