@@ -28,7 +28,8 @@ const fs::path& quickstart_run() {
     const auto campaign = edm::test::source_dir() / "share/campaigns/quickstart.toml";
     const auto r =
         edm::test::run_command(edm::test::edm_binary().string() + " run " + campaign.string() + " --output " +
-                               out.string() + " --set screen.nx=17 --set screen.ny=17 --quiet");
+                               out.string() + " --set screen.nx=17 --set screen.ny=17 --set screen.samples=1024"
+                               " --set screen.samples_per_period=512 --quiet");
     if (r.exit_code != 0) throw std::runtime_error("edm run of the quickstart failed:\n" + r.output);
     return out;
   }();
