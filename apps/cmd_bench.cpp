@@ -52,7 +52,7 @@ int cmd_bench(const Args& args) {
       "electrons,n", po::value(&electrons), "electrons timed after the warm-up (default 4)")(
       "device", po::value(&device), "device spec (auto | 0 | gpu | name substring)")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value")(
-      "no-peak", "skip the FP64 peak probe")("json", "print one JSON object");
+      "no-peak", "skip the FP64 peak")("probe", "re-measure the FP64 peak instead of using the cached value")("json", "print one JSON object");
   po::options_description hidden;
   hidden.add_options()("campaign", po::value(&campaign_file));
   po::positional_options_description pos;
@@ -118,7 +118,7 @@ int cmd_bench(const Args& args) {
   const double slots = double(cell.screen().slots_per_electron()) * double(electrons);
   const double slots_per_s = kernel > 0 ? slots / kernel : 0;
   double peak = 0;
-  if (!vm.count("no-peak")) peak = measure_fp64_peak(*dev);
+  if (!vm.count("no-peak")) peak = fp64_peak(info, vm.count("probe") > 0);  // cached per device + driver
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
   record_device_rate(info, slots_per_s);  // for `edm run --dry-run` time estimates

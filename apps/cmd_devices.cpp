@@ -1,6 +1,7 @@
 // edm devices — lists every OpenCL device of every platform (index as accumulator.devices uses it,
 // platform, vendor, name, driver, type, compute units, memory, max allocation, FP64) as a table or,
-// with --json, as a JSON array for scripts; --peak adds the measured FP64 peak (FMA-chain probe).
+// with --json, as a JSON array for scripts; --probe measures the FP64 peak (FMA-chain probe) and caches it per device and driver;
+// --peak shows the cached value (measuring it once if needed).
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +9,7 @@
 
 #include "commands.hpp"
 #include "edm/device.hpp"
+#include "edm/device_rate.hpp"
 
 namespace po = boost::program_options;
 
@@ -42,7 +44,8 @@ std::string gib(std::uint64_t b) {
 int cmd_devices(const Args& args) {
   po::options_description opts("edm devices [options]");
   opts.add_options()("help,h", "this help")("json", "print a JSON array instead of a table")(
-      "peak", "measure each FP64 device's peak with an FMA-chain probe (takes a second or so each)");
+      "probe", "measure each FP64 device's peak with an FMA-chain probe (a second or so each) and cache it")(
+      "peak", "show each FP64 device's peak: the cached measurement, or a new one if there is none");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(opts).run(), vm);
   po::notify(vm);
@@ -53,12 +56,10 @@ int cmd_devices(const Args& args) {
   const auto devices = list_devices();
   // Measured FP64 peak per device index (0 = not measured / no FP64).
   std::vector<double> peak(devices.size(), 0.0);
-  if (vm.count("peak"))
+  const bool show_peak = vm.count("peak") || vm.count("probe");
+  if (show_peak)
     for (size_t i = 0; i < devices.size(); ++i)
-      if (devices[i].fp64) {
-        auto dev = open_device(devices[i]);
-        peak[i] = measure_fp64_peak(*dev);
-      }
+      if (devices[i].fp64) peak[i] = fp64_peak(devices[i], vm.count("probe") > 0);
   if (vm.count("json")) {
     std::cout << "[";
     for (size_t i = 0; i < devices.size(); ++i) {
@@ -70,7 +71,7 @@ int cmd_devices(const Args& args) {
                 << "\", \"type\": \"" << d.type << "\", \"compute_units\": " << d.compute_units
                 << ", \"global_memory\": " << d.global_memory << ", \"max_allocation\": " << d.max_allocation
                 << ", \"fp64\": " << (d.fp64 ? "true" : "false");
-      if (vm.count("peak")) std::cout << ", \"fp64_peak_flops\": " << peak[i];
+      if (show_peak) std::cout << ", \"fp64_peak_flops\": " << peak[i];
       std::cout << "}";
     }
     std::cout << (devices.empty() ? "]\n" : "\n]\n");

@@ -1,4 +1,4 @@
-// Per-device cache of the measured field rate (~/.cache/edm/rate-<hash>.txt), written atomically.
+// Per-device cache of measured values (~/.cache/edm/<name>-<hash>.txt), written atomically.
 #include "edm/device_rate.hpp"
 
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 namespace edm {
 namespace {
-std::filesystem::path rate_file(const DeviceInfo& info) {
+std::filesystem::path value_file(const DeviceInfo& info, const std::string& name) {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
   const char* home = std::getenv("HOME");
   std::filesystem::path dir = xdg && *xdg ? std::filesystem::path(xdg) / "edm"
@@ -16,13 +16,13 @@ std::filesystem::path rate_file(const DeviceInfo& info) {
                                          : std::filesystem::path();
   if (dir.empty()) return {};
   const auto key = std::hash<std::string>{}(info.platform + '\0' + info.name + '\0' + info.driver_version);
-  return dir / ("rate-" + std::to_string(key) + ".txt");
+  return dir / (name + "-" + std::to_string(key) + ".txt");
 }
 }  // namespace
 
-void record_device_rate(const DeviceInfo& info, double slots_per_second) {
-  const auto f = rate_file(info);
-  if (f.empty() || !(slots_per_second > 0)) return;
+void record_device_value(const DeviceInfo& info, const std::string& name, double value) {
+  const auto f = value_file(info, name);
+  if (f.empty() || !(value > 0)) return;
   std::error_code ec;
   std::filesystem::create_directories(f.parent_path(), ec);
   auto tmp = f;
@@ -30,18 +30,27 @@ void record_device_rate(const DeviceInfo& info, double slots_per_second) {
   {
     std::ofstream out(tmp);
     out.precision(17);
-    out << slots_per_second << "\n";
+    out << value << "\n";
     if (!out) return;  // a cache that cannot be written is only a missed estimate
   }
   std::filesystem::rename(tmp, f, ec);
 }
 
-double cached_device_rate(const DeviceInfo& info) {
-  const auto f = rate_file(info);
+double cached_device_value(const DeviceInfo& info, const std::string& name) {
+  const auto f = value_file(info, name);
   if (f.empty()) return 0;
   std::ifstream in(f);
   double v = 0;
   return (in >> v && v > 0) ? v : 0;
+}
+
+double fp64_peak(const DeviceInfo& info, bool remeasure) {
+  if (!remeasure)
+    if (const double v = cached_device_value(info, "peak"); v > 0) return v;
+  auto dev = open_device(info);
+  const double v = measure_fp64_peak(*dev);
+  record_device_value(info, "peak", v);
+  return v;
 }
 
 }  // namespace edm

@@ -26,6 +26,7 @@
 #include "edm/device.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
+#include "edm/flops.hpp"
 #include "edm/laser.hpp"
 #include "edm/manifest.hpp"
 #include "edm/trajectory.hpp"
@@ -526,6 +527,18 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.sample_chunks = acc.options().sample_chunks;
   x.work_group = acc.options().work_group;
   x.electron_group = acc.options().electron_group;
+  // FLOPs counted from the kernel source; the peak is the cached FMA-probe measurement of the
+  // devices used (`edm devices --probe`), so peak_fraction_field is left out until one exists.
+  x.flop_per_slot = flop_per_slot(acc.options(), mode);
+  for (const auto& d : mine) {
+    const double p = cached_device_value(d, "peak");
+    if (p <= 0) {
+      x.fp64_peak = 0;
+      break;
+    }
+    x.fp64_peak += p;
+  }
+  x.fp64_peak *= ranks.size;  // every rank uses the same kind of devices
   x.tile_width = acc.options().tile_width;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;

@@ -1,11 +1,22 @@
-// The field rate a device reached in `edm bench` (slots/s), cached per device and driver, so that
-// `edm run --dry-run` can estimate a run's time from a measurement rather than a guess.
+// Per-device measurements cached per device and driver (~/.cache/edm): the field rate `edm bench`
+// reached (slots/s, for `edm run --dry-run` time estimates) and the FP64 peak of the FMA-chain probe
+// (FLOP/s, for the manifest's peak_fraction_field and `edm bench`), so that estimates and fractions
+// come from measurements rather than guesses, without re-measuring on every run.
 #pragma once
+#include <string>
+
 #include "edm/device.hpp"
 
 namespace edm {
 
-void record_device_rate(const DeviceInfo& info, double slots_per_second);
-double cached_device_rate(const DeviceInfo& info);  // 0 if this device was never benchmarked
+void record_device_value(const DeviceInfo& info, const std::string& name, double value);
+double cached_device_value(const DeviceInfo& info, const std::string& name);  // 0 if never measured
+
+inline void record_device_rate(const DeviceInfo& info, double slots_per_second) {
+  record_device_value(info, "rate", slots_per_second);
+}
+inline double cached_device_rate(const DeviceInfo& info) { return cached_device_value(info, "rate"); }
+// The FMA-chain peak: measured (and cached) unless a cached value exists or `remeasure` is set.
+double fp64_peak(const DeviceInfo& info, bool remeasure = false);
 
 }  // namespace edm
