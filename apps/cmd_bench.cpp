@@ -88,13 +88,7 @@ int cmd_bench(const Args& args) {
 
   const auto info = select_devices(campaign.accumulator.devices).front();
   auto dev = open_device(info);
-  KernelOptions k;
-  k.newton_iters = campaign.accumulator.newton_iters;
-  k.coef_reuse = campaign.accumulator.coef_reuse;
-  k.sample_chunks = campaign.accumulator.sample_chunks;
-  k.work_group = campaign.accumulator.work_group;
-  k.electron_group = campaign.accumulator.electron_group;
-  k.tile_width = campaign.accumulator.tile_width;
+  KernelOptions k = kernel_options(campaign.accumulator);
   // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
   if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
   if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);

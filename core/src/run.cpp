@@ -237,6 +237,17 @@ SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const 
   return solve_trajectories(solver_scenario(), first, count, impl_->solve);
 }
 
+KernelOptions kernel_options(const AccumulatorSection& a) {
+  KernelOptions k;
+  k.newton_iters = a.newton_iters;
+  k.coef_reuse = a.coef_reuse;
+  k.sample_chunks = a.sample_chunks;
+  k.work_group = a.work_group;
+  k.electron_group = a.electron_group;
+  k.tile_width = a.tile_width;
+  return k;
+}
+
 RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                         const RunOptions& options, RunObserver& obs) {
   const auto t_start = Clock::now();
@@ -283,13 +294,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     obs.phase("devices", names);
   }
 
-  KernelOptions kopt;
-  kopt.newton_iters = campaign.accumulator.newton_iters;
-  kopt.coef_reuse = campaign.accumulator.coef_reuse;
-  kopt.sample_chunks = campaign.accumulator.sample_chunks;
-  kopt.work_group = campaign.accumulator.work_group;
-  kopt.electron_group = campaign.accumulator.electron_group;
-  kopt.tile_width = campaign.accumulator.tile_width;
+  const KernelOptions kopt = kernel_options(campaign.accumulator);
 
   // 4. Ranks (MPI builds under mpirun): each rank takes a contiguous block of the ensemble.
   // Electrons, seeds and trajectories are global, so they do not depend on the rank count.

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
 #include "edm/plugins.hpp"
 #include "edm/screen.hpp"
@@ -90,6 +91,9 @@ class PreparedCell {
 
 RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                         const RunOptions& options, RunObserver& observer);
+
+// The kernel tunables of a campaign's [accumulator] (0 = chosen from the device).
+KernelOptions kernel_options(const AccumulatorSection& accumulator);
 
 // Host peak resident set size (VmHWM) of this process, bytes.
 std::uint64_t host_peak_rss();
