@@ -20,16 +20,6 @@
 #include "edm/writer.hpp"
 #include "test_support.hpp"
 
-// LOCAL TO THIS TEST, until screen.cpp (being written in another worktree) is merged: FieldWriter
-// names its groups with edm::bucket_name. Weak, so the real definition wins once libedm has it —
-// the lead may delete this block after the merge.
-namespace edm {
-__attribute__((weak)) const char* bucket_name(int bucket) {
-  static const char* names[] = {"E", "B", "E_far", "B_far"};
-  return (bucket >= 0 && bucket < 4) ? names[bucket] : "?";
-}
-}  // namespace edm
-
 namespace fs = std::filesystem;
 namespace tol = edm::test::tol;
 using edm::si::c;
