@@ -69,7 +69,7 @@ edm_scenario_v1 extended_table(ExtendedStart& ext) {
   t.self = &ext;
   t.destroy = [](void*) {};  // the wrapper owns nothing; the plugin's scenario outlives it
   t.electron_count = [](const void* self) {
-    return static_cast<const ExtendedStart*>(self)->start.size() + 0ul;
+    return static_cast<std::uint64_t>(static_cast<const ExtendedStart*>(self)->start.size());
   };
   t.initial_state = [](const void* self, uint64_t i, double y[8], char*, size_t) {
     const auto& st = static_cast<const ExtendedStart*>(self)->start[i];
@@ -499,8 +499,10 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // reduced to rank 0 (never a second whole cube anywhere), which writes it into field.h5.
   obs.phase("download", "");
   std::vector<double> reduced;
+  double write_seconds = 0;
   acc.finish(
       [&](int b, int c, int y0, int y1, const double* d) {
+        const auto tw = Clock::now();
         const std::size_t n = std::size_t(y1 - y0) * std::size_t(screen.nx) * std::size_t(screen.samples);
         if (ranks.size > 1) {
           if (ranks.rank == 0) reduced.resize(n);
@@ -509,6 +511,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
         } else {
           writer->write_slab(b, c, y0, y1, d);
         }
+        write_seconds += seconds_since(tw);
       },
       rows_per_slab);
   S.timing.field = seconds_since(t_first_launch);
@@ -522,7 +525,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   writer->write_gamma_trace(gamma, units);
   writer->set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
+  const auto tc = Clock::now();
   writer->commit();
+  S.timing.write = write_seconds + seconds_since(tc);  // HDF5 writes of the slabs (+ MPI reduce) and commit
   S.timing.total = seconds_since(t_start);
   S.host_estimate_bytes = double(B) * double(S.spline_bytes_per_electron) + double(slab_bytes);
 

@@ -42,8 +42,10 @@ struct Screen {
 // t0_rel is left 0 for window = auto; choose_window sets it.
 Screen make_screen(const ScreenSection& s, const Normalization& units);
 
-// Auto window (corner-anchored): sample 0 at the latest arrival, over all pixels and electrons, of
-// light from the electrons' initial states, so that no electron's trajectory starts inside the window.
+// Corner-anchored window start for screens built by hand (tests, tools): sample 0 at the latest
+// arrival, over all pixels and electrons, of light from the given initial states, so that no
+// trajectory starting there begins inside the window. (`edm run`'s auto window is centred on the
+// interaction and extends the trajectories instead: PreparedCell in run.hpp.)
 void choose_window(Screen& screen, const std::vector<std::array<double, 8>>& initial_states);
 
 // Window coverage (DESIGN §2) per electron: the samples whose retarded time falls before the first
