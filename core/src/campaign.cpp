@@ -459,7 +459,9 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
   if (!std::filesystem::is_regular_file(p, ec))
     fail(kMissingData, b.where(full), section, "file",
          std::string(what) + " '" + file + "' not found" + (p.string() != file ? " (looked for " + p.string() + ")" : ""));
-  file = p.string();
+  // Absolute from here on: the plugin, the manifest and a replay must not resolve it again
+  // against another folder (a relative campaign path made share/campaigns/share/campaigns/…).
+  file = std::filesystem::absolute(p, ec).lexically_normal().string();
 }
 
 }  // namespace
