@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "edm/error.hpp"
+#include "edm/trajectory.hpp"
 
 namespace edm {
 namespace {
@@ -123,6 +124,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
   if (t.field > 0) flops.insert("slots_per_second_field", double(s.slots) / t.field);
   m.insert("flops", std::move(flops));
   m.insert("memory", toml::table{{"host_peak_rss", double(s.host_peak_rss)},
+                                 {"spline_bytes_per_knot", double(spline_bytes_per_knot())},
                                  {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
                                  {"device_buffer_bytes", double(s.device_buffer_bytes)},
                                  {"host_estimate", s.host_estimate_bytes}});
