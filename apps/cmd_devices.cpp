@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/device.hpp"
 #include "edm/device_rate.hpp"
 
@@ -47,12 +48,8 @@ int cmd_devices(const Args& args) {
       "probe", "measure each FP64 device's peak with an FMA-chain probe (a second or so each) and cache it")(
       "peak", "show each FP64 device's peak: the cached measurement, or a new one if there is none");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  std::string none;
+  if (!parse_command(args, opts, nullptr, none, vm)) return 0;  // --help
   const auto devices = list_devices();
   // Measured FP64 peak per device index (0 = not measured / no FP64).
   std::vector<double> peak(devices.size(), 0.0);

@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/plugins.hpp"
 
 namespace po = boost::program_options;
@@ -100,12 +101,8 @@ int cmd_plugins(const Args& args) {
   po::options_description opts("edm plugins: scenario plugins, their models and load failures");
   opts.add_options()("help,h", "this help")("json", "machine-readable output");
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(opts).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << opts << "\n";
-    return 0;
-  }
+  std::string none;
+  if (!parse_command(args, opts, nullptr, none, vm)) return 0;  // --help
   const auto path = PluginRegistry::default_search_path();
   const PluginRegistry reg = PluginRegistry::from_paths(path);
   if (vm.count("json"))

@@ -41,9 +41,11 @@ bool parse_command(const std::vector<std::string>& args, const boost::program_op
                    const char* name, std::string& positional, boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   po::options_description hidden;
-  hidden.add_options()(name, po::value(&positional));
   po::positional_options_description pos;
-  pos.add(name, 1);
+  if (name) {
+    hidden.add_options()(name, po::value(&positional));
+    pos.add(name, 1);
+  }
   po::options_description all;
   all.add(desc).add(hidden);
   po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);

@@ -15,8 +15,9 @@ namespace edm::app {
 // naming the bad option.
 std::vector<Override> parse_set_options(const std::vector<std::string>& sets);
 
-// Parses a subcommand's arguments: the options in `desc` plus one positional argument stored in
-// `positional` (registered as option `name`). Prints `desc` and returns false on --help.
+// Parses a subcommand's arguments: the options in `desc` plus, when `name` is given, one positional
+// argument stored in `positional` (registered as option `name`). Prints `desc` and returns false
+// on --help.
 bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
                    const char* name, std::string& positional, boost::program_options::variables_map& vm);
 

@@ -86,15 +86,21 @@ void expect_identical(const fs::path& a, const fs::path& b) {
     BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0, name << " differs after resume");
   }
 }
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(killed_run_resumes_bit_identically) {
-  const auto dir = test::temp_dir("resume");
+// Writes the campaign into a fresh folder and runs it uninterrupted into <dir>/full (the reference).
+fs::path campaign_with_reference(const std::string& tag, fs::path& dir) {
+  dir = test::temp_dir(tag);
   const auto campaign = dir / "cell.toml";
   std::ofstream(campaign) << kCell;
   auto full = test::run_command(test::edm_binary().string() + " run " + campaign.string() + " --quiet --output " +
                                 (dir / "full").string());
   BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+  return campaign;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(killed_run_resumes_bit_identically) {
+  fs::path dir;
+  const auto campaign = campaign_with_reference("resume", dir);
 
   const auto part = dir / "part";
   pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string(), "--checkpoint-every", "1"});
@@ -115,12 +121,8 @@ BOOST_AUTO_TEST_CASE(killed_run_resumes_bit_identically) {
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_writes_a_checkpoint_and_exits_cleanly) {
-  const auto dir = test::temp_dir("sigterm");
-  const auto campaign = dir / "cell.toml";
-  std::ofstream(campaign) << kCell;
-  auto full = test::run_command(test::edm_binary().string() + " run " + campaign.string() + " --quiet --output " +
-                                (dir / "full").string());
-  BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+  fs::path dir;
+  const auto campaign = campaign_with_reference("sigterm", dir);
   const auto part = dir / "part";
   // Checkpoints only on the signal (-1: none scheduled), so the one we find is the SIGTERM's.
   pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string(), "--checkpoint-every", "-1"});
