@@ -92,6 +92,7 @@ int cmd_bench(const Args& args) {
   // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
   if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
   if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
+  if (const char* o = std::getenv("EDM_PIXEL_ORDER")) k.pixel_order = parse_pixel_order(o);
   if (const char* r = std::getenv("EDM_MAX_REGISTERS")) k.max_registers = std::atoi(r);
   if (const char* w = std::getenv("EDM_WINDOW")) k.window = std::atoi(w);
   if (const char* f = std::getenv("EDM_COEF_FULL")) k.coef_full = std::atoi(f) != 0;
@@ -140,22 +141,23 @@ int cmd_bench(const Args& args) {
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
         "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"max_registers\": %d, \"window\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"window\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
         "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
         ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, eff.max_registers, eff.window, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.window, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());
   std::printf("cell            %d x %d pixels x %d samples = %.3g slots/electron, %llu electrons timed\n",
               cell.screen().nx, cell.screen().ny, cell.screen().samples,
               double(cell.screen().slots_per_electron()), (unsigned long long)electrons);
-  std::printf("kernel options  newton_iters %d, coef_reuse %s, sample_chunks %d, work_group %d, electron_group %d\n",
+  std::printf("kernel options  newton_iters %d, coef_reuse %s, sample_chunks %d, work_group %d, electron_group %d, "
+              "pixel_order %s\n",
               eff.newton_iters, eff.coef_reuse ? "on" : "off", eff.sample_chunks, eff.work_group,
-              eff.electron_group);
+              eff.electron_group, pixel_order_name(eff.pixel_order));
   std::printf("launches        %zu: median %.3f ms, min %.3f ms, max %.3f ms\n", launches.size(), median * 1e3,
               launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
   std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);

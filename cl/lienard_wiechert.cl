@@ -16,14 +16,14 @@
 // (= −e k²/(4πε0) < 0), which the writer applies; B is in the same units with c = 1 (B = n̂ × E).
 //
 // Work decomposition: one launch per group of G electrons (G = 1: one per electron); one work-item per
-// (pixel p, sample chunk c); work-group g covers pixel tile g mod (number of tiles) of chunk
-// g / (number of tiles). Chunk c of pixel p owns samples [k0, k1) of that pixel and all 3 components of
+// (device position q, sample chunk c); work-group g covers positions [wg·(g mod P), wg·(g mod P + 1))
+// of chunk g / P (P = groups per chunk). Chunk c of position q owns samples [k0, k1) of that pixel and all 3 components of
 // every bucket there, so no two work-items touch the same slot (no atomics) and one in-order queue
 // adds electrons in the same order whatever the batching (deterministic sums).
 //
-// Device buffer layout, per bucket (E, B, E_far, B_far): [comp][k][pixel], pixel = iy·nx + ix
-// fastest — neighbouring work-items (neighbouring pixels, same k) touch neighbouring addresses, so
-// the read-modify-write of a sample is coalesced on GPUs. slab_transpose turns rows of it into the
+// Device buffer layout, per bucket (E, B, E_far, B_far): [comp][k][position], position fastest —
+// neighbouring work-items (neighbouring positions, same k) touch neighbouring addresses, so the
+// read-modify-write of a sample is coalesced on GPUs; position q holds pixel pixel_of[q]. slab_transpose turns rows of it into the
 // output layout (iy, ix, k fastest).
 
 // Electron e of the launch's table (uniform across the work-group: a broadcast load).
@@ -50,12 +50,13 @@ inline lw_spline lw_table(__global const double* coef, __global const double* ta
 // split of the ensemble into batches (no alignment of groups to the global index is needed), while
 // the slot traffic (the cube read-modify-write, 96 bytes per slot in total mode) is divided by G.
 //
-// Pixels of a work-group form a tile of tile_w × (local size / tile_w) pixels instead of a run of a
-// row: at the edge of a γ = 5 screen neighbouring pixels sit ~4 knots apart in retarded time, so a
-// compact tile (a warp = 4 × 8 pixels on GPUs) keeps the intervals a warp reads (one new 384-byte
-// interval per sample) close together and reused from L1 by its neighbours; the 4 pixels of a tile
-// row are one 32-byte sector of each slot plane (coalesced slot traffic).
-// tile_w = 0: pixels in plain row order (CPUs: no idle work-items on narrow screens).
+// Work-item q of a chunk owns device position q, i.e. pixel pixel_of[q] (the host's pixel order,
+// core/include/edm/accumulator.hpp: rings by default). Neighbouring work-items own neighbouring
+// addresses of every slot plane (coalesced slot traffic whatever the order), and in ring order a
+// warp's 32 pixels lie on an arc at one distance from the axis, so their retarded times — and the
+// 384-byte intervals they load every sample — are a few knots apart for every electron of a beam near
+// the axis (4 × 8 tiles: ~18 distinct intervals per warp load at the edge of the benchmark screen,
+// rings: ~5), and the warp's load instructions touch few cache lines.
 //
 // table: 6 doubles per electron of the batch: coefficient offset (doubles), intervals, τ0, dτ, 1/dτ,
 // τ0 + n dτ (the last two from the host, so the kernel never divides to find an interval).
@@ -66,31 +67,22 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
                             const double t0_rel, const double dt,
                             __global double* restrict E, __global double* restrict B,
                             __global double* restrict Ef, __global double* restrict Bf,
-                            const int tile_w) {
+                            __global const int* restrict pixel_of) {
   const int npix = nx * ny;
   const int wg = (int)get_local_size(0), group = (int)get_group_id(0), l = (int)get_local_id(0);
-  int ix, iy, chunk;
-  if (tile_w > 0) {
-    const int tile_h = wg / tile_w;
-    const int ntx = (nx + tile_w - 1) / tile_w, nty = (ny + tile_h - 1) / tile_h;
-    const int tile = group % (ntx * nty);
-    chunk = group / (ntx * nty);
-    ix = (tile % ntx) * tile_w + l % tile_w;
-    iy = (tile / ntx) * tile_h + l / tile_w;
-  } else {  // linear: pixels in row order, the last group of a chunk padded
-    const int per_chunk = (npix + wg - 1) / wg;
-    const int q = (group % per_chunk) * wg + l;
-    chunk = group / per_chunk;
-    ix = q < npix ? q % nx : nx;  // past the last pixel: inactive
-    iy = q < npix ? q / nx : ny;
-  }
-  // Work-items past the screen edge (tiles overhanging it, padding) do nothing, but with a window
+  const int per_chunk = (npix + wg - 1) / wg;
+  const int q = (group % per_chunk) * wg + l;  // device position; past the last one: inactive
+  const int chunk = group / per_chunk;
+  const int pix = q < npix ? pixel_of[q] : 0;
+  const int ix = q < npix ? pix % nx : nx;
+  const int iy = q < npix ? pix / nx : ny;
+  // Work-items past the last position (padding of the last group) do nothing, but with a window
   // they must stay for the work-group's barriers.
   const int active = ix < nx && iy < ny;
 #if !LW_WINDOW
   if (!active) return;
 #endif
-  const int p = active ? iy * nx + ix : 0;
+  const int p = active ? q : 0;  // slot index within a plane
   const int k0 = (int)(((long)samples * chunk) / SAMPLE_CHUNKS);
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
@@ -205,16 +197,17 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   }
 }
 
-// Rows [iy0, iy0 + rows) of component `comp` of one bucket, from the device layout [comp][k][pixel]
-// to the output layout (row, ix, k) with k fastest. Global id 0 runs over k so the writes are
-// coalesced; the strided reads happen once per run, at finish.
+// Rows [iy0, iy0 + rows) of component `comp` of one bucket, from the device layout
+// [comp][k][position] to the output layout (row, ix, k) with k fastest; position_of[pixel] inverts
+// the pixel order. Global id 0 runs over k so the writes are coalesced; the scattered reads happen
+// once per run, at finish.
 __kernel void slab_transpose(__global const double* restrict src, __global double* restrict dst,
                              const int nx, const int ny, const int samples, const int comp,
-                             const int iy0, const int rows) {
+                             const int iy0, const int rows, __global const int* restrict position_of) {
   const int k = (int)get_global_id(0);
   const int q = (int)get_global_id(1);  // (row − iy0)·nx + ix
   if (k >= samples || q >= rows * nx) return;
   const ulong npix = (ulong)nx * (ulong)ny;
   dst[(ulong)q * (ulong)samples + (ulong)k] =
-      src[((ulong)comp * (ulong)samples + (ulong)k) * npix + (ulong)iy0 * (ulong)nx + (ulong)q];
+      src[((ulong)comp * (ulong)samples + (ulong)k) * npix + (ulong)position_of[iy0 * nx + q]];
 }

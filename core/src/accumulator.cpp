@@ -1,5 +1,5 @@
-// FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][pixel]
-// (pixel fastest, see cl/lienard_wiechert.cl), one kernel launch per group of G electrons
+// FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][position]
+// (position fastest; position → pixel by the pixel order's permutation, see cl/lienard_wiechert.cl), one kernel launch per group of G electrons
 // on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
 // layout (iy, ix, k).
 #include <algorithm>
@@ -21,6 +21,9 @@ struct FieldAccumulator::Impl {
   Mode mode;
   KernelOptions options;
   cl::Kernel lw, transpose;
+  std::vector<std::int32_t> pixel_of;  // pixel at each device position (pixel_permutation)
+  std::uint64_t layout_hash = 0;
+  cl::Buffer pixel_of_buf, position_of_buf;  // the permutation and its inverse
   std::vector<cl::Buffer> buckets;   // bucket_count(mode) buffers of 3·samples·pixels doubles
   std::uint64_t bucket_bytes = 0;
   // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
@@ -83,6 +86,62 @@ int auto_window(const DeviceInfo&) { return 0; }
 int auto_registers(const DeviceInfo&) { return -1; }
 
 }  // namespace
+
+const char* pixel_order_name(PixelOrder o) {
+  switch (o) {
+    case PixelOrder::Rings: return "rings";
+    case PixelOrder::Tiles: return "tiles";
+    case PixelOrder::Rows: return "rows";
+    default: return "auto";
+  }
+}
+
+PixelOrder parse_pixel_order(const std::string& name) {
+  for (PixelOrder o : {PixelOrder::Auto, PixelOrder::Rings, PixelOrder::Tiles, PixelOrder::Rows})
+    if (name == pixel_order_name(o)) return o;
+  throw ConfigError("EDM-ACC-014", "accumulator.pixel_order = \"" + name +
+                                       "\" is not one of \"auto\", \"rings\", \"tiles\", \"rows\"");
+}
+
+std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, int tile_w, int tile_h) {
+  const std::int64_t n = std::int64_t(s.nx) * s.ny;
+  std::vector<std::int32_t> out;
+  out.reserve(std::size_t(n));
+  if (order == PixelOrder::Tiles && tile_w > 0 && tile_h > 0) {
+    for (int ty = 0; ty < s.ny; ty += tile_h)
+      for (int tx = 0; tx < s.nx; tx += tile_w)
+        for (int y = ty; y < std::min(ty + tile_h, s.ny); ++y)
+          for (int x = tx; x < std::min(tx + tile_w, s.nx); ++x) out.push_back(std::int32_t(y * s.nx + x));
+    return out;
+  }
+  for (std::int64_t p = 0; p < n; ++p) out.push_back(std::int32_t(p));
+  if (order != PixelOrder::Rings && order != PixelOrder::Auto) return out;
+  // Rings: band = ⌊ρ / pitch⌋ (the larger pixel pitch, so a band is about one pixel wide), then the
+  // "diamond angle" in [0, 4) — monotone in the polar angle, and a division instead of atan2, so the
+  // order (and with it the checkpoint layout) is the same on every platform.
+  const double px = s.nx > 1 ? 2.0 * s.half_x / (s.nx - 1) : 0.0, py = s.ny > 1 ? 2.0 * s.half_y / (s.ny - 1) : 0.0;
+  const double pitch = std::max(px, py) > 0 ? std::max(px, py) : 1.0;
+  struct Key {
+    std::int64_t band;
+    double angle;
+    std::int32_t p;
+  };
+  std::vector<Key> keys;
+  keys.reserve(std::size_t(n));
+  for (std::int64_t p = 0; p < n; ++p) {
+    const double x = s.pixel_x(int(p % s.nx)), y = s.pixel_y(int(p / s.nx));
+    const double rho = std::sqrt(x * x + y * y);
+    const double a = (x == 0 && y == 0) ? 0.0
+                     : y >= 0          ? (x >= 0 ? y / (x + y) : 1.0 - x / (-x + y))
+                                       : (x < 0 ? 2.0 - y / (-x - y) : 3.0 + x / (x - y));
+    keys.push_back({std::int64_t(std::floor(rho / pitch)), a, std::int32_t(p)});
+  }
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return a.band != b.band ? a.band < b.band : a.angle != b.angle ? a.angle < b.angle : a.p < b.p;
+  });
+  for (std::size_t i = 0; i < keys.size(); ++i) out[i] = keys[i].p;
+  return out;
+}
 
 // The memory guard: one buffer of 3 × samples × pixels doubles per bucket must fit the device's
 // maximum allocation, and all buckets its global memory. Returns the bytes per bucket.
@@ -185,25 +244,36 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     if (wg > kmax)
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());
-    // Tile width: 4 on GPUs (a warp is a 4 × 8 tile; H200, benchmark cell: rows 43.8 → tiles 8
-    // wide 38.5 ms, then with 16-byte loads 8 wide 26.7, 4 wide 23.2, 2 wide 24.6, 1 wide 29.2);
-    // 0 = row order elsewhere (a CPU gains nothing from tiles, and a tile wider than the screen
-    // would leave work-items idle).
-    std::size_t tw = m.options.tile_width > 0   ? std::size_t(m.options.tile_width)
-                     : m.options.tile_width < 0 ? 0
-                                                : (info.type == "GPU" && wg % 4 == 0 ? 4 : 0);
-    if (tw > 0 && wg % tw != 0)
-      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
-                                           std::to_string(wg));
+    // Pixel order (see PixelOrder): rings unless tiles or rows are asked for, on every device, so
+    // that devices of a run share one layout (reduce, checkpoints). H200, benchmark cell: rows
+    // 43.8 ms per electron, 4 × 8 tiles 23.2, rings: BENCHMARKS.md.
+    PixelOrder order = m.options.pixel_order;
+    if (order == PixelOrder::Auto)
+      order = m.options.tile_width > 0 ? PixelOrder::Tiles : m.options.tile_width < 0 ? PixelOrder::Rows : PixelOrder::Rings;
+    std::size_t tw = 0;
+    if (order == PixelOrder::Tiles) {
+      tw = m.options.tile_width > 0 ? std::size_t(m.options.tile_width) : (wg % 4 == 0 ? 4 : 1);
+      if (wg % tw != 0)
+        throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
+                                             std::to_string(wg));
+    }
+    m.options.pixel_order = order;
     m.options.work_group = int(wg);
     m.options.tile_width = int(tw);
     m.local = wg;
-    std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
-    if (tw > 0) {
-      const std::size_t th = wg / tw;
-      groups_per_chunk = ((std::size_t(screen.nx) + tw - 1) / tw) * ((std::size_t(screen.ny) + th - 1) / th);
-    }
+    m.pixel_of = pixel_permutation(screen, order, int(tw), tw > 0 ? int(wg / tw) : 0);
+    std::vector<std::int32_t> position_of(m.pixel_of.size());
+    for (std::size_t q = 0; q < m.pixel_of.size(); ++q) position_of[std::size_t(m.pixel_of[q])] = std::int32_t(q);
+    m.layout_hash = 1469598103934665603ull;  // FNV-1a over the permutation's bytes
+    for (std::int32_t v : m.pixel_of)
+      for (int b = 0; b < 4; ++b) m.layout_hash = (m.layout_hash ^ ((std::uint32_t(v) >> (8 * b)) & 0xffu)) * 1099511628211ull;
+    const std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
     m.global = groups_per_chunk * wg * std::size_t(m.options.sample_chunks);
+    const std::size_t perm_bytes = m.pixel_of.size() * sizeof(std::int32_t);
+    m.pixel_of_buf = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, perm_bytes);
+    m.position_of_buf = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, perm_bytes);
+    m.device->queue().enqueueWriteBuffer(m.pixel_of_buf, CL_TRUE, 0, perm_bytes, m.pixel_of.data());
+    m.device->queue().enqueueWriteBuffer(m.position_of_buf, CL_TRUE, 0, perm_bytes, position_of.data());
 
     // Buffers created and zeroed once; they persist across batches.
     for (int b = 0; b < nb; ++b) {
@@ -224,7 +294,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
     m.lw.setArg(14, m.buckets[mode == Mode::Split ? 2 : 0]);
     m.lw.setArg(15, m.buckets[mode == Mode::Split ? 3 : 1]);
-    m.lw.setArg(16, cl_int(tw));
+    m.lw.setArg(16, m.pixel_of_buf);
     m.device->queue().flush();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
@@ -362,6 +432,7 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
           m.transpose.setArg(5, comp);
           m.transpose.setArg(6, iy0);
           m.transpose.setArg(7, rows);
+          m.transpose.setArg(8, m.position_of_buf);
           m.device->queue().enqueueNDRangeKernel(m.transpose, cl::NullRange,
                                                  cl::NDRange(std::size_t(s.samples), std::size_t(rows) * s.nx),
                                                  cl::NullRange);
@@ -403,6 +474,10 @@ void FieldAccumulator::reduce_into(FieldAccumulator& target) {
       a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || src.mode != dst.mode)
     throw Error("EDM-ACC-020", "reducing accumulators of different screens or modes (" + src.where() +
                                    " into " + dst.where() + ")");
+  if (src.layout_hash != dst.layout_hash)
+    throw Error("EDM-ACC-023", "reducing accumulators with different pixel orders (" + src.where() + ": " +
+                                   pixel_order_name(src.options.pixel_order) + ", " + dst.where() + ": " +
+                                   pixel_order_name(dst.options.pixel_order) + ")");
   if (src.finished || dst.finished)
     throw Error("EDM-ACC-021", "reducing a finished accumulator (" + src.where() + ")");
   drain();
@@ -443,6 +518,7 @@ void FieldAccumulator::reduce_into(FieldAccumulator& target) {
 namespace edm {
 
 std::uint64_t FieldAccumulator::raw_doubles_per_bucket() const { return impl_->bucket_bytes / sizeof(double); }
+std::uint64_t FieldAccumulator::layout_hash() const { return impl_->layout_hash; }
 
 void FieldAccumulator::download_raw(const RawSink& sink) {
   auto& m = *impl_;

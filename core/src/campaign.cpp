@@ -281,6 +281,7 @@ const std::map<std::string, Setter>& setters() {
     t["accumulator.work_group"] = member(&C::accumulator, &AccumulatorSection::work_group);
     t["accumulator.electron_group"] = member(&C::accumulator, &AccumulatorSection::electron_group);
     t["accumulator.tile_width"] = member(&C::accumulator, &AccumulatorSection::tile_width);
+    t["accumulator.pixel_order"] = member(&C::accumulator, &AccumulatorSection::pixel_order);
     t["accumulator.electron_batch"] = member(&C::accumulator, &AccumulatorSection::electron_batch);
     t["accumulator.batch_overlap"] = member(&C::accumulator, &AccumulatorSection::batch_overlap);
     t["accumulator.devices"] = member(&C::accumulator, &AccumulatorSection::devices);
@@ -653,6 +654,7 @@ toml::table Campaign::to_toml() const {
                 {"work_group", i64(accumulator.work_group)},
                 {"electron_group", i64(accumulator.electron_group)},
                 {"tile_width", i64(accumulator.tile_width)},
+                {"pixel_order", accumulator.pixel_order},
                 {"batch_overlap", accumulator.batch_overlap},
                 {"devices", accumulator.devices}};
   if (accumulator.electron_batch < 0)

@@ -103,6 +103,9 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_attr_u64(root, "next_electron", st.next_electron);
     put_attr_u64(root, "batches_done", st.batches_done);
     put_attr_u64(root, "devices", acc.device_count());
+    // The raw cube is in the device layout, which depends on the pixel order (and is the same on
+    // every device of a run): its fingerprint, checked on resume.
+    put_attr_u64(root, "layout_hash", acc.device_accumulator(0).layout_hash());
     put_attr_u64(root, "knots_total", st.knots_total);
     put_attr_u64(root, "spline_bytes_per_electron", st.spline_bytes_per_electron);
     put_attr_f64(root, "trajectories", st.trajectories);
@@ -202,6 +205,16 @@ void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumul
     throw IoError("EDM-CKP-002", file.string() + " was written with " +
                                      std::to_string(get_attr_u64(f.get(), "devices", file)) +
                                      " device(s); resume with the same device count (--device)");
+  {
+    // Checkpoints from before the pixel orders (no fingerprint) were in tile order on GPUs and row
+    // order on CPUs; rather than guess, they are refused.
+    Handle a(H5Aopen(f.get(), "layout_hash", H5P_DEFAULT), H5Aclose);
+    const std::uint64_t want = acc.device_accumulator(0).layout_hash();
+    if (!a.valid() || get_attr_u64(f.get(), "layout_hash", file) != want)
+      throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
+                                   "(accumulator.pixel_order / tile_width / work_group differ); resume with the "
+                                   "settings it was written with");
+  }
   for (std::size_t d = 0; d < acc.device_count(); ++d) {
     FieldAccumulator& a = acc.device_accumulator(d);
     std::vector<Handle> sets;

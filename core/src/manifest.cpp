@@ -61,6 +61,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"work_group", x.work_group},
                      {"electron_group", x.electron_group},
                      {"tile_width", x.tile_width},
+                     {"pixel_order", x.pixel_order},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", campaign.trajectory.model},

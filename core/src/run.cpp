@@ -245,6 +245,7 @@ KernelOptions kernel_options(const AccumulatorSection& a) {
   k.work_group = a.work_group;
   k.electron_group = a.electron_group;
   k.tile_width = a.tile_width;
+  k.pixel_order = parse_pixel_order(a.pixel_order);
   return k;
 }
 
@@ -550,6 +551,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   }
   x.fp64_peak *= ranks.size;  // every rank uses the same kind of devices
   x.tile_width = acc.options().tile_width;
+  x.pixel_order = pixel_order_name(acc.options().pixel_order);
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
   try {

@@ -96,7 +96,11 @@ std::vector<KeySpec> build_schema() {
        "electrons per kernel launch, summed in registers (bit-identical for any value); 0 = from the device",
        none, ">=0"},
       {"accumulator", "tile_width", "int", "", "0",
-       "pixels per row of a work-group's pixel tile (divides work_group); 0 = from the device", none, ">=0"},
+       "pixels per row of a work-group's pixel tile (pixel_order tiles; divides work_group); 0 = 4", none, ">=0"},
+      {"accumulator", "pixel_order", "string", "", "\"auto\"",
+       "which pixels share a warp (speed only, results bit-identical): rings around the axis, tiles, "
+       "rows; auto = rings (tiles if tile_width > 0)",
+       {"auto", "rings", "tiles", "rows"}, ""},
       {"accumulator", "electron_batch", "int|string", "", "0",
        "electrons per batch: 0 = single pass, \"auto\" = from host memory (env EDM_ELECTRON_BATCH)", none, ">=0"},
       {"accumulator", "batch_overlap", "bool", "", "true",

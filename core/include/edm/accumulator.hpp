@@ -15,6 +15,23 @@
 
 namespace edm {
 
+// How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
+// share a warp). Only speed depends on it: every slot gets the same additions in the same order.
+//   Rings: bands one pixel pitch wide around the screen centre, each band by angle — a warp's 32
+//          pixels form an arc at one distance from the axis, so their retarded times (which depend
+//          on that distance) sit within a few knots of each other for every electron of a beam
+//          near the axis, and the warp's interval loads touch a few cache lines instead of ~18
+//          (benchmark cell; BENCHMARKS.md).
+//   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
+//   Rows:  plain row order (identity).
+enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };
+const char* pixel_order_name(PixelOrder o);  // "auto", "rings", "tiles", "rows"
+PixelOrder parse_pixel_order(const std::string& name);  // ConfigError naming the key on a bad name
+
+// The permutation: pixel (iy·nx + ix) at each device position, every pixel exactly once. tile_w,
+// tile_h only for Tiles. Deterministic across platforms (IEEE-exact arithmetic only: no libm).
+std::vector<std::int32_t> pixel_permutation(const Screen& screen, PixelOrder order, int tile_w = 4, int tile_h = 8);
+
 struct KernelOptions {
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
@@ -25,9 +42,11 @@ struct KernelOptions {
   int work_group = 0;         // 0 = from the device
   int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
                               // and written once per launch (bit-identical to G = 1, slot traffic / G)
-  int tile_width = 0;         // pixels per tile row of a work-group (divides work_group); 0 = from
-                              // the device (4 on GPUs: a warp is a 4 × 8 tile); < 0 = row order
-                              // (the effective value is then 0)
+  int tile_width = 0;         // pixels per tile row (pixel_order tiles; divides work_group);
+                              // > 0 with pixel_order auto selects tiles, < 0 row order; the
+                              // effective value is 0 unless the order is tiles
+  PixelOrder pixel_order = PixelOrder::Auto;  // Auto: tiles when tile_width > 0, rows when
+                                              // tile_width < 0, else rings (effective value set)
   int window = 0;             // intervals a work-group stages in local memory per (sample, electron);
                               // 0 = from the device, < 0 = none (the effective value is then 0)
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
@@ -76,6 +95,9 @@ class FieldAccumulator {
   using RawSink = std::function<void(int bucket, std::uint64_t offset, const double* data, std::size_t n)>;
   using RawSource = std::function<void(int bucket, std::uint64_t offset, double* data, std::size_t n)>;
   std::uint64_t raw_doubles_per_bucket() const;
+  // FNV-1a hash of the pixel permutation: the raw layout's fingerprint (a checkpoint records it, a
+  // reduce and a resume require it to match).
+  std::uint64_t layout_hash() const;
   void download_raw(const RawSink& sink);
   void upload_raw(const RawSource& source);
 

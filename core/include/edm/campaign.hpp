@@ -81,6 +81,7 @@ struct AccumulatorSection {
   int work_group = 0;             // 0 = chosen from the device
   int electron_group = 0;         // electrons per launch, summed in registers; 0 = from the device
   int tile_width = 0;             // pixels per tile row of a work-group; 0 = from the device
+  std::string pixel_order = "auto";  // auto | rings | tiles | rows (which pixels share a warp)
   std::int64_t electron_batch = 0;  // 0 = single pass; -1 = "auto" (from the host memory budget)
   bool batch_overlap = true;
   std::string devices = "auto";   // auto | all | "0,1" | a name substring

@@ -23,6 +23,7 @@ struct ManifestExtras {
   double fp64_peak = 0;           // FLOP/s, 0 = not measured
   std::string kernel_options;     // effective tunables
   int sample_chunks = 0, work_group = 0, electron_group = 0, tile_width = 0;
+  std::string pixel_order;  // effective (rings, tiles, rows)
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
