@@ -4,8 +4,8 @@
 // (edm::flop_per_slot), FLOP/s and their fraction of the device's measured FP64 peak, and the
 // compiler's resource lines (registers, spills) where it logs them.
 // Kernel knobs that are not campaign keys, for tuning (unset or 0 = chosen from the device):
-// EDM_ELECTRON_GROUP, EDM_TILE_WIDTH (< 0: row order), EDM_WINDOW (< 0: none), EDM_MAX_REGISTERS
-// (< 0: none), EDM_COEF_FULL (0/1).
+// EDM_ELECTRON_GROUP, EDM_TILE_WIDTH, EDM_PIXEL_ORDER (rings | tiles | rows), EDM_MAX_REGISTERS
+// (< 0: none), EDM_STATE_LOCAL (1 on, < 0 off).
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,8 +94,7 @@ int cmd_bench(const Args& args) {
   if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
   if (const char* o = std::getenv("EDM_PIXEL_ORDER")) k.pixel_order = parse_pixel_order(o);
   if (const char* r = std::getenv("EDM_MAX_REGISTERS")) k.max_registers = std::atoi(r);
-  if (const char* w = std::getenv("EDM_WINDOW")) k.window = std::atoi(w);
-  if (const char* f = std::getenv("EDM_COEF_FULL")) k.coef_full = std::atoi(f) != 0;
+  if (const char* l = std::getenv("EDM_STATE_LOCAL")) k.state_local = std::atoi(l);
   FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
@@ -141,13 +140,13 @@ int cmd_bench(const Args& args) {
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
         "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"window\": %d, \"coef_full\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"state_local\": %s, \"trajectory_solve_s\": %.6g, "
         "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
         ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.window, eff.coef_full ? "true" : "false", solve_s, resources.c_str());
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.state_local > 0 ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());

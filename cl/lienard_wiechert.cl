@@ -36,9 +36,6 @@ inline lw_spline lw_table(__global const double* coef, __global const double* ta
   sp.dtau = t[3];
   sp.inv_dtau = t[4];
   sp.tau_end = t[5];
-  sp.win = 0;
-  sp.win_lo = 0;
-  sp.win_n = 0;
   return sp;
 }
 
@@ -76,13 +73,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   const int pix = q < npix ? pixel_of[q] : 0;
   const int ix = q < npix ? pix % nx : nx;
   const int iy = q < npix ? pix / nx : ny;
-  // Work-items past the last position (padding of the last group) do nothing, but with a window
-  // they must stay for the work-group's barriers.
+  // Work-items past the last position (padding of the last group) do nothing (no barriers below).
   const int active = ix < nx && iy < ny;
-#if !LW_WINDOW
   if (!active) return;
-#endif
-  const int p = active ? q : 0;  // slot index within a plane
+  const int p = q;  // slot index within a plane
   const int k0 = (int)(((long)samples * chunk) / SAMPLE_CHUNKS);
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
@@ -91,23 +85,39 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   const double absZ = fabs(zs);
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 
-#if LW_WINDOW
-  // double2, not double: the window is read with 16-byte loads, which must be 16-byte aligned
-  // (a double array is only 8-byte aligned; NVIDIA faults on the misaligned load, PoCL does not).
-  __local double2 win2[LW_WINDOW * LW_WSTRIDE / 2];
-  __local const double* win = (__local const double*)win2;
-  __local int wred[16];  // 8 partial minima and maxima of the predicted intervals
-  if (l < 8) {
-    wred[l] = INT_MAX;
-    wred[8 + l] = -1;
-  }
-#endif
+#if LW_STATE_LOCAL
+  // The G electrons' solver state in local memory, one slot per (electron, work-item), copied into
+  // registers only while that electron is solved: G × 11 registers fewer per work-item, which with
+  // the u, a cubics read from memory (lw_fields) and a register cap lets 16 instead of 8 warps share
+  // an SM (H200, benchmark cell: 17.3 → 13.6 ms per electron; BENCHMARKS.md). Arrays per member:
+  // consecutive work-items touch consecutive words (no bank conflicts).
+  __local double s_tau[ELECTRON_GROUP * LW_WG], s_pp[ELECTRON_GROUP * LW_WG], s_invd[ELECTRON_GROUP * LW_WG],
+      s_tf[ELECTRON_GROUP * LW_WG], s_tl[ELECTRON_GROUP * LW_WG];
+  __local int s_warm[ELECTRON_GROUP * LW_WG];
+#define LW_T_FIRST(e) s_tf[(e) * LW_WG + l]
+#define LW_T_LAST(e) s_tl[(e) * LW_WG + l]
+#else
   lw_electron el[ELECTRON_GROUP];
+#define LW_T_FIRST(e) el[e].t_first
+#define LW_T_LAST(e) el[e].t_last
+#endif
 #pragma unroll
   for (int e = 0; e < ELECTRON_GROUP; ++e)
     if (e < count && active) {
       const lw_spline sp = lw_table(coef, table, first + e);
-      lw_setup(&el[e], &sp, px, py, sz, absZ);
+      lw_electron x;
+      lw_setup(&x, &sp, px, py, sz, absZ);
+#if LW_STATE_LOCAL
+      const int i = e * LW_WG + l;
+      s_tau[i] = x.tau;
+      s_pp[i] = x.tau_pp;
+      s_invd[i] = x.invd_prev;
+      s_tf[i] = x.t_first;
+      s_tl[i] = x.t_last;
+      s_warm[i] = x.warm;
+#else
+      el[e] = x;
+#endif
     }
 
   for (int k = k0; k < k1; ++k) {
@@ -118,10 +128,8 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
     int any = 0;
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e)
-      any |= active && e < count && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
-#if !LW_WINDOW
+      any |= active && e < count && t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e);
     if (!any) continue;
-#endif
     double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
     for (int c = 0; c < 3 && any; ++c) {
       acc[c] = E[i0 + c * plane];
@@ -134,56 +142,26 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e) {
       if (e >= count) continue;  // uniform across the work-group
-      const int covered = active && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
-      lw_spline sp = lw_table(coef, table, first + e);
-#if LW_WINDOW
-      // Stage the intervals this electron's predicted retarded times fall in (± 1) for the whole
-      // work-group: contiguous, coalesced loads once per work-group instead of one scattered
-      // 384-byte interval per work-item (neighbouring pixels sit a few knots apart in τ, so a
-      // warp's loads otherwise touch up to 32 cache lines per instruction). Work-items whose
-      // interval is not staged (cold solves, a window wider than LW_WINDOW) read global memory.
-      {
-        int jp = -1;
-        if (covered && el[e].warm == 2) {
-          double s;
-          jp = lw_interval(&sp, el[e].tau_pp + 2.0 * dt * el[e].invd_prev, &s);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);  // the previous window is no longer read; wred is reset
-        if (jp >= 0) {  // 8 counters, not 1: fewer work-items collide on one address
-          atomic_min(&wred[l & 7], jp);
-          atomic_max(&wred[8 + (l & 7)], jp);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        int lo = wred[0], hi = wred[8];
-        for (int i = 1; i < 8; ++i) {
-          lo = min(lo, wred[i]);
-          hi = max(hi, wred[8 + i]);
-        }
-        int cnt = 0;
-        if (hi >= 0) {
-          lo = max(lo - 1, 0);
-          hi = min(hi + 1, sp.n - 1);
-          cnt = min(hi - lo + 1, LW_WINDOW);
-        }
-        __global const double2* src = (__global const double2*)(sp.cf + (ulong)lo * 48);
-        __local double2* dst = win2;
-        for (int q = l; q < cnt * 24; q += wg) {
-          const int m = q / 24;
-          dst[m * (LW_WSTRIDE / 2) + (q - 24 * m)] = src[q];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (l < 8) {  // reset for the next round (read by nobody until its first barrier)
-          wred[l] = INT_MAX;
-          wred[8 + l] = -1;
-        }
-        sp.win = win;
-        sp.win_lo = lo;
-        sp.win_n = cnt;
-      }
-#endif
-      if (!covered) continue;
+      if (!(active && t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e))) continue;
+      const lw_spline sp = lw_table(coef, table, first + e);
       double ev[3], fv[3], n[3];
+#if LW_STATE_LOCAL
+      const int i = e * LW_WG + l;
+      lw_electron x;
+      x.tau = s_tau[i];
+      x.tau_pp = s_pp[i];
+      x.invd_prev = s_invd[i];
+      x.t_first = s_tf[i];
+      x.t_last = s_tl[i];
+      x.warm = s_warm[i];
+      lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
+      s_tau[i] = x.tau;
+      s_pp[i] = x.tau_pp;
+      s_invd[i] = x.invd_prev;
+      s_warm[i] = x.warm;
+#else
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
+#endif
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }
     for (int c = 0; c < 3 && any; ++c) {

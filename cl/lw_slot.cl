@@ -21,15 +21,15 @@ typedef double lw_real;
     (c)[(i)] = v_.x;                                                 \
     (c)[(i) + 1] = v_.y;                                             \
   }
-// The same from the work-group's local-memory window. Stride 50 doubles (400 bytes): interval m
-// starts at 16-byte slot 25m, so 8 lanes reading 8 consecutive intervals (one LDS.128 phase) hit
-// 8 different 16-byte bank groups — no bank conflicts; lanes in the same interval broadcast.
-#define LW_WSTRIDE 50
-#define LW_LOAD2L(src, i, c)                                       \
-  {                                                                \
-    const double2 v_ = ((__local const double2*)(src))[(i) / 2];   \
-    (c)[(i)] = v_.x;                                               \
-    (c)[(i) + 1] = v_.y;                                           \
+// Coefficients i..i+3 (one cubic) in two 16-byte loads, straight into values (no private copy).
+#define LW_LOAD4(src, i, c0, c1, c2, c3)                                 \
+  {                                                                      \
+    const double2 a_ = ((LW_GLOBAL const double2*)(src))[(i) / 2];       \
+    const double2 b_ = ((LW_GLOBAL const double2*)(src))[(i) / 2 + 1];   \
+    c0 = a_.x;                                                           \
+    c1 = a_.y;                                                           \
+    c2 = b_.x;                                                           \
+    c3 = b_.y;                                                           \
   }
 #endif
 
@@ -39,12 +39,6 @@ typedef struct lw_spline {
   LW_GLOBAL const double* cf;
   int n;
   lw_real tau0, dtau, inv_dtau, tau_end;
-#ifndef LW_HOST
-  // Intervals [win_lo, win_lo + win_n) staged in local memory by the work-group (LW_WINDOW in
-  // lienard_wiechert.cl), LW_WSTRIDE doubles apart; win_n = 0: none.
-  __local const double* win;
-  int win_lo, win_n;
-#endif
 } lw_spline;
 
 // Per-(electron, pixel) solver state carried from sample to sample (registers): the last root,
@@ -55,11 +49,14 @@ typedef struct lw_electron {
   int warm;
 } lw_electron;
 
-// Coefficients of the current interval in private memory: block 0 = t,x,y,z (16 doubles, what a
-// Newton step reads), block 1 = the rest (u, a; γ = u⁰ is never read: it comes from the mass shell).
+// The t,x,y,z cubics of the current interval in private memory (16 doubles: all a Newton step reads,
+// and the position for the fields). The u, a cubics are NOT copied here: the field evaluation reads
+// them straight from memory (lw_fields), which keeps 56 registers per work-item free — H200: 254 →
+// 136 registers and 17.3 → 14.3 ms per electron of the benchmark cell (BENCHMARKS.md); in ring order
+// a warp's lanes mostly read the same interval, so those loads are L1 broadcasts.
 typedef struct lw_coef {
-  lw_real c[48];
-  int j_newton, j_full;  // interval whose blocks are loaded (−1: none)
+  lw_real c[16];
+  int j;  // interval loaded (−1: none)
 } lw_coef;
 
 // Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1]; s is
@@ -71,45 +68,14 @@ inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
   return j;
 }
 
-// Loads block 0 (t,x,y,z) or both blocks of interval j. With reuse (1) a block is loaded once per
-// interval (several evaluations of one sample usually share it: the Newton steps and the final
-// evaluation); reuse 2 also loads block 1 together with block 0, so a sample whose root stays in
-// the predictor's interval waits for memory once, not twice (more registers). Without reuse every
-// evaluation reloads. The arithmetic is the same in every case (bit-identical results).
-inline void lw_load(const lw_spline* sp, const int j, const int full, const int reuse, lw_coef* k) {
-#ifndef LW_HOST
-  if ((uint)(j - sp->win_lo) < (uint)sp->win_n) {  // staged by the work-group: same values
-    __local const double* w = sp->win + (j - sp->win_lo) * LW_WSTRIDE;
-    if (!reuse || k->j_newton != j) {
-      for (int i = 0; i < 16; i += 2) LW_LOAD2L(w, i, k->c);
-      k->j_newton = j;
-      k->j_full = -1;
-      if (reuse == 2) {
-        for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
-        k->j_full = j;
-      }
-    }
-    if (full && (!reuse || k->j_full != j)) {
-      for (int i = 20; i < 48; i += 2) LW_LOAD2L(w, i, k->c);
-      k->j_full = j;
-    }
-    return;
-  }
-#endif
+// Loads the t,x,y,z cubics of interval j. With reuse they are loaded once per interval (the Newton
+// steps and the field evaluation of a sample usually share one); without, every evaluation reloads.
+// The arithmetic is the same either way (bit-identical results).
+inline void lw_load(const lw_spline* sp, const int j, const int reuse, lw_coef* k) {
+  if (reuse && k->j == j) return;
   LW_GLOBAL const double* src = sp->cf + (long)j * 48;
-  if (!reuse || k->j_newton != j) {
-    for (int i = 0; i < 16; i += 2) LW_LOAD2(src, i, k->c);
-    k->j_newton = j;
-    k->j_full = -1;
-    if (reuse == 2) {
-      for (int i = 20; i < 48; i += 2) LW_LOAD2(src, i, k->c);
-      k->j_full = j;
-    }
-  }
-  if (full && (!reuse || k->j_full != j)) {
-    for (int i = 20; i < 48; i += 2) LW_LOAD2(src, i, k->c);
-    k->j_full = j;
-  }
+  for (int i = 0; i < 16; i += 2) LW_LOAD2(src, i, k->c);
+  k->j = j;
 }
 
 // c0 + s(c1 + s(c2 + s c3)) with explicit FMAs (FP_CONTRACT is off: same rounding everywhere).
@@ -125,6 +91,12 @@ inline lw_real lw_horner_d(const lw_real c0, const lw_real c1, const lw_real c2,
   *d = fma(s, fma(s, c3, b2), b1);
   return fma(s, b1, c0);
 }
+// The same Horner pass on the cubic at src[i..i+3] in memory.
+inline lw_real lw_horner_m(LW_GLOBAL const double* src, const int i, const lw_real s) {
+  lw_real c0, c1, c2, c3;
+  LW_LOAD4(src, i, c0, c1, c2, c3);
+  return fma(s, fma(s, fma(s, c3, c2), c1), c0);
+}
 // a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
 inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
 
@@ -134,7 +106,7 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
                           const lw_real sz, const lw_real absZ, lw_coef* k) {
   lw_real s;
   const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, 0, 1, k);
+  lw_load(sp, j, 1, k);
   const lw_real* c = k->c;
   const lw_real lc = fma(s, fma(s, fma(s, lw_pm(c[3], c[15], sz), lw_pm(c[2], c[14], sz)),
                                 lw_pm(c[1], c[13], sz)), lw_pm(c[0], c[12], sz));
@@ -175,7 +147,8 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   return next;
 }
 
-// Fields at the retarded τ (interval offset s, both coefficient blocks loaded). With n̂ = (r − x)/R,
+// Fields at the retarded τ (interval offset s; c = its t,x,y,z cubics, g = the interval in memory,
+// whose u and a cubics are read from there). With n̂ = (r − x)/R,
 // u⁰ = γ from the mass shell of the spatial u (the spline's u⁰ agrees only to interpolation
 // accuracy; this makes D = γ − n̂·u an identity), D = (1 + |n̂ × u|²)/(γ + n̂·u) without
 // cancellation at high γ (STYLE 9), X·u = R D, X·a = R(a⁰ − n̂·a):
@@ -184,13 +157,13 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // near and far stay separate until the sum (the small-a0 far part keeps its digits). Only 1/R and
 // 1/D are needed: one reciprocal square root and one division. Returns 1/D (next predictor).
 // e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
-inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
+inline lw_real lw_fields(const lw_real* c, LW_GLOBAL const double* g, const lw_real s, const lw_real px, const lw_real py,
                          const lw_real sz, const lw_real absZ, lw_real* e, lw_real* f, lw_real* n) {
   const lw_real dx = px - lw_horner(c + 4, s), dy = py - lw_horner(c + 8, s);
   const lw_real d = lw_pm(absZ, lw_horner(c + 12, s), sz);
-  const lw_real ux = lw_horner(c + 20, s), uy = lw_horner(c + 24, s), uz = lw_horner(c + 28, s);
-  const lw_real a0 = lw_horner(c + 32, s), ax = lw_horner(c + 36, s), ay = lw_horner(c + 40, s),
-                az = lw_horner(c + 44, s);
+  const lw_real ux = lw_horner_m(g, 20, s), uy = lw_horner_m(g, 24, s), uz = lw_horner_m(g, 28, s);
+  const lw_real a0 = lw_horner_m(g, 32, s), ax = lw_horner_m(g, 36, s), ay = lw_horner_m(g, 40, s),
+                az = lw_horner_m(g, 44, s);
   const lw_real invR = rsqrt(fma(d, d, fma(dx, dx, dy * dy)));
   n[0] = dx * invR;
   n[1] = dy * invR;
@@ -219,7 +192,7 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
 inline void lw_setup(lw_electron* el, const lw_spline* sp, const lw_real px, const lw_real py,
                      const lw_real sz, const lw_real absZ) {
   lw_coef k;
-  k.j_newton = k.j_full = -1;
+  k.j = -1;
   el->t_first = lw_arrival(sp, sp->tau0, px, py, sz, absZ, &k);
   el->t_last = lw_arrival(sp, sp->tau_end, px, py, sz, absZ, &k);
   el->warm = 0;
@@ -238,7 +211,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
                      const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
                      const int newton_iters, const int reuse, lw_real* e, lw_real* f, lw_real* n) {
   lw_coef k;
-  k.j_newton = k.j_full = -1;
+  k.j = -1;
   lw_real lo, hi = sp->tau_end, tau = el->tau, s, step;
   if (el->warm == 0) {
     lo = sp->tau0;
@@ -253,7 +226,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
       const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, 0, reuse, &k);
+      lw_load(sp, j, reuse, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
     }
   } else {
@@ -261,7 +234,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
     const lw_real tol = 4.0 * DBL_EPSILON * fmax(fabs(sp->tau0), fabs(sp->tau_end));
     for (int it = 0; it < 200; ++it) {
       const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, 0, reuse, &k);
+      lw_load(sp, j, reuse, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
       if (step <= tol || hi - lo <= tol) break;
     }
@@ -269,8 +242,8 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   }
   el->tau = tau;
   const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, 1, reuse, &k);
-  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, e, f, n);
+  lw_load(sp, j, reuse, &k);
+  el->invd_prev = lw_fields(k.c, sp->cf + (long)j * 48, s, px, py, sz, absZ, e, f, n);
 }
 
 // Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.

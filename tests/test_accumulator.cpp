@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE accumulator
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -170,31 +171,61 @@ BOOST_AUTO_TEST_CASE(coef_reuse_is_bit_identical) {
   auto b = run_device(st.screen, Mode::Split, {&st.batch}, off);
   BOOST_REQUIRE(a.size() == b.size());
   BOOST_TEST(std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
-  on.coef_full = true;  // the whole interval at once
-  auto c = run_device(st.screen, Mode::Split, {&st.batch}, on);
-  BOOST_TEST(std::memcmp(a.data(), c.data(), a.size() * sizeof(double)) == 0);
 }
 
-BOOST_AUTO_TEST_CASE(local_window_is_bit_identical) {
-  // Coefficients staged in a work-group's local-memory window (GPU default) are the same doubles as
-  // in global memory: the cube must not change by a bit, with a window too small for the
-  // work-group's spread (work-items fall back to global memory), with groups of electrons, and with
-  // pixel tiles that overhang the screen (inactive work-items still take part in the barriers).
+BOOST_AUTO_TEST_CASE(layouts_are_bit_identical) {
+  // Where the solver state lives (registers or local memory, the GPU default) and which pixels share
+  // a work-group (rings, the default; tiles that overhang the screen; rows) change only the schedule:
+  // every slot gets the same additions in the same order, so the cube must not change by a bit —
+  // also with groups of electrons and a last work-group that is only partly on the screen.
   auto st = thomson();
-  KernelOptions off;
-  off.window = -1;
-  off.electron_group = 1;
-  auto ref = run_device(st.screen, Mode::Split, {&st.batch}, off);
-  for (int w : {2, 64})
-    for (int g : {1, 2}) {
-      KernelOptions o;
-      o.window = w;
-      o.electron_group = g;
-      o.work_group = 16;
-      o.tile_width = 8;  // 8 × 2 tiles over 12 × 10 pixels: the right-hand tiles overhang
-      auto d = run_device(st.screen, Mode::Split, {&st.batch}, o);
-      BOOST_TEST(std::memcmp(ref.data(), d.data(), ref.size() * sizeof(double)) == 0, "window " << w << ", G = " << g);
+  KernelOptions ref_o;
+  ref_o.state_local = -1;
+  ref_o.electron_group = 1;
+  ref_o.pixel_order = PixelOrder::Rows;
+  auto ref = run_device(st.screen, Mode::Split, {&st.batch}, ref_o);
+  for (PixelOrder order : {PixelOrder::Rings, PixelOrder::Tiles, PixelOrder::Rows})
+    for (int local : {-1, 1})
+      for (int g : {1, 2}) {
+        KernelOptions o;
+        o.pixel_order = order;
+        o.state_local = local;
+        o.electron_group = g;
+        o.work_group = 16;
+        o.tile_width = 8;  // tiles: 8 × 2 over 12 × 10 pixels, the right-hand tiles overhang
+        auto d = run_device(st.screen, Mode::Split, {&st.batch}, o);
+        BOOST_TEST(std::memcmp(ref.data(), d.data(), ref.size() * sizeof(double)) == 0,
+                   pixel_order_name(order) << ", state_local " << local << ", G = " << g);
+      }
+}
+
+BOOST_AUTO_TEST_CASE(pixel_permutations_are_permutations) {
+  // Every order lists every pixel exactly once (odd sizes, one row, one column, one pixel).
+  for (auto [nx, ny] : {std::pair{12, 10}, {1, 7}, {9, 1}, {1, 1}, {33, 17}})
+    for (PixelOrder order : {PixelOrder::Rings, PixelOrder::Tiles, PixelOrder::Rows}) {
+      Screen s;
+      s.nx = nx, s.ny = ny, s.half_x = 3.0, s.half_y = 2.0;
+      const auto p = pixel_permutation(s, order, 4, 8);
+      std::vector<int> seen(std::size_t(nx * ny), 0);
+      for (auto v : p) {
+        BOOST_REQUIRE(v >= 0 && v < nx * ny);
+        ++seen[std::size_t(v)];
+      }
+      BOOST_TEST(p.size() == seen.size());
+      BOOST_TEST(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }),
+                 pixel_order_name(order) << " " << nx << " x " << ny);
     }
+  // Rings: the band (distance from the axis in pitches) never decreases along the order.
+  Screen s;
+  s.nx = 41, s.ny = 41, s.half_x = 20, s.half_y = 20;
+  const auto p = pixel_permutation(s, PixelOrder::Rings);
+  long band = -1;
+  for (auto v : p) {
+    const double x = s.pixel_x(v % s.nx), y = s.pixel_y(v / s.nx);
+    const long b = long(std::floor(std::sqrt(x * x + y * y)));
+    BOOST_TEST(b >= band);
+    band = b;
+  }
 }
 
 BOOST_AUTO_TEST_CASE(sample_chunks_agree) {

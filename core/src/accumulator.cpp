@@ -75,15 +75,16 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // the unrolled loop only adds code, so one per launch.
 int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
 
-// Local-memory window when not set: none. Staging a work-group's intervals in local memory (three
-// barriers and two atomics per sample and electron) was SLOWER on the H200 than letting each
-// work-item load its interval with 16-byte loads (34.5 vs 27.6 ms per electron on the benchmark
-// cell, BENCHMARKS.md): at 255 registers only 8 warps share an SM, too few to hide the barriers.
-// Kept as an option (accumulator tests cover it) for devices with small caches.
-int auto_window(const DeviceInfo&) { return 0; }
+// Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, i.e. 16 warps per
+// SM. With the solver state in local memory the kernel needs ~136 registers; capped at 128 it
+// spills ~48 bytes but runs 5 % faster (H200, benchmark cell: 14.3 → 13.6 ms per electron; caps of
+// 112 and 96 spill more and are slower; BENCHMARKS.md).
+int auto_registers(const DeviceInfo& d) {
+  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 128 : -1;
+}
 
-// Register cap when not set (only NVIDIA's compiler takes one): none yet.
-int auto_registers(const DeviceInfo&) { return -1; }
+// Bytes of local memory per work-item and electron for the solver state (5 doubles, 1 int).
+constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
 
 }  // namespace
 
@@ -195,12 +196,6 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64, 0 = from the device)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
   if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
-  if (m.options.window == 0) m.options.window = auto_window(info);
-  m.options.window = std::max(0, m.options.window);
-  if (std::uint64_t(m.options.window) * 400 + 64 > info.local_memory)
-    throw ConfigError("EDM-ACC-013", "a window of " + std::to_string(m.options.window) + " intervals (" +
-                                         std::to_string(m.options.window * 400) + " bytes) exceeds the local memory of " +
-                                         m.where());
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
   // Memory check before any allocation (also callable before anything else is done).
@@ -209,13 +204,33 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
                               ", samples = " + std::to_string(screen.samples);
 
+  // Solver state in local memory (see the kernel) sizes its arrays by the work-group size, which
+  // must then be fixed before the build: the set value, else 128 (or the device's maximum).
+  // Auto: on GPUs when G × work-group states fit the local memory; CPUs keep it in registers.
+  std::size_t wg_fixed = 0;
+  {
+    const std::size_t wg = m.options.work_group > 0 ? std::size_t(m.options.work_group)
+                                                    : std::min<std::size_t>(128, std::max<std::size_t>(1, info.max_work_group));
+    const std::uint64_t need = std::uint64_t(m.options.electron_group) * wg * kStateBytes;
+    const bool fits = need + 1024 <= info.local_memory;
+    if (m.options.state_local == 0) m.options.state_local = info.type == "GPU" && fits ? 1 : -1;
+    if (m.options.state_local > 0) {
+      if (!fits)
+        throw ConfigError("EDM-ACC-013", "solver state of " + std::to_string(m.options.electron_group) + " electrons × " +
+                                             std::to_string(wg) + " work-items (" + std::to_string(need) +
+                                             " bytes) does not fit the local memory of " + m.where() +
+                                             "; lower accumulator.electron_group or work_group");
+      wg_fixed = wg;
+    }
+  }
   const std::map<std::string, std::string> defines = {
       {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
-      {"COEF_REUSE", m.options.coef_reuse ? (m.options.coef_full ? "2" : "1") : "0"},
+      {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
       {"ELECTRON_GROUP", std::to_string(m.options.electron_group)},
-      {"LW_WINDOW", std::to_string(m.options.window)}};
+      {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
+      {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
   cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
                                           std::max(0, m.options.max_registers));
@@ -239,8 +254,9 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       mult = 1;
     }
     mult = std::max<std::size_t>(1, mult);
-    std::size_t wg = m.options.work_group > 0 ? std::size_t(m.options.work_group)
-                                              : std::max(mult, std::min<std::size_t>(128, kmax) / mult * mult);
+    std::size_t wg = wg_fixed > 0                  ? wg_fixed
+                     : m.options.work_group > 0 ? std::size_t(m.options.work_group)
+                                                : std::max(mult, std::min<std::size_t>(128, kmax) / mult * mult);
     if (wg > kmax)
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());

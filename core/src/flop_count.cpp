@@ -82,6 +82,13 @@ typedef Counted lw_real;
     (c)[(i)] = (src)[(i)];         \
     (c)[(i) + 1] = (src)[(i) + 1]; \
   }
+#define LW_LOAD4(src, i, c0, c1, c2, c3) \
+  {                                      \
+    c0 = (src)[(i)];                     \
+    c1 = (src)[(i) + 1];                 \
+    c2 = (src)[(i) + 2];                 \
+    c3 = (src)[(i) + 3];                 \
+  }
 #include "lw_slot.cl"
 
 // Cubic Hermite interval of f on [τ, τ + h] from values and derivatives at both ends, in the

@@ -35,9 +35,6 @@ std::vector<std::int32_t> pixel_permutation(const Screen& screen, PixelOrder ord
 struct KernelOptions {
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
-  bool coef_full = false;     // with coef_reuse: load all of an interval at its first evaluation
-                              // (one memory round trip per sample, more registers) instead of
-                              // t,x,y,z first and the rest for the fields (2 % faster on an H200)
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
   int work_group = 0;         // 0 = from the device
   int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
@@ -47,10 +44,10 @@ struct KernelOptions {
                               // effective value is 0 unless the order is tiles
   PixelOrder pixel_order = PixelOrder::Auto;  // Auto: tiles when tile_width > 0, rows when
                                               // tile_width < 0, else rings (effective value set)
-  int window = 0;             // intervals a work-group stages in local memory per (sample, electron);
-                              // 0 = from the device, < 0 = none (the effective value is then 0)
+  int state_local = 0;        // the G electrons' solver state in local memory instead of registers:
+                              // 0 = from the device (GPUs, when it fits), 1 = on, < 0 = off
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
-                              // 0 = from the device, < 0 = none
+                              // 0 = from the device (128 on NVIDIA GPUs: 16 warps per SM), < 0 = none
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
