@@ -3,12 +3,14 @@
 // arithmetic, shared with the host FLOP count) before it and these defines
 // (assembled by core/src/device.cpp from KernelOptions):
 //   NEWTON_ITERS   Newton steps per warm sample (exactly this many; ≥ 1)
-//   COEF_REUSE     1: load an interval's coefficients once per sample and reuse them for every
-//                  evaluation of that sample in it (Newton steps, fields); 2: the same, loading the
-//                  whole interval at once; 0: reload per evaluation
+//   COEF_REUSE     1: load an interval's t,x,y,z cubics once per sample and reuse them for every
+//                  evaluation of that sample in it (Newton steps, fields); 0: reload per evaluation
 //   SAMPLE_CHUNKS  C: chunks per pixel (work-items per pixel)
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
 //   ELECTRON_GROUP G: electrons per launch (each slot read and written once per launch)
+//   SCREEN_SIGN    +1.0 / −1.0: the side of the screen (sign of zs)
+//   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
+//                  work-group size, fixed by the host); 0: in registers
 //
 // Units and sign: normalised (units.hpp: c = 1, lengths c/ω, times 1/ω) and a UNIT POSITIVE charge
 // with 1/(4πε0) = 1, i.e. the field is summed in units of q k²/(4πε0) with q = +1: a static charge
@@ -81,7 +83,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
   const double py = edm_pixel(iy, ny, half_y);
-  const double sz = zs >= 0.0 ? 1.0 : -1.0;
+  const double sz = SCREEN_SIGN;  // a compile-time ±1: every s_z select in lw_slot.cl folds away
   const double absZ = fabs(zs);
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
 

@@ -118,13 +118,17 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
   return lc + rho2 / (sqrt(rho2 + d * d) + d);
 }
 
-// One safeguarded Newton step on the residual f(τ) = t_rel − arrival(τ) (strictly decreasing),
-// bracket [lo, hi] updated from the sign of f. With W = R(R + d) > 0,
-//   f·W   = (t_rel − lc)·W − ρ²R                       (ρ²/(R + d) = ρ²R/W),
-//   −f'·W = lc'·W + s_z z'·ρ² − (Δx x' + Δy y')(R + d)  (arrival' = lc' + (s_z z'(R − d) − Δx x' − Δy y')/R),
-// so a step costs one square root and ONE division (the residual, its slope and 1/R would be three).
-// lc' = t' − s_z z' comes from the light-front cubic, so the slope has no cancellation at high γ
-// (t' and z' are both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
+// One safeguarded Newton step for the retarded time, on g(τ) = ρ² − A(A + 2d) with
+// A = t_rel − lc (lc = t − s_z z, the light-front cubic) and d = |Z| − s_z z: the light-cone
+// condition R = A + d squared, R² = ρ² + d². Since g = −f·(R + d + A) with f = t_rel − arrival(τ)
+// = A − (R − d) strictly decreasing and R + d + A > 0, g is strictly increasing with the same
+// single root and the same sign test for the bracket — and needs NO square root (f does: H200,
+// one sqrt less per step). No digits are lost: g is a difference of terms of size ρ² (not Z²), and
+// near the root g ≈ −2R f, so the far screen keeps f's absolute accuracy (DESIGN §2).
+//   g'/2 = lc'(A + d) + s_z z' A − (Δx x' + Δy y')    (A' = −lc', d' = −s_z z', (ρ²)' = −2(Δx x' + Δy y'))
+// lc' comes from the light-front cubic, so the slope has no cancellation at high γ (t' and z' are
+// both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). A step costs ONE division and no square root.
+// Returns the next τ; *step = |Δτ|.
 inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real tau, const lw_real t_rel,
                               const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
                               lw_real* lo, lw_real* hi, lw_real* step) {
@@ -134,15 +138,13 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   const lw_real dx = px - lw_horner_d(c[4], c[5], c[6], c[7], s, &vx);
   const lw_real dy = py - lw_horner_d(c[8], c[9], c[10], c[11], s, &vy);
   const lw_real d = lw_pm(absZ, lw_horner_d(c[12], c[13], c[14], c[15], s, &vz), sz);
+  const lw_real A = t_rel - lc;
   const lw_real rho2 = fma(dx, dx, dy * dy);
-  const lw_real R = sqrt(fma(d, d, rho2));
-  const lw_real Rd = R + d;
-  const lw_real W = R * Rd;
-  const lw_real fw = fma(t_rel - lc, W, -(rho2 * R));
-  const lw_real sw = fma(dlc, W, fma(sz > 0.0 ? vz : -vz, rho2, -(fma(dx, vx, dy * vy) * Rd)));
-  if (fw > 0.0) *lo = tau; else *hi = tau;
-  lw_real next = tau + fw / sw;
-  if (!(next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // closed: f = 0 gives next = τ = hi
+  const lw_real g = fma(-A, fma(2.0, d, A), rho2);
+  const lw_real h = fma(dlc, A + d, fma(A, sz > 0.0 ? vz : -vz, -fma(dx, vx, dy * vy)));
+  if (g < 0.0) *lo = tau; else *hi = tau;
+  lw_real next = tau - g / (2.0 * h);
+  if (!(next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // closed: g = 0 gives next = τ = hi
   *step = fabs(next - tau);
   return next;
 }
@@ -176,13 +178,13 @@ inline lw_real lw_fields(const lw_real* c, LW_GLOBAL const double* g, const lw_r
   const lw_real far_a = invR * invD * invD;
   const lw_real near_f = far_a * invR * invD;
   const lw_real na = fma(n[0], ax, fma(n[1], ay, n[2] * az));
-  const lw_real far_u = (a0 - na) * (far_a * invD);
-  f[0] = (n[0] * a0 - ax) * far_a - far_u * w0;
-  f[1] = (n[1] * a0 - ay) * far_a - far_u * w1;
-  f[2] = (n[2] * a0 - az) * far_a - far_u * w2;
-  e[0] = w0 * near_f + f[0];
-  e[1] = w1 * near_f + f[1];
-  e[2] = w2 * near_f + f[2];
+  const lw_real q = (a0 - na) * invD;  // far^i = far_a · ((n^i a⁰ − a^i) − q (n^i γ − u^i))
+  f[0] = far_a * fma(-q, w0, fma(n[0], a0, -ax));
+  f[1] = far_a * fma(-q, w1, fma(n[1], a0, -ay));
+  f[2] = far_a * fma(-q, w2, fma(n[2], a0, -az));
+  e[0] = fma(w0, near_f, f[0]);
+  e[1] = fma(w1, near_f, f[1]);
+  e[2] = fma(w2, near_f, f[2]);
   return invD;
 }
 
@@ -251,16 +253,16 @@ inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_re
   acc[0] += e[0];
   acc[1] += e[1];
   acc[2] += e[2];
-  acc[3] += n[1] * e[2] - n[2] * e[1];
-  acc[4] += n[2] * e[0] - n[0] * e[2];
-  acc[5] += n[0] * e[1] - n[1] * e[0];
+  acc[3] += fma(n[1], e[2], -(n[2] * e[1]));
+  acc[4] += fma(n[2], e[0], -(n[0] * e[2]));
+  acc[5] += fma(n[0], e[1], -(n[1] * e[0]));
   if (split) {
     acc[6] += f[0];
     acc[7] += f[1];
     acc[8] += f[2];
-    acc[9] += n[1] * f[2] - n[2] * f[1];
-    acc[10] += n[2] * f[0] - n[0] * f[2];
-    acc[11] += n[0] * f[1] - n[1] * f[0];
+    acc[9] += fma(n[1], f[2], -(n[2] * f[1]));
+    acc[10] += fma(n[2], f[0], -(n[0] * f[2]));
+    acc[11] += fma(n[0], f[1], -(n[1] * f[0]));
   }
 }
 

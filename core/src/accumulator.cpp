@@ -229,6 +229,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
       {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
       {"ELECTRON_GROUP", std::to_string(m.options.electron_group)},
+      {"SCREEN_SIGN", screen.z >= 0.0 ? "1.0" : "-1.0"},
       {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
       {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
