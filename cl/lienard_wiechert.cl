@@ -28,16 +28,23 @@
 // read-modify-write of a sample is coalesced on GPUs; position q holds pixel pixel_of[q]. slab_transpose turns rows of it into the
 // output layout (iy, ix, k fastest).
 
-// Electron e of the launch's table (uniform across the work-group: a broadcast load).
-inline lw_spline lw_table(__global const double* coef, __global const double* table, const int e) {
-  __global const double* t = table + 6 * (ulong)e;
+// The launch's electrons, passed BY VALUE as a kernel argument: NVIDIA keeps kernel arguments in a
+// constant bank that arithmetic instructions read directly, so with the electron loops unrolled the
+// table costs no load instruction per electron and sample (a global table cost six).
+// 6 doubles per electron: coefficient offset (doubles), intervals, τ0, dτ, 1/dτ, τ0 + n dτ (the
+// last two from the host, so the kernel never divides to find an interval).
+typedef struct lw_group {
+  double v[6 * ELECTRON_GROUP];
+} lw_group;
+
+inline lw_spline lw_table(__global const double* coef, const lw_group* grp, const int e) {
   lw_spline sp;
-  sp.cf = coef + (ulong)t[0];
-  sp.n = (int)t[1];
-  sp.tau0 = t[2];
-  sp.dtau = t[3];
-  sp.inv_dtau = t[4];
-  sp.tau_end = t[5];
+  sp.cf = coef + (ulong)grp->v[6 * e];
+  sp.n = (int)grp->v[6 * e + 1];
+  sp.tau0 = grp->v[6 * e + 2];
+  sp.dtau = grp->v[6 * e + 3];
+  sp.inv_dtau = grp->v[6 * e + 4];
+  sp.tau_end = grp->v[6 * e + 5];
   return sp;
 }
 
@@ -57,10 +64,8 @@ inline lw_spline lw_table(__global const double* coef, __global const double* ta
 // the axis (4 × 8 tiles: ~18 distinct intervals per warp load at the edge of the benchmark screen,
 // rings: ~5), and the warp's load instructions touch few cache lines.
 //
-// table: 6 doubles per electron of the batch: coefficient offset (doubles), intervals, τ0, dτ, 1/dτ,
-// τ0 + n dτ (the last two from the host, so the kernel never divides to find an interval).
-__kernel void lw_accumulate(__global const double* restrict coef, __global const double* restrict table,
-                            const int first, const int count,
+// grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them.
+__kernel void lw_accumulate(__global const double* restrict coef, const lw_group grp, const int count,
                             const int nx, const int ny, const int samples,
                             const double half_x, const double half_y, const double zs,
                             const double t0_rel, const double dt,
@@ -103,12 +108,17 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
 #define LW_T_FIRST(e) el[e].t_first
 #define LW_T_LAST(e) el[e].t_last
 #endif
+  // The union of the electrons' coverage windows, as one range (a superset where they do not
+  // overlap: a slot read and written back unchanged costs traffic, not bits).
+  double any_lo = INFINITY, any_hi = -INFINITY;
 #pragma unroll
   for (int e = 0; e < ELECTRON_GROUP; ++e)
     if (e < count && active) {
-      const lw_spline sp = lw_table(coef, table, first + e);
+      const lw_spline sp = lw_table(coef, &grp, e);
       lw_electron x;
       lw_setup(&x, &sp, px, py, sz, absZ);
+      any_lo = fmin(any_lo, x.t_first);
+      any_hi = fmax(any_hi, x.t_last);
 #if LW_STATE_LOCAL
       const int i = e * LW_WG + l;
       s_tau[i] = x.tau;
@@ -125,12 +135,9 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
   for (int k = k0; k < k1; ++k) {
     const double t_rel = t0_rel + dt * (double)k;
     const ulong i0 = (ulong)k * (ulong)npix + (ulong)p;
-    // Which electrons cover this sample; the slot is read (early, so the load overlaps the
-    // solves) only when one does.
-    int any = 0;
-#pragma unroll
-    for (int e = 0; e < ELECTRON_GROUP; ++e)
-      any |= active && e < count && t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e);
+    // The slot is read (early, so the load overlaps the solves) only when an electron may cover
+    // this sample.
+    const int any = t_rel >= any_lo && t_rel <= any_hi;
     if (!any) continue;
     double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
     for (int c = 0; c < 3 && any; ++c) {
@@ -145,7 +152,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, __global const
     for (int e = 0; e < ELECTRON_GROUP; ++e) {
       if (e >= count) continue;  // uniform across the work-group
       if (!(active && t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e))) continue;
-      const lw_spline sp = lw_table(coef, table, first + e);
+      const lw_spline sp = lw_table(coef, &grp, e);
       double ev[3], fv[3], n[3];
 #if LW_STATE_LOCAL
       const int i = e * LW_WG + l;

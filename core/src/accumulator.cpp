@@ -29,7 +29,7 @@ struct FieldAccumulator::Impl {
   // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
   // until that launch completes (pruned on every accumulate, cleared on drain).
   struct InFlight {
-    cl::Buffer coef, table;
+    cl::Buffer coef;
     cl::Event last;
   };
   std::deque<InFlight> in_flight;
@@ -196,6 +196,20 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
                                          " (allowed 1..64, 0 = from the device)");
   if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
   if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
+  {
+    // The launch's electrons travel as a kernel argument of 48 bytes each (see the kernel); the
+    // device's parameter space (≥ 1 KiB by the standard, 4 KiB on NVIDIA) bounds the group.
+    std::size_t param = 1024;
+    try {
+      param = m.device->device().getInfo<CL_DEVICE_MAX_PARAMETER_SIZE>();
+    } catch (const cl::Error&) {
+    }
+    const std::size_t fit = param > 256 ? (param - 256) / 48 : 1;
+    if (std::size_t(m.options.electron_group) > fit)
+      throw ConfigError("EDM-ACC-015", "accumulator.electron_group = " + std::to_string(m.options.electron_group) +
+                                           " exceeds the " + std::to_string(fit) + " electrons per launch that the " +
+                                           "kernel parameters of " + m.where() + " can hold");
+  }
   m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
 
   // Memory check before any allocation (also callable before anything else is done).
@@ -298,20 +312,20 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       m.device->queue().enqueueFillBuffer(m.buckets.back(), 0.0, 0, std::size_t(m.bucket_bytes));
     }
     const Screen& s = screen;
-    m.lw.setArg(4, s.nx);
-    m.lw.setArg(5, s.ny);
-    m.lw.setArg(6, s.samples);
-    m.lw.setArg(7, s.half_x);
-    m.lw.setArg(8, s.half_y);
-    m.lw.setArg(9, s.z);
-    m.lw.setArg(10, s.t0_rel);
-    m.lw.setArg(11, s.dt);
-    m.lw.setArg(12, m.buckets[0]);
-    m.lw.setArg(13, m.buckets[1]);
+    m.lw.setArg(3, s.nx);
+    m.lw.setArg(4, s.ny);
+    m.lw.setArg(5, s.samples);
+    m.lw.setArg(6, s.half_x);
+    m.lw.setArg(7, s.half_y);
+    m.lw.setArg(8, s.z);
+    m.lw.setArg(9, s.t0_rel);
+    m.lw.setArg(10, s.dt);
+    m.lw.setArg(11, m.buckets[0]);
+    m.lw.setArg(12, m.buckets[1]);
     // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
-    m.lw.setArg(14, m.buckets[mode == Mode::Split ? 2 : 0]);
-    m.lw.setArg(15, m.buckets[mode == Mode::Split ? 3 : 1]);
-    m.lw.setArg(16, m.pixel_of_buf);
+    m.lw.setArg(13, m.buckets[mode == Mode::Split ? 2 : 0]);
+    m.lw.setArg(14, m.buckets[mode == Mode::Split ? 3 : 1]);
+    m.lw.setArg(15, m.pixel_of_buf);
     m.device->queue().flush();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
@@ -352,27 +366,13 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
 
-  // The electron table: 6 doubles per electron (offset, intervals, τ0, dτ, 1/dτ, last knot; offsets
-  // < 2^53 are exact). 1/dτ and the last knot are computed here once, not per work-item.
-  std::vector<double> table;
-  table.reserve(batch.electrons.size() * 6);
-  for (const auto& e : batch.electrons) {
-    table.push_back(double(e.offset));
-    table.push_back(double(e.n_intervals));
-    table.push_back(e.tau0);
-    table.push_back(e.dtau);
-    table.push_back(1.0 / e.dtau);
-    table.push_back(e.tau0 + e.dtau * double(e.n_intervals));
-  }
   const std::size_t bytes = batch.coef.size() * sizeof(double);
-  cl::Buffer coef, tab;
+  cl::Buffer coef;
   try {
     coef = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, bytes);
-    tab = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, table.size() * sizeof(double));
-    // Blocking writes on the transfer queue: they do not wait for earlier kernels on the compute
-    // queue, and when they return the data is on the device, so the caller may free the batch.
+    // A blocking write on the transfer queue: it does not wait for earlier kernels on the compute
+    // queue, and when it returns the data is on the device, so the caller may free the batch.
     m.device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
-    m.device->transfer_queue().enqueueWriteBuffer(tab, CL_TRUE, 0, table.size() * sizeof(double), table.data());
   } catch (const cl::Error& e) {
     throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
                               std::to_string(batch.electrons.front().index) + "…" +
@@ -383,11 +383,24 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   const std::size_t n = batch.electrons.size(), G = std::size_t(m.options.electron_group);
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
+    // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
+    // (< 2^53, exact), intervals, τ0, dτ, and 1/dτ and the last knot computed here once, so the
+    // kernel never divides to find an interval. Unused entries stay 0 (the kernel reads `count`).
+    std::vector<double> group(6 * G, 0.0);
+    for (std::size_t e = 0; e < count; ++e) {
+      const auto& el = batch.electrons[first + e];
+      double* g = &group[6 * e];
+      g[0] = double(el.offset);
+      g[1] = double(el.n_intervals);
+      g[2] = el.tau0;
+      g[3] = el.dtau;
+      g[4] = 1.0 / el.dtau;
+      g[5] = el.tau0 + el.dtau * double(el.n_intervals);
+    }
     try {
       m.lw.setArg(0, coef);
-      m.lw.setArg(1, tab);
-      m.lw.setArg(2, cl_int(first));
-      m.lw.setArg(3, cl_int(count));
+      m.lw.setArg(1, group.size() * sizeof(double), group.data());
+      m.lw.setArg(2, cl_int(count));
       cl::Event ev;
       m.device->queue().enqueueNDRangeKernel(m.lw, cl::NullRange, cl::NDRange(m.global),
                                              cl::NDRange(m.local), nullptr, &ev);
@@ -406,7 +419,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   } catch (const cl::Error& err) {
     throw_device_error(err, "flushing the launches on " + m.where());
   }
-  m.in_flight.push_back({std::move(coef), std::move(tab), last});
+  m.in_flight.push_back({std::move(coef), last});
 }
 
 void FieldAccumulator::drain() {
