@@ -56,24 +56,24 @@ struct FieldAccumulator::Impl {
 
 namespace {
 
-// Sample chunks from the device when not set: enough work-items to fill the device several times
-// (GPUs: 4096 per compute unit — at 255 registers per work-item 256 are resident, and more waves
-// shorten the tail: 4 chunks measured 3 % faster than 2 on the H200; CPUs a few per core), never
-// more chunks than samples.
-// Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
+// Sample chunks from the device when not set: enough work-items to fill the device many times
+// (GPUs: 8192 per compute unit — 512 are resident per SM at 128 registers, and more waves shorten
+// the tail: H200, benchmark cell, C = 4 → 8: 12.24 → 12.02 ms per electron; CPUs a few per core),
+// never more chunks than samples. Each extra chunk costs one cold retarded-time solve per pixel,
+// so C stays as small as that allows.
 int auto_chunks(const DeviceInfo& d, const Screen& s) {
-  const double target = d.type == "GPU" ? 4096.0 * d.compute_units : 64.0 * d.compute_units;
+  const double target = d.type == "GPU" ? 8192.0 * d.compute_units : 64.0 * d.compute_units;
   int c = int(std::ceil(target / double(s.pixels())));
   return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
 }
 
 // Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
-// mode, 192 in split mode) is divided by G; the per-electron solver state (five doubles) stays in
-// registers up to G = 8 (H200, benchmark cell: G = 1 33.8, G = 8 26.7 ms per electron with 8-wide
-// tiles; G = 4 and 8 equal with 4-wide tiles, 8 kept for split mode's double traffic; BENCHMARKS.md).
+// mode, 192 in split mode) is divided by G; 4 is enough to make it negligible (H200, benchmark
+// cell: G = 1 17.6, 2 13.9, 4 12.2, 8 12.4, 12 16.2 ms per electron — beyond 8 the solver states
+// no longer fit local memory next to each other and occupancy falls; BENCHMARKS.md).
 // CPUs: the slot traffic is cached and small next to the arithmetic, and every extra electron in
 // the unrolled loop only adds code, so one per launch.
-int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 8 : 1; }
+int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 4 : 1; }
 
 // Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, i.e. 16 warps per
 // SM. With the solver state in local memory the kernel needs ~136 registers; capped at 128 it
