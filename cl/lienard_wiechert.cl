@@ -160,14 +160,14 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       x.tau = s_tau[i];
       x.tau_pp = s_pp[i];
       x.invd_prev = s_invd[i];
-      x.t_first = s_tf[i];
-      x.t_last = s_tl[i];
-      x.warm = s_warm[i];
+      x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
+      const int warm = s_warm[i];
+      x.warm = warm;
       lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
-      s_warm[i] = x.warm;
+      if (x.warm != warm) s_warm[i] = x.warm;  // changes only on the first two samples
 #else
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
 #endif
