@@ -80,7 +80,7 @@ fs::path make_run(const std::string& tag, const Synthetic& s, const FieldFn& fie
       g.dtau = 0.5;
       for (int j = 0; j < 64; ++j) {
         const double gm = s.gamma - 0.01 * j / 64.0;
-        g.sum.push_back(gm);
+        g.sum.push_back(edm::GammaTrace::to_fixed(gm));
         g.min.push_back(gm - 0.001);
         g.max.push_back(gm + 0.001);
         g.count.push_back(1);

@@ -112,7 +112,15 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_attr_f64(root, "trajectories_overlapped", st.trajectories_overlapped);
     put_attr_f64(root, "kernel", st.kernel);
     put_attr_f64(root, "gamma_dtau", st.gamma.dtau);
-    put_vec(root, "gamma_sum", st.gamma.sum, H5T_NATIVE_DOUBLE, partial);
+    {  // the fixed-point sums as two 64-bit halves
+      std::vector<std::uint64_t> lo, hi;
+      for (auto v : st.gamma.sum) {
+        lo.push_back(std::uint64_t(v));
+        hi.push_back(std::uint64_t(v >> 64));
+      }
+      put_vec(root, "gamma_sum_lo", lo, H5T_NATIVE_UINT64, partial);
+      put_vec(root, "gamma_sum_hi", hi, H5T_NATIVE_UINT64, partial);
+    }
     put_vec(root, "gamma_min", st.gamma.min, H5T_NATIVE_DOUBLE, partial);
     put_vec(root, "gamma_max", st.gamma.max, H5T_NATIVE_DOUBLE, partial);
     put_vec(root, "gamma_count", st.gamma.count, H5T_NATIVE_UINT64, partial);
@@ -184,7 +192,13 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.trajectories_overlapped = get_attr_f64(root, "trajectories_overlapped", file);
   st.kernel = get_attr_f64(root, "kernel", file);
   st.gamma.dtau = get_attr_f64(root, "gamma_dtau", file);
-  st.gamma.sum = get_vec<double>(root, "gamma_sum", H5T_NATIVE_DOUBLE, file);
+  {
+    const auto lo = get_vec<std::uint64_t>(root, "gamma_sum_lo", H5T_NATIVE_UINT64, file);
+    const auto hi = get_vec<std::uint64_t>(root, "gamma_sum_hi", H5T_NATIVE_UINT64, file);
+    if (lo.size() != hi.size()) io_fail("checkpoint γ sums are inconsistent", file);
+    st.gamma.sum.clear();
+    for (std::size_t i = 0; i < lo.size(); ++i) st.gamma.sum.push_back((GammaTrace::Sum(hi[i]) << 64) | lo[i]);
+  }
   st.gamma.min = get_vec<double>(root, "gamma_min", H5T_NATIVE_DOUBLE, file);
   st.gamma.max = get_vec<double>(root, "gamma_max", H5T_NATIVE_DOUBLE, file);
   st.gamma.count = get_vec<std::uint64_t>(root, "gamma_count", H5T_NATIVE_UINT64, file);

@@ -111,13 +111,28 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
   double dt = gamma.dtau, dtmax = 0;
   MPI_Allreduce(&dt, &dtmax, 1, MPI_DOUBLE, MPI_MAX, w);
   gamma.dtau = dtmax;
-  gamma.sum.resize(maxlen, 0.0);
+  gamma.sum.resize(maxlen, 0);
   gamma.min.resize(maxlen, INFINITY);
   gamma.max.resize(maxlen, -INFINITY);
   gamma.count.resize(maxlen, 0);
   std::vector<double> cnt(gamma.count.begin(), gamma.count.end());
-  std::vector<double> sum(maxlen), mn(maxlen), mxv(maxlen), c(maxlen);
-  MPI_Reduce(gamma.sum.data(), sum.data(), int(maxlen), MPI_DOUBLE, MPI_SUM, 0, w);
+  std::vector<double> mn(maxlen), mxv(maxlen), c(maxlen);
+  // Fixed-point γ sums (128-bit): gathered as 64-bit halves and added on rank 0 in rank order —
+  // integer sums, so exact whatever the order.
+  std::vector<unsigned long long> halves(2 * maxlen), all_halves(root ? 2 * maxlen * std::size_t(ranks.size) : 0);
+  for (std::size_t j = 0; j < maxlen; ++j) {
+    halves[2 * j] = (unsigned long long)(gamma.sum[j]);
+    halves[2 * j + 1] = (unsigned long long)(gamma.sum[j] >> 64);
+  }
+  MPI_Gather(halves.data(), int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, root ? all_halves.data() : nullptr,
+             int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, 0, w);
+  std::vector<GammaTrace::Sum> sum(maxlen, 0);
+  if (root)
+    for (int r = 0; r < ranks.size; ++r)
+      for (std::size_t j = 0; j < maxlen; ++j) {
+        const std::size_t i = (std::size_t(r) * maxlen + j) * 2;
+        sum[j] += (GammaTrace::Sum(all_halves[i + 1]) << 64) | all_halves[i];
+      }
   MPI_Reduce(gamma.min.data(), mn.data(), int(maxlen), MPI_DOUBLE, MPI_MIN, 0, w);
   MPI_Reduce(gamma.max.data(), mxv.data(), int(maxlen), MPI_DOUBLE, MPI_MAX, 0, w);
   MPI_Reduce(cnt.data(), c.data(), int(maxlen), MPI_DOUBLE, MPI_SUM, 0, w);

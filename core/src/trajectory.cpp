@@ -223,14 +223,14 @@ void fill_gamma_trace(SplineBatch& b, double dtau_g) {
     const double span = es.dtau * es.n_intervals;
     const std::size_t npts = std::size_t(std::floor(span / dtau_g * (1 + 1e-12))) + 1;
     if (g.sum.size() < npts) {
-      g.sum.resize(npts, 0.0);
+      g.sum.resize(npts, 0);
       g.min.resize(npts, INFINITY);
       g.max.resize(npts, -INFINITY);
       g.count.resize(npts, 0);
     }
     for (std::size_t j = 0; j < npts; ++j) {
       b.eval(e, es.tau0 + double(j) * dtau_g, out);
-      g.sum[j] += out[4];
+      g.sum[j] += GammaTrace::to_fixed(out[4]);
       g.min[j] = std::min(g.min[j], out[4]);
       g.max[j] = std::max(g.max[j], out[4]);
       g.count[j] += 1;
@@ -243,6 +243,14 @@ void fill_gamma_trace(SplineBatch& b, double dtau_g) {
 
 }  // namespace
 
+GammaTrace::Sum GammaTrace::to_fixed(double gamma) {
+  if (!(gamma >= 0.0 && gamma < 0x1p63))
+    throw PhysicsError("EDM-TRJ-031", "γ = " + std::to_string(gamma) + " outside the range of the γ trace");
+  return Sum(gamma * 0x1p64);  // exact scaling by a power of two, then an exact conversion
+}
+
+double GammaTrace::to_double(Sum s) { return double(s) * 0x1p-64; }
+
 void GammaTrace::merge(const GammaTrace& o) {
   if (o.count.empty() && o.drain.empty()) return;
   if (count.empty() && drain.empty()) {
@@ -253,7 +261,7 @@ void GammaTrace::merge(const GammaTrace& o) {
     throw PhysicsError("EDM-TRJ-030", "γ traces on different grids cannot be merged (dtau " +
                                           std::to_string(dtau) + " vs " + std::to_string(o.dtau) + ")");
   const std::size_t n = std::max(count.size(), o.count.size());
-  sum.resize(n, 0.0);
+  sum.resize(n, 0);
   min.resize(n, INFINITY);
   max.resize(n, -INFINITY);
   count.resize(n, 0);

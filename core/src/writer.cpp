@@ -182,7 +182,7 @@ void FieldWriter::write_gamma_trace(const GammaTrace& trace, const Normalization
   for (std::size_t j = 0; j < n; ++j) {
     tau[j] = j * trace.dtau * units.time();
     count[j] = double(trace.count[j]);
-    mean[j] = trace.count[j] ? trace.sum[j] / trace.count[j] : NAN;
+    mean[j] = trace.count[j] ? trace.mean(j) : NAN;
   }
   write_1d(g.get(), "tau", tau, "s", I.partial_path);
   write_1d(g.get(), "mean", mean, "", I.partial_path);

@@ -33,8 +33,18 @@ struct ElectronSpline {
 // γ(τ) trace of a set of electrons on a common proper-time grid τ_j = j·dtau (from each electron's
 // start). Reduces across batches, devices and ranks exactly: sums and elementwise extrema.
 struct GammaTrace {
+  // Σγ per grid point in fixed point, units of 2⁻⁶⁴: every γ ≥ 2⁻¹¹ is an exact multiple of 2⁻⁶⁴,
+  // so each term converts exactly and the integer sum is the same in any order — the trace of a
+  // batched, sharded or MPI run is bit-identical to the single pass (a double sum is not: merging
+  // partial sums rounds differently).
+  __extension__ typedef unsigned __int128 Sum;
+  static Sum to_fixed(double gamma);     // PhysicsError unless 0 ≤ γ < 2⁶³
+  static double to_double(Sum s);        // Σγ, rounded once
+  double mean(std::size_t j) const { return count[j] ? to_double(sum[j]) / double(count[j]) : 0.0 / 0.0; }
+
   double dtau = 0;
-  std::vector<double> sum, min, max;   // per grid point over the electrons that reach it
+  std::vector<Sum> sum;                // per grid point over the electrons that reach it
+  std::vector<double> min, max;
   std::vector<std::uint64_t> count;
   std::vector<std::pair<std::uint64_t, double>> drain;  // (electron, γ_first − γ_last)
   void merge(const GammaTrace& other);  // exact: sums, extrema, concatenated drains
