@@ -215,14 +215,14 @@ BOOST_AUTO_TEST_CASE(pixel_permutations_are_permutations) {
       BOOST_TEST(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }),
                  pixel_order_name(order) << " " << nx << " x " << ny);
     }
-  // Rings: the band (distance from the axis in pitches) never decreases along the order.
+  // Rings: the band (distance from the axis in half pitches) never decreases along the order.
   Screen s;
   s.nx = 41, s.ny = 41, s.half_x = 20, s.half_y = 20;
   const auto p = pixel_permutation(s, PixelOrder::Rings);
   long band = -1;
   for (auto v : p) {
     const double x = s.pixel_x(v % s.nx), y = s.pixel_y(v / s.nx);
-    const long b = long(std::floor(std::sqrt(x * x + y * y)));
+    const long b = long(std::floor(std::sqrt(x * x + y * y) / 0.5));
     BOOST_TEST(b >= band);
     band = b;
   }

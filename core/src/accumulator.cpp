@@ -4,6 +4,7 @@
 // layout (iy, ix, k).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <string>
@@ -117,11 +118,15 @@ std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, i
   }
   for (std::int64_t p = 0; p < n; ++p) out.push_back(std::int32_t(p));
   if (order != PixelOrder::Rings && order != PixelOrder::Auto) return out;
-  // Rings: band = ⌊ρ / pitch⌋ (the larger pixel pitch, so a band is about one pixel wide), then the
+  // Rings: band = ⌊ρ / (pitch/2)⌋ (the larger pixel pitch), then the
   // "diamond angle" in [0, 4) — monotone in the polar angle, and a division instead of atan2, so the
   // order (and with it the checkpoint layout) is the same on every platform.
   const double px = s.nx > 1 ? 2.0 * s.half_x / (s.nx - 1) : 0.0, py = s.ny > 1 ? 2.0 * s.half_y / (s.ny - 1) : 0.0;
-  const double pitch = std::max(px, py) > 0 ? std::max(px, py) : 1.0;
+  // Bands half a pitch wide: a quarter-warp (8 lanes, one L1 wavefront per distinct interval
+  // of a 16-byte load) then spans ~2 knots radially and about as much from electrons off the
+  // axis. H200, benchmark cell: band 1 pitch 12.06, 0.7: 10.65, 0.5: 10.04, 0.35: 10.03,
+  // 0.25: 10.61 ms per electron (BENCHMARKS.md).
+  const double band = 0.5 * (std::max(px, py) > 0 ? std::max(px, py) : 1.0);
   struct Key {
     std::int64_t band;
     double angle;
@@ -135,7 +140,7 @@ std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, i
     const double a = (x == 0 && y == 0) ? 0.0
                      : y >= 0          ? (x >= 0 ? y / (x + y) : 1.0 - x / (-x + y))
                                        : (x < 0 ? 2.0 - y / (-x - y) : 3.0 + x / (x - y));
-    keys.push_back({std::int64_t(std::floor(rho / pitch)), a, std::int32_t(p)});
+    keys.push_back({std::int64_t(std::floor(rho / band)), a, std::int32_t(p)});
   }
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return a.band != b.band ? a.band < b.band : a.angle != b.angle ? a.angle < b.angle : a.p < b.p;

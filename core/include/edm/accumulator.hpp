@@ -17,11 +17,11 @@ namespace edm {
 
 // How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
 // share a warp). Only speed depends on it: every slot gets the same additions in the same order.
-//   Rings: bands one pixel pitch wide around the screen centre, each band by angle — a warp's 32
-//          pixels form an arc at one distance from the axis, so their retarded times (which depend
-//          on that distance) sit within a few knots of each other for every electron of a beam
-//          near the axis, and the warp's interval loads touch a few cache lines instead of ~18
-//          (benchmark cell; BENCHMARKS.md).
+//   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
+//          32 pixels form an arc at one distance from the axis, so their retarded times (which
+//          depend on that distance) sit within a few knots of each other for every electron of a
+//          beam near the axis, and the warp's interval loads touch a few cache lines instead of
+//          ~18 (benchmark cell; BENCHMARKS.md).
 //   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
 //   Rows:  plain row order (identity).
 enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };
