@@ -58,12 +58,13 @@ struct FieldAccumulator::Impl {
 namespace {
 
 // Sample chunks from the device when not set: enough work-items to fill the device many times
-// (GPUs: 8192 per compute unit — 512 are resident per SM at 128 registers, and more waves shorten
-// the tail: H200, benchmark cell, C = 4 → 8: 12.24 → 12.02 ms per electron; CPUs a few per core),
-// never more chunks than samples. Each extra chunk costs one cold retarded-time solve per pixel,
-// so C stays as small as that allows.
+// (GPUs: 512 are resident per SM at 128 registers, and more waves shorten the tail: H200,
+// benchmark cell, C = 4 → 8: 12.24 → 12.02 ms per electron; CPUs: PoCL runs work-groups on its
+// threads, and more, smaller pieces balance better — 2 cores, 41² screen: C = 1 273, 4 236,
+// 16 219 ms per electron), never more chunks than samples. Each extra chunk costs one cold
+// retarded-time solve per pixel, so C stays as small as that allows.
 int auto_chunks(const DeviceInfo& d, const Screen& s) {
-  const double target = d.type == "GPU" ? 8192.0 * d.compute_units : 64.0 * d.compute_units;
+  const double target = 8192.0 * d.compute_units;
   int c = int(std::ceil(target / double(s.pixels())));
   return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
 }
@@ -72,9 +73,10 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // mode, 192 in split mode) is divided by G; 4 is enough to make it negligible (H200, benchmark
 // cell: G = 1 17.6, 2 13.9, 4 12.2, 8 12.4, 12 16.2 ms per electron — beyond 8 the solver states
 // no longer fit local memory next to each other and occupancy falls; BENCHMARKS.md).
-// CPUs: the slot traffic is cached and small next to the arithmetic, and every extra electron in
-// the unrolled loop only adds code, so one per launch.
-int auto_group(const DeviceInfo& d) { return d.type == "GPU" ? 4 : 1; }
+// CPUs: the slot traffic is cached and small, but the G independent solves of a sample give the
+// out-of-order core work to overlap with each solve's dependent chain (PoCL, 2 cores, 41² screen,
+// C = 16: G = 1 219, 2 207, 4 199 ms per electron).
+int auto_group(const DeviceInfo&) { return 4; }
 
 // Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, i.e. 16 warps per
 // SM. With the solver state in local memory the kernel needs ~136 registers; capped at 128 it
