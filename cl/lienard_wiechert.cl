@@ -48,9 +48,9 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
   return sp;
 }
 
-// One launch adds electrons [first, first + count) of the batch (count ≤ ELECTRON_GROUP), sample
-// outer, electron inner: per sample a work-item solves every electron of the group (per-electron
-// solver state in registers, the loop unrolled so it stays there), reads its slot once, adds the
+// One launch adds the `count` (≤ ELECTRON_GROUP) electrons of grp, sample outer, electron inner:
+// per sample a work-item solves every electron of the group (per-electron solver state in local
+// memory or registers, LW_STATE_LOCAL; the loop unrolled), reads its slot once, adds the
 // contributions IN ELECTRON ORDER and writes it once. Those are the same additions in the same
 // order as one launch per electron, so the cube is bit-identical for every group size and for any
 // split of the ensemble into batches (no alignment of groups to the global index is needed), while
@@ -62,7 +62,8 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 // warp's 32 pixels lie on an arc at one distance from the axis, so their retarded times — and the
 // 384-byte intervals they load every sample — are a few knots apart for every electron of a beam near
 // the axis (4 × 8 tiles: ~18 distinct intervals per warp load at the edge of the benchmark screen,
-// rings: ~5), and the warp's load instructions touch few cache lines.
+// rings: ~5), and the warp's load instructions touch few cache lines. The kernel is bound by the
+// L1 data pipe (wavefronts per load: BENCHMARKS.md), so fewer distinct lines per load is speed.
 //
 // grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them.
 __kernel void lw_accumulate(__global const double* restrict coef, const lw_group grp, const int count,

@@ -265,8 +265,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     m.lw = cl::Kernel(program, "lw_accumulate");
     m.transpose = cl::Kernel(program, "slab_transpose");
     // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
-    // up to 128 work-items (a GPU hides latency with several groups per CU; the group is also the
-    // pixel tile, and 128 = 4 × 32 pixels keeps a warp's retarded times close, see the kernel).
+    // up to 128 work-items (a GPU hides latency with several groups per CU; H200: 64, 128 equal,
+    // 256 slower), unless the local-memory state fixed it above.
     const auto& dev = m.device->device();
     const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
     std::size_t mult = 1;
@@ -283,8 +283,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
                                            "maximum of " + std::to_string(kmax) + " on " + m.where());
     // Pixel order (see PixelOrder): rings unless tiles or rows are asked for, on every device, so
-    // that devices of a run share one layout (reduce, checkpoints). H200, benchmark cell: rows
-    // 43.8 ms per electron, 4 × 8 tiles 23.2, rings: BENCHMARKS.md.
+    // that devices of a run share one layout (reduce, checkpoints). H200, benchmark cell, final
+    // kernel: rows 22.3 ms per electron, 4 × 8 tiles 19.2, rings 10.0 (BENCHMARKS.md).
     PixelOrder order = m.options.pixel_order;
     if (order == PixelOrder::Auto)
       order = m.options.tile_width > 0 ? PixelOrder::Tiles : m.options.tile_width < 0 ? PixelOrder::Rows : PixelOrder::Rings;
