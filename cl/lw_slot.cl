@@ -120,15 +120,17 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
 
 // One safeguarded Newton step for the retarded time, on g(τ) = ρ² − A(A + 2d) with
 // A = t_rel − lc (lc = t − s_z z, the light-front cubic) and d = |Z| − s_z z: the light-cone
-// condition R = A + d squared, R² = ρ² + d². Since g = −f·(R + d + A) with f = t_rel − arrival(τ)
-// = A − (R − d) strictly decreasing and R + d + A > 0, g is strictly increasing with the same
-// single root and the same sign test for the bracket — and needs NO square root (f does: H200,
-// one sqrt less per step). No digits are lost: g is a difference of terms of size ρ² (not Z²), and
-// near the root g ≈ −2R f, so the far screen keeps f's absolute accuracy (DESIGN §2).
+// condition R = A + d squared (R² = ρ² + d²). g = −f·(R + d + A) with f = t_rel − arrival(τ) =
+// A − (R − d) strictly decreasing, so between the start of the span and the ADVANCED root
+// (A + d = −R, where g vanishes again) g is strictly increasing with the retarded root as its only
+// zero; the bracket is updated from f's sign, f > 0 ⇔ (g < 0 and A + d > 0), so it stays exact
+// wherever an iterate lands, and where A + d ≤ 0 (towards the advanced root) the step bisects
+// (tests/test_newton_step). A step needs ONE division and NO square root (f needs one: H200, one
+// sqrt less per step). No digits are lost: g is a difference of terms of size ρ² (not Z²), and near
+// the root g ≈ −2R f, so a far screen keeps f's absolute accuracy (DESIGN §2).
 //   g'/2 = lc'(A + d) + s_z z' A − (Δx x' + Δy y')    (A' = −lc', d' = −s_z z', (ρ²)' = −2(Δx x' + Δy y'))
 // lc' comes from the light-front cubic, so the slope has no cancellation at high γ (t' and z' are
-// both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). A step costs ONE division and no square root.
-// Returns the next τ; *step = |Δτ|.
+// both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
 inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real tau, const lw_real t_rel,
                               const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
                               lw_real* lo, lw_real* hi, lw_real* step) {
@@ -142,9 +144,14 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   const lw_real rho2 = fma(dx, dx, dy * dy);
   const lw_real g = fma(-A, fma(2.0, d, A), rho2);
   const lw_real h = fma(dlc, A + d, fma(A, sz > 0.0 ? vz : -vz, -fma(dx, vx, dy * vy)));
-  if (g < 0.0) *lo = tau; else *hi = tau;
+  // f > 0 (the root lies later) ⇔ A + d > R ⇔ g < 0 and A + d > 0 (beyond the advanced root g < 0
+  // too, but f < 0 there).
+  const int after_light = A + d > 0.0;
+  if (g < 0.0 && after_light) *lo = tau; else *hi = tau;
+  // Newton only where A + d > 0: with A + d < 0 the step on g heads for the advanced root (a zero
+  // of g, not of f), so the iterate bisects the bracket instead. Near the retarded root A + d ≈ R.
   lw_real next = tau - g / (2.0 * h);
-  if (!(next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // closed: g = 0 gives next = τ = hi
+  if (!(after_light && next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // g = 0: next = τ = hi
   *step = fabs(next - tau);
   return next;
 }
