@@ -15,21 +15,7 @@
 namespace kernel {
 typedef double lw_real;
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
-#define LW_HOST 1
-#define LW_GLOBAL
-#define LW_LOAD2(src, i, c)        \
-  {                                \
-    (c)[(i)] = (src)[(i)];         \
-    (c)[(i) + 1] = (src)[(i) + 1]; \
-  }
-#define LW_LOAD4(src, i, c0, c1, c2, c3) \
-  {                                      \
-    c0 = (src)[(i)];                     \
-    c1 = (src)[(i) + 1];                 \
-    c2 = (src)[(i) + 2];                 \
-    c3 = (src)[(i) + 3];                 \
-  }
-#include "../cl/lw_slot.cl"
+#include "../cl/lw_slot_host.h"
 }  // namespace kernel
 
 namespace {

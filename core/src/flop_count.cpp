@@ -75,21 +75,7 @@ struct Counted {
 };
 
 typedef Counted lw_real;
-#define LW_HOST 1
-#define LW_GLOBAL
-#define LW_LOAD2(src, i, c)        \
-  {                                \
-    (c)[(i)] = (src)[(i)];         \
-    (c)[(i) + 1] = (src)[(i) + 1]; \
-  }
-#define LW_LOAD4(src, i, c0, c1, c2, c3) \
-  {                                      \
-    c0 = (src)[(i)];                     \
-    c1 = (src)[(i) + 1];                 \
-    c2 = (src)[(i) + 2];                 \
-    c3 = (src)[(i) + 3];                 \
-  }
-#include "lw_slot.cl"
+#include "lw_slot_host.h"
 
 // Cubic Hermite interval of f on [τ, τ + h] from values and derivatives at both ends, in the
 // layout of trajectory.hpp (powers of s = τ' − τ).
