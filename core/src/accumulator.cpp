@@ -71,8 +71,9 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 
 // Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
 // mode, 192 in split mode) is divided by G; 4 is enough to make it negligible (H200, benchmark
-// cell: G = 1 17.6, 2 13.9, 4 12.2, 8 12.4, 12 16.2 ms per electron — beyond 8 the solver states
-// no longer fit local memory next to each other and occupancy falls; BENCHMARKS.md).
+// cell, final kernel: G = 2 10.61, 4 10.04, 8 10.67 ms per electron; one kernel earlier G = 1 was
+// 4.3 ms slower than G = 8, and G = 12 no longer fits the solver states in local memory: 16.2 vs
+// 12.4; BENCHMARKS.md).
 // CPUs: the slot traffic is cached and small, but the G independent solves of a sample give the
 // out-of-order core work to overlap with each solve's dependent chain (PoCL, 2 cores, 41² screen,
 // C = 16: G = 1 219, 2 207, 4 199 ms per electron).
@@ -557,42 +558,42 @@ namespace edm {
 std::uint64_t FieldAccumulator::raw_doubles_per_bucket() const { return impl_->bucket_bytes / sizeof(double); }
 std::uint64_t FieldAccumulator::layout_hash() const { return impl_->layout_hash; }
 
-void FieldAccumulator::download_raw(const RawSink& sink) {
-  auto& m = *impl_;
-  drain();
-  const std::uint64_t total = raw_doubles_per_bucket();
+namespace {
+// Walks every bucket in chunks of at most 8 Mi doubles through one host buffer: f(bucket index,
+// offset, host buffer, count). Errors name `what` and the device.
+template <class F>
+void for_raw_chunks(FieldAccumulator::Impl& m, std::uint64_t total, const char* what, F&& f) {
   const std::uint64_t chunk = std::min<std::uint64_t>(total, 8ull << 20);
   std::vector<double> host(chunk);
   try {
     for (std::size_t b = 0; b < m.buckets.size(); ++b)
-      for (std::uint64_t off = 0; off < total; off += chunk) {
-        const std::uint64_t n = std::min(chunk, total - off);
-        m.device->queue().enqueueReadBuffer(m.buckets[b], CL_TRUE, off * sizeof(double), n * sizeof(double),
-                                            host.data());
-        sink(int(b), off, host.data(), std::size_t(n));
-      }
+      for (std::uint64_t off = 0; off < total; off += chunk) f(b, off, host.data(), std::min(chunk, total - off));
   } catch (const cl::Error& e) {
-    throw_device_error(e, "saving the field cube of " + m.where());
+    throw_device_error(e, std::string(what) + " the field cube of " + m.where());
   }
+}
+}  // namespace
+
+void FieldAccumulator::download_raw(const RawSink& sink) {
+  auto& m = *impl_;
+  drain();
+  for_raw_chunks(m, raw_doubles_per_bucket(), "saving",
+                 [&](std::size_t b, std::uint64_t off, double* host, std::uint64_t n) {
+                   m.device->queue().enqueueReadBuffer(m.buckets[b], CL_TRUE, off * sizeof(double),
+                                                       n * sizeof(double), host);
+                   sink(int(b), off, host, std::size_t(n));
+                 });
 }
 
 void FieldAccumulator::upload_raw(const RawSource& source) {
   auto& m = *impl_;
   drain();
-  const std::uint64_t total = raw_doubles_per_bucket();
-  const std::uint64_t chunk = std::min<std::uint64_t>(total, 8ull << 20);
-  std::vector<double> host(chunk);
-  try {
-    for (std::size_t b = 0; b < m.buckets.size(); ++b)
-      for (std::uint64_t off = 0; off < total; off += chunk) {
-        const std::uint64_t n = std::min(chunk, total - off);
-        source(int(b), off, host.data(), std::size_t(n));
-        m.device->queue().enqueueWriteBuffer(m.buckets[b], CL_TRUE, off * sizeof(double), n * sizeof(double),
-                                             host.data());
-      }
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "restoring the field cube of " + m.where());
-  }
+  for_raw_chunks(m, raw_doubles_per_bucket(), "restoring",
+                 [&](std::size_t b, std::uint64_t off, double* host, std::uint64_t n) {
+                   source(int(b), off, host, std::size_t(n));
+                   m.device->queue().enqueueWriteBuffer(m.buckets[b], CL_TRUE, off * sizeof(double),
+                                                        n * sizeof(double), host);
+                 });
 }
 
 }  // namespace edm

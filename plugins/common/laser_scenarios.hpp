@@ -30,6 +30,18 @@ inline std::string campaign_path(const Campaign& c, const std::string& p) {
   return path.string();
 }
 
+// The campaign's [electrons] as drawn, before a scenario places them: the sunflower disk (at rest,
+// z = 0), the seeded Gaussian beam about γ, or the CSV list as given. Unknown distributions are
+// refused by name.
+inline std::vector<ElectronInit> campaign_ensemble(const Campaign& c, double gamma) {
+  const auto& e = c.electrons;
+  if (e.distribution == "sunflower") return sunflower_disk(e.count, e.radius);
+  if (e.distribution == "gaussian") return gaussian_beam(e, gamma, c.run.seed);
+  if (e.distribution == "list") return read_electron_csv(campaign_path(c, e.file));
+  throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
+                                       "' (sunflower | gaussian | list)");
+}
+
 class LaserScenario : public ScenarioBase {
  public:
   // Integration window in the laser phase ξ = t − s z: [−P τ0, +P τ0] with P = trajectory.padding
@@ -143,20 +155,11 @@ class LaserScenario : public ScenarioBase {
 class ThomsonScenario : public LaserScenario {
  public:
   explicit ThomsonScenario(const Campaign& c) : LaserScenario(c, +1) {
-    const auto& e = c.electrons;
-    std::vector<ElectronInit> ens;
-    if (e.distribution == "sunflower") {
-      ens = sunflower_disk(e.count, e.radius);
+    std::vector<ElectronInit> ens = campaign_ensemble(c, 1.0);
+    if (c.electrons.distribution == "sunflower")
       for (auto& el : ens) el.z = c.laser.focus;
-    } else if (e.distribution == "gaussian") {
-      ens = gaussian_beam(e, 1.0, c.run.seed);
+    else if (c.electrons.distribution == "gaussian")
       for (auto& el : ens) el.z += c.laser.focus;
-    } else if (e.distribution == "list") {
-      ens = read_electron_csv(campaign_path(c, e.file));
-    } else {
-      throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
-                                           "' (sunflower | gaussian | list)");
-    }
     set_electrons(ens);
   }
 };
@@ -176,18 +179,9 @@ class InverseThomsonScenario : public LaserScenario {
     if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-407", "electrons.gamma must be >= 1");
     // uᶻ = √(γ² − 1) = √((γ−1)(γ+1)): the second form keeps every digit of a small γ − 1.
     const double uz = gm1 > 0 ? std::sqrt(gm1 * (gm1 + 2.0)) : std::sqrt((gamma - 1) * (gamma + 1));
-    std::vector<ElectronInit> ens;
-    if (e.distribution == "sunflower") {
-      ens = sunflower_disk(e.count, e.radius);
+    std::vector<ElectronInit> ens = campaign_ensemble(c, gamma);
+    if (e.distribution == "sunflower")
       for (auto& el : ens) el.uz = uz;
-    } else if (e.distribution == "gaussian") {
-      ens = gaussian_beam(e, gamma, c.run.seed);
-    } else if (e.distribution == "list") {
-      ens = read_electron_csv(campaign_path(c, e.file));
-    } else {
-      throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
-                                           "' (sunflower | gaussian | list)");
-    }
     set_electrons(ens);
   }
 };
