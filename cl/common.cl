@@ -8,7 +8,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #define EDM_NCOMP 12
-#define EDM_NCOEF 48
+#define EDM_NCOEF 24
 
 // Screen pixel coordinate with the same operation order as Screen::pixel_x (host and device then
 // agree on the pixel position bit for bit).

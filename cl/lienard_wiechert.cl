@@ -3,7 +3,7 @@
 // arithmetic, shared with the host FLOP count) before it and these defines
 // (assembled by core/src/device.cpp from KernelOptions):
 //   NEWTON_ITERS   Newton steps per warm sample (exactly this many; ≥ 1)
-//   COEF_REUSE     1: load an interval's t,x,y,z cubics once per sample and reuse them for every
+//   COEF_REUSE     1: load an interval (the t,x,y,z quintics) once per sample and reuse it for every
 //                  evaluation of that sample in it (Newton steps, fields); 0: reload per evaluation
 //   SAMPLE_CHUNKS  C: chunks per pixel (work-items per pixel)
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
@@ -60,7 +60,7 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 // core/include/edm/accumulator.hpp: rings by default). Neighbouring work-items own neighbouring
 // addresses of every slot plane (coalesced slot traffic whatever the order), and in ring order a
 // warp's 32 pixels lie on an arc at one distance from the axis, so their retarded times — and the
-// 384-byte intervals they load every sample — are a few knots apart for every electron of a beam near
+// 192-byte intervals they load every sample — are a few knots apart for every electron of a beam near
 // the axis (4 × 8 tiles: ~18 distinct intervals per warp load at the edge of the benchmark screen,
 // rings: ~5), and the warp's load instructions touch few cache lines. The kernel is bound by the
 // L1 data pipe (wavefronts per load: BENCHMARKS.md), so fewer distinct lines per load is speed.
@@ -96,7 +96,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #if LW_STATE_LOCAL
   // The G electrons' solver state in local memory, one slot per (electron, work-item), copied into
   // registers only while that electron is solved: G × 11 registers fewer per work-item, which with
-  // the u, a cubics read from memory (lw_fields) and a register cap lets 16 instead of 8 warps share
+  // the old cubic layout's u, a read from memory and a register cap let 16 instead of 8 warps share
   // an SM (H200, benchmark cell: 17.3 → 13.6 ms per electron; BENCHMARKS.md). Arrays per member:
   // consecutive work-items touch consecutive words (no bank conflicts).
   __local double s_tau[ELECTRON_GROUP * LW_WG], s_pp[ELECTRON_GROUP * LW_WG], s_invd[ELECTRON_GROUP * LW_WG],

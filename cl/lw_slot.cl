@@ -4,15 +4,15 @@
 // very source: core/src/flop_count.cpp includes it with LW_HOST defined and lw_real a counting
 // number type (edm::flop_per_slot). Conventions of that count: see core/include/edm/flops.hpp.
 // Used by cl/lienard_wiechert.cl (after cl/common.cl). Spline layout: core/include/edm/trajectory.hpp
-// (48 doubles per interval, [component][power]; t,x,y,z are the first 16 = one 128-byte line).
+// (24 doubles per interval, [component][power]: the quintics of t, x, y, z; u = x′, a = x″).
 #ifndef EDM_LW_SLOT_CL
 #define EDM_LW_SLOT_CL
 
 #ifndef LW_HOST
 typedef double lw_real;
 #define LW_GLOBAL __global
-// Coefficients i, i+1 of an interval in ONE 16-byte load (intervals start at even offsets: 48
-// doubles each, offsets multiples of 48). Neighbouring work-items read different intervals (a few
+// Coefficients i, i+1 of an interval in ONE 16-byte load (intervals start at even offsets: 24
+// doubles each, offsets multiples of 24). Neighbouring work-items read different intervals (a few
 // knots apart), so every load instruction of a warp touches up to 32 cache lines and costs one L1
 // pass per line: halving the number of instructions halves that (measured: BENCHMARKS.md).
 #define LW_LOAD2(src, i, c)                                          \
@@ -20,16 +20,6 @@ typedef double lw_real;
     const double2 v_ = ((LW_GLOBAL const double2*)(src))[(i) / 2];   \
     (c)[(i)] = v_.x;                                                 \
     (c)[(i) + 1] = v_.y;                                             \
-  }
-// Coefficients i..i+3 (one cubic) in two 16-byte loads, straight into values (no private copy).
-#define LW_LOAD4(src, i, c0, c1, c2, c3)                                 \
-  {                                                                      \
-    const double2 a_ = ((LW_GLOBAL const double2*)(src))[(i) / 2];       \
-    const double2 b_ = ((LW_GLOBAL const double2*)(src))[(i) / 2 + 1];   \
-    c0 = a_.x;                                                           \
-    c1 = a_.y;                                                           \
-    c2 = b_.x;                                                           \
-    c3 = b_.y;                                                           \
   }
 #endif
 
@@ -49,18 +39,18 @@ typedef struct lw_electron {
   int warm;
 } lw_electron;
 
-// The t,x,y,z cubics of the current interval in private memory (16 doubles: all a Newton step reads,
-// and the position for the fields). The u, a cubics are NOT copied here: the field evaluation reads
-// them straight from memory (lw_fields), which keeps 56 registers per work-item free — H200: 254 →
-// 136 registers and 17.3 → 14.3 ms per electron of the benchmark cell (BENCHMARKS.md); in ring order
-// a warp's lanes mostly read the same interval, so those loads are L1 broadcasts.
+// The current interval in private memory, 24 doubles: the quintics of the light front
+// lc = t − s_z z (formed once per load; every use needs t only in that combination or as
+// a⁰ = lc″ + s_z z″), x, y and z. A Newton step reads all of it, and so does the field evaluation
+// (position, u = x′, a = x″): with reuse, one load of 192 bytes per sample serves both — the cubic
+// layout before read 352 (H200: BENCHMARKS.md).
 typedef struct lw_coef {
-  lw_real c[16];
+  lw_real c[24];
   int j;  // interval loaded (−1: none)
 } lw_coef;
 
 // Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1]; s is
-// the offset in it. Outside the span the end cubic is extrapolated (callers stay inside).
+// the offset in it. Outside the span the end quintic is extrapolated (callers stay inside).
 inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
   const lw_real f = floor((tau - sp->tau0) * sp->inv_dtau);
   const int j = f < 0.0 ? 0 : (f >= (lw_real)sp->n ? sp->n - 1 : (int)f);
@@ -68,37 +58,42 @@ inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
   return j;
 }
 
-// Loads the t,x,y,z cubics of interval j. With reuse they are loaded once per interval (the Newton
-// steps and the field evaluation of a sample usually share one); without, every evaluation reloads.
-// The arithmetic is the same either way (bit-identical results).
-inline void lw_load(const lw_spline* sp, const int j, const int reuse, lw_coef* k) {
+// a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
+inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
+
+// Loads interval j and forms the light-front quintic. With reuse an interval is loaded once per
+// sample (the Newton steps and the field evaluation usually share one); without, every evaluation
+// reloads. The arithmetic is the same either way (bit-identical results).
+inline void lw_load(const lw_spline* sp, const int j, const int reuse, const lw_real sz, lw_coef* k) {
   if (reuse && k->j == j) return;
-  LW_GLOBAL const double* src = sp->cf + (long)j * 48;
-  for (int i = 0; i < 16; i += 2) LW_LOAD2(src, i, k->c);
+  LW_GLOBAL const double* src = sp->cf + (long)j * 24;
+  for (int i = 0; i < 24; i += 2) LW_LOAD2(src, i, k->c);
+  for (int i = 0; i < 6; ++i) k->c[i] = lw_pm(k->c[i], k->c[18 + i], sz);
   k->j = j;
 }
 
-// c0 + s(c1 + s(c2 + s c3)) with explicit FMAs (FP_CONTRACT is off: same rounding everywhere).
-inline lw_real lw_horner(const lw_real* c, const lw_real s) {
-  return fma(s, fma(s, fma(s, c[3], c[2]), c[1]), c[0]);
+// The quintic at c[0..5], with explicit FMAs (FP_CONTRACT is off: same rounding everywhere).
+inline lw_real lw_q(const lw_real* c, const lw_real s) {
+  return fma(s, fma(s, fma(s, fma(s, fma(s, c[5], c[4]), c[3]), c[2]), c[1]), c[0]);
 }
-// Value and τ-derivative of the cubic in ONE Horner pass (synthetic division): 5 FMAs instead of
-// 3 + a second Horner on (c1, 2c2, 3c3).
-inline lw_real lw_horner_d(const lw_real c0, const lw_real c1, const lw_real c2, const lw_real c3,
-                           const lw_real s, lw_real* d) {
-  const lw_real b2 = fma(s, c3, c2);
-  const lw_real b1 = fma(s, b2, c1);
-  *d = fma(s, fma(s, c3, b2), b1);
-  return fma(s, b1, c0);
+// Value and first derivative by synthetic division (p = (σ − s)·q + p(s), p′(s) = q(s)): 9 FMAs.
+inline lw_real lw_q_d(const lw_real* c, const lw_real s, lw_real* d) {
+  const lw_real b4 = fma(s, c[5], c[4]), b3 = fma(s, b4, c[3]), b2 = fma(s, b3, c[2]), b1 = fma(s, b2, c[1]);
+  *d = fma(s, fma(s, fma(s, fma(s, c[5], b4), b3), b2), b1);
+  return fma(s, b1, c[0]);
 }
-// The same Horner pass on the cubic at src[i..i+3] in memory.
-inline lw_real lw_horner_m(LW_GLOBAL const double* src, const int i, const lw_real s) {
-  lw_real c0, c1, c2, c3;
-  LW_LOAD4(src, i, c0, c1, c2, c3);
-  return fma(s, fma(s, fma(s, c3, c2), c1), c0);
+// Value, first and second derivative: synthetic division once more on q (p″(s) = 2 q′(s)): 13 ops.
+inline lw_real lw_q_d2(const lw_real* c, const lw_real s, lw_real* d, lw_real* dd) {
+  const lw_real b4 = fma(s, c[5], c[4]), b3 = fma(s, b4, c[3]), b2 = fma(s, b3, c[2]), b1 = fma(s, b2, c[1]);
+  const lw_real e3 = fma(s, c[5], b4), e2 = fma(s, e3, b3), e1 = fma(s, e2, b2);
+  *d = fma(s, e1, b1);
+  *dd = 2.0 * fma(s, fma(s, fma(s, c[5], e3), e2), e1);
+  return fma(s, b1, c[0]);
 }
-// a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
-inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
+// Second derivative alone: 2·(c2 + s(3c3 + s(6c4 + s·10c5))).
+inline lw_real lw_q_dd(const lw_real* c, const lw_real s) {
+  return 2.0 * fma(s, fma(s, fma(s, 10.0 * c[5], 6.0 * c[4]), 3.0 * c[3]), c[2]);
+}
 
 // Screen-relative arrival time at (px, py) of light leaving the spline at τ (DESIGN §2):
 // (t − s_z z) + ρ²/(R + d), R − d written without cancellation. Setup only (two per work-item).
@@ -106,12 +101,11 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
                           const lw_real sz, const lw_real absZ, lw_coef* k) {
   lw_real s;
   const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, 1, k);
+  lw_load(sp, j, 1, sz, k);
   const lw_real* c = k->c;
-  const lw_real lc = fma(s, fma(s, fma(s, lw_pm(c[3], c[15], sz), lw_pm(c[2], c[14], sz)),
-                                lw_pm(c[1], c[13], sz)), lw_pm(c[0], c[12], sz));
-  const lw_real dx = px - lw_horner(c + 4, s), dy = py - lw_horner(c + 8, s);
-  const lw_real d = lw_pm(absZ, lw_horner(c + 12, s), sz);
+  const lw_real lc = lw_q(c, s);
+  const lw_real dx = px - lw_q(c + 6, s), dy = py - lw_q(c + 12, s);
+  const lw_real d = lw_pm(absZ, lw_q(c + 18, s), sz);
   // Same operations as Screen::arrival_rel (no FMA): a window anchored on the host at a pixel's
   // first arrival then includes that sample here too.
   const lw_real rho2 = dx * dx + dy * dy;
@@ -119,7 +113,7 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
 }
 
 // One safeguarded Newton step for the retarded time, on g(τ) = ρ² − A(A + 2d) with
-// A = t_rel − lc (lc = t − s_z z, the light-front cubic) and d = |Z| − s_z z: the light-cone
+// A = t_rel − lc (lc = t − s_z z, the light-front quintic) and d = |Z| − s_z z: the light-cone
 // condition R = A + d squared (R² = ρ² + d²). g = −f·(R + d + A) with f = t_rel − arrival(τ) =
 // A − (R − d) strictly decreasing, so between the start of the span and the ADVANCED root
 // (A + d = −R, where g vanishes again) g is strictly increasing with the retarded root as its only
@@ -129,17 +123,16 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
 // sqrt less per step). No digits are lost: g is a difference of terms of size ρ² (not Z²), and near
 // the root g ≈ −2R f, so a far screen keeps f's absolute accuracy (DESIGN §2).
 //   g'/2 = lc'(A + d) + s_z z' A − (Δx x' + Δy y')    (A' = −lc', d' = −s_z z', (ρ²)' = −2(Δx x' + Δy y'))
-// lc' comes from the light-front cubic, so the slope has no cancellation at high γ (t' and z' are
+// lc' comes from the light-front quintic, so the slope has no cancellation at high γ (t' and z' are
 // both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
 inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real tau, const lw_real t_rel,
                               const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
                               lw_real* lo, lw_real* hi, lw_real* step) {
   lw_real dlc, vx, vy, vz;
-  const lw_real lc = lw_horner_d(lw_pm(c[0], c[12], sz), lw_pm(c[1], c[13], sz), lw_pm(c[2], c[14], sz),
-                                 lw_pm(c[3], c[15], sz), s, &dlc);
-  const lw_real dx = px - lw_horner_d(c[4], c[5], c[6], c[7], s, &vx);
-  const lw_real dy = py - lw_horner_d(c[8], c[9], c[10], c[11], s, &vy);
-  const lw_real d = lw_pm(absZ, lw_horner_d(c[12], c[13], c[14], c[15], s, &vz), sz);
+  const lw_real lc = lw_q_d(c, s, &dlc);
+  const lw_real dx = px - lw_q_d(c + 6, s, &vx);
+  const lw_real dy = py - lw_q_d(c + 12, s, &vy);
+  const lw_real d = lw_pm(absZ, lw_q_d(c + 18, s, &vz), sz);
   const lw_real A = t_rel - lc;
   const lw_real rho2 = fma(dx, dx, dy * dy);
   const lw_real g = fma(-A, fma(2.0, d, A), rho2);
@@ -156,8 +149,8 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   return next;
 }
 
-// Fields at the retarded τ (interval offset s; c = its t,x,y,z cubics, g = the interval in memory,
-// whose u and a cubics are read from there). With n̂ = (r − x)/R,
+// Fields at the retarded τ (interval offset s; c = the interval as lw_load leaves it): position,
+// u = x′ and a = x″ from the quintics (a⁰ = t″ = lc″ + s_z z″). With n̂ = (r − x)/R,
 // u⁰ = γ from the mass shell of the spatial u (the spline's u⁰ agrees only to interpolation
 // accuracy; this makes D = γ − n̂·u an identity), D = (1 + |n̂ × u|²)/(γ + n̂·u) without
 // cancellation at high γ (STYLE 9), X·u = R D, X·a = R(a⁰ − n̂·a):
@@ -166,13 +159,12 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // near and far stay separate until the sum (the small-a0 far part keeps its digits). Only 1/R and
 // 1/D are needed: one reciprocal square root and one division. Returns 1/D (next predictor).
 // e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
-inline lw_real lw_fields(const lw_real* c, LW_GLOBAL const double* g, const lw_real s, const lw_real px, const lw_real py,
+inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
                          const lw_real sz, const lw_real absZ, lw_real* e, lw_real* f, lw_real* n) {
-  const lw_real dx = px - lw_horner(c + 4, s), dy = py - lw_horner(c + 8, s);
-  const lw_real d = lw_pm(absZ, lw_horner(c + 12, s), sz);
-  const lw_real ux = lw_horner_m(g, 20, s), uy = lw_horner_m(g, 24, s), uz = lw_horner_m(g, 28, s);
-  const lw_real a0 = lw_horner_m(g, 32, s), ax = lw_horner_m(g, 36, s), ay = lw_horner_m(g, 40, s),
-                az = lw_horner_m(g, 44, s);
+  lw_real ux, uy, uz, ax, ay, az;
+  const lw_real dx = px - lw_q_d2(c + 6, s, &ux, &ax), dy = py - lw_q_d2(c + 12, s, &uy, &ay);
+  const lw_real d = lw_pm(absZ, lw_q_d2(c + 18, s, &uz, &az), sz);
+  const lw_real a0 = lw_pm(lw_q_dd(c, s), az, -sz);
   const lw_real invR = rsqrt(fma(d, d, fma(dx, dx, dy * dy)));
   n[0] = dx * invR;
   n[1] = dy * invR;
@@ -235,7 +227,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
       const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, reuse, &k);
+      lw_load(sp, j, reuse, sz, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
     }
   } else {
@@ -243,7 +235,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
     const lw_real tol = 4.0 * DBL_EPSILON * fmax(fabs(sp->tau0), fabs(sp->tau_end));
     for (int it = 0; it < 200; ++it) {
       const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, reuse, &k);
+      lw_load(sp, j, reuse, sz, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
       if (step <= tol || hi - lo <= tol) break;
     }
@@ -251,8 +243,8 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   }
   el->tau = tau;
   const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, reuse, &k);
-  el->invd_prev = lw_fields(k.c, sp->cf + (long)j * 48, s, px, py, sz, absZ, e, f, n);
+  lw_load(sp, j, reuse, sz, &k);
+  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, e, f, n);
 }
 
 // Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.

@@ -321,17 +321,20 @@ BOOST_AUTO_TEST_CASE(flop_count_from_kernel_source) {
   const double step = f[1] - f[0];
   BOOST_TEST_MESSAGE("flop/slot (total mode): " << f[0] << ", " << f[1] << ", " << f[2] << ", " << f[3]
                                                  << " for 1..4 Newton steps (" << step << " per step)");
-  BOOST_TEST(step > 20.0);  // a step evaluates four cubics with derivatives: at least 20 FMAs
+  BOOST_TEST(step > 72.0);  // a step evaluates four quintics with derivatives: 36 FMAs
   BOOST_TEST(f[2] - f[1] == step);
   BOOST_TEST(f[3] - f[2] == step);
-  BOOST_TEST(f[0] - step > 100.0);  // the fields: 11 cubics, a square root, 1/R, 1/D and products
+  BOOST_TEST(f[0] - step > 100.0);  // the fields: x, u, a of 3 quintics, a⁰, a square root, 1/R, 1/D
   o.newton_iters = 2;
   BOOST_TEST(flop_per_slot(o, Mode::Split) > flop_per_slot(o, Mode::Total));
+  // The schedule (electrons per launch, sample chunks) does not change a slot's arithmetic.
   KernelOptions m = o;
-  m.coef_reuse = false;
   m.electron_group = 8;
   m.sample_chunks = 5;
   BOOST_TEST(flop_per_slot(m, Mode::Total) == flop_per_slot(o, Mode::Total));
+  // Without coefficient reuse every evaluation reloads its interval and forms the light front again.
+  m.coef_reuse = false;
+  BOOST_TEST(flop_per_slot(m, Mode::Total) > flop_per_slot(o, Mode::Total));
 }
 
 BOOST_AUTO_TEST_CASE(static_charge_is_coulomb) {
@@ -398,8 +401,11 @@ BOOST_AUTO_TEST_CASE(uniform_motion_from_present_position) {
       }
   BOOST_TEST_MESSAGE("uniform motion (beta = " << std::sqrt(b2) << "): max |E − E_present|/|E| = " << worst
                                                 << ", max |B − beta x E|/|E| = " << worst_b);
-  BOOST_TEST(worst < 1e-11);
-  BOOST_TEST(worst_b < 1e-11);
+  // The floor is rounding, not the method: u and a are derivatives of the position quintic, so the
+  // knots' own rounding (ε|t| with |t| up to ~2700 here, h = 0.5) becomes an acceleration noise of
+  // ~60 ε|t|/h² ≈ 1e-11, whose far field at R ≈ 400 is ~1e-10 of this weak velocity field.
+  BOOST_TEST(worst < 5e-10);
+  BOOST_TEST(worst_b < 5e-10);
 }
 
 BOOST_AUTO_TEST_CASE(distance_scaling_far_and_near) {

@@ -41,7 +41,7 @@ struct Setup {
     k.j = -1;
     double s, dstep;
     const int j = kernel::lw_interval(&sp, tau, &s);
-    kernel::lw_load(&sp, j, 1, &k);
+    kernel::lw_load(&sp, j, 1, sz, &k);
     return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, &lo, &hi, &dstep);
   }
 };

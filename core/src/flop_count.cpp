@@ -77,15 +77,6 @@ struct Counted {
 typedef Counted lw_real;
 #include "lw_slot_host.h"
 
-// Cubic Hermite interval of f on [τ, τ + h] from values and derivatives at both ends, in the
-// layout of trajectory.hpp (powers of s = τ' − τ).
-void hermite(double f0, double d0, double f1, double d1, double h, double* c) {
-  c[0] = f0;
-  c[1] = d0;
-  c[2] = (3 * (f1 - f0) / h - 2 * d0 - d1) / h;
-  c[3] = (2 * (f0 - f1) / h + d0 + d1) / (h * h);
-}
-
 }  // namespace flopcount
 
 double flop_per_slot(const KernelOptions& options, Mode mode) {
@@ -97,20 +88,19 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
   const double r = 0.3, uz = 4.9, gamma = std::sqrt(1 + r * r + uz * uz);
   const double h = 2 * std::numbers::pi / 16;
   const int n = 16 * 40;
-  std::vector<double> coef(std::size_t(n) * 48, 0.0);
-  auto state = [&](double tau, double* y) {  // t x y z γ ux uy uz a0 ax ay az and derivatives
+  std::vector<double> coef(std::size_t(n) * kCoefPerInterval, 0.0);
+  auto state = [&](double tau, double* y) {  // t x y z, their τ-derivatives u and second derivatives a
     const double sn = std::sin(tau), cs = std::cos(tau);
-    const double v[12] = {gamma * tau, r * sn, r * cs, uz * tau, gamma,   r * cs,
-                          -r * sn,     uz,     0,      -r * sn,  -r * cs, 0};
-    const double d[12] = {gamma, r * cs, -r * sn, uz, 0, -r * sn, -r * cs, 0, 0, -r * cs, r * sn, 0};
-    for (int i = 0; i < 12; ++i) y[i] = v[i], y[12 + i] = d[i];
+    const double v[12] = {gamma * tau, r * sn, r * cs, uz * tau, gamma, r * cs, -r * sn, uz, 0, -r * sn, -r * cs, 0};
+    for (int i = 0; i < 12; ++i) y[i] = v[i];
   };
   for (int j = 0; j < n; ++j) {
-    double a[24], b[24];
+    double a[12], b[12];
     state(j * h, a);
     state((j + 1) * h, b);
-    for (int c = 0; c < 12; ++c)
-      hermite(a[c], a[12 + c], b[c], b[12 + c], h, &coef[std::size_t(j) * 48 + 4 * c]);
+    for (int c = 0; c < kPositionComponents; ++c)
+      quintic_hermite(a[c], a[4 + c], a[8 + c], b[c], b[4 + c], b[8 + c], h,
+                      &coef[std::size_t(j) * kCoefPerInterval + kSplinePowers * c]);
   }
   lw_spline sp;
   sp.cf = coef.data();

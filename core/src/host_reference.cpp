@@ -18,16 +18,19 @@ struct Spline {
   const double* coef;
   double tau0, dtau;
   std::uint32_t n;
-  // All 12 components at τ: interval by floor (clamped), plain Horner in powers of s = τ − τ_j.
+  // x^μ, u^μ, a^μ at τ: interval by floor (clamped), the quintic and its two derivatives written
+  // out term by term in powers of s = τ − τ_j (not the kernel's nested synthetic division).
   void eval(double tau, double out[kSplineComponents]) const {
     long j = long(std::floor((tau - tau0) / dtau));
     if (j < 0) j = 0;
     if (j > long(n) - 1) j = long(n) - 1;
-    const double s = tau - (tau0 + double(j) * dtau);
+    const double s = tau - (tau0 + double(j) * dtau), s2 = s * s, s3 = s2 * s, s4 = s3 * s, s5 = s4 * s;
     const double* c = coef + std::size_t(j) * kCoefPerInterval;
-    for (int k = 0; k < kSplineComponents; ++k) {
-      const double* p = c + 4 * k;
-      out[k] = ((p[3] * s + p[2]) * s + p[1]) * s + p[0];
+    for (int k = 0; k < kPositionComponents; ++k) {
+      const double* p = c + kSplinePowers * k;
+      out[k] = p[0] + p[1] * s + p[2] * s2 + p[3] * s3 + p[4] * s4 + p[5] * s5;
+      out[4 + k] = p[1] + 2 * p[2] * s + 3 * p[3] * s2 + 4 * p[4] * s3 + 5 * p[5] * s4;
+      out[8 + k] = 2 * p[2] + 6 * p[3] * s + 12 * p[4] * s2 + 20 * p[5] * s3;
     }
   }
   // t, x, y, z at τ in long double (for the residual: t and z of a γ = 5 electron are large and
@@ -38,9 +41,9 @@ struct Spline {
     if (j > long(n) - 1) j = long(n) - 1;
     const long double s = (long double)tau - ((long double)tau0 + (long double)j * dtau);
     const double* c = coef + std::size_t(j) * kCoefPerInterval;
-    for (int k = 0; k < 4; ++k) {
-      const double* p = c + 4 * k;
-      out[k] = ((p[3] * s + p[2]) * s + p[1]) * s + p[0];
+    for (int k = 0; k < kPositionComponents; ++k) {
+      const double* p = c + kSplinePowers * k;
+      out[k] = ((((p[5] * s + p[4]) * s + p[3]) * s + p[2]) * s + p[1]) * s + p[0];
     }
   }
 };

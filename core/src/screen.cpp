@@ -111,8 +111,9 @@ namespace {
 void knot_state(const SplineBatch& b, const ElectronSpline& e, bool last, double y[8]) {
   const std::uint32_t j = last ? e.n_intervals - 1 : 0;
   const double s = last ? e.dtau : 0.0;
-  const double* c = b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval;
-  for (int k = 0; k < 8; ++k) y[k] = c[4 * k] + s * (c[4 * k + 1] + s * (c[4 * k + 2] + s * c[4 * k + 3]));
+  double out[kSplineComponents];
+  eval_interval(b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval, s, out);
+  for (int k = 0; k < 8; ++k) y[k] = out[k];
 }
 }  // namespace
 

@@ -1,6 +1,6 @@
 // Trajectory solver: GSL odeiv2 (rk8pd) integration of a scenario's equations of motion in proper
-// time, knot to knot on a uniform τ grid, then the flat spline layout of trajectory.hpp (cubic
-// Hermite state, natural cubic spline acceleration). Also resampling of tabulated tracks, the
+// time, knot to knot on a uniform τ grid, then the flat spline layout of trajectory.hpp (quintic
+// Hermite position from x, u and a at the knots). Also resampling of tabulated tracks, the
 // γ(τ) trace, and the Lorentz and Landau–Lifshitz equations of motion (normalised, q = −e).
 #include "edm/trajectory.hpp"
 
@@ -49,48 +49,19 @@ struct DriverDeleter {
 using InterpPtr = std::unique_ptr<gsl_interp, InterpDeleter>;
 using AccelPtr = std::unique_ptr<gsl_interp_accel, AccelDeleter>;
 
-// Per-interval power coefficients (layout of trajectory.hpp) from the knots.
+// Per-interval power coefficients (layout of trajectory.hpp) from the knots: per component of the
+// position, the quintic Hermite through x, u = dx/dτ and a = du/dτ at both ends of the interval.
 std::vector<double> build_coefficients(const Knots& k) {
-  const std::size_t n = k.size();
-  const std::size_t ni = n - 1;
-  const double h = k.dtau;
+  const std::size_t ni = k.size() - 1;
   std::vector<double> coef(ni * kCoefPerInterval);
-  // State: cubic Hermite from the values and the exact derivatives dx/dτ = u, du/dτ = a.
   for (std::size_t j = 0; j < ni; ++j) {
     const double* y0 = &k.y[8 * j];
     const double* y1 = &k.y[8 * (j + 1)];
-    double* c = &coef[j * kCoefPerInterval];
-    for (int comp = 0; comp < 8; ++comp) {
-      const double d0 = comp < 4 ? y0[4 + comp] : k.a[4 * j + comp - 4];
-      const double d1 = comp < 4 ? y1[4 + comp] : k.a[4 * (j + 1) + comp - 4];
-      const double delta = y1[comp] - y0[comp];
-      c[4 * comp + 0] = y0[comp];
-      c[4 * comp + 1] = d0;
-      c[4 * comp + 2] = (3.0 * delta / h - 2.0 * d0 - d1) / h;
-      c[4 * comp + 3] = (-2.0 * delta / h + d0 + d1) / (h * h);
-    }
-  }
-  // Acceleration: GSL natural cubic spline through the knot values. GSL keeps its coefficients
-  // private, so we take the second derivatives M_j at the knots from it and rebuild the power form
-  // c0 = a_j, c1 = Δa/h − h(2M_j + M_{j+1})/6, c2 = M_j/2, c3 = (M_{j+1} − M_j)/(6h).
-  std::vector<double> tau(n), val(n), M(n);
-  for (std::size_t j = 0; j < n; ++j) tau[j] = double(j) * h;
-  InterpPtr interp(gsl_interp_alloc(gsl_interp_cspline, n));
-  AccelPtr acc(gsl_interp_accel_alloc());
-  for (int comp = 0; comp < 4; ++comp) {
-    for (std::size_t j = 0; j < n; ++j) val[j] = k.a[4 * j + comp];
-    gsl_interp_init(interp.get(), tau.data(), val.data(), n);
-    gsl_interp_accel_reset(acc.get());
-    for (std::size_t j = 0; j < n; ++j)
-      M[j] = gsl_interp_eval_deriv2(interp.get(), tau.data(), val.data(), tau[j], acc.get());
-    M.front() = M.back() = 0.0;  // natural ends, exactly
-    for (std::size_t j = 0; j < ni; ++j) {
-      double* c = &coef[j * kCoefPerInterval + 4 * (8 + comp)];
-      c[0] = val[j];
-      c[1] = (val[j + 1] - val[j]) / h - h * (2.0 * M[j] + M[j + 1]) / 6.0;
-      c[2] = 0.5 * M[j];
-      c[3] = (M[j + 1] - M[j]) / (6.0 * h);
-    }
+    const double* a0 = &k.a[4 * j];
+    const double* a1 = &k.a[4 * (j + 1)];
+    for (int comp = 0; comp < kPositionComponents; ++comp)
+      quintic_hermite(y0[comp], y0[4 + comp], a0[comp], y1[comp], y1[4 + comp], a1[comp], k.dtau,
+                      &coef[j * kCoefPerInterval + kSplinePowers * comp]);
   }
   return coef;
 }
@@ -235,7 +206,7 @@ void fill_gamma_trace(SplineBatch& b, double dtau_g) {
       g.max[j] = std::max(g.max[j], out[4]);
       g.count[j] += 1;
     }
-    const double first = b.coef[es.offset + 4 * 4];
+    const double first = b.coef[es.offset + 1];  // t′ = u⁰ = γ at the first knot
     b.eval(e, es.tau_end(), out);
     g.drain.emplace_back(es.index, first - out[4]);
   }
@@ -279,10 +250,7 @@ void SplineBatch::eval(std::size_t e, double tau, double out[kSplineComponents])
   const double span = es.dtau * es.n_intervals;
   const double s = std::clamp(tau - es.tau0, 0.0, span);
   const std::uint32_t j = std::min<std::uint32_t>(es.n_intervals - 1, std::uint32_t(s / es.dtau));
-  const double ds = s - double(j) * es.dtau;
-  const double* c = &coef[es.offset + std::uint64_t(j) * kCoefPerInterval];
-  for (int k = 0; k < kSplineComponents; ++k)
-    out[k] = c[4 * k] + ds * (c[4 * k + 1] + ds * (c[4 * k + 2] + ds * c[4 * k + 3]));
+  eval_interval(&coef[es.offset + std::uint64_t(j) * kCoefPerInterval], s - double(j) * es.dtau, out);
 }
 
 void SplineBatch::release() {

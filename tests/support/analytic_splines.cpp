@@ -1,4 +1,4 @@
-// Analytic worldlines and their cubic-Hermite splines in the device layout (see analytic_splines.hpp).
+// Analytic worldlines and their quintic-Hermite splines in the device layout (see analytic_splines.hpp).
 #include "analytic_splines.hpp"
 
 #include <cmath>
@@ -80,20 +80,11 @@ void append_electron(SplineBatch& batch, const Worldline& w, double tau0, double
   for (std::uint32_t j = 0; j < n; ++j) {
     w(tau0 + (j + 1) * dtau, y1, a1, d1);
     double* c = batch.coef.data() + e.offset + std::size_t(j) * kCoefPerInterval;
-    // Cubic Hermite on [0, h]: p(s) = p0 + m0 s + c2 s² + c3 s³.
-    auto hermite = [&](int comp, double p0, double p1, double m0, double m1) {
-      const double h = dtau;
-      c[4 * comp + 0] = p0;
-      c[4 * comp + 1] = m0;
-      c[4 * comp + 2] = (3 * (p1 - p0) / h - 2 * m0 - m1) / h;
-      c[4 * comp + 3] = (2 * (p0 - p1) / h + m0 + m1) / (h * h);
-    };
-    // dx^μ/dτ = u^μ, du^μ/dτ = a^μ.
-    for (int k = 0; k < 4; ++k) hermite(k, y0[k], y1[k], y0[4 + k], y1[4 + k]);
-    for (int k = 0; k < 4; ++k) hermite(4 + k, y0[4 + k], y1[4 + k], a0[k], a1[k]);
-    for (int k = 0; k < 4; ++k) hermite(8 + k, a0[k], a1[k], d0[k], d1[k]);
+    // Per position component the quintic through x, dx/dτ = u, d²x/dτ² = a at both knots.
+    for (int k = 0; k < kPositionComponents; ++k)
+      quintic_hermite(y0[k], y0[4 + k], a0[k], y1[k], y1[4 + k], a1[k], dtau, c + kSplinePowers * k);
     for (int k = 0; k < 8; ++k) y0[k] = y1[k];
-    for (int k = 0; k < 4; ++k) a0[k] = a1[k], d0[k] = d1[k];
+    for (int k = 0; k < 4; ++k) a0[k] = a1[k];
   }
   batch.electrons.push_back(e);
 }

@@ -1,6 +1,6 @@
-// Analytic worldlines → SplineBatch in the 48-coefficient layout of trajectory.hpp, so the field
-// tests do not depend on the trajectory solver: the state is cubic Hermite from exact values and
-// derivatives (dx/dτ = u, du/dτ = a), the 4-acceleration cubic Hermite from a and da/dτ.
+// Analytic worldlines → SplineBatch in the 24-coefficient layout of trajectory.hpp, so the field
+// tests do not depend on the trajectory solver: per position component the quintic Hermite from
+// the exact x, dx/dτ = u and d²x/dτ² = a at the knots (da/dτ is offered for studies).
 #pragma once
 #include <array>
 #include <functional>

@@ -1,14 +1,17 @@
 // Trajectories: GSL odeiv2 integration of a scenario's equations of motion in proper time, resampled
-// on uniform knots in τ and stored as piecewise-cubic coefficients in a flat, device-ready layout.
+// on uniform knots in τ and stored as piecewise-quintic coefficients in a flat, device-ready layout.
 //
 // Layout (the contract with cl/ and the host reference): an electron's spline has n_intervals
-// intervals [τ_j, τ_j + dτ), τ_j = tau0 + j·dτ. Interval j occupies kCoefPerInterval doubles at
-// coef[offset + j·kCoefPerInterval], ordered [component][power]: component c in
-//   0..7  state   x⁰=t, x, y, z, u⁰=γ, uˣ, uʸ, uᶻ   (cubic Hermite: values and exact derivatives
-//                                                   dx/dτ = u, du/dτ = a at the knots)
-//   8..11 4-acceleration a⁰, aˣ, aʸ, aᶻ              (GSL natural cubic spline through the values
-//                                                   from the equations of motion at the knots)
-// and power p = 0..3 of s = τ − τ_j: value = c0 + s(c1 + s(c2 + s c3)).
+// intervals [τ_j, τ_j + dτ), τ_j = tau0 + j·dτ. Interval j occupies kCoefPerInterval = 24 doubles at
+// coef[offset + j·kCoefPerInterval], ordered [component][power]: component c in 0..3 is the
+// position x⁰ = t, x, y, z, a quintic HERMITE interpolant matching the exact x, u = dx/dτ and
+// a = du/dτ (from the equations of motion) at both knots; power p = 0..5 of s = τ − τ_j:
+//   value = c0 + s(c1 + s(c2 + s(c3 + s(c4 + s c5)))).
+// The 4-velocity and 4-acceleration are its derivatives, u = x′ and a = x″ (C² across knots). One
+// quintic per component instead of separate cubics for x, u and a: half the bytes per interval
+// (the field kernel is bound by the bytes it loads per slot) and more accurate at the same knots —
+// against the exact plane-wave orbits x by 200–3000×, u by 45–180×, a by ≥ 5× (BENCHMARKS.md,
+// scripts/studies/quintic_hermite.cpp).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -19,8 +22,38 @@
 
 namespace edm {
 
-inline constexpr int kSplineComponents = 12;
-inline constexpr int kCoefPerInterval = 4 * kSplineComponents;  // 48 doubles = 384 bytes per knot
+inline constexpr int kPositionComponents = 4;  // t, x, y, z
+inline constexpr int kSplinePowers = 6;        // quintic
+inline constexpr int kCoefPerInterval = kPositionComponents * kSplinePowers;  // 24 doubles = 192 bytes
+inline constexpr int kSplineComponents = 12;   // what an evaluation gives: x^μ, u^μ = x′, a^μ = x″
+
+// Power coefficients c[0..5] on [0, h] of the quintic with value f, first derivative d and second
+// derivative e at s = 0 (index 0) and s = h (index 1).
+inline void quintic_hermite(double f0, double d0, double e0, double f1, double d1, double e1, double h,
+                            double c[kSplinePowers]) {
+  c[0] = f0;
+  c[1] = d0;
+  c[2] = 0.5 * e0;
+  // What the quadratic part leaves at s = h, for the cubic to quintic terms to take up. f1 − f0 is
+  // formed first: neighbouring knot values are within a factor of 2, so it is exact (Sterbenz), and
+  // F keeps the digits of the step rather than of |f| (t and z of a γ = 5 electron reach 10³–10⁴;
+  // F's rounding becomes noise of size ε|f|/h in u = x′ and ε|f|/h² in a = x″).
+  const double F = (f1 - f0) - h * (d0 + h * c[2]), D = (d1 - d0) - h * e0, E = e1 - e0;
+  const double h2 = h * h, h3 = h2 * h;
+  c[3] = (10.0 * F - h * (4.0 * D - 0.5 * h * E)) / h3;
+  c[4] = (-15.0 * F + h * (7.0 * D - h * E)) / (h3 * h);
+  c[5] = (6.0 * F - h * (3.0 * D - 0.5 * h * E)) / (h3 * h2);
+}
+
+// x^μ, u^μ, a^μ (out[0..3], [4..7], [8..11]) at offset s in one interval's 24 coefficients.
+inline void eval_interval(const double* c, double s, double out[kSplineComponents]) {
+  for (int k = 0; k < kPositionComponents; ++k) {
+    const double* p = c + kSplinePowers * k;
+    out[k] = p[0] + s * (p[1] + s * (p[2] + s * (p[3] + s * (p[4] + s * p[5]))));
+    out[4 + k] = p[1] + s * (2.0 * p[2] + s * (3.0 * p[3] + s * (4.0 * p[4] + s * 5.0 * p[5])));
+    out[8 + k] = 2.0 * p[2] + s * (6.0 * p[3] + s * (12.0 * p[4] + s * 20.0 * p[5]));
+  }
+}
 
 struct ElectronSpline {
   std::uint64_t index = 0;       // global electron index in the ensemble
@@ -55,7 +88,7 @@ struct SplineBatch {
   std::vector<double> coef;
   GammaTrace gamma;
   std::size_t bytes() const { return coef.size() * sizeof(double) + electrons.size() * sizeof(ElectronSpline); }
-  // Evaluates the 12 components at τ (clamped to the spline's span) — tests and host tools.
+  // x^μ, u^μ, a^μ at τ (clamped to the spline's span) — tests and host tools.
   void eval(std::size_t e, double tau, double out[kSplineComponents]) const;
   // Frees the coefficients and returns the pages to the OS (malloc_trim).
   void release();
@@ -76,7 +109,7 @@ struct SolveOptions {
 SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, std::uint64_t count,
                                const SolveOptions& options);
 
-// Bytes of spline storage per knot (kCoefPerInterval doubles).
+// Bytes of spline storage per knot (kCoefPerInterval doubles: 192).
 inline constexpr std::size_t spline_bytes_per_knot() { return kCoefPerInterval * sizeof(double); }
 
 // Equations of motion (normalised) for plugins to use as their model.
