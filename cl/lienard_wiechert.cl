@@ -9,6 +9,8 @@
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
 //   ELECTRON_GROUP G: electrons per launch (each slot read and written once per launch)
 //   SCREEN_SIGN    +1.0 / −1.0: the side of the screen (sign of zs)
+//   LW_FAST_RECIP  1: divisions and square roots of the per-slot path by refined half-precision
+//                  seeds (lw_slot.cl: no IEEE slow-path branch); 0: the built-ins
 //   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
 //                  work-group size, fixed by the host); 0: in registers
 //
@@ -164,13 +166,13 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
       const int warm = s_warm[i];
       x.warm = warm;
-      lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
+      lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
       if (x.warm != warm) s_warm[i] = x.warm;  // changes only on the first two samples
 #else
-      lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, ev, fv, n);
+      lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
 #endif
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }

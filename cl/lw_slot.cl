@@ -23,6 +23,34 @@ typedef double lw_real;
   }
 #endif
 
+// Division, square root and reciprocal square root of the per-slot path. fast = 0: the built-ins
+// (correctly rounded / within the OpenCL ULP bounds). fast = 1 (LW_FAST_RECIP, the GPU default):
+// a half-precision seed (half_recip / half_rsqrt: ≥ 10 bits by the OpenCL spec) and two cubically
+// convergent refinements (2⁻¹⁰ → 2⁻³⁰ → 2⁻⁹⁰: the result is within a few ulps) — no IEEE slow-path
+// branch, which on the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware
+// divide is faster. The seed is a float: arguments must lie within about 1e±37 (here 2g′, R²,
+// 1 + |n̂ × u|² and 1 + |u|², far inside for any physical screen). The FLOP count
+// (core/src/flop_count.cpp) counts lw_rcp as 1 and lw_rsqrt_nr as 2, as a division and an rsqrt.
+#ifndef LW_COUNTED_RECIP
+inline lw_real lw_rcp(const lw_real x) {
+  lw_real r = (lw_real)half_recip((float)x);
+  lw_real e = fma(-x, r, 1.0);
+  r = fma(r, fma(e, e, e), r);  // r(1 + e + e²): error e³
+  e = fma(-x, r, 1.0);
+  return fma(r, fma(e, e, e), r);
+}
+inline lw_real lw_rsqrt_nr(const lw_real x) {
+  lw_real y = (lw_real)half_rsqrt((float)x);
+  lw_real e = fma(-x, y * y, 1.0);
+  y = fma(y, e * fma(e, 0.375, 0.5), y);  // y(1 + e/2 + 3e²/8): error ~e³
+  e = fma(-x, y * y, 1.0);
+  return fma(y, e * fma(e, 0.375, 0.5), y);
+}
+#endif
+inline lw_real lw_div(const lw_real a, const lw_real b, const int fast) { return fast ? a * lw_rcp(b) : a / b; }
+inline lw_real lw_sqrt(const lw_real x, const int fast) { return fast ? x * lw_rsqrt_nr(x) : sqrt(x); }
+inline lw_real lw_rsqrt(const lw_real x, const int fast) { return fast ? lw_rsqrt_nr(x) : rsqrt(x); }
+
 // An electron's spline as the kernel sees it (read from the launch's table, not kept in registers):
 // coefficients, interval count, first knot, knot spacing, its reciprocal and the last knot.
 typedef struct lw_spline {
@@ -127,7 +155,7 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
 // both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
 inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real tau, const lw_real t_rel,
                               const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
-                              lw_real* lo, lw_real* hi, lw_real* step) {
+                              const int fast, lw_real* lo, lw_real* hi, lw_real* step) {
   lw_real dlc, vx, vy, vz;
   const lw_real lc = lw_q_d(c, s, &dlc);
   const lw_real dx = px - lw_q_d(c + 6, s, &vx);
@@ -143,7 +171,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   if (g < 0.0 && after_light) *lo = tau; else *hi = tau;
   // Newton only where A + d > 0: with A + d < 0 the step on g heads for the advanced root (a zero
   // of g, not of f), so the iterate bisects the bracket instead. Near the retarded root A + d ≈ R.
-  lw_real next = tau - g / (2.0 * h);
+  lw_real next = tau - lw_div(g, 2.0 * h, fast);
   if (!(after_light && next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // g = 0: next = τ = hi
   *step = fabs(next - tau);
   return next;
@@ -160,19 +188,19 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // 1/D are needed: one reciprocal square root and one division. Returns 1/D (next predictor).
 // e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
 inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
-                         const lw_real sz, const lw_real absZ, lw_real* e, lw_real* f, lw_real* n) {
+                         const lw_real sz, const lw_real absZ, const int fast, lw_real* e, lw_real* f, lw_real* n) {
   lw_real ux, uy, uz, ax, ay, az;
   const lw_real dx = px - lw_q_d2(c + 6, s, &ux, &ax), dy = py - lw_q_d2(c + 12, s, &uy, &ay);
   const lw_real d = lw_pm(absZ, lw_q_d2(c + 18, s, &uz, &az), sz);
   const lw_real a0 = lw_pm(lw_q_dd(c, s), az, -sz);
-  const lw_real invR = rsqrt(fma(d, d, fma(dx, dx, dy * dy)));
+  const lw_real invR = lw_rsqrt(fma(d, d, fma(dx, dx, dy * dy)), fast);
   n[0] = dx * invR;
   n[1] = dy * invR;
   n[2] = (sz > 0.0 ? d : -d) * invR;
-  const lw_real gam = sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)));
+  const lw_real gam = lw_sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)), fast);
   const lw_real cx = fma(n[1], uz, -(n[2] * uy)), cy = fma(n[2], ux, -(n[0] * uz)), cz = fma(n[0], uy, -(n[1] * ux));
   const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
-  const lw_real invD = (gam + nu) / (1.0 + fma(cx, cx, fma(cy, cy, cz * cz)));
+  const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real far_a = invR * invD * invD;
   const lw_real near_f = far_a * invR * invD;
@@ -206,11 +234,11 @@ inline void lw_setup(lw_electron* el, const lw_spline* sp, const lw_real px, con
 // with dτ/dt = 1/D₁: after two consecutive roots the midpoint rule τ₂ + 2 dt/D₁ (error O(dt³)),
 // else τ₁ + dt/D₁. Then exactly newton_iters safeguarded steps once two roots are known; the first
 // two samples iterate to convergence, so the midpoint predictor starts from accurate roots (and
-// chunking changes results only at rounding level). reuse / newton_iters / the split flag are
-// compile-time constants in the kernel.
+// chunking changes results only at rounding level). reuse / newton_iters / fast / the split flag
+// are compile-time constants in the kernel.
 inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
                      const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
-                     const int newton_iters, const int reuse, lw_real* e, lw_real* f, lw_real* n) {
+                     const int newton_iters, const int reuse, const int fast, lw_real* e, lw_real* f, lw_real* n) {
   lw_coef k;
   k.j = -1;
   lw_real lo, hi = sp->tau_end, tau = el->tau, s, step;
@@ -228,7 +256,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
     for (int it = 0; it < newton_iters; ++it) {
       const int j = lw_interval(sp, tau, &s);
       lw_load(sp, j, reuse, sz, &k);
-      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
+      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
     }
   } else {
     // Convergence scale: a few ulps of τ over the span.
@@ -236,7 +264,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
     for (int it = 0; it < 200; ++it) {
       const int j = lw_interval(sp, tau, &s);
       lw_load(sp, j, reuse, sz, &k);
-      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, &lo, &hi, &step);
+      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
       if (step <= tol || hi - lo <= tol) break;
     }
     el->warm += 1;
@@ -244,7 +272,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   el->tau = tau;
   const int j = lw_interval(sp, tau, &s);
   lw_load(sp, j, reuse, sz, &k);
-  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, e, f, n);
+  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
 }
 
 // Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.

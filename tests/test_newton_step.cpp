@@ -42,7 +42,7 @@ struct Setup {
     double s, dstep;
     const int j = kernel::lw_interval(&sp, tau, &s);
     kernel::lw_load(&sp, j, 1, sz, &k);
-    return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, &lo, &hi, &dstep);
+    return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, 0, &lo, &hi, &dstep);
   }
 };
 
@@ -75,6 +75,9 @@ BOOST_AUTO_TEST_CASE(bracket_follows_the_retarded_root_beyond_the_advanced_one) 
 BOOST_AUTO_TEST_CASE(cold_and_warm_solves_find_the_retarded_root) {
   // lw_solve as the kernel calls it: cold (first two samples, iterated to convergence from τ0),
   // then warm (predictor + exactly two steps), sample after sample, against the closed form.
+  // Both the built-in division / square roots (fast 0) and the refined half-precision seeds of the
+  // GPU path (fast 1).
+  for (const int fast : {0, 1}) {
   Setup st;
   kernel::lw_electron el;
   kernel::lw_setup(&el, &st.sp, st.px, st.py, st.sz, st.Z);
@@ -83,12 +86,13 @@ BOOST_AUTO_TEST_CASE(cold_and_warm_solves_find_the_retarded_root) {
   for (int k = 0; k < 200; ++k) {
     const double t_rel = 1.0 + dt * k;
     double e[3], f[3], n[3];
-    kernel::lw_solve(&el, &st.sp, t_rel, dt, st.px, st.py, st.sz, st.Z, 2, 1, e, f, n);
+    kernel::lw_solve(&el, &st.sp, t_rel, dt, st.px, st.py, st.sz, st.Z, 2, 1, fast, e, f, n);
     worst = std::max(worst, std::abs(el.tau - (t_rel + st.Z - st.R)));
     // Coulomb field of a unit charge at rest: E = n̂ / R², n̂ = (1, 0, 2)/√5.
     BOOST_TEST(std::abs(e[0] - 1.0 / (st.R * 5.0)) < 1e-14);
     BOOST_TEST(std::abs(e[2] - 2.0 / (st.R * 5.0)) < 1e-14);
   }
-  BOOST_TEST_MESSAGE("worst |τ − τ_r| over 200 samples: " << worst);
+  BOOST_TEST_MESSAGE("fast " << fast << ": worst |τ − τ_r| over 200 samples: " << worst);
   BOOST_TEST(worst < 1e-12);
+  }
 }

@@ -75,6 +75,16 @@ struct Counted {
 };
 
 typedef Counted lw_real;
+// The refined reciprocals of the fast path count as what they compute (flops.hpp): 1 and 2.
+#define LW_COUNTED_RECIP 1
+inline Counted lw_rcp(Counted x) {
+  ++flops;
+  return 1.0 / x.v;
+}
+inline Counted lw_rsqrt_nr(Counted x) {
+  flops += 2;
+  return 1.0 / std::sqrt(x.v);
+}
 #include "lw_slot_host.h"
 
 }  // namespace flopcount
@@ -127,7 +137,8 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
         lw_real acc[12], e[3], f[3], nn[3];
         const bool warm = el.warm == 2;
         flops = 0;
-        lw_solve(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0, e, f,
+        lw_solve(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0,
+                 options.fast_recip > 0 ? 1 : 0, e, f,
                  nn);
         lw_add(acc, e, f, nn, split);
         if (warm) ++histogram[flops];

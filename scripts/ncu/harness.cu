@@ -16,6 +16,8 @@ typedef unsigned int uint;
 #define get_group_id(d) blockIdx.x
 #define get_local_id(d) threadIdx.x
 #define OPENCL_STRIP 1
+inline float half_recip(float x) { return 1.0f / x; }
+inline float half_rsqrt(float x) { return rsqrtf(x); }
 #include "kernel_src.cu"
 #undef inline
 int main(int argc, char** argv) {

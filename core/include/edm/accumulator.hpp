@@ -48,6 +48,9 @@ struct KernelOptions {
                               // 0 = from the device (GPUs, when it fits), 1 = on, < 0 = off
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
                               // 0 = from the device (128 on NVIDIA GPUs: 16 warps per SM), < 0 = none
+  int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
+                              // half-precision seeds (within a few ulps, no slow-path branch):
+                              // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
