@@ -79,12 +79,12 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // C = 16: G = 1 219, 2 207, 4 199 ms per electron).
 int auto_group(const DeviceInfo&) { return 4; }
 
-// Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, i.e. 16 warps per
-// SM. With the solver state in local memory the kernel needs ~136 registers; capped at 128 it
-// spills ~48 bytes but runs 5 % faster (H200, benchmark cell: 14.3 → 13.6 ms per electron; caps of
-// 112 and 96 spill more and are slower; BENCHMARKS.md).
+// Register cap when not set (only NVIDIA's compiler takes one): 120 on NVIDIA GPUs, i.e. 17 warps per
+// SM. The quintic kernel needs ~163 registers uncapped (12 warps); capped at 120 it does not spill
+// and runs fastest (H200, benchmark cell: none 8.75, 128 8.32, 120 8.12, 112 8.81 ms per electron;
+// BENCHMARKS.md). The latency of the dependent FP64 chains is what more resident warps hide.
 int auto_registers(const DeviceInfo& d) {
-  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 128 : -1;
+  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 120 : -1;
 }
 
 // Bytes of local memory per work-item and electron for the solver state (5 doubles, 1 int).
