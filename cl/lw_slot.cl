@@ -30,13 +30,22 @@ typedef double lw_real;
 // branch, which on the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware
 // divide is faster. The seed is a float: arguments must lie within about 1e±37 (here 2g′, R²,
 // 1 + |n̂ × u|² and 1 + |u|², far inside for any physical screen). The FLOP count
-// (core/src/flop_count.cpp) counts lw_rcp as 1 and lw_rsqrt_nr as 2, as a division and an rsqrt.
+// (core/src/flop_count.cpp) counts lw_rcp and lw_rcp_step as 1 and lw_rsqrt_nr as 2, as a division
+// and an rsqrt.
 #ifndef LW_COUNTED_RECIP
 inline lw_real lw_rcp(const lw_real x) {
   lw_real r = (lw_real)half_recip((float)x);
   lw_real e = fma(-x, r, 1.0);
   r = fma(r, fma(e, e, e), r);  // r(1 + e + e²): error e³
   e = fma(-x, r, 1.0);
+  return fma(r, fma(e, e, e), r);
+}
+// One refinement only (error ≤ 2⁻³⁰): for the Newton step, whose next iterate needs the step only
+// to that relative accuracy (an error δ of the step adds δ·|Δτ| to the iterate, and the final
+// step of a warm sample is already below 1e-9 of the knot spacing).
+inline lw_real lw_rcp_step(const lw_real x) {
+  const lw_real r = (lw_real)half_recip((float)x);
+  const lw_real e = fma(-x, r, 1.0);
   return fma(r, fma(e, e, e), r);
 }
 inline lw_real lw_rsqrt_nr(const lw_real x) {
@@ -48,6 +57,7 @@ inline lw_real lw_rsqrt_nr(const lw_real x) {
 }
 #endif
 inline lw_real lw_div(const lw_real a, const lw_real b, const int fast) { return fast ? a * lw_rcp(b) : a / b; }
+inline lw_real lw_div_step(const lw_real a, const lw_real b, const int fast) { return fast ? a * lw_rcp_step(b) : a / b; }
 inline lw_real lw_sqrt(const lw_real x, const int fast) { return fast ? x * lw_rsqrt_nr(x) : sqrt(x); }
 inline lw_real lw_rsqrt(const lw_real x, const int fast) { return fast ? lw_rsqrt_nr(x) : rsqrt(x); }
 
@@ -74,30 +84,49 @@ typedef struct lw_electron {
 // layout before read 352 (H200: BENCHMARKS.md).
 typedef struct lw_coef {
   lw_real c[24];
-  int j;  // interval loaded (−1: none)
+  lw_real tau_j;  // its first knot τ0 + j dτ
+  int j;          // interval located (−1: none)
 } lw_coef;
 
-// Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1]; s is
-// the offset in it. Outside the span the end quintic is extrapolated (callers stay inside).
-inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* s) {
+// Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1];
+// *tau_j = its first knot. Outside the span the end quintic is extrapolated (callers stay inside).
+inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* tau_j) {
   const lw_real f = floor((tau - sp->tau0) * sp->inv_dtau);
   const int j = f < 0.0 ? 0 : (f >= (lw_real)sp->n ? sp->n - 1 : (int)f);
-  *s = tau - (sp->tau0 + (lw_real)j * sp->dtau);
+  *tau_j = sp->tau0 + (lw_real)j * sp->dtau;
   return j;
 }
 
 // a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
 inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
 
-// Loads interval j and forms the light-front quintic. With reuse an interval is loaded once per
-// sample (the Newton steps and the field evaluation usually share one); without, every evaluation
-// reloads. The arithmetic is the same either way (bit-identical results).
-inline void lw_load(const lw_spline* sp, const int j, const int reuse, const lw_real sz, lw_coef* k) {
-  if (reuse && k->j == j) return;
+// Loads interval j and forms the light-front quintic.
+inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef* k) {
   LW_GLOBAL const double* src = sp->cf + (long)j * 24;
   for (int i = 0; i < 24; i += 2) LW_LOAD2(src, i, k->c);
   for (int i = 0; i < 6; ++i) k->c[i] = lw_pm(k->c[i], k->c[18 + i], sz);
   k->j = j;
+}
+
+// The offset s = τ − τ_j of τ in its interval, with that interval's coefficients in k. The interval
+// located last is kept while τ stays inside [τ_j, τ_j + dτ) — one subtraction and two comparisons
+// instead of the floor (the Newton steps and the field evaluation of a sample mostly share one
+// interval) — else it is located by the floor. Where an interval is located does not depend on
+// reuse: reuse only decides whether a kept interval's coefficients are used again (1) or loaded
+// again for every evaluation (0), so both give bit-identical results.
+inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {
+  if (k->j >= 0) {
+    const lw_real s = tau - k->tau_j;
+    if (s >= 0.0 && s < sp->dtau) {
+      if (!reuse) lw_load(sp, k->j, sz, k);
+      return s;
+    }
+  }
+  lw_real tau_j;
+  const int j = lw_interval(sp, tau, &tau_j);
+  lw_load(sp, j, sz, k);
+  k->tau_j = tau_j;
+  return tau - tau_j;
 }
 
 // The quintic at c[0..5], with explicit FMAs (FP_CONTRACT is off: same rounding everywhere).
@@ -127,9 +156,7 @@ inline lw_real lw_q_dd(const lw_real* c, const lw_real s) {
 // (t − s_z z) + ρ²/(R + d), R − d written without cancellation. Setup only (two per work-item).
 inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real px, const lw_real py,
                           const lw_real sz, const lw_real absZ, lw_coef* k) {
-  lw_real s;
-  const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, 1, sz, k);
+  const lw_real s = lw_locate(sp, tau, 1, sz, k);
   const lw_real* c = k->c;
   const lw_real lc = lw_q(c, s);
   const lw_real dx = px - lw_q(c + 6, s), dy = py - lw_q(c + 12, s);
@@ -171,7 +198,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   if (g < 0.0 && after_light) *lo = tau; else *hi = tau;
   // Newton only where A + d > 0: with A + d < 0 the step on g heads for the advanced root (a zero
   // of g, not of f), so the iterate bisects the bracket instead. Near the retarded root A + d ≈ R.
-  lw_real next = tau - lw_div(g, 2.0 * h, fast);
+  lw_real next = tau - lw_div_step(g, 2.0 * h, fast);
   if (!(after_light && next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // g = 0: next = τ = hi
   *step = fabs(next - tau);
   return next;
@@ -254,24 +281,21 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   }
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
-      const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, reuse, sz, &k);
+      s = lw_locate(sp, tau, reuse, sz, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
     }
   } else {
     // Convergence scale: a few ulps of τ over the span.
     const lw_real tol = 4.0 * DBL_EPSILON * fmax(fabs(sp->tau0), fabs(sp->tau_end));
     for (int it = 0; it < 200; ++it) {
-      const int j = lw_interval(sp, tau, &s);
-      lw_load(sp, j, reuse, sz, &k);
+      s = lw_locate(sp, tau, reuse, sz, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
       if (step <= tol || hi - lo <= tol) break;
     }
     el->warm += 1;
   }
   el->tau = tau;
-  const int j = lw_interval(sp, tau, &s);
-  lw_load(sp, j, reuse, sz, &k);
+  s = lw_locate(sp, tau, reuse, sz, &k);
   el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
 }
 

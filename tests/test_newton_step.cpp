@@ -39,9 +39,8 @@ struct Setup {
   double step(double tau, double& lo, double& hi) const {
     kernel::lw_coef k;
     k.j = -1;
-    double s, dstep;
-    const int j = kernel::lw_interval(&sp, tau, &s);
-    kernel::lw_load(&sp, j, 1, sz, &k);
+    double dstep;
+    const double s = kernel::lw_locate(&sp, tau, 1, sz, &k);
     return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, 0, &lo, &hi, &dstep);
   }
 };
