@@ -220,20 +220,14 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
   const lw_real dx = px - lw_q_d2(c + 6, s, &ux, &ax), dy = py - lw_q_d2(c + 12, s, &uy, &ay);
   const lw_real d = lw_pm(absZ, lw_q_d2(c + 18, s, &uz, &az), sz);
   const lw_real a0 = lw_pm(lw_q_dd(c, s), az, -sz);
-  // X = r − x = (Δx, Δy, s_z d). 1/D = (γ + n̂·u)/(1 + |n̂ × u|²) = (γR + X·u) R / (R² + |X × u|²):
-  // the reciprocal square root, the square root and the division then depend on X and u only and
-  // run side by side, not one after the other (H200: BENCHMARKS.md).
-  const lw_real Xz = sz > 0.0 ? d : -d;
-  const lw_real R2 = fma(Xz, Xz, fma(dx, dx, dy * dy));
-  const lw_real invR = lw_rsqrt(R2, fast);
-  const lw_real gam = lw_sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)), fast);
-  const lw_real cx = fma(dy, uz, -(Xz * uy)), cy = fma(Xz, ux, -(dx * uz)), cz = fma(dx, uy, -(dy * ux));
-  const lw_real Xu = fma(dx, ux, fma(dy, uy, Xz * uz));
-  const lw_real R = R2 * invR;
-  const lw_real invD = lw_div(fma(gam, R, Xu) * R, R2 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
+  const lw_real invR = lw_rsqrt(fma(d, d, fma(dx, dx, dy * dy)), fast);
   n[0] = dx * invR;
   n[1] = dy * invR;
-  n[2] = Xz * invR;
+  n[2] = (sz > 0.0 ? d : -d) * invR;
+  const lw_real gam = lw_sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)), fast);
+  const lw_real cx = fma(n[1], uz, -(n[2] * uy)), cy = fma(n[2], ux, -(n[0] * uz)), cz = fma(n[0], uy, -(n[1] * ux));
+  const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
+  const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real far_a = invR * invD * invD;
   const lw_real near_f = far_a * invR * invD;
