@@ -11,6 +11,7 @@
 //   SCREEN_SIGN    +1.0 / −1.0: the side of the screen (sign of zs)
 //   LW_FAST_RECIP  1: divisions and square roots of the per-slot path by refined half-precision
 //                  seeds (lw_slot.cl: no IEEE slow-path branch); 0: the built-ins
+//   LW_INTERLEAVE  1: the group's warm solves phase by phase (CPUs; needs LW_STATE_LOCAL 0)
 //   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
 //                  work-group size, fixed by the host); 0: in registers
 //
@@ -151,6 +152,49 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       acc[9 + c] = Bf[i0 + c * plane];
 #endif
     }
+#if LW_INTERLEAVE
+    {
+      // CPUs: the same per-electron operations as lw_solve, phase by phase across the group — every
+      // predictor, then each Newton step for every electron, then every field evaluation — so each
+      // phase is a short loop of independent solves that an out-of-order core overlaps (one solve
+      // is a dependent chain of several hundred instructions, longer than the reorder window; PoCL,
+      // 2 cores: BENCHMARKS.md). Cold solves (the first two samples of a chunk) go through lw_solve.
+      // Contributions are added in electron order: bit-identical to the loop below.
+      lw_spline sp[ELECTRON_GROUP];
+      lw_coef kc[ELECTRON_GROUP];
+      double tau[ELECTRON_GROUP], lo[ELECTRON_GROUP], hi[ELECTRON_GROUP];
+      double ev[ELECTRON_GROUP][3], fv[ELECTRON_GROUP][3], nv[ELECTRON_GROUP][3];
+      int on[ELECTRON_GROUP], warm[ELECTRON_GROUP];
+      for (int e = 0; e < ELECTRON_GROUP; ++e) {
+        on[e] = e < count && t_rel >= el[e].t_first && t_rel <= el[e].t_last;
+        warm[e] = on[e] && el[e].warm == 2;
+        if (!on[e]) continue;
+        sp[e] = lw_table(coef, &grp, e);
+        if (warm[e]) {
+          kc[e].j = -1;
+          tau[e] = lw_predict(&el[e], &sp[e], dt, &lo[e], &hi[e]);
+        } else {
+          lw_solve(&el[e], &sp[e], t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev[e],
+                   fv[e], nv[e]);
+        }
+      }
+      for (int it = 0; it < NEWTON_ITERS; ++it)
+        for (int e = 0; e < ELECTRON_GROUP; ++e)
+          if (warm[e]) {
+            double step;
+            const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, sz, &kc[e]);
+            tau[e] = lw_newton_step(kc[e].c, s, tau[e], t_rel, px, py, sz, absZ, LW_FAST_RECIP, &lo[e], &hi[e], &step);
+          }
+      for (int e = 0; e < ELECTRON_GROUP; ++e)
+        if (warm[e]) {
+          el[e].tau = tau[e];
+          const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, sz, &kc[e]);
+          el[e].invd_prev = lw_fields(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, ev[e], fv[e], nv[e]);
+        }
+      for (int e = 0; e < ELECTRON_GROUP; ++e)
+        if (on[e]) lw_add(acc, ev[e], fv[e], nv[e], SPLIT_MODE);
+    }
+#else
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e) {
       if (e >= count) continue;  // uniform across the work-group
@@ -176,6 +220,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #endif
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }
+#endif
     for (int c = 0; c < 3 && any; ++c) {
       E[i0 + c * plane] = acc[c];
       B[i0 + c * plane] = acc[3 + c];

@@ -256,6 +256,22 @@ inline void lw_setup(lw_electron* el, const lw_spline* sp, const lw_real px, con
   el->invd_prev = 1.0;
 }
 
+// The start of a solve and its bracket [lo, hi]: cold (warm 0), the whole span from its start;
+// warm, the predictor from the previous root (see lw_solve). Records the previous root.
+inline lw_real lw_predict(lw_electron* el, const lw_spline* sp, const lw_real dt, lw_real* lo, lw_real* hi) {
+  *hi = sp->tau_end;
+  if (el->warm == 0) {
+    *lo = sp->tau0;
+    return sp->tau0;
+  }
+  const lw_real tau = el->tau;
+  *lo = tau;
+  lw_real pred = el->warm == 2 ? el->tau_pp + 2.0 * dt * el->invd_prev : tau + dt * el->invd_prev;
+  el->tau_pp = tau;
+  if (!(pred > *lo && pred < *hi)) pred = 0.5 * (*lo + *hi);
+  return pred;
+}
+
 // Retarded time of sample t_rel (inside [t_first, t_last]) and the contribution there.
 // Start: cold (first covered sample of the chunk) the whole span; warm, from the previous root τ₁
 // with dτ/dt = 1/D₁: after two consecutive roots the midpoint rule τ₂ + 2 dt/D₁ (error O(dt³)),
@@ -268,17 +284,8 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
                      const int newton_iters, const int reuse, const int fast, lw_real* e, lw_real* f, lw_real* n) {
   lw_coef k;
   k.j = -1;
-  lw_real lo, hi = sp->tau_end, tau = el->tau, s, step;
-  if (el->warm == 0) {
-    lo = sp->tau0;
-    tau = sp->tau0;
-  } else {
-    lo = tau;
-    lw_real pred = el->warm == 2 ? el->tau_pp + 2.0 * dt * el->invd_prev : tau + dt * el->invd_prev;
-    el->tau_pp = tau;
-    if (!(pred > lo && pred < hi)) pred = 0.5 * (lo + hi);
-    tau = pred;
-  }
+  lw_real lo, hi, s, step;
+  lw_real tau = lw_predict(el, sp, dt, &lo, &hi);
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
       s = lw_locate(sp, tau, reuse, sz, &k);

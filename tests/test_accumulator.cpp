@@ -288,8 +288,8 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
 
 BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   // G electrons per launch read and write each slot once but add in electron order: the cube must be
-  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1) and
-  // with coefficient reuse on or off.
+  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1),
+  // with coefficient reuse on or off, and with or without the phase-by-phase group solve.
   Screen s;
   s.nx = 9, s.ny = 7, s.samples = 64;
   s.half_x = 60, s.half_y = 45, s.z = -150;
@@ -298,20 +298,24 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
                        {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
                         test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
                        2 * std::numbers::pi / 16);
+  // Each grouped run also with and without the phase-by-phase solve of the group (interleave).
   for (bool reuse : {true, false}) {
     KernelOptions o;
     o.coef_reuse = reuse;
     o.electron_group = 1;
+    o.interleave = -1;
     AccumulatorTiming t1, tg;
     auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
-    for (int g : {2, 3, 8}) {
-      o.electron_group = g;
-      auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
-      BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
-                 "G = " << g << ", coef_reuse " << reuse);
-      BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
-      BOOST_TEST(tg.electrons == 3u);
-    }
+    for (int g : {2, 3, 8})
+      for (int interleave : {-1, 1}) {
+        o.electron_group = g;
+        o.interleave = interleave;
+        auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
+        BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
+                   "G = " << g << ", coef_reuse " << reuse << ", interleave " << interleave);
+        BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
+        BOOST_TEST(tg.electrons == 3u);
+      }
     BOOST_TEST(t1.launches == 3u);
   }
 }
@@ -468,6 +472,23 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
   } catch (const ConfigError& e) {
     BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
     BOOST_TEST(std::string(e.what()).find("no-such-device-xyzzy") != std::string::npos);
+  }
+  // The phase-by-phase group solve keeps the state in registers: with the state in local memory
+  // it is refused by name.
+  {
+    Screen s;
+    s.nx = 4, s.ny = 4, s.samples = 8;
+    s.half_x = s.half_y = 1, s.z = 10, s.dt = 0.1;
+    KernelOptions o;
+    o.interleave = 1;
+    o.state_local = 1;
+    try {
+      FieldAccumulator acc(device(), s, Mode::Total, o);
+      BOOST_ERROR("interleave with the state in local memory was accepted");
+    } catch (const ConfigError& e) {
+      BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+      BOOST_TEST(std::string(e.id()) == "EDM-ACC-024");
+    }
   }
   // nx = 0.
   ScreenSection sec;

@@ -248,6 +248,12 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   // GPUs: the refined seeds save the IEEE slow-path branch of 3 divisions and 2 square roots per
   // slot (H200: 8 %); CPUs divide in hardware, faster than the refinements (PoCL: 17 % slower).
   if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
+  // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
+  // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.
+  if (m.options.interleave == 0) m.options.interleave = info.type == "CPU" && wg_fixed == 0 ? 1 : -1;
+  if (m.options.interleave > 0 && wg_fixed > 0)
+    throw ConfigError("EDM-ACC-024", "the interleaved solve (kernel option interleave) keeps the solver state in "
+                                     "registers; it cannot be combined with the state in local memory on " + m.where());
   const std::map<std::string, std::string> defines = {
       {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
       {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
@@ -257,6 +263,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"SCREEN_SIGN", screen.z >= 0.0 ? "1.0" : "-1.0"},
       {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
       {"LW_FAST_RECIP", m.options.fast_recip > 0 ? "1" : "0"},
+      {"LW_INTERLEAVE", m.options.interleave > 0 ? "1" : "0"},
       {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
   cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,

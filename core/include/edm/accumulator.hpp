@@ -51,6 +51,9 @@ struct KernelOptions {
   int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
                               // half-precision seeds (within a few ulps, no slow-path branch):
                               // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
+  int interleave = 0;         // the G warm solves of a sample phase by phase (all predictors, each
+                              // Newton step for all, all fields): overlap for out-of-order CPUs;
+                              // needs the state in registers. 0 = from the device (CPUs), 1 on, < 0 off
 };
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
