@@ -104,7 +104,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   // consecutive work-items touch consecutive words (no bank conflicts).
   __local double s_tau[ELECTRON_GROUP * LW_WG], s_pp[ELECTRON_GROUP * LW_WG], s_invd[ELECTRON_GROUP * LW_WG],
       s_tf[ELECTRON_GROUP * LW_WG], s_tl[ELECTRON_GROUP * LW_WG];
-  __local int s_warm[ELECTRON_GROUP * LW_WG];
+  __local int s_warm[ELECTRON_GROUP * LW_WG], s_j[ELECTRON_GROUP * LW_WG];
 #define LW_T_FIRST(e) s_tf[(e) * LW_WG + l]
 #define LW_T_LAST(e) s_tl[(e) * LW_WG + l]
 #else
@@ -131,6 +131,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       s_tf[i] = x.t_first;
       s_tl[i] = x.t_last;
       s_warm[i] = x.warm;
+      s_j[i] = x.j;
 #else
       el[e] = x;
 #endif
@@ -171,7 +172,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         if (!on[e]) continue;
         sp[e] = lw_table(coef, &grp, e);
         if (warm[e]) {
-          kc[e].j = -1;
+          lw_coef_start(&kc[e], &sp[e], el[e].j);
           tau[e] = lw_predict(&el[e], &sp[e], dt, &lo[e], &hi[e]);
         } else {
           lw_solve(&el[e], &sp[e], t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev[e],
@@ -189,6 +190,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         if (warm[e]) {
           el[e].tau = tau[e];
           const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, sz, &kc[e]);
+          el[e].j = kc[e].j;
           el[e].invd_prev = lw_fields(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, ev[e], fv[e], nv[e]);
         }
       for (int e = 0; e < ELECTRON_GROUP; ++e)
@@ -210,11 +212,13 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
       const int warm = s_warm[i];
       x.warm = warm;
+      x.j = s_j[i];
       lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
       if (x.warm != warm) s_warm[i] = x.warm;  // changes only on the first two samples
+      s_j[i] = x.j;
 #else
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
 #endif

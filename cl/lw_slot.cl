@@ -70,11 +70,12 @@ typedef struct lw_spline {
 } lw_spline;
 
 // Per-(electron, pixel) solver state carried from sample to sample (registers): the last root,
-// the one before, 1/D at the last root (D = dt_obs/dτ), the coverage window of the pixel, and how
-// many converged roots precede (0 cold, 1, 2 = warm).
+// the one before, 1/D at the last root (D = dt_obs/dτ), the coverage window of the pixel, how
+// many converged roots precede (0 cold, 1, 2 = warm) and the last root's interval.
 typedef struct lw_electron {
   lw_real tau, tau_pp, invd_prev, t_first, t_last;
   int warm;
+  int j;  // interval of the last root (−1: none): the next sample's solve starts by checking it
 } lw_electron;
 
 // The current interval in private memory, 24 doubles: the quintics of the light front
@@ -86,7 +87,15 @@ typedef struct lw_coef {
   lw_real c[24];
   lw_real tau_j;  // its first knot τ0 + j dτ
   int j;          // interval located (−1: none)
+  int have;       // c holds interval j's coefficients
 } lw_coef;
+
+// An empty interval cache that starts from interval j (−1: none), its coefficients not yet loaded.
+inline void lw_coef_start(lw_coef* k, const lw_spline* sp, const int j) {
+  k->j = j;
+  k->tau_j = sp->tau0 + (lw_real)(j < 0 ? 0 : j) * sp->dtau;
+  k->have = 0;
+}
 
 // Interval of τ on uniform knots (multiplication by 1/dτ: no division), clamped to [0, n−1];
 // *tau_j = its first knot. Outside the span the end quintic is extrapolated (callers stay inside).
@@ -106,19 +115,22 @@ inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef*
   for (int i = 0; i < 24; i += 2) LW_LOAD2(src, i, k->c);
   for (int i = 0; i < 6; ++i) k->c[i] = lw_pm(k->c[i], k->c[18 + i], sz);
   k->j = j;
+  k->have = 1;
 }
 
 // The offset s = τ − τ_j of τ in its interval, with that interval's coefficients in k. The interval
-// located last is kept while τ stays inside [τ_j, τ_j + dτ) — one subtraction and two comparisons
-// instead of the floor (the Newton steps and the field evaluation of a sample mostly share one
-// interval) — else it is located by the floor. Where an interval is located does not depend on
-// reuse: reuse only decides whether a kept interval's coefficients are used again (1) or loaded
-// again for every evaluation (0), so both give bit-identical results.
+// located last (or the previous root's, lw_coef_start) is kept while τ stays inside
+// [τ_j, τ_j + dτ) — one subtraction and two comparisons instead of the floor; the Newton steps and
+// the field evaluation of a sample, and mostly the next sample too, share one interval — else it is
+// located by the floor. The kept interval's index is known before the predictor, so its load needs
+// no floor on the way (H200: BENCHMARKS.md). Where an interval is located does not depend on
+// reuse: reuse only decides whether coefficients already in k are used again (1) or loaded again
+// for every evaluation (0), so both give bit-identical results.
 inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {
   if (k->j >= 0) {
     const lw_real s = tau - k->tau_j;
     if (s >= 0.0 && s < sp->dtau) {
-      if (!reuse) lw_load(sp, k->j, sz, k);
+      if (!reuse || !k->have) lw_load(sp, k->j, sz, k);
       return s;
     }
   }
@@ -248,10 +260,11 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
 inline void lw_setup(lw_electron* el, const lw_spline* sp, const lw_real px, const lw_real py,
                      const lw_real sz, const lw_real absZ) {
   lw_coef k;
-  k.j = -1;
+  lw_coef_start(&k, sp, -1);
   el->t_first = lw_arrival(sp, sp->tau0, px, py, sz, absZ, &k);
   el->t_last = lw_arrival(sp, sp->tau_end, px, py, sz, absZ, &k);
   el->warm = 0;
+  el->j = -1;
   el->tau = el->tau_pp = sp->tau0;
   el->invd_prev = 1.0;
 }
@@ -283,7 +296,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
                      const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
                      const int newton_iters, const int reuse, const int fast, lw_real* e, lw_real* f, lw_real* n) {
   lw_coef k;
-  k.j = -1;
+  lw_coef_start(&k, sp, el->j);
   lw_real lo, hi, s, step;
   lw_real tau = lw_predict(el, sp, dt, &lo, &hi);
   if (el->warm == 2) {
@@ -303,6 +316,7 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   }
   el->tau = tau;
   s = lw_locate(sp, tau, reuse, sz, &k);
+  el->j = k.j;
   el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
 }
 

@@ -38,7 +38,7 @@ struct Setup {
   }
   double step(double tau, double& lo, double& hi) const {
     kernel::lw_coef k;
-    k.j = -1;
+    kernel::lw_coef_start(&k, &sp, -1);
     double dstep;
     const double s = kernel::lw_locate(&sp, tau, 1, sz, &k);
     return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, 0, &lo, &hi, &dstep);

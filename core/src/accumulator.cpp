@@ -87,8 +87,8 @@ int auto_registers(const DeviceInfo& d) {
   return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 120 : -1;
 }
 
-// Bytes of local memory per work-item and electron for the solver state (5 doubles, 1 int).
-constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
+// Bytes of local memory per work-item and electron for the solver state (5 doubles, 2 ints).
+constexpr std::size_t kStateBytes = 5 * sizeof(double) + 2 * sizeof(int);
 
 }  // namespace
 
