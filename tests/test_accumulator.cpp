@@ -416,7 +416,7 @@ BOOST_AUTO_TEST_CASE(uniform_motion_from_present_position) {
                                                 << ", max |B − beta x E|/|E| = " << worst_b);
   // The floor is rounding, not the method: u and a are derivatives of the position quintic, so the
   // knots' own rounding (ε|t| with |t| up to ~2700 here, h = 0.5) becomes an acceleration noise of
-  // ~60 ε|t|/h² ≈ 1e-11, whose far field at R ≈ 400 is ~1e-10 of this weak velocity field.
+  // ≈ 3 ε|t|/h² ≈ 8e-12, whose far field at R ≈ 400 is ~1e-10 of this weak velocity field.
   BOOST_TEST(worst < 5e-10);
   BOOST_TEST(worst_b < 5e-10);
 }
