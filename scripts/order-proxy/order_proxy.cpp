@@ -1,6 +1,7 @@
-// Pixel orders judged on the CPU: the field kernel on GPUs is bound by the L1 data pipe, which
-// serves a warp's 16-byte load a quarter-warp (8 lanes, 8 consecutive device positions) at a time,
-// one wavefront per distinct 384-byte interval among them. This solves a few electrons of a
+// Pixel orders judged on the CPU: the cubic-layout field kernel (second session) was bound by the
+// L1 data pipe, which serves a warp's 16-byte load a quarter-warp (8 lanes, 8 consecutive device
+// positions) at a time, one wavefront per distinct interval among them (the quintic kernel is
+// bound by FP64 latency instead, but reads fewer lines when lanes share intervals all the same). This solves a few electrons of a
 // campaign, finds every pixel's retarded time at a few samples (bisection on the spline), and prints
 // for each pixel order the mean number of distinct intervals per quarter-warp, summed over the 4
 // quarters of a warp — a proxy for wavefronts per load (4 at best). H200, benchmark cell: rings 1

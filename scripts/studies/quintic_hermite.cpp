@@ -1,6 +1,6 @@
-// Study for the field kernel's next step (BENCHMARKS.md, "Where the time goes now"): the kernel is
-// bound by the bytes each lane reads per slot — the t,x,y,z, u and a cubics of an interval, 44
-// doubles. A single quintic Hermite for t,x,y,z from the exact x, u = dx/dτ and a = du/dτ at both
+// The study behind the quintic spline layout (trajectory.hpp since the third session; BENCHMARKS.md):
+// the cubic-layout kernel was bound by the bytes each lane read per slot — the t,x,y,z, u and a
+// cubics of an interval, 44 doubles. A single quintic Hermite for t,x,y,z from the exact x, u = dx/dτ and a = du/dτ at both
 // knots (24 doubles) gives x, u = x′ and a = x″. This compares both against the exact plane-wave
 // orbits of tests/support at mid-interval points (maximum absolute error over 4 carrier periods).
 //   build and run (after scripts/bootstrap):
