@@ -289,7 +289,7 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
 BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   // G electrons per launch read and write each slot once but add in electron order: the cube must be
   // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1),
-  // with coefficient reuse on or off, and with or without the phase-by-phase group solve.
+  // with coefficient reuse on or off, and for each schedule of the group's solves.
   Screen s;
   s.nx = 9, s.ny = 7, s.samples = 64;
   s.half_x = 60, s.half_y = 45, s.z = -150;
@@ -306,13 +306,16 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
     o.interleave = -1;
     AccumulatorTiming t1, tg;
     auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
+    // Schedules: one electron after the other with the state in registers; phase by phase (the CPU
+    // default); the state and the contributions in local memory (the GPU default).
     for (int g : {2, 3, 8})
-      for (int interleave : {-1, 1}) {
+      for (auto [interleave, local] : {std::pair{-1, -1}, {1, -1}, {-1, 1}}) {
         o.electron_group = g;
         o.interleave = interleave;
+        o.state_local = local;
         auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
         BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
-                   "G = " << g << ", coef_reuse " << reuse << ", interleave " << interleave);
+                   "G = " << g << ", coef_reuse " << reuse << ", interleave " << interleave << ", state_local " << local);
         BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
         BOOST_TEST(tg.electrons == 3u);
       }
