@@ -106,7 +106,8 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   // consecutive work-items touch consecutive words (no bank conflicts).
   __local double s_tau[ELECTRON_GROUP * LW_WG], s_pp[ELECTRON_GROUP * LW_WG], s_invd[ELECTRON_GROUP * LW_WG],
       s_tf[ELECTRON_GROUP * LW_WG], s_tl[ELECTRON_GROUP * LW_WG];
-  __local int s_warm[ELECTRON_GROUP * LW_WG], s_j[ELECTRON_GROUP * LW_WG];
+  // warm (0..2) and the last root's interval j (≥ −1) share one int: 4 (j + 1) + warm.
+  __local int s_wj[ELECTRON_GROUP * LW_WG];
 #if LW_ADD_LOCAL
   // The G electrons' contributions to the current slot (LW_NADD values each), summed into the slot
   // after the last solve: no slot sums held in registers through the solves (LW_ADD_LOCAL below).
@@ -137,8 +138,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       s_invd[i] = x.invd_prev;
       s_tf[i] = x.t_first;
       s_tl[i] = x.t_last;
-      s_warm[i] = x.warm;
-      s_j[i] = x.j;
+      s_wj[i] = 4 * (x.j + 1) + x.warm;
 #else
       el[e] = x;
 #endif
@@ -169,15 +169,14 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       x.tau_pp = s_pp[i];
       x.invd_prev = s_invd[i];
       x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
-      const int warm = s_warm[i];
-      x.warm = warm;
-      x.j = s_j[i];
+      const int wj = s_wj[i];
+      x.warm = wj & 3;
+      x.j = (wj >> 2) - 1;
       lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
-      if (x.warm != warm) s_warm[i] = x.warm;  // changes only on the first two samples
-      s_j[i] = x.j;
+      s_wj[i] = 4 * (x.j + 1) + x.warm;
       lw_contrib(ev, fv, n, SPLIT_MODE, v);
       for (int c = 0; c < LW_NADD; ++c) s_add[(e * LW_NADD + c) * LW_WG + l] = v[c];
       got |= 1 << e;
@@ -272,15 +271,14 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       x.tau_pp = s_pp[i];
       x.invd_prev = s_invd[i];
       x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
-      const int warm = s_warm[i];
-      x.warm = warm;
-      x.j = s_j[i];
+      const int wj = s_wj[i];
+      x.warm = wj & 3;
+      x.j = (wj >> 2) - 1;
       lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
-      if (x.warm != warm) s_warm[i] = x.warm;  // changes only on the first two samples
-      s_j[i] = x.j;
+      s_wj[i] = 4 * (x.j + 1) + x.warm;
 #else
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
 #endif

@@ -87,8 +87,9 @@ int auto_registers(const DeviceInfo& d) {
   return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 120 : -1;
 }
 
-// Bytes of local memory per work-item and electron for the solver state (5 doubles, 2 ints).
-constexpr std::size_t kStateBytes = 5 * sizeof(double) + 2 * sizeof(int);
+// Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
+// interval index packed into one int).
+constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
 
 }  // namespace
 
@@ -249,10 +250,11 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   // slot (H200: 8 %); CPUs divide in hardware, faster than the refinements (PoCL: 17 % slower).
   if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
   // With the state in local memory, the G contributions to a slot wait there too when they fit next
-  // to it (total mode at G 4 and 128 work-items: 24 + 24 KB), so no slot sums occupy registers
-  // through the solves.
+  // to it (total mode at G 4 and 128 work-items: 22 + 24 KB of the 48 KB), so no slot sums occupy
+  // registers through the solves.
   const std::size_t add_bytes = std::size_t(m.options.electron_group) * wg_fixed * (mode == Mode::Split ? 12 : 6) * 8;
-  const bool add_local = wg_fixed > 0 && std::uint64_t(m.options.electron_group) * wg_fixed * kStateBytes + add_bytes + 1024 <= info.local_memory;
+  const bool add_local =
+      wg_fixed > 0 && std::uint64_t(m.options.electron_group) * wg_fixed * kStateBytes + add_bytes + 1024 <= info.local_memory;
   // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
   // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.
   if (m.options.interleave == 0) m.options.interleave = info.type == "CPU" && wg_fixed == 0 ? 1 : -1;
