@@ -12,8 +12,6 @@
 //   LW_FAST_RECIP  1: divisions and square roots of the per-slot path by refined half-precision
 //                  seeds (lw_slot.cl: no IEEE slow-path branch); 0: the built-ins
 //   LW_INTERLEAVE  1: the group's warm solves phase by phase (CPUs; needs LW_STATE_LOCAL 0)
-//   LW_ADD_LOCAL   1: the electrons' contributions to a slot in local memory until the slot is
-//                  summed (needs LW_STATE_LOCAL 1); LW_NADD = 6 (total) or 12 (split) values each
 //   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
 //                  work-group size, fixed by the host); 0: in registers
 //
@@ -108,11 +106,6 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       s_tf[ELECTRON_GROUP * LW_WG], s_tl[ELECTRON_GROUP * LW_WG];
   // warm (0..2) and the last root's interval j (≥ −1) share one int: 4 (j + 1) + warm.
   __local int s_wj[ELECTRON_GROUP * LW_WG];
-#if LW_ADD_LOCAL
-  // The G electrons' contributions to the current slot (LW_NADD values each), summed into the slot
-  // after the last solve: no slot sums held in registers through the solves (LW_ADD_LOCAL below).
-  __local double s_add[ELECTRON_GROUP * LW_NADD * LW_WG];
-#endif
 #define LW_T_FIRST(e) s_tf[(e) * LW_WG + l]
 #define LW_T_LAST(e) s_tl[(e) * LW_WG + l]
 #else
@@ -151,60 +144,6 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
     // this sample.
     const int any = t_rel >= any_lo && t_rel <= any_hi;
     if (!any) continue;
-#if LW_ADD_LOCAL
-    // GPUs, state in local memory: each electron's contribution goes to local memory right after
-    // its solve, and the slot is read, summed in electron order and written after the last one —
-    // the same additions in the same order as below (bit-identical), without 6 (12) slot sums live
-    // in registers through the G solves, so more warps fit an SM (H200: BENCHMARKS.md).
-    int got = 0;
-#pragma unroll
-    for (int e = 0; e < ELECTRON_GROUP; ++e) {
-      if (e >= count) continue;  // uniform across the work-group
-      if (!(t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e))) continue;
-      const lw_spline sp = lw_table(coef, &grp, e);
-      double ev[3], fv[3], n[3], v[12];
-      const int i = e * LW_WG + l;
-      lw_electron x;
-      x.tau = s_tau[i];
-      x.tau_pp = s_pp[i];
-      x.invd_prev = s_invd[i];
-      x.t_first = x.t_last = 0.0;  // not read by lw_solve (coverage is checked above)
-      const int wj = s_wj[i];
-      x.warm = wj & 3;
-      x.j = (wj >> 2) - 1;
-      lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
-      s_tau[i] = x.tau;
-      s_pp[i] = x.tau_pp;
-      s_invd[i] = x.invd_prev;
-      s_wj[i] = 4 * (x.j + 1) + x.warm;
-      lw_contrib(ev, fv, n, SPLIT_MODE, v);
-      for (int c = 0; c < LW_NADD; ++c) s_add[(e * LW_NADD + c) * LW_WG + l] = v[c];
-      got |= 1 << e;
-    }
-    {
-      double acc[12];
-      for (int c = 0; c < 3; ++c) {
-        acc[c] = E[i0 + c * plane];
-        acc[3 + c] = B[i0 + c * plane];
-#if SPLIT_MODE
-        acc[6 + c] = Ef[i0 + c * plane];
-        acc[9 + c] = Bf[i0 + c * plane];
-#endif
-      }
-#pragma unroll
-      for (int e = 0; e < ELECTRON_GROUP; ++e)
-        if ((got >> e) & 1)
-          for (int c = 0; c < LW_NADD; ++c) acc[c] += s_add[(e * LW_NADD + c) * LW_WG + l];
-      for (int c = 0; c < 3; ++c) {
-        E[i0 + c * plane] = acc[c];
-        B[i0 + c * plane] = acc[3 + c];
-#if SPLIT_MODE
-        Ef[i0 + c * plane] = acc[6 + c];
-        Bf[i0 + c * plane] = acc[9 + c];
-#endif
-      }
-    }
-#else
     double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
     for (int c = 0; c < 3 && any; ++c) {
       acc[c] = E[i0 + c * plane];
@@ -293,7 +232,6 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       Bf[i0 + c * plane] = acc[9 + c];
 #endif
     }
-#endif  // LW_ADD_LOCAL
   }
 }
 

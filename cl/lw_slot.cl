@@ -320,30 +320,22 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
 }
 
-// One electron's contribution to a slot's sums, in the order of the sums: E, B = n̂ × E, and in
-// split mode E_far, B_far (6 or 12 values).
-inline void lw_contrib(const lw_real* e, const lw_real* f, const lw_real* n, const int split, lw_real* v) {
-  v[0] = e[0];
-  v[1] = e[1];
-  v[2] = e[2];
-  v[3] = fma(n[1], e[2], -(n[2] * e[1]));
-  v[4] = fma(n[2], e[0], -(n[0] * e[2]));
-  v[5] = fma(n[0], e[1], -(n[1] * e[0]));
-  if (split) {
-    v[6] = f[0];
-    v[7] = f[1];
-    v[8] = f[2];
-    v[9] = fma(n[1], f[2], -(n[2] * f[1]));
-    v[10] = fma(n[2], f[0], -(n[0] * f[2]));
-    v[11] = fma(n[0], f[1], -(n[1] * f[0]));
-  }
-}
-
-// Adds one contribution to the slot's sums.
+// Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.
 inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_real* n, const int split) {
-  lw_real v[12];
-  lw_contrib(e, f, n, split, v);
-  for (int i = 0; i < (split ? 12 : 6); ++i) acc[i] += v[i];
+  acc[0] += e[0];
+  acc[1] += e[1];
+  acc[2] += e[2];
+  acc[3] += fma(n[1], e[2], -(n[2] * e[1]));
+  acc[4] += fma(n[2], e[0], -(n[0] * e[2]));
+  acc[5] += fma(n[0], e[1], -(n[1] * e[0]));
+  if (split) {
+    acc[6] += f[0];
+    acc[7] += f[1];
+    acc[8] += f[2];
+    acc[9] += fma(n[1], f[2], -(n[2] * f[1]));
+    acc[10] += fma(n[2], f[0], -(n[0] * f[2]));
+    acc[11] += fma(n[0], f[1], -(n[1] * f[0]));
+  }
 }
 
 #endif  // EDM_LW_SLOT_CL

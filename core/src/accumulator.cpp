@@ -249,12 +249,6 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   // GPUs: the refined seeds save the IEEE slow-path branch of 3 divisions and 2 square roots per
   // slot (H200: 8 %); CPUs divide in hardware, faster than the refinements (PoCL: 17 % slower).
   if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
-  // With the state in local memory, the G contributions to a slot wait there too when they fit next
-  // to it (total mode at G 4 and 128 work-items: 22 + 24 KB of the 48 KB), so no slot sums occupy
-  // registers through the solves.
-  const std::size_t add_bytes = std::size_t(m.options.electron_group) * wg_fixed * (mode == Mode::Split ? 12 : 6) * 8;
-  const bool add_local =
-      wg_fixed > 0 && std::uint64_t(m.options.electron_group) * wg_fixed * kStateBytes + add_bytes + 1024 <= info.local_memory;
   // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
   // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.
   if (m.options.interleave == 0) m.options.interleave = info.type == "CPU" && wg_fixed == 0 ? 1 : -1;
@@ -271,8 +265,6 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
       {"LW_FAST_RECIP", m.options.fast_recip > 0 ? "1" : "0"},
       {"LW_INTERLEAVE", m.options.interleave > 0 ? "1" : "0"},
-      {"LW_ADD_LOCAL", add_local ? "1" : "0"},
-      {"LW_NADD", mode == Mode::Split ? "12" : "6"},
       {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
   cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
