@@ -62,6 +62,8 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"electron_group", x.electron_group},
                      {"tile_width", x.tile_width},
                      {"pixel_order", x.pixel_order},
+                     {"fast_recip", x.fast_recip},
+                     {"interleave", x.interleave},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", campaign.trajectory.model},

@@ -552,6 +552,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.fp64_peak *= ranks.size;  // every rank uses the same kind of devices
   x.tile_width = acc.options().tile_width;
   x.pixel_order = pixel_order_name(acc.options().pixel_order);
+  x.fast_recip = acc.options().fast_recip > 0;
+  x.interleave = acc.options().interleave > 0;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
   try {

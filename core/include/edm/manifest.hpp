@@ -24,6 +24,8 @@ struct ManifestExtras {
   std::string kernel_options;     // effective tunables
   int sample_chunks = 0, work_group = 0, electron_group = 0, tile_width = 0;
   std::string pixel_order;  // effective (rings, tiles, rows)
+  bool fast_recip = false;  // effective: refined half-precision seeds for divisions and square roots
+  bool interleave = false;  // effective: the group's solves phase by phase
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
