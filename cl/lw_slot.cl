@@ -121,9 +121,10 @@ inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef*
 // The offset s = τ − τ_j of τ in its interval, with that interval's coefficients in k. The interval
 // located last (or the previous root's, lw_coef_start) is kept while τ stays inside
 // [τ_j, τ_j + dτ) — one subtraction and two comparisons instead of the floor; the Newton steps and
-// the field evaluation of a sample, and mostly the next sample too, share one interval — else it is
+// the field evaluation of a sample, and often the next sample too, share one interval — else it is
 // located by the floor. The kept interval's index is known before the predictor, so its load needs
-// no floor on the way (H200: BENCHMARKS.md). Where an interval is located does not depend on
+// no floor on the way (H200: 8.14 → 7.75 ms per electron, PoCL 244 → 121 together with the
+// interleave; BENCHMARKS.md). Where an interval is located does not depend on
 // reuse: reuse only decides whether coefficients already in k are used again (1) or loaded again
 // for every evaluation (0), so both give bit-identical results.
 inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {
@@ -218,7 +219,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 
 // Fields at the retarded τ (interval offset s; c = the interval as lw_load leaves it): position,
 // u = x′ and a = x″ from the quintics (a⁰ = t″ = lc″ + s_z z″). With n̂ = (r − x)/R,
-// u⁰ = γ from the mass shell of the spatial u (the spline's u⁰ agrees only to interpolation
+// u⁰ = γ from the mass shell of the spatial u (the spline's t′ = u⁰ agrees only to interpolation
 // accuracy; this makes D = γ − n̂·u an identity), D = (1 + |n̂ × u|²)/(γ + n̂·u) without
 // cancellation at high γ (STYLE 9), X·u = R D, X·a = R(a⁰ − n̂·a):
 //   near^i = (n^i γ − u^i)/(R² D³)
