@@ -79,10 +79,11 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // C = 16: G = 1 219, 2 207, 4 199 ms per electron).
 int auto_group(const DeviceInfo&) { return 4; }
 
-// Register cap when not set (only NVIDIA's compiler takes one): 120 on NVIDIA GPUs, i.e. 17 warps per
-// SM. The quintic kernel needs ~163 registers uncapped (12 warps); capped at 120 it does not spill
-// and runs fastest (H200, benchmark cell: none 8.75, 128 8.32, 120 8.12, 112 8.81 ms per electron;
-// BENCHMARKS.md). The latency of the dependent FP64 chains is what more resident warps hide.
+// Register cap when not set (only NVIDIA's compiler takes one): 120 on NVIDIA GPUs, where 4 work-groups
+// of 128 (16 warps) share an SM. Set when the quintic kernel needed ~163 registers uncapped (none
+// 8.75, 128 8.32, 120 8.12, 112 8.81 ms per electron on the H200's benchmark cell); the final kernel
+// needs ~126, and none / 128 / 120 are within 0.7 % (7.71 / 7.68 / 7.73), below 120 it spills and
+// slows (BENCHMARKS.md).
 int auto_registers(const DeviceInfo& d) {
   return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 120 : -1;
 }
