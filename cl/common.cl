@@ -7,9 +7,6 @@
 // bit; the FMAs we want are written out with fma().
 #pragma OPENCL FP_CONTRACT OFF
 
-#define EDM_NCOMP 12
-#define EDM_NCOEF 24
-
 // Screen pixel coordinate with the same operation order as Screen::pixel_x (host and device then
 // agree on the pixel position bit for bit).
 inline double edm_pixel(const int i, const int n, const double hw) {  // (`half` is a type in OpenCL C)

@@ -33,18 +33,18 @@ typedef double lw_real;
 // (core/src/flop_count.cpp) counts lw_rcp and lw_rcp_step as 1 and lw_rsqrt_nr as 2, as a division
 // and an rsqrt.
 #ifndef LW_COUNTED_RECIP
-inline lw_real lw_rcp(const lw_real x) {
-  lw_real r = (lw_real)half_recip((float)x);
-  lw_real e = fma(-x, r, 1.0);
-  r = fma(r, fma(e, e, e), r);  // r(1 + e + e²): error e³
-  e = fma(-x, r, 1.0);
-  return fma(r, fma(e, e, e), r);
-}
-// One refinement only (error ≤ 2⁻³⁰): for the Newton step, whose next iterate needs the step only
-// to that relative accuracy (an error δ of the step adds δ·|Δτ| to the iterate, and the final
-// step of a warm sample is already below 1e-9 of the knot spacing).
+// One refinement (error ≤ 2⁻³⁰) — r(1 + e + e²), e = 1 − x r, has error e³. Enough for the Newton
+// step, whose next iterate needs the step only to that relative accuracy (an error δ of the step
+// adds δ·|Δτ| to the iterate, and the final step of a warm sample is already below 1e-9 of the
+// knot spacing).
 inline lw_real lw_rcp_step(const lw_real x) {
   const lw_real r = (lw_real)half_recip((float)x);
+  const lw_real e = fma(-x, r, 1.0);
+  return fma(r, fma(e, e, e), r);
+}
+// Two refinements: within a few ulps.
+inline lw_real lw_rcp(const lw_real x) {
+  const lw_real r = lw_rcp_step(x);
   const lw_real e = fma(-x, r, 1.0);
   return fma(r, fma(e, e, e), r);
 }
@@ -123,8 +123,8 @@ inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef*
 // [τ_j, τ_j + dτ) — one subtraction and two comparisons instead of the floor; the Newton steps and
 // the field evaluation of a sample, and often the next sample too, share one interval — else it is
 // located by the floor. The kept interval's index is known before the predictor, so its load needs
-// no floor on the way (H200: 8.14 → 7.75 ms per electron, PoCL 244 → 121 together with the
-// interleave; BENCHMARKS.md). Where an interval is located does not depend on
+// no floor on the way (H200: 8.14 → 7.75 ms per electron with the one-refinement Newton reciprocal,
+// PoCL 244 → 121 with the interleave; BENCHMARKS.md). Where an interval is located does not depend on
 // reuse: reuse only decides whether coefficients already in k are used again (1) or loaded again
 // for every evaluation (0), so both give bit-identical results.
 inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {

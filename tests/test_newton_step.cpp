@@ -77,21 +77,21 @@ BOOST_AUTO_TEST_CASE(cold_and_warm_solves_find_the_retarded_root) {
   // Both the built-in division / square roots (fast 0) and the refined half-precision seeds of the
   // GPU path (fast 1).
   for (const int fast : {0, 1}) {
-  Setup st;
-  kernel::lw_electron el;
-  kernel::lw_setup(&el, &st.sp, st.px, st.py, st.sz, st.Z);
-  const double dt = 0.1;
-  double worst = 0;
-  for (int k = 0; k < 200; ++k) {
-    const double t_rel = 1.0 + dt * k;
-    double e[3], f[3], n[3];
-    kernel::lw_solve(&el, &st.sp, t_rel, dt, st.px, st.py, st.sz, st.Z, 2, 1, fast, e, f, n);
-    worst = std::max(worst, std::abs(el.tau - (t_rel + st.Z - st.R)));
-    // Coulomb field of a unit charge at rest: E = n̂ / R², n̂ = (1, 0, 2)/√5.
-    BOOST_TEST(std::abs(e[0] - 1.0 / (st.R * 5.0)) < 1e-14);
-    BOOST_TEST(std::abs(e[2] - 2.0 / (st.R * 5.0)) < 1e-14);
-  }
-  BOOST_TEST_MESSAGE("fast " << fast << ": worst |τ − τ_r| over 200 samples: " << worst);
-  BOOST_TEST(worst < 1e-12);
+    Setup st;
+    kernel::lw_electron el;
+    kernel::lw_setup(&el, &st.sp, st.px, st.py, st.sz, st.Z);
+    const double dt = 0.1;
+    double worst = 0;
+    for (int k = 0; k < 200; ++k) {
+      const double t_rel = 1.0 + dt * k;
+      double e[3], f[3], n[3];
+      kernel::lw_solve(&el, &st.sp, t_rel, dt, st.px, st.py, st.sz, st.Z, 2, 1, fast, e, f, n);
+      worst = std::max(worst, std::abs(el.tau - (t_rel + st.Z - st.R)));
+      // Coulomb field of a unit charge at rest: E = n̂ / R², n̂ = (1, 0, 2)/√5.
+      BOOST_TEST(std::abs(e[0] - 1.0 / (st.R * 5.0)) < 1e-14);
+      BOOST_TEST(std::abs(e[2] - 2.0 / (st.R * 5.0)) < 1e-14);
+    }
+    BOOST_TEST_MESSAGE("fast " << fast << ": worst |τ − τ_r| over 200 samples: " << worst);
+    BOOST_TEST(worst < 1e-12);
   }
 }

@@ -248,7 +248,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     }
   }
   // GPUs: the refined seeds save the IEEE slow-path branch of 3 divisions and 2 square roots per
-  // slot (H200: 8 %); CPUs divide in hardware, faster than the refinements (PoCL: 17 % slower).
+  // slot (H200: 8.42 → 7.72 ms per electron); CPUs divide in hardware, faster than the refinements
+  // (PoCL: 224 against 200 ms; BENCHMARKS.md).
   if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
   // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
   // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.

@@ -75,6 +75,18 @@ std::vector<T> get_vec(hid_t parent, const char* name, hid_t type, const std::fi
   return v;
 }
 
+// The doubles [off, off + cnt) of a 1-D cube dataset: the file selection and the matching memory
+// space, for one raw chunk of the device download or upload.
+struct RawChunk {
+  Handle file_space, mem_space;
+  RawChunk(hid_t dataset, std::uint64_t off, std::size_t cnt)
+      : file_space(H5Dget_space(dataset), H5Sclose) {
+    hsize_t start = off, count = cnt;
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr);
+    mem_space = Handle(H5Screate_simple(1, &count, nullptr), H5Sclose);
+  }
+};
+
 std::string cube_name(std::size_t device, int bucket) {
   return "cube_d" + std::to_string(device) + "_b" + std::to_string(bucket);
 }
@@ -150,11 +162,9 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
         if (!sets.back().valid()) io_fail("cannot create " + cube_name(d, b), partial);
       }
       a.download_raw([&](int b, std::uint64_t off, const double* data, std::size_t cnt) {
-        Handle fs(H5Dget_space(sets[std::size_t(b)].get()), H5Sclose);
-        hsize_t start = off, count = cnt;
-        H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-        Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
-        check(H5Dwrite(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), H5P_DEFAULT, data),
+        const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
+        check(H5Dwrite(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
+                       H5P_DEFAULT, data),
               "cannot write the checkpoint cube (disk full?)", partial);
       });
     }
@@ -240,11 +250,9 @@ void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumul
         throw IoError("EDM-CKP-003", file.string() + ": the saved cube does not match this screen and mode");
     }
     a.upload_raw([&](int b, std::uint64_t off, double* data, std::size_t cnt) {
-      Handle fs(H5Dget_space(sets[std::size_t(b)].get()), H5Sclose);
-      hsize_t start = off, count = cnt;
-      H5Sselect_hyperslab(fs.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr);
-      Handle ms(H5Screate_simple(1, &count, nullptr), H5Sclose);
-      check(H5Dread(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, ms.get(), fs.get(), H5P_DEFAULT, data),
+      const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
+      check(H5Dread(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
+                    H5P_DEFAULT, data),
             "cannot read the checkpoint cube", file);
     });
   }
