@@ -5,7 +5,7 @@
 // compiler's resource lines (registers, spills) where it logs them.
 // Kernel knobs that are not campaign keys, for tuning (unset or 0 = chosen from the device):
 // EDM_ELECTRON_GROUP, EDM_TILE_WIDTH, EDM_PIXEL_ORDER (rings | tiles | rows), EDM_MAX_REGISTERS
-// (< 0: none), EDM_STATE_LOCAL, EDM_FAST_RECIP, EDM_INTERLEAVE (each 1 on, < 0 off).
+// (< 0: none), EDM_STATE_LOCAL, EDM_FAST_RECIP, EDM_NV_SEED, EDM_INTERLEAVE (each 1 on, < 0 off).
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +97,7 @@ int cmd_bench(const Args& args) {
   if (const char* l = std::getenv("EDM_STATE_LOCAL")) k.state_local = std::atoi(l);
   if (const char* f = std::getenv("EDM_FAST_RECIP")) k.fast_recip = std::atoi(f);
   if (const char* i = std::getenv("EDM_INTERLEAVE")) k.interleave = std::atoi(i);
+  if (const char* v = std::getenv("EDM_NV_SEED")) k.nv_seed = std::atoi(v);
   FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
@@ -142,13 +143,13 @@ int cmd_bench(const Args& args) {
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
         "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"state_local\": %s, \"fast_recip\": %s, \"interleave\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"state_local\": %s, \"fast_recip\": %s, \"nv_seed\": %s, \"interleave\": %s, \"trajectory_solve_s\": %.6g, "
         "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
         ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.state_local > 0 ? "true" : "false", eff.fast_recip > 0 ? "true" : "false", eff.interleave > 0 ? "true" : "false", solve_s, resources.c_str());
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.state_local > 0 ? "true" : "false", eff.fast_recip > 0 ? "true" : "false", eff.nv_seed > 0 ? "true" : "false", eff.interleave > 0 ? "true" : "false", solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());
@@ -156,9 +157,10 @@ int cmd_bench(const Args& args) {
               cell.screen().nx, cell.screen().ny, cell.screen().samples,
               double(cell.screen().slots_per_electron()), (unsigned long long)electrons);
   std::printf("kernel options  newton_iters %d, coef_reuse %s, sample_chunks %d, work_group %d, electron_group %d, "
-              "pixel_order %s, fast_recip %s\n",
+              "pixel_order %s, fast_recip %s%s\n",
               eff.newton_iters, eff.coef_reuse ? "on" : "off", eff.sample_chunks, eff.work_group,
-              eff.electron_group, pixel_order_name(eff.pixel_order), eff.fast_recip > 0 ? "on" : "off");
+              eff.electron_group, pixel_order_name(eff.pixel_order), eff.fast_recip > 0 ? "on" : "off",
+              eff.nv_seed > 0 ? " (NVIDIA seeds)" : "");
   std::printf("launches        %zu: median %.3f ms, min %.3f ms, max %.3f ms\n", launches.size(), median * 1e3,
               launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
   std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);

@@ -24,42 +24,97 @@ typedef double lw_real;
 #endif
 
 // Division, square root and reciprocal square root of the per-slot path. fast = 0: the built-ins
-// (correctly rounded / within the OpenCL ULP bounds). fast = 1 (LW_FAST_RECIP, the GPU default):
-// a half-precision seed (half_recip / half_rsqrt: ≥ 10 bits by the OpenCL spec) and two cubically
-// convergent refinements (2⁻¹⁰ → 2⁻³⁰ → 2⁻⁹⁰: the result is within a few ulps) — no IEEE slow-path
-// branch, which on the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware
-// divide is faster. The seed is a float: arguments must lie within about 1e±37 (here 2g′, R²,
-// 1 + |n̂ × u|² and 1 + |u|², far inside for any physical screen). The FLOP count
-// (core/src/flop_count.cpp) counts lw_rcp and lw_rcp_step as 1 and lw_rsqrt_nr as 2, as a division
-// and an rsqrt.
+// (correctly rounded / within the OpenCL ULP bounds). fast = 1 (LW_FAST_RECIP, the GPU default): a
+// seed refined by cubically convergent FMA steps (error e → e³), no IEEE slow-path branch, which on
+// the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware divide is faster.
+// Seeds (LW_NV_SEED, set by the host on NVIDIA devices):
+//   0: half_recip / half_rsqrt of the argument rounded to float (≥ 10 bits by the OpenCL spec; the
+//      argument must lie within about 1e±37 — here 2g′, R², 1 + |n̂ × u|² and 1 + |u|², far inside
+//      for any physical screen). Two refinements (2⁻¹⁰ → 2⁻³⁰ → 2⁻⁹⁰) reach a few ulps.
+//   1: NVIDIA's FP64 approximations through inline PTX (rcp.approx.ftz.f64, rsqrt.approx.ftz.f64:
+//      MUFU.RCP64H / MUFU.RSQ64H on the double's upper word). Measured on the H200 to 2⁻¹⁹·⁹⁵ and
+//      2⁻²⁰·⁰⁴ over 27 binades (scripts/studies/nv_seeds.cu), so ONE refinement reaches 2⁻⁶⁰, and
+//      the float round trip (two F2F conversions at a quarter of the FP64 rate) is gone: H200
+//      7.72 → 6.93 ms per electron (BENCHMARKS.md). Arguments within the double range (flushed
+//      subnormals: none of the four above can be one).
+// The FLOP count (core/src/flop_count.cpp) counts lw_rcp as 1 and lw_rsqrt_nr as 2, as a division
+// and an rsqrt, whatever the seed (and the Newton step's quotient: lw_newton_next).
 #ifndef LW_COUNTED_RECIP
-// One refinement (error ≤ 2⁻³⁰) — r(1 + e + e²), e = 1 − x r, has error e³. Enough for the Newton
-// step, whose next iterate needs the step only to that relative accuracy (an error δ of the step
-// adds δ·|Δτ| to the iterate, and the final step of a warm sample is already below 1e-9 of the
-// knot spacing).
-inline lw_real lw_rcp_step(const lw_real x) {
-  const lw_real r = (lw_real)half_recip((float)x);
+#ifndef LW_NV_SEED
+#define LW_NV_SEED 0
+#endif
+#if LW_NV_SEED
+inline lw_real lw_seed_rcp(const lw_real x) {
+  double r;
+  asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+  return r;
+}
+inline lw_real lw_seed_rsqrt(const lw_real x) {
+  double r;
+  asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+  return r;
+}
+#else
+inline lw_real lw_seed_rcp(const lw_real x) { return (lw_real)half_recip((float)x); }
+inline lw_real lw_seed_rsqrt(const lw_real x) { return (lw_real)half_rsqrt((float)x); }
+#endif
+// r(1 + e + e²), e = 1 − x r: error e³.
+inline lw_real lw_rcp_refine(const lw_real x, const lw_real r) {
   const lw_real e = fma(-x, r, 1.0);
   return fma(r, fma(e, e, e), r);
 }
-// Two refinements: within a few ulps.
+// y(1 + e/2 + 3e²/8), e = 1 − x y²: error ~e³.
+inline lw_real lw_rsqrt_refine(const lw_real x, const lw_real y) {
+  const lw_real e = fma(-x, y * y, 1.0);
+  return fma(y, e * fma(e, 0.375, 0.5), y);
+}
+// The reciprocal and the reciprocal square root within a few ulps.
 inline lw_real lw_rcp(const lw_real x) {
-  const lw_real r = lw_rcp_step(x);
-  const lw_real e = fma(-x, r, 1.0);
-  return fma(r, fma(e, e, e), r);
+  const lw_real r = lw_rcp_refine(x, lw_seed_rcp(x));
+  return LW_NV_SEED ? r : lw_rcp_refine(x, r);
 }
 inline lw_real lw_rsqrt_nr(const lw_real x) {
-  lw_real y = (lw_real)half_rsqrt((float)x);
-  lw_real e = fma(-x, y * y, 1.0);
-  y = fma(y, e * fma(e, 0.375, 0.5), y);  // y(1 + e/2 + 3e²/8): error ~e³
-  e = fma(-x, y * y, 1.0);
-  return fma(y, e * fma(e, 0.375, 0.5), y);
+  const lw_real y = lw_rsqrt_refine(x, lw_seed_rsqrt(x));
+  return LW_NV_SEED ? y : lw_rsqrt_refine(x, y);
 }
 #endif
 inline lw_real lw_div(const lw_real a, const lw_real b, const int fast) { return fast ? a * lw_rcp(b) : a / b; }
-inline lw_real lw_div_step(const lw_real a, const lw_real b, const int fast) { return fast ? a * lw_rcp_step(b) : a / b; }
 inline lw_real lw_sqrt(const lw_real x, const int fast) { return fast ? x * lw_rsqrt_nr(x) : sqrt(x); }
 inline lw_real lw_rsqrt(const lw_real x, const int fast) { return fast ? lw_rsqrt_nr(x) : rsqrt(x); }
+// The Newton iterate τ − g/(2h). fast: q = g·r from the seed r ≈ 1/h, refined as the quotient
+// itself and halved inside the last FMA — no 2h and no separate product (H200: BENCHMARKS.md).
+// The step needs only a relative accuracy of 2⁻³⁰ or so: an error δ of it adds δ·|Δτ| to the
+// iterate, and the final step of a warm sample is already below 1e-9 of the knot spacing. So
+// q(1 + e + e²) from the half seed (2⁻³⁰), q(1 + e) from the PTX seed (2⁻⁴⁰), e = 1 − h r. The FLOP
+// count (LW_COUNTED_RECIP) takes it as τ − g·rcp(2h), the operations it replaces.
+inline lw_real lw_newton_next(const lw_real tau, const lw_real g, const lw_real h, const int fast) {
+#ifdef LW_COUNTED_RECIP
+  return tau - (fast ? g * lw_rcp_step(2.0 * h) : g / (2.0 * h));
+#else
+  if (fast) {
+    const lw_real r = lw_seed_rcp(h);
+    const lw_real e = fma(-h, r, 1.0);
+    const lw_real q = g * r;
+#if LW_NV_SEED
+    return fma(-0.5, fma(q, e, q), tau);
+#else
+    return fma(-0.5, fma(q, fma(e, e, e), q), tau);
+#endif
+  }
+  return tau - g / (2.0 * h);
+#endif
+}
+
+// 0 ≤ s < h for h > 0. On devices ONE unsigned comparison of the bit patterns: non-negative doubles
+// order like their bits, and a negative s (sign bit set) lies above every positive h. Two FP64
+// comparisons would take two FP64-pipe issue slots (DSETP on NVIDIA), this takes integer ones
+// (H200: BENCHMARKS.md). It differs only for s = −0.0 (outside here): lw_locate then takes the
+// floor path, which locates the interval again; NaN is outside either way.
+#ifndef LW_HOST
+#define LW_IN_SPAN(s, h) (as_ulong(s) < as_ulong(h))
+#else
+#define LW_IN_SPAN(s, h) ((s) >= 0.0 && (s) < (h))
+#endif
 
 // An electron's spline as the kernel sees it (read from the launch's table, not kept in registers):
 // coefficients, interval count, first knot, knot spacing, its reciprocal and the last knot.
@@ -130,7 +185,7 @@ inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef*
 inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {
   if (k->j >= 0) {
     const lw_real s = tau - k->tau_j;
-    if (s >= 0.0 && s < sp->dtau) {
+    if (LW_IN_SPAN(s, sp->dtau)) {
       if (!reuse || !k->have) lw_load(sp, k->j, sz, k);
       return s;
     }
@@ -152,17 +207,18 @@ inline lw_real lw_q_d(const lw_real* c, const lw_real s, lw_real* d) {
   *d = fma(s, fma(s, fma(s, fma(s, c[5], b4), b3), b2), b1);
   return fma(s, b1, c[0]);
 }
-// Value, first and second derivative: synthetic division once more on q (p″(s) = 2 q′(s)): 13 ops.
-inline lw_real lw_q_d2(const lw_real* c, const lw_real s, lw_real* d, lw_real* dd) {
+// Value, first and HALF the second derivative: synthetic division once more on q (p″(s) = 2 q′(s));
+// the factor 2 goes into the field's prefactor once (lw_fields) instead of four multiplications.
+inline lw_real lw_q_d2h(const lw_real* c, const lw_real s, lw_real* d, lw_real* dd_half) {
   const lw_real b4 = fma(s, c[5], c[4]), b3 = fma(s, b4, c[3]), b2 = fma(s, b3, c[2]), b1 = fma(s, b2, c[1]);
   const lw_real e3 = fma(s, c[5], b4), e2 = fma(s, e3, b3), e1 = fma(s, e2, b2);
   *d = fma(s, e1, b1);
-  *dd = 2.0 * fma(s, fma(s, fma(s, c[5], e3), e2), e1);
+  *dd_half = fma(s, fma(s, fma(s, c[5], e3), e2), e1);
   return fma(s, b1, c[0]);
 }
-// Second derivative alone: 2·(c2 + s(3c3 + s(6c4 + s·10c5))).
-inline lw_real lw_q_dd(const lw_real* c, const lw_real s) {
-  return 2.0 * fma(s, fma(s, fma(s, 10.0 * c[5], 6.0 * c[4]), 3.0 * c[3]), c[2]);
+// Half the second derivative alone: c2 + s(3c3 + s(6c4 + s·10c5)).
+inline lw_real lw_q_ddh(const lw_real* c, const lw_real s) {
+  return fma(s, fma(s, fma(s, 10.0 * c[5], 6.0 * c[4]), 3.0 * c[3]), c[2]);
 }
 
 // Screen-relative arrival time at (px, py) of light leaving the spline at τ (DESIGN §2):
@@ -211,7 +267,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
   if (g < 0.0 && after_light) *lo = tau; else *hi = tau;
   // Newton only where A + d > 0: with A + d < 0 the step on g heads for the advanced root (a zero
   // of g, not of f), so the iterate bisects the bracket instead. Near the retarded root A + d ≈ R.
-  lw_real next = tau - lw_div_step(g, 2.0 * h, fast);
+  lw_real next = lw_newton_next(tau, g, h, fast);
   if (!(after_light && next >= *lo && next <= *hi)) next = 0.5 * (*lo + *hi);  // g = 0: next = τ = hi
   *step = fabs(next - tau);
   return next;
@@ -229,10 +285,11 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
 inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
                          const lw_real sz, const lw_real absZ, const int fast, lw_real* e, lw_real* f, lw_real* n) {
-  lw_real ux, uy, uz, ax, ay, az;
-  const lw_real dx = px - lw_q_d2(c + 6, s, &ux, &ax), dy = py - lw_q_d2(c + 12, s, &uy, &ay);
-  const lw_real d = lw_pm(absZ, lw_q_d2(c + 18, s, &uz, &az), sz);
-  const lw_real a0 = lw_pm(lw_q_dd(c, s), az, -sz);
+  // Half accelerations (ah = a/2): far is linear in a, so far = 2·far_a·(far written with ah).
+  lw_real ux, uy, uz, ahx, ahy, ahz;
+  const lw_real dx = px - lw_q_d2h(c + 6, s, &ux, &ahx), dy = py - lw_q_d2h(c + 12, s, &uy, &ahy);
+  const lw_real d = lw_pm(absZ, lw_q_d2h(c + 18, s, &uz, &ahz), sz);
+  const lw_real ah0 = lw_pm(lw_q_ddh(c, s), ahz, -sz);
   const lw_real invR = lw_rsqrt(fma(d, d, fma(dx, dx, dy * dy)), fast);
   n[0] = dx * invR;
   n[1] = dy * invR;
@@ -242,13 +299,15 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
   const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
   const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
-  const lw_real far_a = invR * invD * invD;
-  const lw_real near_f = far_a * invR * invD;
-  const lw_real na = fma(n[0], ax, fma(n[1], ay, n[2] * az));
-  const lw_real q = (a0 - na) * invD;  // far^i = far_a · ((n^i a⁰ − a^i) − q (n^i γ − u^i))
-  f[0] = far_a * fma(-q, w0, fma(n[0], a0, -ax));
-  f[1] = far_a * fma(-q, w1, fma(n[1], a0, -ay));
-  f[2] = far_a * fma(-q, w2, fma(n[2], a0, -az));
+  const lw_real rd = invR * invD;
+  const lw_real far_a = rd * invD;     // 1/(R D²)
+  const lw_real near_f = rd * far_a;   // 1/(R² D³)
+  const lw_real far_2 = 2.0 * far_a;   // exact
+  const lw_real nah = fma(n[0], ahx, fma(n[1], ahy, n[2] * ahz));
+  const lw_real qh = (ah0 - nah) * invD;  // far^i = 2 far_a · ((n^i ah⁰ − ah^i) − qh (n^i γ − u^i))
+  f[0] = far_2 * fma(-qh, w0, fma(n[0], ah0, -ahx));
+  f[1] = far_2 * fma(-qh, w1, fma(n[1], ah0, -ahy));
+  f[2] = far_2 * fma(-qh, w2, fma(n[2], ah0, -ahz));
   e[0] = fma(w0, near_f, f[0]);
   e[1] = fma(w1, near_f, f[1]);
   e[2] = fma(w2, near_f, f[2]);

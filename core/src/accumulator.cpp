@@ -251,6 +251,16 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   // slot (H200: 8.42 → 7.72 ms per electron); CPUs divide in hardware, faster than the refinements
   // (PoCL: 224 against 200 ms; BENCHMARKS.md).
   if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
+  // NVIDIA: the refinements start from the FP64 approximation instructions (MUFU.RCP64H / RSQ64H
+  // through inline PTX, measured to 2⁻²⁰ there) instead of a float round trip: one refinement
+  // instead of two and no F2F conversions (H200: 7.72 → 6.93 ms per electron; BENCHMARKS.md).
+  // Inline PTX compiles only on NVIDIA's OpenCL, so asking for it elsewhere is an error.
+  const bool nvidia = info.vendor.find("NVIDIA") != std::string::npos;
+  if (m.options.nv_seed == 0) m.options.nv_seed = nvidia && m.options.fast_recip > 0 ? 1 : -1;
+  if (m.options.nv_seed > 0 && !(nvidia && m.options.fast_recip > 0))
+    throw ConfigError("EDM-ACC-025", "kernel option nv_seed (NVIDIA's FP64 approximation instructions as seeds of "
+                                     "fast_recip) needs an NVIDIA device and fast_recip on; " + m.where() +
+                                     (nvidia ? " has fast_recip off" : " is not an NVIDIA device"));
   // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
   // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.
   if (m.options.interleave == 0) m.options.interleave = info.type == "CPU" && wg_fixed == 0 ? 1 : -1;
@@ -267,6 +277,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
       {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
       {"LW_FAST_RECIP", m.options.fast_recip > 0 ? "1" : "0"},
       {"LW_INTERLEAVE", m.options.interleave > 0 ? "1" : "0"},
+      {"LW_NV_SEED", m.options.nv_seed > 0 ? "1" : "0"},
       {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
   if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
   cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,

@@ -64,6 +64,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"pixel_order", x.pixel_order},
                      {"fast_recip", x.fast_recip},
                      {"interleave", x.interleave},
+                     {"nv_seed", x.nv_seed},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", campaign.trajectory.model},

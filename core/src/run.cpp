@@ -554,6 +554,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.pixel_order = pixel_order_name(acc.options().pixel_order);
   x.fast_recip = acc.options().fast_recip > 0;
   x.interleave = acc.options().interleave > 0;
+  x.nv_seed = acc.options().nv_seed > 0;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
   try {

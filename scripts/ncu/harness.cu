@@ -18,6 +18,7 @@ typedef unsigned int uint;
 #define OPENCL_STRIP 1
 inline float half_recip(float x) { return 1.0f / x; }
 inline float half_rsqrt(float x) { return rsqrtf(x); }
+inline ulong as_ulong(double x) { return (ulong)__double_as_longlong(x); }
 #include "kernel_src.cu"
 #undef inline
 int main(int argc, char** argv) {

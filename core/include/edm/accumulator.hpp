@@ -51,6 +51,9 @@ struct KernelOptions {
   int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
                               // half-precision seeds (within a few ulps, no slow-path branch):
                               // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
+  int nv_seed = 0;            // with fast_recip: seeds from NVIDIA's FP64 approximation instructions
+                              // (inline PTX, 2⁻²⁰: one refinement instead of two, no float round
+                              // trip). 0 = from the device (NVIDIA), 1 = on (NVIDIA only), < 0 = off
   int interleave = 0;         // the G warm solves of a sample phase by phase (all predictors, each
                               // Newton step for all, all fields): overlap for out-of-order CPUs;
                               // needs the state in registers. 0 = from the device (CPUs), 1 on, < 0 off
