@@ -183,13 +183,13 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         for (int e = 0; e < ELECTRON_GROUP; ++e)
           if (warm[e]) {
             double step;
-            const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, sz, &kc[e]);
+            const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, &kc[e]);
             tau[e] = lw_newton_step(kc[e].c, s, tau[e], t_rel, px, py, sz, absZ, LW_FAST_RECIP, &lo[e], &hi[e], &step);
           }
       for (int e = 0; e < ELECTRON_GROUP; ++e)
         if (warm[e]) {
           el[e].tau = tau[e];
-          const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, sz, &kc[e]);
+          const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, &kc[e]);
           el[e].j = kc[e].j;
           el[e].invd_prev = lw_fields(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, ev[e], fv[e], nv[e]);
         }
@@ -233,6 +233,13 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #endif
     }
   }
+}
+
+// The light front formed in place of t in every interval of an uploaded batch (lw_form_light_front),
+// once before the batch's launches.
+__kernel void lw_light_front(__global double* restrict coef, const ulong intervals) {
+  const ulong j = get_global_id(0);
+  if (j < intervals) lw_form_light_front(coef + 24 * j, SCREEN_SIGN);
 }
 
 // Rows [iy0, iy0 + rows) of component `comp` of one bucket, from the device layout

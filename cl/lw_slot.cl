@@ -133,9 +133,17 @@ typedef struct lw_electron {
   int j;  // interval of the last root (−1: none): the next sample's solve starts by checking it
 } lw_electron;
 
+// The light front lc = t − s_z z written over the t-quintic of one interval (24 doubles at c): every
+// use of t needs it only in that combination (or as a⁰ = lc″ + s_z z″), so it is formed ONCE per
+// uploaded batch (kernel lw_light_front) instead of at every interval load — 6 FP64 subtractions
+// per load, about one load per slot in the benchmark cell, each waiting on the load (H200:
+// BENCHMARKS.md). Host callers of lw_solve (FLOP count, tests) form it on their tables too.
+inline void lw_form_light_front(LW_GLOBAL double* c, const double sz) {
+  for (int i = 0; i < 6; ++i) c[i] = sz > 0.0 ? c[i] - c[18 + i] : c[i] + c[18 + i];
+}
+
 // The current interval in private memory, 24 doubles: the quintics of the light front
-// lc = t − s_z z (formed once per load; every use needs t only in that combination or as
-// a⁰ = lc″ + s_z z″), x, y and z. A Newton step reads all of it, and so does the field evaluation
+// lc = t − s_z z (lw_form_light_front), x, y and z. A Newton step reads all of it, and so does the field evaluation
 // (position, u = x′, a = x″): with reuse, one load of 192 bytes per sample serves both — the cubic
 // layout before read 352 (H200: BENCHMARKS.md).
 typedef struct lw_coef {
@@ -148,7 +156,7 @@ typedef struct lw_coef {
 // An empty interval cache that starts from interval j (−1: none), its coefficients not yet loaded.
 inline void lw_coef_start(lw_coef* k, const lw_spline* sp, const int j) {
   k->j = j;
-  k->tau_j = sp->tau0 + (lw_real)(j < 0 ? 0 : j) * sp->dtau;
+  k->tau_j = fma((lw_real)(j < 0 ? 0 : j), sp->dtau, sp->tau0);  // as lw_interval
   k->have = 0;
 }
 
@@ -157,18 +165,17 @@ inline void lw_coef_start(lw_coef* k, const lw_spline* sp, const int j) {
 inline int lw_interval(const lw_spline* sp, const lw_real tau, lw_real* tau_j) {
   const lw_real f = floor((tau - sp->tau0) * sp->inv_dtau);
   const int j = f < 0.0 ? 0 : (f >= (lw_real)sp->n ? sp->n - 1 : (int)f);
-  *tau_j = sp->tau0 + (lw_real)j * sp->dtau;
+  *tau_j = fma((lw_real)j, sp->dtau, sp->tau0);  // one FP64 instruction per solve (lw_coef_start)
   return j;
 }
 
 // a − s_z b for s_z = ±1 as a select (exact, and no multiplication).
 inline lw_real lw_pm(const lw_real a, const lw_real b, const lw_real sz) { return sz > 0.0 ? a - b : a + b; }
 
-// Loads interval j and forms the light-front quintic.
-inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef* k) {
+// Loads interval j (its light front already formed: lw_form_light_front).
+inline void lw_load(const lw_spline* sp, const int j, lw_coef* k) {
   LW_GLOBAL const double* src = sp->cf + (long)j * 24;
   for (int i = 0; i < 24; i += 2) LW_LOAD2(src, i, k->c);
-  for (int i = 0; i < 6; ++i) k->c[i] = lw_pm(k->c[i], k->c[18 + i], sz);
   k->j = j;
   k->have = 1;
 }
@@ -182,17 +189,17 @@ inline void lw_load(const lw_spline* sp, const int j, const lw_real sz, lw_coef*
 // PoCL 244 → 121 with the interleave; BENCHMARKS.md). Where an interval is located does not depend on
 // reuse: reuse only decides whether coefficients already in k are used again (1) or loaded again
 // for every evaluation (0), so both give bit-identical results.
-inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, const lw_real sz, lw_coef* k) {
+inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, lw_coef* k) {
   if (k->j >= 0) {
     const lw_real s = tau - k->tau_j;
     if (LW_IN_SPAN(s, sp->dtau)) {
-      if (!reuse || !k->have) lw_load(sp, k->j, sz, k);
+      if (!reuse || !k->have) lw_load(sp, k->j, k);
       return s;
     }
   }
   lw_real tau_j;
   const int j = lw_interval(sp, tau, &tau_j);
-  lw_load(sp, j, sz, k);
+  lw_load(sp, j, k);
   k->tau_j = tau_j;
   return tau - tau_j;
 }
@@ -225,7 +232,7 @@ inline lw_real lw_q_ddh(const lw_real* c, const lw_real s) {
 // (t − s_z z) + ρ²/(R + d), R − d written without cancellation. Setup only (two per work-item).
 inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real px, const lw_real py,
                           const lw_real sz, const lw_real absZ, lw_coef* k) {
-  const lw_real s = lw_locate(sp, tau, 1, sz, k);
+  const lw_real s = lw_locate(sp, tau, 1, k);
   const lw_real* c = k->c;
   const lw_real lc = lw_q(c, s);
   const lw_real dx = px - lw_q(c + 6, s), dy = py - lw_q(c + 12, s);
@@ -361,21 +368,21 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   lw_real tau = lw_predict(el, sp, dt, &lo, &hi);
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
-      s = lw_locate(sp, tau, reuse, sz, &k);
+      s = lw_locate(sp, tau, reuse, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
     }
   } else {
     // Convergence scale: a few ulps of τ over the span.
     const lw_real tol = 4.0 * DBL_EPSILON * fmax(fabs(sp->tau0), fabs(sp->tau_end));
     for (int it = 0; it < 200; ++it) {
-      s = lw_locate(sp, tau, reuse, sz, &k);
+      s = lw_locate(sp, tau, reuse, &k);
       tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
       if (step <= tol || hi - lo <= tol) break;
     }
     el->warm += 1;
   }
   el->tau = tau;
-  s = lw_locate(sp, tau, reuse, sz, &k);
+  s = lw_locate(sp, tau, reuse, &k);
   el->j = k.j;
   el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
 }

@@ -29,6 +29,7 @@ struct Setup {
   const double R = std::sqrt(5.0);
   Setup() {
     edm::test::append_electron(batch, edm::test::static_charge(0, 0, 0), 0.0, 0.25, 160, 0);
+    for (int j = 0; j < 160; ++j) kernel::lw_form_light_front(batch.coef.data() + 24 * j, sz);  // as on the device
     sp.cf = batch.coef.data();
     sp.n = 160;
     sp.tau0 = 0.0;
@@ -40,7 +41,7 @@ struct Setup {
     kernel::lw_coef k;
     kernel::lw_coef_start(&k, &sp, -1);
     double dstep;
-    const double s = kernel::lw_locate(&sp, tau, 1, sz, &k);
+    const double s = kernel::lw_locate(&sp, tau, 1, &k);
     return kernel::lw_newton_step(k.c, s, tau, t_rel, px, py, sz, Z, 0, &lo, &hi, &dstep);
   }
 };

@@ -21,7 +21,7 @@ struct FieldAccumulator::Impl {
   Screen screen;
   Mode mode;
   KernelOptions options;
-  cl::Kernel lw, transpose;
+  cl::Kernel lw, transpose, light_front;
   std::vector<std::int32_t> pixel_of;  // pixel at each device position (pixel_permutation)
   std::uint64_t layout_hash = 0;
   cl::Buffer pixel_of_buf, position_of_buf;  // the permutation and its inverse
@@ -35,6 +35,7 @@ struct FieldAccumulator::Impl {
   };
   std::deque<InFlight> in_flight;
   std::vector<cl::Event> launches;  // profiling events not yet summed
+  std::vector<cl::Event> passes;    // the same for the light-front passes (kernel time, not launches)
   AccumulatorTiming timing;
   bool finished = false;
   std::size_t global = 0, local = 0;
@@ -52,6 +53,10 @@ struct FieldAccumulator::Impl {
       timing.launch_seconds.push_back(double(t1 - t0) * 1e-9);
     }
     launches.clear();
+    for (auto& e : passes)
+      timing.kernel_seconds += double(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                      e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) * 1e-9;
+    passes.clear();
   }
 };
 
@@ -79,13 +84,14 @@ int auto_chunks(const DeviceInfo& d, const Screen& s) {
 // C = 16: G = 1 219, 2 207, 4 199 ms per electron).
 int auto_group(const DeviceInfo&) { return 4; }
 
-// Register cap when not set (only NVIDIA's compiler takes one): 120 on NVIDIA GPUs, where 4 work-groups
-// of 128 (16 warps) share an SM. Set when the quintic kernel needed ~163 registers uncapped (none
-// 8.75, 128 8.32, 120 8.12, 112 8.81 ms per electron on the H200's benchmark cell); the final kernel
-// needs ~126, and none / 128 / 120 are within 0.7 % (7.71 / 7.68 / 7.73), below 120 it spills and
-// slows (BENCHMARKS.md).
+// Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, the most that
+// lets 4 work-groups of 128 (16 warps) share an SM (65536 registers). Capping mattered when the
+// quintic kernel needed ~163 registers uncapped (none 8.75, 128 8.32, 120 8.12, 112 8.81 ms per
+// electron on the H200's benchmark cell); the kernel with the NVIDIA seeds and the light front per
+// batch runs 128 / 124 / none / 120 at 6.57 / 6.59 / 6.58 / 6.66 ms, and lower caps slow it
+// (112 / 104: +1 / +8 % before that last step; BENCHMARKS.md).
 int auto_registers(const DeviceInfo& d) {
-  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 120 : -1;
+  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 128 : -1;
 }
 
 // Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
@@ -290,6 +296,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     }
     m.lw = cl::Kernel(program, "lw_accumulate");
     m.transpose = cl::Kernel(program, "slab_transpose");
+    m.light_front = cl::Kernel(program, "lw_light_front");
     // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
     // up to 128 work-items (a GPU hides latency with several groups per CU; H200: 64, 128 equal,
     // 256 slower), unless the local-memory state fixed it above.
@@ -391,9 +398,10 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   }
 
   // Validate the spline table before the device reads it (an out-of-range offset would be an
-  // out-of-bounds read on the device, not an error).
+  // out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
+  // which the light-front pass and the kernel's paired loads rely on).
   for (const auto& e : batch.electrons) {
-    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) ||
+    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) || e.offset % kCoefPerInterval != 0 ||
         e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
       throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
                                             ": spline table inconsistent (intervals, dtau or offset)");
@@ -402,7 +410,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   cl::Buffer coef;
   try {
-    coef = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, bytes);
+    coef = cl::Buffer(m.device->context(), CL_MEM_READ_WRITE, bytes);
     // A blocking write on the transfer queue: it does not wait for earlier kernels on the compute
     // queue, and when it returns the data is on the device, so the caller may free the batch.
     m.device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
@@ -410,6 +418,21 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
     throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
                               std::to_string(batch.electrons.front().index) + "…" +
                               std::to_string(batch.electrons.back().index) + ") to " + m.where());
+  }
+
+  // The light front t − s_z z over the t-quintic of every interval, once for the batch, ahead of its
+  // launches on the same in-order queue (lw_form_light_front in cl/lw_slot.cl says why).
+  try {
+    const std::uint64_t intervals = batch.coef.size() / kCoefPerInterval;
+    m.light_front.setArg(0, coef);
+    m.light_front.setArg(1, cl_ulong(intervals));
+    cl::Event ev;
+    m.device->queue().enqueueNDRangeKernel(m.light_front, cl::NullRange,
+                                           cl::NDRange((intervals + 63) / 64 * 64), cl::NullRange, nullptr, &ev);
+    m.passes.push_back(ev);
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "forming the light front of electrons " + std::to_string(batch.electrons.front().index) +
+                                "…" + std::to_string(batch.electrons.back().index) + " on " + m.where());
   }
 
   cl::Event last;

@@ -113,6 +113,10 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
       quintic_hermite(a[c], a[4 + c], a[8 + c], b[c], b[4 + c], b[8 + c], h,
                       &coef[std::size_t(j) * kCoefPerInterval + kSplinePowers * c]);
   }
+  // 3 × 3 pixels around the axis of a screen at z = +2000, 400 samples across the window that all
+  // nine pixels see.
+  const double Z = 2000, sz = 1, dt = 0.01;
+  for (int j = 0; j < n; ++j) lw_form_light_front(&coef[std::size_t(j) * kCoefPerInterval], sz);  // as on the device
   lw_spline sp;
   sp.cf = coef.data();
   sp.n = n;
@@ -120,10 +124,6 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
   sp.dtau = h;
   sp.inv_dtau = 1.0 / h;
   sp.tau_end = h * n;
-
-  // 3 × 3 pixels around the axis of a screen at z = +2000, 400 samples across the window that all
-  // nine pixels see.
-  const double Z = 2000, sz = 1, dt = 0.01;
   const int split = mode == Mode::Split;
   std::map<std::uint64_t, std::uint64_t> histogram;  // per-slot count → how many slots
   for (int iy = -1; iy <= 1; ++iy)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (see prepare): dump the benchmark cell, build the CUDA harness with the
-# defaults edm chooses on an H200 (G = 4, C = 7, 120 registers, state in local memory, fast_recip with the NVIDIA seeds), time it,
+# defaults edm chooses on an H200 (G = 4, C = 7, 128 registers, state in local memory, fast_recip with the NVIDIA seeds), time it,
 # and profile one launch with Nsight Compute (--clock-control none: the clocks are left alone).
 set -uo pipefail
 cd "$(dirname "$0")/build"
@@ -8,7 +8,7 @@ out=${OUT:-.}
 EDM_PLUGIN_PATH=$PWD/../../../.devbundle/build/plugins ../../../.devbundle/env dump \
     ../../../share/campaigns/inverse_thomson_bench.toml 8 || exit 1
 D="-DNEWTON_ITERS=2 -DCOEF_REUSE=1 -DSAMPLE_CHUNKS=7 -DSPLIT_MODE=0 -DELECTRON_GROUP=4 -DSCREEN_SIGN=1.0 -DLW_STATE_LOCAL=1 -DLW_WG=128 -DLW_FAST_RECIP=1 -DLW_NV_SEED=1 -DLW_INTERLEAVE=0"
-nvcc -arch=sm_90 -O3 -fmad=false -maxrregcount=${NCU_MAXREG:-120} -Xptxas -v $D -I. harness.cu -o h 2>&1 | grep -E "error|registers|spill"
+nvcc -arch=sm_90 -O3 -fmad=false -maxrregcount=${NCU_MAXREG:-128} -Xptxas -v $D -I. harness.cu -o h 2>&1 | grep -E "error|registers|spill"
 ./h | tail -2
 ncu --clock-control none -k lw_accumulate -s 1 -c 1 --section SpeedOfLight --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis --section Occupancy \

@@ -47,7 +47,7 @@ struct KernelOptions {
   int state_local = 0;        // the G electrons' solver state in local memory instead of registers:
                               // 0 = from the device (GPUs, when it fits), 1 = on, < 0 = off
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
-                              // 0 = from the device (120 on NVIDIA GPUs), < 0 = none
+                              // 0 = from the device (128 on NVIDIA GPUs), < 0 = none
   int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
                               // half-precision seeds (within a few ulps, no slow-path branch):
                               // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
