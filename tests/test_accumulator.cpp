@@ -16,6 +16,7 @@
 
 #include "analytic_splines.hpp"
 #include "edm/accumulator.hpp"
+#include "edm/device.hpp"
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
 #include "test_support.hpp"
@@ -492,6 +493,27 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
     } catch (const ConfigError& e) {
       BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
       BOOST_TEST(std::string(e.id()) == "EDM-ACC-024");
+    }
+  }
+  // NVIDIA's seeds (inline PTX) need an NVIDIA device with fast_recip: elsewhere, and with the
+  // built-in divisions, they are refused by name (on an NVIDIA device only the second case applies).
+  {
+    Screen s;
+    s.nx = 4, s.ny = 4, s.samples = 8;
+    s.half_x = s.half_y = 1, s.z = 10, s.dt = 0.1;
+    const bool nvidia = device_info(*device()).vendor.find("NVIDIA") != std::string::npos;
+    for (const int fast : {1, -1}) {
+      if (nvidia && fast > 0) continue;
+      KernelOptions o;
+      o.nv_seed = 1;
+      o.fast_recip = fast;
+      try {
+        FieldAccumulator acc(device(), s, Mode::Total, o);
+        BOOST_ERROR("nv_seed was accepted with fast_recip " << fast << " on " << device_info(*device()).name);
+      } catch (const ConfigError& e) {
+        BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+        BOOST_TEST(std::string(e.id()) == "EDM-ACC-025");
+      }
     }
   }
   // nx = 0.
