@@ -14,10 +14,11 @@ namespace edm {
 // chunk — 2 of ~830 samples per chunk in the benchmark cell. Representative trajectory: a γ ≈ 5
 // helix seen by 3 × 3 pixels on axis; the count is the most frequent per-slot count there (the path
 // without a bisection fallback), so it is deterministic and exactly linear in newton_iters.
-// Independent of sample chunks, work-group and group sizes (memory, not arithmetic). Without
-// coef_reuse every evaluation reloads its interval and forms the light-front quintic again (more
-// FLOPs); with fast_recip the refined reciprocals count as the operation they replace (lw_rcp 1,
-// lw_rsqrt_nr 2), so a division becomes a reciprocal and a product (2) and a square root x·rsqrt(x) (3).
+// Independent of sample chunks, work-group and group sizes and of coef_reuse (memory, not
+// arithmetic: the light front is formed once per uploaded batch, not per load); with fast_recip the
+// refined reciprocals count as the operation they replace (lw_rcp 1, lw_rsqrt_nr 2, the Newton
+// quotient as g·rcp(2h)), so a division becomes a reciprocal and a product (2) and a square root
+// x·rsqrt(x) (3), whatever the seed (nv_seed).
 double flop_per_slot(const KernelOptions& options, Mode mode);
 
 }  // namespace edm
