@@ -9,8 +9,10 @@
 //   SPLIT_MODE     1: also accumulate the far (1/R) part into Ef, Bf
 //   ELECTRON_GROUP G: electrons per launch (each slot read and written once per launch)
 //   SCREEN_SIGN    +1.0 / −1.0: the side of the screen (sign of zs)
-//   LW_FAST_RECIP  1: divisions and square roots of the per-slot path by refined half-precision
-//                  seeds (lw_slot.cl: no IEEE slow-path branch); 0: the built-ins
+//   LW_FAST_RECIP  1: divisions and square roots of the per-slot path by refined seeds (lw_slot.cl:
+//                  no IEEE slow-path branch); 0: the built-ins
+//   LW_NV_SEED     1: those seeds from NVIDIA's FP64 approximation instructions (inline PTX; NVIDIA
+//                  only); 0: half_recip / half_rsqrt
 //   LW_INTERLEAVE  1: the group's warm solves phase by phase (CPUs; needs LW_STATE_LOCAL 0)
 //   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
 //                  work-group size, fixed by the host); 0: in registers

@@ -29,7 +29,7 @@ typedef double lw_real;
 // the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware divide is faster.
 // Seeds (LW_NV_SEED, set by the host on NVIDIA devices):
 //   0: half_recip / half_rsqrt of the argument rounded to float (≥ 10 bits by the OpenCL spec; the
-//      argument must lie within about 1e±37 — here 2g′, R², 1 + |n̂ × u|² and 1 + |u|², far inside
+//      argument must lie within about 1e±37 — here g′/2, R², 1 + |n̂ × u|² and 1 + |u|², far inside
 //      for any physical screen). Two refinements (2⁻¹⁰ → 2⁻³⁰ → 2⁻⁹⁰) reach a few ulps.
 //   1: NVIDIA's FP64 approximations through inline PTX (rcp.approx.ftz.f64, rsqrt.approx.ftz.f64:
 //      MUFU.RCP64H / MUFU.RSQ64H on the double's upper word). Measured on the H200 to 2⁻¹⁹·⁹⁵ and
@@ -143,9 +143,9 @@ inline void lw_form_light_front(LW_GLOBAL double* c, const double sz) {
 }
 
 // The current interval in private memory, 24 doubles: the quintics of the light front
-// lc = t − s_z z (lw_form_light_front), x, y and z. A Newton step reads all of it, and so does the field evaluation
-// (position, u = x′, a = x″): with reuse, one load of 192 bytes per sample serves both — the cubic
-// layout before read 352 (H200: BENCHMARKS.md).
+// lc = t − s_z z (lw_form_light_front), x, y and z. A Newton step reads all of it, and so does the
+// field evaluation (position, u = x′, a = x″): with reuse, one load of 192 bytes per sample serves
+// both — the cubic layout before read 352 (H200: BENCHMARKS.md).
 typedef struct lw_coef {
   lw_real c[24];
   lw_real tau_j;  // its first knot τ0 + j dτ
