@@ -87,9 +87,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   const int ix = q < npix ? pix % nx : nx;
   const int iy = q < npix ? pix / nx : ny;
   // Work-items past the last position (padding of the last group) do nothing (no barriers below).
-  const int active = ix < nx && iy < ny;
-  if (!active) return;
-  const int p = q;  // slot index within a plane
+  if (!(ix < nx && iy < ny)) return;
   const int k0 = (int)(((long)samples * chunk) / SAMPLE_CHUNKS);
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
@@ -120,7 +118,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   double any_lo = INFINITY, any_hi = -INFINITY;
 #pragma unroll
   for (int e = 0; e < ELECTRON_GROUP; ++e)
-    if (e < count && active) {
+    if (e < count) {
       const lw_spline sp = lw_table(coef, &grp, e);
       lw_electron x;
       lw_setup(&x, &sp, px, py, sz, absZ);
@@ -141,13 +139,12 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 
   for (int k = k0; k < k1; ++k) {
     const double t_rel = t0_rel + dt * (double)k;
-    const ulong i0 = (ulong)k * (ulong)npix + (ulong)p;
+    const ulong i0 = (ulong)k * (ulong)npix + (ulong)q;  // the slot within a plane
     // The slot is read (early, so the load overlaps the solves) only when an electron may cover
     // this sample.
-    const int any = t_rel >= any_lo && t_rel <= any_hi;
-    if (!any) continue;
+    if (!(t_rel >= any_lo && t_rel <= any_hi)) continue;
     double acc[12];  // E xyz, B xyz, E_far xyz, B_far xyz of this slot
-    for (int c = 0; c < 3 && any; ++c) {
+    for (int c = 0; c < 3; ++c) {
       acc[c] = E[i0 + c * plane];
       acc[3 + c] = B[i0 + c * plane];
 #if SPLIT_MODE
@@ -202,7 +199,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #pragma unroll
     for (int e = 0; e < ELECTRON_GROUP; ++e) {
       if (e >= count) continue;  // uniform across the work-group
-      if (!(active && t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e))) continue;
+      if (!(t_rel >= LW_T_FIRST(e) && t_rel <= LW_T_LAST(e))) continue;
       const lw_spline sp = lw_table(coef, &grp, e);
       double ev[3], fv[3], n[3];
 #if LW_STATE_LOCAL
@@ -226,7 +223,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }
 #endif
-    for (int c = 0; c < 3 && any; ++c) {
+    for (int c = 0; c < 3; ++c) {
       E[i0 + c * plane] = acc[c];
       B[i0 + c * plane] = acc[3 + c];
 #if SPLIT_MODE

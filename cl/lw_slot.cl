@@ -34,7 +34,7 @@ typedef double lw_real;
 //   1: NVIDIA's FP64 approximations through inline PTX (rcp.approx.ftz.f64, rsqrt.approx.ftz.f64:
 //      MUFU.RCP64H / MUFU.RSQ64H on the double's upper word). Measured on the H200 to 2⁻¹⁹·⁹⁵ and
 //      2⁻²⁰·⁰⁴ over 27 binades (scripts/studies/nv_seeds.cu), so ONE refinement reaches 2⁻⁶⁰, and
-//      the float round trip (two F2F conversions at a quarter of the FP64 rate) is gone: H200
+//      the float round trip (two F2F conversions per seed) is gone: H200
 //      7.72 → 6.93 ms per electron (BENCHMARKS.md). Arguments within the double range (flushed
 //      subnormals: none of the four above can be one).
 // The FLOP count (core/src/flop_count.cpp) counts lw_rcp as 1 and lw_rsqrt_nr as 2, as a division
@@ -89,7 +89,7 @@ inline lw_real lw_rsqrt(const lw_real x, const int fast) { return fast ? lw_rsqr
 // count (LW_COUNTED_RECIP) takes it as τ − g·rcp(2h), the operations it replaces.
 inline lw_real lw_newton_next(const lw_real tau, const lw_real g, const lw_real h, const int fast) {
 #ifdef LW_COUNTED_RECIP
-  return tau - (fast ? g * lw_rcp_step(2.0 * h) : g / (2.0 * h));
+  return tau - (fast ? g * lw_rcp(2.0 * h) : g / (2.0 * h));
 #else
   if (fast) {
     const lw_real r = lw_seed_rcp(h);

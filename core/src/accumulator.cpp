@@ -10,6 +10,7 @@
 #include <string>
 
 #include "edm/accumulator.hpp"
+#include "fnv1a.hpp"
 #include "opencl_internal.hpp"
 
 #include <clblast.h>
@@ -335,9 +336,9 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
     m.pixel_of = pixel_permutation(screen, order, int(tw), tw > 0 ? int(wg / tw) : 0);
     std::vector<std::int32_t> position_of(m.pixel_of.size());
     for (std::size_t q = 0; q < m.pixel_of.size(); ++q) position_of[std::size_t(m.pixel_of[q])] = std::int32_t(q);
-    m.layout_hash = 1469598103934665603ull;  // FNV-1a over the permutation's bytes
+    m.layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
     for (std::int32_t v : m.pixel_of)
-      for (int b = 0; b < 4; ++b) m.layout_hash = (m.layout_hash ^ ((std::uint32_t(v) >> (8 * b)) & 0xffu)) * 1099511628211ull;
+      for (int b = 0; b < 4; ++b) m.layout_hash = detail::fnv1a_byte(m.layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
     const std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
     m.global = groups_per_chunk * wg * std::size_t(m.options.sample_chunks);
     const std::size_t perm_bytes = m.pixel_of.size() * sizeof(std::int32_t);

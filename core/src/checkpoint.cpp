@@ -127,8 +127,8 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     {  // the fixed-point sums as two 64-bit halves
       std::vector<std::uint64_t> lo, hi;
       for (auto v : st.gamma.sum) {
-        lo.push_back(std::uint64_t(v));
-        hi.push_back(std::uint64_t(v >> 64));
+        lo.push_back(GammaTrace::low_half(v));
+        hi.push_back(GammaTrace::high_half(v));
       }
       put_vec(root, "gamma_sum_lo", lo, H5T_NATIVE_UINT64, partial);
       put_vec(root, "gamma_sum_hi", hi, H5T_NATIVE_UINT64, partial);
@@ -207,7 +207,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
     const auto hi = get_vec<std::uint64_t>(root, "gamma_sum_hi", H5T_NATIVE_UINT64, file);
     if (lo.size() != hi.size()) io_fail("checkpoint γ sums are inconsistent", file);
     st.gamma.sum.clear();
-    for (std::size_t i = 0; i < lo.size(); ++i) st.gamma.sum.push_back((GammaTrace::Sum(hi[i]) << 64) | lo[i]);
+    for (std::size_t i = 0; i < lo.size(); ++i) st.gamma.sum.push_back(GammaTrace::from_halves(hi[i], lo[i]));
   }
   st.gamma.min = get_vec<double>(root, "gamma_min", H5T_NATIVE_DOUBLE, file);
   st.gamma.max = get_vec<double>(root, "gamma_max", H5T_NATIVE_DOUBLE, file);

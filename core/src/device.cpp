@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "fnv1a.hpp"
 #include "kernels.hpp"
 #include "opencl_internal.hpp"
 
@@ -318,15 +319,6 @@ std::string kernel_source(const std::string& name) {
 
 namespace {
 
-// 64-bit FNV-1a; two different offsets give a 128-bit key (collisions would silently load a wrong
-// binary, so the key is wide and covers every input of the compiler).
-std::uint64_t fnv1a(const std::string& s, std::uint64_t h) {
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::filesystem::path cache_dir() {
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::filesystem::path(x) / "edm";
@@ -389,10 +381,12 @@ cl::Program Device::program(const std::vector<std::string>& files,
                                '\0' + platform_.getInfo<CL_PLATFORM_VERSION>() + '\0' + info_.name +
                                '\0' + info_.vendor + '\0' + info_.driver_version + '\0' +
                                info_.device_version;
+  // 64-bit FNV-1a with two different offsets gives a 128-bit key (collisions would silently load a
+  // wrong binary, so the key is wide and covers every input of the compiler).
   char hex[40];
   std::snprintf(hex, sizeof hex, "%016llx%016llx",
-                (unsigned long long)fnv1a(key_text, 0xcbf29ce484222325ULL),
-                (unsigned long long)fnv1a(key_text, 0x84222325cbf29ce4ULL));
+                (unsigned long long)detail::fnv1a(key_text),
+                (unsigned long long)detail::fnv1a(key_text, 0x84222325cbf29ce4ULL));
   if (auto it = programs_.find(hex); it != programs_.end()) return it->second;
 
   const auto dir = cache_dir();

@@ -81,7 +81,6 @@ inline Counted lw_rcp(Counted x) {
   ++flops;
   return 1.0 / x.v;
 }
-inline Counted lw_rcp_step(Counted x) { return lw_rcp(x); }
 inline Counted lw_rsqrt_nr(Counted x) {
   flops += 2;
   return 1.0 / std::sqrt(x.v);

@@ -121,8 +121,8 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
   // integer sums, so exact whatever the order.
   std::vector<unsigned long long> halves(2 * maxlen), all_halves(root ? 2 * maxlen * std::size_t(ranks.size) : 0);
   for (std::size_t j = 0; j < maxlen; ++j) {
-    halves[2 * j] = (unsigned long long)(gamma.sum[j]);
-    halves[2 * j + 1] = (unsigned long long)(gamma.sum[j] >> 64);
+    halves[2 * j] = GammaTrace::low_half(gamma.sum[j]);
+    halves[2 * j + 1] = GammaTrace::high_half(gamma.sum[j]);
   }
   MPI_Gather(halves.data(), int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, root ? all_halves.data() : nullptr,
              int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, 0, w);
@@ -131,7 +131,7 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
     for (int r = 0; r < ranks.size; ++r)
       for (std::size_t j = 0; j < maxlen; ++j) {
         const std::size_t i = (std::size_t(r) * maxlen + j) * 2;
-        sum[j] += (GammaTrace::Sum(all_halves[i + 1]) << 64) | all_halves[i];
+        sum[j] += GammaTrace::from_halves(all_halves[i + 1], all_halves[i]);
       }
   MPI_Reduce(gamma.min.data(), mn.data(), int(maxlen), MPI_DOUBLE, MPI_MIN, 0, w);
   MPI_Reduce(gamma.max.data(), mxv.data(), int(maxlen), MPI_DOUBLE, MPI_MAX, 0, w);

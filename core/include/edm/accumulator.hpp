@@ -49,7 +49,7 @@ struct KernelOptions {
   int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
                               // 0 = from the device (128 on NVIDIA GPUs), < 0 = none
   int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
-                              // half-precision seeds (within a few ulps, no slow-path branch):
+                              // seeds (within a few ulps, no slow-path branch; seeds: nv_seed):
                               // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
   int nv_seed = 0;            // with fast_recip: seeds from NVIDIA's FP64 approximation instructions
                               // (inline PTX, 2⁻²⁰: one refinement instead of two, no float round

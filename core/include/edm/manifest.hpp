@@ -24,7 +24,7 @@ struct ManifestExtras {
   std::string kernel_options;     // effective tunables
   int sample_chunks = 0, work_group = 0, electron_group = 0, tile_width = 0;
   std::string pixel_order;  // effective (rings, tiles, rows)
-  bool fast_recip = false;  // effective: refined half-precision seeds for divisions and square roots
+  bool fast_recip = false;  // effective: refined seeds for divisions and square roots
   bool nv_seed = false;     // effective: fast_recip seeds from NVIDIA's FP64 approximations
   bool interleave = false;  // effective: the group's solves phase by phase
   double a0_effective = 0;

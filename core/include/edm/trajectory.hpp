@@ -73,6 +73,10 @@ struct GammaTrace {
   __extension__ typedef unsigned __int128 Sum;
   static Sum to_fixed(double gamma);     // PhysicsError unless 0 ≤ γ < 2⁶³
   static double to_double(Sum s);        // Σγ, rounded once
+  // A sum as two 64-bit halves, for files and MPI (neither has a 128-bit integer type).
+  static std::uint64_t low_half(Sum s) { return std::uint64_t(s); }
+  static std::uint64_t high_half(Sum s) { return std::uint64_t(s >> 64); }
+  static Sum from_halves(std::uint64_t high, std::uint64_t low) { return (Sum(high) << 64) | low; }
   double mean(std::size_t j) const { return count[j] ? to_double(sum[j]) / double(count[j]) : 0.0 / 0.0; }
 
   double dtau = 0;
