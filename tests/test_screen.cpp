@@ -11,6 +11,7 @@
 
 #include "analytic_splines.hpp"
 #include "edm/error.hpp"
+#include "edm/coverage.hpp"
 #include "edm/screen.hpp"
 #include "test_support.hpp"
 

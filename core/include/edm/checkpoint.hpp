@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "edm/screen.hpp"
-#include "edm/sharded.hpp"
+#include <functional>
+
+#include "edm/coverage.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm {
@@ -31,10 +32,25 @@ inline std::filesystem::path checkpoint_path(const std::filesystem::path& run_fo
   return run_folder / "checkpoint.h5";
 }
 
-void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state,
-                      ShardedFieldAccumulator& acc);
+// What a checkpoint needs of the field stage: each device's raw cube (device layout, bucket by
+// bucket, streamed in chunks so no whole-cube host copy is made) and its layout fingerprint. The run
+// driver adapts its accumulators to it (run/), so io/ does not depend on field/.
+class RawCubes {
+ public:
+  using Sink = std::function<void(int bucket, std::uint64_t offset, const double* data, std::size_t n)>;
+  using Source = std::function<void(int bucket, std::uint64_t offset, double* data, std::size_t n)>;
+  virtual ~RawCubes() = default;
+  virtual std::size_t devices() const = 0;
+  virtual int buckets() const = 0;
+  virtual std::uint64_t doubles_per_bucket() const = 0;  // the same on every device
+  virtual std::uint64_t layout_hash() const = 0;         // the same on every device
+  virtual void download(std::size_t device, const Sink& sink) = 0;      // drains first
+  virtual void upload(std::size_t device, const Source& source) = 0;    // overwrites the cube
+};
+
+void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state, RawCubes& cubes);
 CheckpointState read_checkpoint_state(const std::filesystem::path& file);
-// Uploads the saved cubes into `acc` (same device count, screen and mode; IoError otherwise).
-void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumulator& acc);
+// Uploads the saved cubes into `cubes` (same device count, screen and mode; IoError otherwise).
+void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 
 }  // namespace edm

@@ -2,7 +2,8 @@
 // per-slot arithmetic of cl/lienard_wiechert.cl) is compiled into libedm as C++ with a counting
 // number type and run on a representative trajectory. `edm bench` divides by it for FLOP/s.
 #pragma once
-#include "edm/accumulator.hpp"
+#include "edm/kernel_options.hpp"
+#include "edm/screen.hpp"  // Mode
 
 namespace edm {
 

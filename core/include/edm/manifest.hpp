@@ -6,16 +6,10 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
-#include "edm/run.hpp"
+#include "edm/run_summary.hpp"
 #include "edm/units.hpp"
 
 namespace edm {
-
-// Per-rank timings of an MPI run (index = rank).
-struct RankTimings {
-  std::vector<double> trajectories, field, kernel;
-  std::vector<double> electrons;
-};
 
 struct ManifestExtras {
   std::string device_names;       // "0: NVIDIA H200 (NVIDIA CUDA)"

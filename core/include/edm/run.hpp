@@ -12,6 +12,7 @@
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
 #include "edm/plugins.hpp"
+#include "edm/run_summary.hpp"
 #include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"
@@ -38,30 +39,6 @@ struct RunObserver {
   virtual void batch_done(std::uint64_t /*electrons_done*/, std::uint64_t /*electrons_total*/,
                           double /*elapsed_s*/) {}
   virtual void warning(const std::string& /*message*/) {}
-};
-
-struct RunTiming {
-  double total = 0, trajectories = 0, trajectories_overlapped = 0, field = 0, kernel = 0,
-         reduce = 0, write = 0;
-};
-
-struct RunSummary {
-  std::filesystem::path folder, field_file, manifest_file;
-  std::string run_id;
-  int rank = 0, ranks = 1;  // MPI: only rank 0 writes files and holds the gathered totals
-  std::uint64_t electrons = 0, batches = 0, electron_batch = 0;
-  std::uint64_t slots = 0;
-  Screen screen;
-  CoverageReport coverage;
-  RunTiming timing;
-  std::uint64_t host_peak_rss = 0, spline_bytes_per_electron = 0, device_buffer_bytes = 0;
-  std::uint64_t knots_total = 0;
-  std::vector<std::string> devices;
-  double host_estimate_bytes = 0;
-  std::uint64_t checkpoints_written = 0;
-  std::int64_t checkpoint_every = 0;   // effective (batches), 0 = none
-  std::uint64_t resumed_from = 0;      // electrons already in the cube when this process started
-  double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
 };
 
 // A cell ready to solve: the plugin's scenario, the screen with its window fixed, and each

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "fnv1a.hpp"
-#include "kernels.hpp"
-#include "opencl_internal.hpp"
+#include "field/fnv1a.hpp"
+#include "field/kernels.hpp"
+#include "field/opencl_internal.hpp"
 
 namespace edm {
 

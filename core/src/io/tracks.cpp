@@ -11,7 +11,7 @@
 #include <string>
 
 #include "edm/error.hpp"
-#include "hdf5_guard.hpp"
+#include "io/h5.hpp"
 
 namespace edm {
 namespace {
@@ -30,7 +30,7 @@ struct QuietHdf5 {
   H5E_auto2_t func = nullptr;
   void* data = nullptr;
   QuietHdf5() {
-    detail::start_hdf5();  // before any other HDF5 call (hdf5_guard.hpp)
+    h5::start();  // before any other HDF5 call (io/h5.hpp)
     H5Eget_auto2(H5E_DEFAULT, &func, &data);
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   }
@@ -54,7 +54,7 @@ std::vector<double> read_1d(hid_t group, const std::string& file, const std::str
     throw IoError("EDM-IO-043", where + " is not a floating-point dataset");
   hsize_t n = 0;
   H5Sget_simple_extent_dims(space.id, &n, nullptr);
-  detail::check_stored(d.id, n, "EDM-IO-054", where);  // n comes from the file: not taken on trust
+  h5::check_stored(d.id, n, "EDM-IO-054", where);  // n comes from the file: not taken on trust
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-044", where + ": read failed");

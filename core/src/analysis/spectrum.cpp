@@ -20,7 +20,7 @@
 
 #include "edm/error.hpp"
 #include "edm/units.hpp"
-#include "h5util.hpp"
+#include "io/h5.hpp"
 
 namespace edm {
 namespace {

@@ -9,10 +9,9 @@
 #include <vector>
 
 #include "edm/error.hpp"
-#include "hdf5_util.hpp"
+#include "io/h5.hpp"
 
-using namespace edm::hdf5;
-#include "hdf5_guard.hpp"
+using namespace edm::h5;
 
 namespace edm {
 namespace {
@@ -76,7 +75,7 @@ struct FieldWriter::Impl {
 FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
                          const Normalization& units, const FieldFileInfo& info)
     : impl_(std::make_unique<Impl>()) {
-  silence_hdf5();
+  h5::silence();
   auto& I = *impl_;
   I.final_path = std::move(final_path);
   I.partial_path = I.final_path;
@@ -217,7 +216,7 @@ void FieldWriter::commit() {
 }
 
 static Handle open_dataset(const std::filesystem::path& file, const std::string& name, Handle& f) {
-  silence_hdf5();
+  h5::silence();
   f = Handle(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string());
   Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -239,7 +238,7 @@ std::vector<double> read_field_component(const std::filesystem::path& file, cons
   const hssize_t npoints = H5Sget_simple_extent_npoints(space.get());
   if (npoints < 0 || (dims[0] && dims[1] && (hsize_t(npoints) / dims[0] / dims[1] != dims[2])))
     throw IoError("EDM-IO-014", name + " in " + file.string() + " has an impossible shape");
-  detail::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
+  h5::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(dims[0] * dims[1] * dims[2]);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
@@ -254,7 +253,7 @@ std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std
   Handle d = open_dataset(file, name, f);
   Handle space(H5Dget_space(d.get()), H5Sclose);
   hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  if (n > 0) detail::check_stored(d.get(), hsize_t(n), "EDM-IO-015", name + " in " + file.string());
+  if (n > 0) h5::check_stored(d.get(), hsize_t(n), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(n > 0 ? n : 0);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());

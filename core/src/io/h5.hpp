@@ -1,6 +1,8 @@
-// Private HDF5 helpers for the analysis readers/writers (spectrum.cpp, run_folder.cpp): an owning
-// handle, row-slab reads of (ny, nx, ns) datasets, 1-D datasets and scalar/string attributes. Not
-// installed; the public API speaks std::vector and std::filesystem only.
+// The one HDF5 helper of core (private, not installed): start-up, an owning handle, error
+// translation for writers, the stored-size check readers make before allocating, row-slab reads of
+// (ny, nx, ns) datasets, 1-D datasets and scalar/string attributes. Users: io/ (field.h5,
+// checkpoint.h5, tracks) and analysis/ (spectrum, run folders). The public API speaks std::vector
+// and std::filesystem only.
 #pragma once
 #include <hdf5.h>
 
@@ -11,7 +13,23 @@
 #include <string>
 #include <vector>
 
+#include "edm/error.hpp"
+
 namespace edm::h5 {
+
+// libhdf5 1.10.8 registers an atexit handler that closes every file still open. After a write
+// failed for lack of space (ENOSPC during H5Fflush/H5Fclose) the file is left half-closed and that
+// handler segfaults (H5F__close_cb), turning a clean "disk full" error (exit 4) into a crash at
+// exit (found by tests/test_bad_inputs full_disk_fails_cleanly). Core closes every file it opens
+// through RAII handles, so the handler has nothing useful to do: switch it off. It must precede
+// every other HDF5 call (later it is refused, harmlessly), so each entry point into HDF5 calls this.
+inline void start() {
+  static const bool done = [] {
+    H5dont_atexit();
+    return true;
+  }();
+  (void)done;
+}
 
 // HDF5 prints its own error stack by default; core never prints, so switch it off once.
 void silence();
@@ -69,5 +87,27 @@ Handle create_group(hid_t parent, const char* name, const std::filesystem::path&
 // A float64 dataset of the given shape (1–3 dims) with a `unit` attribute.
 void write_dataset(hid_t parent, const char* name, const std::vector<hsize_t>& dims, const double* data,
                    const char* unit, const std::filesystem::path& where);
+
+// Writer-side error translation: every failed HDF5 call of a writer becomes EDM-IO-001 naming the path.
+[[noreturn]] inline void io_fail(const std::string& what, const std::filesystem::path& path) {
+  throw IoError("EDM-IO-001", what + " (" + path.string() + ")");
+}
+inline void check(herr_t status, const std::string& what, const std::filesystem::path& path) {
+  if (status < 0) io_fail(what, path);
+}
+
+// Throws IoError (with `id`, `where` naming file and dataset) unless `n` elements of `dset` are
+// really stored: some storage exists and the declared size is within 4096× of it. deflate, the
+// usual HDF5 filter, cannot compress more than ~1032:1, so real data always passes; what fails is a
+// dataset that was never written or whose extent was corrupted, and no allocation exceeds 4096× the
+// bytes actually in the file.
+inline void check_stored(hid_t dset, hsize_t n, const char* id, const std::string& where) {
+  if (n == 0) return;
+  const hsize_t stored = H5Dget_storage_size(dset);
+  constexpr hsize_t kMaxRatio = 4096;
+  if (stored == 0 || n / kMaxRatio > stored / sizeof(double))
+    throw IoError(id, where + " declares " + std::to_string(n) + " elements but stores only " +
+                          std::to_string(stored) + " bytes (never written or corrupt)");
+}
 
 }  // namespace edm::h5

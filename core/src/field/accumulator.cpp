@@ -10,8 +10,8 @@
 #include <string>
 
 #include "edm/accumulator.hpp"
-#include "fnv1a.hpp"
-#include "opencl_internal.hpp"
+#include "field/fnv1a.hpp"
+#include "field/opencl_internal.hpp"
 
 #include <clblast.h>
 

@@ -10,6 +10,7 @@
 
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
+#include "edm/trajectory.hpp"
 
 namespace edm {
 namespace flopcount {

@@ -1,14 +1,13 @@
-// Private HDF5 helpers for the analysis tools (see h5util.hpp). Every failure becomes an IoError
+// Private HDF5 helpers for the analysis tools (see h5.hpp). Every failure becomes an IoError
 // that names the file and the object, because HDF5's own error stack is silenced.
-#include "h5util.hpp"
-#include "hdf5_guard.hpp"
+#include "io/h5.hpp"
 
 #include "edm/error.hpp"
 
 namespace edm::h5 {
 
 void silence() {
-  detail::start_hdf5();  // before any other HDF5 call (hdf5_guard.hpp)
+  start();  // before any other HDF5 call
   static const bool done = [] {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     return true;

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "edm/error.hpp"
-#include "h5util.hpp"
+#include "io/h5.hpp"
 
 namespace edm {
 

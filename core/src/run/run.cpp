@@ -32,7 +32,8 @@
 #include "edm/trajectory.hpp"
 #include "edm/writer.hpp"
 #include "edm/sharded.hpp"
-#include "ranks.hpp"
+#include "run/ranks.hpp"
+#include "run/sharded_cubes.hpp"
 
 namespace edm {
 namespace {
@@ -353,7 +354,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   if (options.resume) {
     if (ranks.size > 1) throw ConfigError("EDM-CKP-010", "edm resume runs in one process (no mpirun)");
     const CheckpointState st = read_checkpoint_state(ckpt_file);
-    load_checkpoint_cube(ckpt_file, acc);
+    ShardedCubes cubes(acc);
+    load_checkpoint_cube(ckpt_file, cubes);
     S.run_id = st.run_id;
     start = st.next_electron;
     k0 = st.batches_done;
@@ -388,7 +390,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     st.spline_bytes_per_electron = S.spline_bytes_per_electron;
     st.gamma = gamma;
     st.coverage = S.coverage.records;
-    write_checkpoint(ckpt_file, st, acc);
+    ShardedCubes cubes(acc);
+    write_checkpoint(ckpt_file, st, cubes);
     ++S.checkpoints_written;
   };
 

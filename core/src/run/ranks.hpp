@@ -6,8 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "edm/manifest.hpp"
-#include "edm/run.hpp"
+#include "edm/run_summary.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm {

@@ -1,5 +1,5 @@
 // MPI glue for the run driver (see ranks.hpp). Compiled with and without MPI.
-#include "ranks.hpp"
+#include "run/ranks.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -7,9 +7,9 @@
 #include <fcntl.h>
 
 #include "edm/error.hpp"
-#include "hdf5_util.hpp"
+#include "io/h5.hpp"
 
-using namespace edm::hdf5;
+using namespace edm::h5;
 
 namespace edm {
 namespace {
@@ -93,8 +93,8 @@ std::string cube_name(std::size_t device, int bucket) {
 
 }  // namespace
 
-void write_checkpoint(const std::filesystem::path& file, const CheckpointState& st, ShardedFieldAccumulator& acc) {
-  silence_hdf5();
+void write_checkpoint(const std::filesystem::path& file, const CheckpointState& st, RawCubes& acc) {
+  h5::silence();
   auto partial = file;
   partial += ".partial";
   std::error_code ec;
@@ -114,10 +114,10 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_string(root, "campaign", st.campaign_text, partial);
     put_attr_u64(root, "next_electron", st.next_electron);
     put_attr_u64(root, "batches_done", st.batches_done);
-    put_attr_u64(root, "devices", acc.device_count());
+    put_attr_u64(root, "devices", acc.devices());
     // The raw cube is in the device layout, which depends on the pixel order (and is the same on
     // every device of a run): its fingerprint, checked on resume.
-    put_attr_u64(root, "layout_hash", acc.device_accumulator(0).layout_hash());
+    put_attr_u64(root, "layout_hash", acc.layout_hash());
     put_attr_u64(root, "knots_total", st.knots_total);
     put_attr_u64(root, "spline_bytes_per_electron", st.spline_bytes_per_electron);
     put_attr_f64(root, "trajectories", st.trajectories);
@@ -150,18 +150,17 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_vec(root, "coverage", cov, H5T_NATIVE_DOUBLE, partial);
 
     // The partial cubes, chunk by chunk straight from the devices (no whole-cube host copy).
-    for (std::size_t d = 0; d < acc.device_count(); ++d) {
-      FieldAccumulator& a = acc.device_accumulator(d);
-      hsize_t n = a.raw_doubles_per_bucket();
+    for (std::size_t d = 0; d < acc.devices(); ++d) {
+      hsize_t n = acc.doubles_per_bucket();
       Handle sp(H5Screate_simple(1, &n, nullptr), H5Sclose);
       std::vector<Handle> sets;
-      for (int b = 0; b < bucket_count(a.mode()); ++b) {
+      for (int b = 0; b < acc.buckets(); ++b) {
         sets.emplace_back(H5Dcreate2(root, cube_name(d, b).c_str(), H5T_IEEE_F64LE, sp.get(), H5P_DEFAULT,
                                      H5P_DEFAULT, H5P_DEFAULT),
                           H5Dclose);
         if (!sets.back().valid()) io_fail("cannot create " + cube_name(d, b), partial);
       }
-      a.download_raw([&](int b, std::uint64_t off, const double* data, std::size_t cnt) {
+      acc.download(d, [&](int b, std::uint64_t off, const double* data, std::size_t cnt) {
         const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
         check(H5Dwrite(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
                        H5P_DEFAULT, data),
@@ -185,7 +184,7 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
 }
 
 CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
-  silence_hdf5();
+  h5::silence();
   if (!std::filesystem::exists(file)) throw IoError("EDM-CKP-001", "no checkpoint at " + file.string());
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
@@ -221,11 +220,11 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   return st;
 }
 
-void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumulator& acc) {
-  silence_hdf5();
+void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
+  h5::silence();
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
-  if (get_attr_u64(f.get(), "devices", file) != acc.device_count())
+  if (get_attr_u64(f.get(), "devices", file) != acc.devices())
     throw IoError("EDM-CKP-002", file.string() + " was written with " +
                                      std::to_string(get_attr_u64(f.get(), "devices", file)) +
                                      " device(s); resume with the same device count (--device)");
@@ -233,23 +232,22 @@ void load_checkpoint_cube(const std::filesystem::path& file, ShardedFieldAccumul
     // Checkpoints from before the pixel orders (no fingerprint) were in tile order on GPUs and row
     // order on CPUs; rather than guess, they are refused.
     Handle a(H5Aopen(f.get(), "layout_hash", H5P_DEFAULT), H5Aclose);
-    const std::uint64_t want = acc.device_accumulator(0).layout_hash();
+    const std::uint64_t want = acc.layout_hash();
     if (!a.valid() || get_attr_u64(f.get(), "layout_hash", file) != want)
       throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
                                    "(accumulator.pixel_order / tile_width / work_group differ); resume with the "
                                    "settings it was written with");
   }
-  for (std::size_t d = 0; d < acc.device_count(); ++d) {
-    FieldAccumulator& a = acc.device_accumulator(d);
+  for (std::size_t d = 0; d < acc.devices(); ++d) {
     std::vector<Handle> sets;
-    for (int b = 0; b < bucket_count(a.mode()); ++b) {
+    for (int b = 0; b < acc.buckets(); ++b) {
       sets.emplace_back(H5Dopen2(f.get(), cube_name(d, b).c_str(), H5P_DEFAULT), H5Dclose);
       if (!sets.back().valid()) io_fail("checkpoint lacks " + cube_name(d, b), file);
       Handle sp(H5Dget_space(sets.back().get()), H5Sclose);
-      if (std::uint64_t(H5Sget_simple_extent_npoints(sp.get())) != a.raw_doubles_per_bucket())
+      if (std::uint64_t(H5Sget_simple_extent_npoints(sp.get())) != acc.doubles_per_bucket())
         throw IoError("EDM-CKP-003", file.string() + ": the saved cube does not match this screen and mode");
     }
-    a.upload_raw([&](int b, std::uint64_t off, double* data, std::size_t cnt) {
+    acc.upload(d, [&](int b, std::uint64_t off, double* data, std::size_t cnt) {
       const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
       check(H5Dread(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
                     H5P_DEFAULT, data),

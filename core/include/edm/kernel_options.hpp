@@ -1,0 +1,49 @@
+// The field kernel's tunables and the pixel order of the cube's device layout. Only speed depends on
+// them (every slot gets the same additions in the same order); the device chooses what is left 0.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace edm {
+
+// How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
+// share a warp). Only speed depends on it: every slot gets the same additions in the same order.
+//   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
+//          32 pixels form an arc at one distance from the axis, so their retarded times (which
+//          depend on that distance) sit within a few knots of each other for every electron of a
+//          beam near the axis, and the warp's interval loads touch a few cache lines instead of
+//          ~18 (benchmark cell; BENCHMARKS.md).
+//   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
+//   Rows:  plain row order (identity).
+enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };
+const char* pixel_order_name(PixelOrder o);  // "auto", "rings", "tiles", "rows"
+PixelOrder parse_pixel_order(const std::string& name);  // ConfigError naming the key on a bad name
+
+struct KernelOptions {
+  int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
+  bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
+  int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device
+  int work_group = 0;         // 0 = from the device
+  int electron_group = 0;     // G ≥ 1 electrons per launch, 0 = from the device: each slot is read
+                              // and written once per launch (bit-identical to G = 1, slot traffic / G)
+  int tile_width = 0;         // pixels per tile row (pixel_order tiles; divides work_group);
+                              // > 0 with pixel_order auto selects tiles, < 0 row order; the
+                              // effective value is 0 unless the order is tiles
+  PixelOrder pixel_order = PixelOrder::Auto;  // Auto: tiles when tile_width > 0, rows when
+                                              // tile_width < 0, else rings (effective value set)
+  int state_local = 0;        // the G electrons' solver state in local memory instead of registers:
+                              // 0 = from the device (GPUs, when it fits), 1 = on, < 0 = off
+  int max_registers = 0;      // register cap per work-item where the compiler has one (NVIDIA);
+                              // 0 = from the device (128 on NVIDIA GPUs), < 0 = none
+  int fast_recip = 0;         // divisions and square roots of the per-slot path from refined
+                              // seeds (within a few ulps, no slow-path branch; seeds: nv_seed):
+                              // 0 = from the device (GPUs), 1 = on, < 0 = off (the built-ins)
+  int nv_seed = 0;            // with fast_recip: seeds from NVIDIA's FP64 approximation instructions
+                              // (inline PTX, 2⁻²⁰: one refinement instead of two, no float round
+                              // trip). 0 = from the device (NVIDIA), 1 = on (NVIDIA only), < 0 = off
+  int interleave = 0;         // the G warm solves of a sample phase by phase (all predictors, each
+                              // Newton step for all, all fields): overlap for out-of-order CPUs;
+                              // needs the state in registers. 0 = from the device (CPUs), 1 on, < 0 off
+};
+
+}  // namespace edm

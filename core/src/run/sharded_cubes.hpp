@@ -1,0 +1,29 @@
+// The run driver's bridge between the field stage and the checkpoint (io/): the sharded
+// accumulator's per-device raw cubes as the RawCubes a checkpoint reads and restores.
+#pragma once
+#include "edm/checkpoint.hpp"
+#include "edm/sharded.hpp"
+
+namespace edm {
+
+class ShardedCubes final : public RawCubes {
+ public:
+  explicit ShardedCubes(ShardedFieldAccumulator& acc) : acc_(acc) {}
+  std::size_t devices() const override { return acc_.device_count(); }
+  int buckets() const override { return bucket_count(acc_.device_accumulator(0).mode()); }
+  std::uint64_t doubles_per_bucket() const override {
+    return acc_.device_accumulator(0).raw_doubles_per_bucket();
+  }
+  std::uint64_t layout_hash() const override { return acc_.device_accumulator(0).layout_hash(); }
+  void download(std::size_t device, const Sink& sink) override {
+    acc_.device_accumulator(device).download_raw(sink);
+  }
+  void upload(std::size_t device, const Source& source) override {
+    acc_.device_accumulator(device).upload_raw(source);
+  }
+
+ private:
+  ShardedFieldAccumulator& acc_;
+};
+
+}  // namespace edm
