@@ -430,6 +430,7 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
       h5::write_attr(f, "run_id", r.run_id);
       h5::write_attr(f, "mode", r.mode);
       h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
+      h5::write_attr(f, "edm_layout", "edm spectrum.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
       if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
         throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
     } catch (...) {
