@@ -7,7 +7,6 @@
 // drains the device comes back to the driving thread, and one never collected does not abort.
 #define BOOST_TEST_MODULE overlap_failure
 #include <boost/test/unit_test.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -99,11 +98,13 @@ test::CommandResult run_edm(const std::string& args) {
 }
 
 void expect_identical(const fs::path& a, const fs::path& b) {
-  for (const char* name : {"/E/x", "/E/y", "/E/z", "/B/x", "/B/y", "/B/z", "/E_far/x", "/E_far/z", "/B_far/y"}) {
+  for (const char* name :
+       {"/E/x", "/E/y", "/E/z", "/B/x", "/B/y", "/B/z", "/E_far/x", "/E_far/z", "/B_far/y"}) {
     const auto x = read_field_component(a / "field.h5", name);
     const auto y = read_field_component(b / "field.h5", name);
     BOOST_REQUIRE_EQUAL(x.size(), y.size());
-    BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0, name << " differs after resume");
+    BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0,
+               name << " differs after resume");
   }
 }
 
@@ -120,7 +121,8 @@ BOOST_AUTO_TEST_CASE(failed_solve_under_overlap_is_a_clean_error_and_keeps_the_c
 
   write_tracks((dir / "tracks.h5").string(), make_tracks(false));
   const auto part = dir / "part";
-  auto r = run_edm("run " + campaign.string() + " --quiet --output " + part.string() + " --checkpoint-every 2");
+  auto r =
+      run_edm("run " + campaign.string() + " --quiet --output " + part.string() + " --checkpoint-every 2");
   BOOST_TEST_MESSAGE("edm run with a bad track: exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(r.exit_code == 6);  // the physics family
   BOOST_TEST(r.output.find("EDM-TRJ-023") != std::string::npos);
@@ -150,9 +152,10 @@ BOOST_AUTO_TEST_CASE(failed_solve_under_overlap_throws_the_physics_error) {
   std::ifstream in(campaign_file);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto registry = PluginRegistry::discover();
-  const Campaign c = parse_campaign(text, campaign_file.string(),
-                                    {{"run.output", "\"" + (dir / "out").string() + "\"", Origin::CommandLine}},
-                                    registry.get("thomson").keys(), false);
+  const Campaign c =
+      parse_campaign(text, campaign_file.string(),
+                     {{"run.output", "\"" + (dir / "out").string() + "\"", Origin::CommandLine}},
+                     registry.get("thomson").keys(), false);
   struct Quiet : RunObserver {
   } quiet;
   try {
@@ -172,7 +175,11 @@ BOOST_AUTO_TEST_CASE(failed_solve_under_overlap_throws_the_physics_error) {
 BOOST_AUTO_TEST_CASE(watcher_hands_its_error_back) {
   detail::DeviceWatcher w;
   BOOST_TEST(!w.wait().has_value());  // nothing started: nothing to wait for
-  w.start([] { throw DeviceError("EDM-CL-001", "waiting for the field kernels on device 0: clFinish returned CL_OUT_OF_RESOURCES (-5)", -5); });
+  w.start([] {
+    throw DeviceError("EDM-CL-001",
+                      "waiting for the field kernels on device 0: clFinish returned CL_OUT_OF_RESOURCES (-5)",
+                      -5);
+  });
   try {
     w.wait();
     BOOST_FAIL("the watcher's error was lost");
@@ -193,7 +200,9 @@ BOOST_AUTO_TEST_CASE(watcher_is_joined_on_unwinding) {
     w.start([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
       drained = true;
-      throw DeviceError("EDM-CL-001", "waiting for the field kernels on device 0: clFinish returned CL_OUT_OF_RESOURCES (-5)", -5);
+      throw DeviceError(
+          "EDM-CL-001",
+          "waiting for the field kernels on device 0: clFinish returned CL_OUT_OF_RESOURCES (-5)", -5);
     });
     throw PhysicsError("EDM-TRJ-023", "electron 3: track shorter than two knot spacings in proper time");
   } catch (const PhysicsError& e) {

@@ -82,8 +82,8 @@ std::vector<std::string> kernel_parameter_names(std::string_view source, std::st
   return names;
 }
 
-void check_kernel_signature(const cl::Kernel& built, std::string_view kernel, std::span<const std::string_view> args,
-                            std::string_view source) {
+void check_kernel_signature(const cl::Kernel& built, std::string_view kernel,
+                            std::span<const std::string_view> args, std::string_view source) {
   const std::vector<std::string> declared = kernel_parameter_names(source, kernel);
   const auto fail = [&](const std::string& what) {
     throw DeviceError("EDM-CL-030", "kernel " + std::string(kernel) + ": " + what + "; the host binds " +

@@ -28,9 +28,10 @@ struct KernelSignature {
 inline constexpr KernelSignature<16> kLwAccumulate{
     "lw_accumulate",
     "lienard_wiechert.cl",
-    {"coef", "grp", "count", "nx", "ny", "samples", "half_x", "half_y", "zs", "t0_rel", "dt", "E", "B", "Ef", "Bf",
-     "pixel_of"}};
-inline constexpr KernelSignature<2> kLwLightFront{"lw_light_front", "lienard_wiechert.cl", {"coef", "intervals"}};
+    {"coef", "grp", "count", "nx", "ny", "samples", "half_x", "half_y", "zs", "t0_rel", "dt", "E", "B", "Ef",
+     "Bf", "pixel_of"}};
+inline constexpr KernelSignature<2> kLwLightFront{
+    "lw_light_front", "lienard_wiechert.cl", {"coef", "intervals"}};
 inline constexpr KernelSignature<9> kSlabTranspose{
     "slab_transpose",
     "lienard_wiechert.cl",
@@ -57,15 +58,16 @@ std::vector<std::string> kernel_parameter_names(std::string_view source, std::st
 
 // DeviceError EDM-CL-030 unless `args` equals the parameters of `kernel` in `source` and, on the
 // built kernel, its argument count (and its argument names where the platform reports them).
-void check_kernel_signature(const cl::Kernel& built, std::string_view kernel, std::span<const std::string_view> args,
-                            std::string_view source);
+void check_kernel_signature(const cl::Kernel& built, std::string_view kernel,
+                            std::span<const std::string_view> args, std::string_view source);
 
 template <const auto& Sig>
 class BoundKernel {
  public:
   BoundKernel() = default;
   // Creates the kernel from `program`, built from `source` (the text of Sig.file), and checks it.
-  BoundKernel(const cl::Program& program, std::string_view source) : kernel_(program, std::string(Sig.kernel).c_str()) {
+  BoundKernel(const cl::Program& program, std::string_view source)
+      : kernel_(program, std::string(Sig.kernel).c_str()) {
     check_kernel_signature(kernel_, Sig.kernel, Sig.args, source);
   }
   template <class T>
@@ -73,7 +75,9 @@ class BoundKernel {
     kernel_.setArg(name.index, value);
   }
   // A by-value argument of `size` bytes (a struct such as lw_group).
-  void set_bytes(ArgName<Sig> name, std::size_t size, const void* data) { kernel_.setArg(name.index, size, data); }
+  void set_bytes(ArgName<Sig> name, std::size_t size, const void* data) {
+    kernel_.setArg(name.index, size, data);
+  }
   cl::Kernel& kernel() { return kernel_; }
 
  private:

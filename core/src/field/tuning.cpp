@@ -14,6 +14,7 @@ namespace {
 
 // Why each value: BENCHMARKS.md, section "Tuning defaults", the subsection named in the first
 // column. Rows are tried in order; the last one matches every device.
+// clang-format off
 constexpr TuningRow kRows[] = {
     // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave
     {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false},
@@ -21,6 +22,7 @@ constexpr TuningRow kRows[] = {
     {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true},
     {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false},
 };
+// clang-format on
 
 // The same on every device, since the devices of one run must share one cube layout (the reduce
 // and checkpoints compare it): BENCHMARKS.md, "Tuning defaults", "Every device".
@@ -39,8 +41,8 @@ bool matches(const TuningRow& r, const DeviceInfo& d) {
 // Ranges of the explicit values (0 = from the device).
 void check_request(const KernelOptions& o) {
   if (o.newton_iters < 1 || o.newton_iters > 64)
-    throw ConfigError("EDM-ACC-005", "accumulator.newton_iters = " + std::to_string(o.newton_iters) +
-                                         " (allowed 1..64)");
+    throw ConfigError("EDM-ACC-005",
+                      "accumulator.newton_iters = " + std::to_string(o.newton_iters) + " (allowed 1..64)");
   if (o.sample_chunks < 0 || o.work_group < 0)
     throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
   if (o.electron_group < 0 || o.electron_group > 64)
@@ -61,9 +63,10 @@ void check_group_fits(int group, std::size_t max_parameter_bytes, const std::str
                               ? (max_parameter_bytes - kOtherArgumentBytes) / kGroupBytesPerElectron
                               : 1;
   if (std::size_t(group) > fit)
-    throw ConfigError("EDM-ACC-015", "accumulator.electron_group = " + std::to_string(group) + " exceeds the " +
-                                         std::to_string(fit) + " electrons per launch that the kernel " +
-                                         "parameters of " + where + " can hold");
+    throw ConfigError("EDM-ACC-015", "accumulator.electron_group = " + std::to_string(group) +
+                                         " exceeds the " + std::to_string(fit) +
+                                         " electrons per launch that the kernel parameters of " + where +
+                                         " can hold");
 }
 
 // The solver state in local memory sizes its arrays by the work-group, which is then fixed before
@@ -93,9 +96,10 @@ void resolve_seeds(KernelOptions& o, const TuningRow& row, const DeviceInfo& d, 
   const bool nvidia = d.vendor.find("NVIDIA") != std::string::npos;
   if (o.nv_seed == 0) o.nv_seed = row.nv_seed && o.fast_recip > 0 ? 1 : -1;
   if (o.nv_seed > 0 && !(nvidia && o.fast_recip > 0))
-    throw ConfigError("EDM-ACC-025", "kernel option nv_seed (NVIDIA's FP64 approximation instructions as seeds of "
-                                     "fast_recip) needs an NVIDIA device and fast_recip on; " + where +
-                                     (nvidia ? " has fast_recip off" : " is not an NVIDIA device"));
+    throw ConfigError("EDM-ACC-025",
+                      "kernel option nv_seed (NVIDIA's FP64 approximation instructions as seeds of "
+                      "fast_recip) needs an NVIDIA device and fast_recip on; " +
+                          where + (nvidia ? " has fast_recip off" : " is not an NVIDIA device"));
 }
 
 // The phase-by-phase solve holds the group's state in registers (cl/lienard_wiechert.cl).
@@ -103,8 +107,10 @@ void resolve_interleave(KernelOptions& o, const TuningRow& row, std::size_t fixe
                         const std::string& where) {
   if (o.interleave == 0) o.interleave = row.interleave && fixed_work_group == 0 ? 1 : -1;
   if (o.interleave > 0 && fixed_work_group > 0)
-    throw ConfigError("EDM-ACC-024", "the interleaved solve (kernel option interleave) keeps the solver state in "
-                                     "registers; it cannot be combined with the state in local memory on " + where);
+    throw ConfigError("EDM-ACC-024",
+                      "the interleaved solve (kernel option interleave) keeps the solver state in "
+                      "registers; it cannot be combined with the state in local memory on " +
+                          where);
 }
 
 }  // namespace
@@ -140,13 +146,16 @@ void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t
   // The kernel's preferred multiple (warp, wavefront or SIMD width) times what fits up to the row's
   // work-group, unless the local-memory state fixed it or it is set.
   const std::size_t mult = std::max<std::size_t>(1, preferred_multiple);
-  const std::size_t aim = std::min<std::size_t>(std::size_t(tuning_row(device).work_group), kernel_max_work_group);
+  const std::size_t aim =
+      std::min<std::size_t>(std::size_t(tuning_row(device).work_group), kernel_max_work_group);
   const std::size_t wg = t.fixed_work_group > 0 ? t.fixed_work_group
                          : o.work_group > 0     ? std::size_t(o.work_group)
                                                 : std::max(mult, aim / mult * mult);
   if (wg > kernel_max_work_group)
-    throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
-                                         "maximum of " + std::to_string(kernel_max_work_group) + " on " + where);
+    throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) +
+                                         " exceeds the kernel's "
+                                         "maximum of " +
+                                         std::to_string(kernel_max_work_group) + " on " + where);
   PixelOrder order = o.pixel_order;
   if (order == PixelOrder::Auto)
     order = o.tile_width > 0 ? PixelOrder::Tiles : o.tile_width < 0 ? PixelOrder::Rows : kPixelOrder;
@@ -154,8 +163,8 @@ void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t
   if (order == PixelOrder::Tiles) {
     tw = o.tile_width > 0 ? std::size_t(o.tile_width) : (wg % kTileWidth == 0 ? kTileWidth : 1);
     if (wg % tw != 0)
-      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
-                                           std::to_string(wg));
+      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) +
+                                           " does not divide the work-group size " + std::to_string(wg));
   }
   o.pixel_order = order;
   o.work_group = int(wg);

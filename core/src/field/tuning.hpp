@@ -17,11 +17,11 @@ namespace edm::detail {
 // The defaults for devices whose vendor contains `vendor` ("" = any) and whose type is `type`
 // ("" = any); the first matching row of tuning_table() applies.
 struct TuningRow {
-  const char* name;        // the row's name, also its subsection in BENCHMARKS.md "Tuning defaults"
+  const char* name;  // the row's name, also its subsection in BENCHMARKS.md "Tuning defaults"
   const char* vendor;
   const char* type;
-  int work_items_per_cu;   // sample_chunks: enough (position, chunk) work-items for this many per
-                           // compute unit, at most max_chunks and never more than the samples
+  int work_items_per_cu;  // sample_chunks: enough (position, chunk) work-items for this many per
+                          // compute unit, at most max_chunks and never more than the samples
   int max_chunks;
   int electron_group;      // G, electrons per launch
   int work_group;          // the work-group aimed for (rounded down to the kernel's preferred multiple)

@@ -17,7 +17,8 @@
 namespace edm::detail {
 namespace {
 
-SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::uint64_t first, std::uint64_t count) {
+SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::uint64_t first,
+                        std::uint64_t count) {
   try {
     return cell.solve(first, count);
   } catch (const PhysicsError& e) {
@@ -26,9 +27,10 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
     if (ctx.campaign.screen.window != "auto" && e.id() == "EDM-TRJ-011") {
       const Screen& screen = cell.screen();
       const double t_last = screen.t_rel(screen.samples - 1);
-      throw ConfigError("EDM-WIN-003", std::string("[screen] t_start / samples: the observer window ends at ") +
-                                           std::to_string((t_last + std::abs(screen.z)) * cell.units().time()) +
-                                           " s, too late for the trajectories to reach (" + e.what() + ")");
+      throw ConfigError("EDM-WIN-003",
+                        std::string("[screen] t_start / samples: the observer window ends at ") +
+                            std::to_string((t_last + std::abs(screen.z)) * cell.units().time()) +
+                            " s, too late for the trajectories to reach (" + e.what() + ")");
     }
     throw;
   }
@@ -36,8 +38,8 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
 
 // The batch's host-side products: coverage (refused when clipped, unless allowed), the γ trace,
 // spline bytes and knots.
-void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineBatch& batch, std::uint64_t count,
-                  BatchState& state, RunSummary& S) {
+void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineBatch& batch,
+                  std::uint64_t count, BatchState& state, RunSummary& S) {
   // Coverage is per electron, so batch records concatenate.
   CoverageReport cov = check_coverage(cell.screen(), batch);
   for (auto& r : cov.records) S.coverage.records.push_back(r);
@@ -66,7 +68,8 @@ void schedule_checkpoints(const RunContext& ctx, BatchState& state, std::uint64_
   if (predicted > 600.0) {
     state.checkpoint_every = std::max<std::int64_t>(1, std::int64_t(300.0 / (elapsed / double(k - k0 + 1))));
     ctx.observer.phase("checkpoint", "run predicted to take " + std::to_string(int(predicted)) +
-                                         " s: checkpoint every " + std::to_string(state.checkpoint_every) + " batches");
+                                         " s: checkpoint every " + std::to_string(state.checkpoint_every) +
+                                         " batches");
   } else {
     state.checkpoint_every = -1;
   }
@@ -92,8 +95,8 @@ void save_checkpoint(const BatchState& state, ShardedFieldAccumulator& acc, RunS
 
 }  // namespace
 
-BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint64_t N, ShardedFieldAccumulator& acc,
-                           RunSummary& S) {
+BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint64_t N,
+                           ShardedFieldAccumulator& acc, RunSummary& S) {
   BatchState state;
   state.checkpoint_file = checkpoint_path(S.folder);
   state.next = plan.first;
@@ -113,8 +116,9 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
     S.knots_total = st.knots_total;
     S.spline_bytes_per_electron = st.spline_bytes_per_electron;
     S.resumed_from = state.next;
-    ctx.observer.phase("resume", "from " + state.checkpoint_file.string() + ": " + std::to_string(state.next) +
-                                     " of " + std::to_string(N) + " electrons already summed");
+    ctx.observer.phase("resume", "from " + state.checkpoint_file.string() + ": " +
+                                     std::to_string(state.next) + " of " + std::to_string(N) +
+                                     " electrons already summed");
   }
   // Checkpoints only in one process (MPI ranks would each need their own).
   state.checkpoint_every = plan.ranks.size > 1 ? -1 : ctx.options.checkpoint_every;
@@ -124,8 +128,8 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
   return state;
 }
 
-void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, ShardedFieldAccumulator& acc,
-                 BatchState& state, RunSummary& S) {
+void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                 ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
   const bool overlap = ctx.campaign.accumulator.batch_overlap;
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
@@ -139,7 +143,8 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   for (std::uint64_t b0 = start, k = k0; b0 < plan.end; b0 += B, ++k) {
     const std::uint64_t count = std::min(B, plan.end - b0);
     ctx.observer.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
-                                           ": electrons " + std::to_string(b0) + "–" + std::to_string(b0 + count - 1));
+                                           ": electrons " + std::to_string(b0) + "–" +
+                                           std::to_string(b0 + count - 1));
     const auto t0 = Clock::now();
     SplineBatch batch = solve_batch(ctx, cell, b0, count);
     const auto t1 = Clock::now();
@@ -171,12 +176,14 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (state.next < plan.end && (stop || (K > 0 && (k + 1) % std::uint64_t(K) == 0))) {
       wait_for_device();
       save_checkpoint(state, acc, S);
-      ctx.observer.phase("checkpoint", state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
+      ctx.observer.phase("checkpoint",
+                         state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
       if (stop)
         throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(state.next) + " of " +
-                                             std::to_string(cell.electrons()) + " electrons; checkpoint written to " +
-                                             state.checkpoint_file.string() + " — continue with `edm resume " +
-                                             S.folder.string() + "`");
+                                             std::to_string(cell.electrons()) +
+                                             " electrons; checkpoint written to " +
+                                             state.checkpoint_file.string() +
+                                             " — continue with `edm resume " + S.folder.string() + "`");
     }
   }
   wait_for_device();

@@ -19,13 +19,16 @@ void open_field_file(const RunContext& ctx, const PreparedCell& cell, const RunP
   // (exit 1); an output below a regular file or in a read-only place is an I/O error naming the path.
   std::error_code ec;
   std::filesystem::create_directories(S.folder, ec);
-  if (ec) throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
-  writer.emplace(S.field_file, cell.screen(), cell.units(),
-                 FieldFileInfo{S.run_id, EDM_VERSION, ctx.campaign.run.scenario, cell.electrons(), cell.mode()});
+  if (ec)
+    throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
+  writer.emplace(
+      S.field_file, cell.screen(), cell.units(),
+      FieldFileInfo{S.run_id, EDM_VERSION, ctx.campaign.run.scenario, cell.electrons(), cell.mode()});
 }
 
 double download_field(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                      ShardedFieldAccumulator& acc, const BatchState& state, FieldWriter* writer, RunSummary& S) {
+                      ShardedFieldAccumulator& acc, const BatchState& state, FieldWriter* writer,
+                      RunSummary& S) {
   ctx.observer.phase("download", "");
   const Screen& screen = cell.screen();
   const Ranks& ranks = plan.ranks;
@@ -52,8 +55,8 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   return write_seconds;
 }
 
-void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, const GammaTrace& gamma,
-                       double write_seconds, FieldWriter& writer, RunSummary& S) {
+void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const GammaTrace& gamma, double write_seconds, FieldWriter& writer, RunSummary& S) {
   writer.write_gamma_trace(gamma, cell.units());
   writer.set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
   const auto tc = Clock::now();
@@ -69,7 +72,8 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
                                const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
                                const RunSummary& S) {
   ManifestExtras x;
-  x.a0_effective = make_laser(ctx.campaign.laser, cell.units(), cell.plugin_scenario().laser_direction())->a0();
+  x.a0_effective =
+      make_laser(ctx.campaign.laser, cell.units(), cell.plugin_scenario().laser_direction())->a0();
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
   const KernelOptions& k = acc.options();
   x.sample_chunks = k.sample_chunks;
@@ -100,7 +104,8 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
 }  // namespace
 
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                        const ShardedFieldAccumulator& acc, const RankTimings& per_rank, const RunSummary& S) {
+                        const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
+                        const RunSummary& S) {
   const ManifestExtras x = manifest_extras(ctx, cell, plan, acc, per_rank, S);
   try {
     write_manifest(S.manifest_file, make_manifest(ctx.campaign, S, cell.units(), x));

@@ -40,9 +40,10 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
   if (!options.dry_run && !options.overwrite &&
       (std::filesystem::exists(S.field_file) || std::filesystem::exists(S.manifest_file) ||
        (!options.resume && std::filesystem::exists(checkpoint_path(S.folder)))))
-    throw ConfigError("EDM-RUN-001", "run folder " + S.folder.string() +
-                                         " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
-                                         "choose another [run] output");
+    throw ConfigError("EDM-RUN-001",
+                      "run folder " + S.folder.string() +
+                          " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
+                          "choose another [run] output");
 }
 
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummary& S) {
@@ -83,7 +84,8 @@ void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan
   if (asked < 0) {
     SplineBatch probe = cell.solve(0, 1);
     const double bpe = double(probe.bytes()) * 1.25;
-    const std::uint64_t avail = ctx.options.max_host_memory ? ctx.options.max_host_memory : mem_available() / 2;
+    const std::uint64_t avail =
+        ctx.options.max_host_memory ? ctx.options.max_host_memory : mem_available() / 2;
     const std::uint64_t budget = avail > 2 * plan.slab_bytes ? avail - 2 * plan.slab_bytes : avail / 2;
     B = std::clamp<std::uint64_t>(std::uint64_t(double(budget) / std::max(bpe, 1.0)), 1, N);
     ctx.observer.phase("batch", "electron_batch = auto → " + std::to_string(B) + " (host budget " +
@@ -102,7 +104,8 @@ void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary&
   S.host_estimate_bytes = std::max(double(plan.batch) * double(one.bytes()), 2.0 * double(plan.slab_bytes));
   double rate = 0;
   for (const auto& d : plan.devices) rate += cached_device_rate(d);
-  S.time_estimate = rate > 0 ? double(plan.local_electrons()) * double(cell.screen().slots_per_electron()) / rate : 0;
+  S.time_estimate =
+      rate > 0 ? double(plan.local_electrons()) * double(cell.screen().slots_per_electron()) / rate : 0;
 }
 
 }  // namespace edm::detail

@@ -77,8 +77,8 @@ double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
 // nearest an electron, of the electrons meeting the envelope peak (ξ = 0) on their free straight
 // lines, so the interaction is in view whatever the Doppler compression (Thomson from rest or
 // inverse Thomson). Explicit: [screen] t_start.
-double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen, const Normalization& units,
-                    const std::vector<std::array<double, 8>>& init) {
+double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
+                    const Normalization& units, const std::vector<std::array<double, 8>>& init) {
   if (campaign.screen.window != "auto") return campaign.screen.t_start / units.time() - std::abs(screen.z);
   const int sdir = scenario.laser_direction();
   double first = INFINITY;
@@ -94,7 +94,8 @@ double window_start(const Campaign& campaign, const Scenario& scenario, const Sc
 
 // Moves every start of `ext` back along its straight line until its light reaches every pixel
 // before sample 0; returns the largest shift (proper time), by which the runaway guard grows.
-double extend_starts(ExtendedStart& ext, const Campaign& campaign, const Screen& screen, const Normalization& units) {
+double extend_starts(ExtendedStart& ext, const Campaign& campaign, const Screen& screen,
+                     const Normalization& units) {
   const Scenario& scenario = *ext.inner;
   double max_shift = 0;
   for (std::uint64_t i = 0; i < ext.start.size(); ++i) {

@@ -64,7 +64,7 @@ void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary&
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
 struct BatchState {
   GammaTrace gamma;
-  std::uint64_t next = 0;              // the first electron not yet summed
+  std::uint64_t next = 0;  // the first electron not yet summed
   std::uint64_t batches_done = 0;
   double kernel_before = 0;            // kernel seconds before a resume
   std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
@@ -80,8 +80,8 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
 // Solve, accumulate and release batch after batch; with batch_overlap the solve of the next batch
 // runs while the device works on this one. Checkpoints on schedule and on a stop request (then
 // Interrupted). Every error leaves with the devices idle and no thread running.
-void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, ShardedFieldAccumulator& acc,
-                 BatchState& state, RunSummary& summary);
+void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                 ShardedFieldAccumulator& acc, BatchState& state, RunSummary& summary);
 
 // ---- finish (finish.cpp) -------------------------------------------------------------------------
 
@@ -94,11 +94,13 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
                       ShardedFieldAccumulator& acc, const BatchState& state, FieldWriter* writer,
                       RunSummary& summary);
 // Rank 0: the γ trace and attributes into field.h5, then the rename to field.h5.
-void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, const GammaTrace& gamma,
-                       double write_seconds, FieldWriter& writer, RunSummary& summary);
+void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const GammaTrace& gamma, double write_seconds, FieldWriter& writer,
+                       RunSummary& summary);
 // Rank 0: run.toml. If it cannot be written, field.h5 goes back to field.h5.partial (a field without
 // its manifest would look like a finished run).
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                        const ShardedFieldAccumulator& acc, const RankTimings& per_rank, const RunSummary& summary);
+                        const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
+                        const RunSummary& summary);
 
 }  // namespace edm::detail
