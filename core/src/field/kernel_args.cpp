@@ -106,6 +106,7 @@ void check_kernel_signature(const cl::Kernel& built, std::string_view kernel,
       return;  // not reported without -cl-kernel-arg-info on this platform: the source check stands
     }
     name.erase(name.find_last_not_of('\0') + 1);
+    if (name.empty()) return;  // a platform that answers without a name: nothing to compare
     if (name != args[i]) fail("the built kernel's argument " + std::to_string(i) + " is " + name);
   }
 }
