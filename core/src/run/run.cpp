@@ -401,7 +401,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     // (exit 1); an output below a regular file or in a read-only place is an I/O error naming the path.
     std::error_code ec;
     std::filesystem::create_directories(S.folder, ec);
-    if (ec) throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
+    if (ec) throw IoError("EDM-RUN-003", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
     writer.emplace(S.field_file, screen, units, FieldFileInfo{S.run_id, EDM_VERSION, campaign.run.scenario, N, mode});
   }
 
