@@ -9,8 +9,8 @@
 // the same scan on a small synthetic tree with one fault of each kind, so that the checks are seen
 // to fail. The last case checks `edm explain` and the ids in main's messages through the binary.
 #define BOOST_TEST_MODULE error_ids
-#include <boost/test/unit_test.hpp>
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -189,10 +189,10 @@ struct Site {
 
 struct Scan {
   std::vector<SourceFile> files;
-  std::set<std::string> families;     // Error and every class derived from it, as declared
-  std::vector<Site> sites;            // throw sites: one per literal (a named constant is one)
+  std::set<std::string> families;                    // Error and every class derived from it, as declared
+  std::vector<Site> sites;                           // throw sites: one per literal (a named constant is one)
   std::multimap<std::string, std::string> mentions;  // id → file:line, in messages or comments
-  std::vector<std::string> faults;    // things the scan cannot check
+  std::vector<std::string> faults;                   // things the scan cannot check
 };
 
 class Scanner {
@@ -201,8 +201,9 @@ class Scanner {
 
   // The families thrown with the parameter `arg` of a function `name` (a helper taking the id).
   std::set<std::string> helper_families(const std::string& name, int arg, const SourceFile& from, int depth) {
-    static const std::set<std::string> keywords = {"if", "while", "for", "switch", "return", "sizeof", "catch",
-                                                   "decltype", "static_assert", "alignof", "noexcept", "throw"};
+    static const std::set<std::string> keywords = {
+        "if",    "while",    "for",           "switch",  "return",   "sizeof",
+        "catch", "decltype", "static_assert", "alignof", "noexcept", "throw"};
     std::set<std::string> out;
     if (depth > 4 || name.empty() || keywords.count(name)) return out;
     // Definitions in the calling file first: helpers are usually local (several files have a fail()).
@@ -237,12 +238,15 @@ class Scanner {
   void scan_file(const SourceFile& f) {
     static const std::regex any_id(R"(EDM-[A-Z0-9]+-[0-9]+)");
     static const std::regex bare_prefix(R"("EDM-[A-Z0-9]+-")");
-    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), bare_prefix); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), bare_prefix);
+         it != std::sregex_iterator(); ++it)
       s_.faults.push_back(where(f, it->position()) + ": an id put together at run time (" + it->str() +
                           "…) cannot be checked: write the whole id");
-    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), any_id); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), any_id); it != std::sregex_iterator();
+         ++it) {
       const std::size_t pos = it->position(), len = it->length();
-      const bool whole = pos > 0 && f.code[pos - 1] == '"' && pos + len < f.code.size() && f.code[pos + len] == '"';
+      const bool whole =
+          pos > 0 && f.code[pos - 1] == '"' && pos + len < f.code.size() && f.code[pos + len] == '"';
       if (!whole) {
         s_.mentions.emplace(it->str(), where(f, pos));
         continue;
@@ -252,7 +256,8 @@ class Scanner {
     // Ids cited in comments must exist too (they are not sites).
     std::string comments;
     blank_comments(f.text, comments);
-    for (auto it = std::sregex_iterator(comments.begin(), comments.end(), any_id); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(comments.begin(), comments.end(), any_id);
+         it != std::sregex_iterator(); ++it)
       s_.mentions.emplace(it->str(), where(f, it->position()));
   }
 
@@ -272,18 +277,25 @@ class Scanner {
     if (auto name = constant_name(f.code, lit)) {
       // A named id (constexpr const char* kOutOfRange = "EDM-CFG-006"; or a #define): one site,
       // thrown wherever the name is used.
+      // Uses in the defining file; a name defined in a header and used only elsewhere, in the others.
       const std::regex use("\\b" + *name + "\\b");
       int uses = 0;
-      for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), use); it != std::sregex_iterator(); ++it) {
-        const std::size_t p = it->position();
-        if (p < lit && lit - p < 200 && f.code.find(';', p) > lit) continue;  // the definition itself
-        ++uses;
-        std::string why;
-        auto fams = families_at(f, p, why);
-        if (fams.empty()) site.unresolved = "the use of " + *name + " at " + where(f, p) + " is " + why;
-        site.families.insert(fams.begin(), fams.end());
-      }
-      if (uses == 0) site.unresolved = *name + " is never used in " + f.rel;
+      for (int pass = 0; pass < 2 && uses == 0; ++pass)
+        for (const auto& g : s_.files) {
+          if ((pass == 0) != (&g == &f)) continue;
+          for (auto it = std::sregex_iterator(g.code.begin(), g.code.end(), use);
+               it != std::sregex_iterator(); ++it) {
+            const std::size_t p = it->position();
+            if (&g == &f && p < lit && lit - p < 200 && f.code.find(';', p) > lit)
+              continue;  // the definition
+            ++uses;
+            std::string why;
+            auto fams = families_at(g, p, why);
+            if (fams.empty()) site.unresolved = "the use of " + *name + " at " + where(g, p) + " is " + why;
+            site.families.insert(fams.begin(), fams.end());
+          }
+        }
+      if (uses == 0) site.unresolved = *name + " is never used";
     } else {
       site.families = families_at(f, lit, site.unresolved);
     }
@@ -297,11 +309,13 @@ class Scanner {
     while (i > 0 && std::isspace(static_cast<unsigned char>(code[i - 1])) && code[i - 1] != '\n') --i;
     const bool define = [&] {
       const std::size_t bol = code.rfind('\n', i ? i - 1 : 0);
-      const std::string line = code.substr(bol == std::string::npos ? 0 : bol + 1, i - (bol == std::string::npos ? 0 : bol + 1));
+      const std::string line =
+          code.substr(bol == std::string::npos ? 0 : bol + 1, i - (bol == std::string::npos ? 0 : bol + 1));
       return std::regex_match(line, std::regex(R"(\s*#\s*define\s+\w+\s*)"));
     }();
     if (!define) {
-      if (i == 0 || code[i - 1] != '=' || (i >= 2 && std::string("=!<>").find(code[i - 2]) != std::string::npos))
+      if (i == 0 || code[i - 1] != '=' ||
+          (i >= 2 && std::string("=!<>").find(code[i - 2]) != std::string::npos))
         return std::nullopt;
       --i;
       while (i > 0 && std::isspace(static_cast<unsigned char>(code[i - 1]))) --i;
@@ -314,15 +328,18 @@ class Scanner {
 
   // Definitions of `name` in `f`: a parameter list followed by a body. Adds the families thrown
   // with parameter `arg`, following it into further helpers.
-  void definitions(const std::string& name, int arg, const SourceFile& f, int depth, std::set<std::string>& out) {
+  void definitions(const std::string& name, int arg, const SourceFile& f, int depth,
+                   std::set<std::string>& out) {
     const std::regex def("(^|[^.\\w>])" + name + "\\s*\\(");
-    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), def); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), def); it != std::sregex_iterator();
+         ++it) {
       const std::size_t open = it->position() + it->length() - 1;
       const std::size_t close = matching(f.code, open);
       if (close == std::string::npos) continue;
       std::size_t j = close + 1;
-      while (j < f.code.size() && (ident_char(f.code[j]) || std::isspace(static_cast<unsigned char>(f.code[j])) ||
-                                   std::string(":<>*&-,").find(f.code[j]) != std::string::npos))
+      while (j < f.code.size() &&
+             (ident_char(f.code[j]) || std::isspace(static_cast<unsigned char>(f.code[j])) ||
+              std::string(":<>*&-,").find(f.code[j]) != std::string::npos))
         ++j;
       if (j >= f.code.size() || f.code[j] != '{') continue;
       const auto params = split_params(f.code.substr(open + 1, close - open - 1));
@@ -344,7 +361,8 @@ class Scanner {
     const char o = code[open], c = o == '(' ? ')' : o == '{' ? '}' : ']';
     int depth = 0;
     for (std::size_t i = open; i < code.size();) {
-      if (code[i] == '"' || (code[i] == '\'' && !(i && std::isdigit(static_cast<unsigned char>(code[i - 1])))) ||
+      if (code[i] == '"' ||
+          (code[i] == '\'' && !(i && std::isdigit(static_cast<unsigned char>(code[i - 1])))) ||
           starts_raw_literal(code, i)) {
         i += literal_length(code, i);
         continue;
@@ -386,7 +404,8 @@ class Scanner {
     while (i > 0 && ident_char(p[i - 1])) --i;
     // A declaration has a type before the name ("const char* id"); a call's argument ("!id") has not.
     const std::string n = p.substr(i);
-    const bool declared = i > 0 && (std::isspace(static_cast<unsigned char>(p[i - 1])) || p[i - 1] == '*' || p[i - 1] == '&');
+    const bool declared =
+        i > 0 && (std::isspace(static_cast<unsigned char>(p[i - 1])) || p[i - 1] == '*' || p[i - 1] == '&');
     return (n.empty() || std::isdigit(static_cast<unsigned char>(n[0])) || !declared) ? std::string() : n;
   }
 
@@ -427,7 +446,8 @@ Scan scan_tree(const fs::path& root, const std::vector<std::string>& dirs, const
   for (bool grew = true; grew;) {
     grew = false;
     for (const auto& f : s.files)
-      for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), derived); it != std::sregex_iterator(); ++it)
+      for (auto it = std::sregex_iterator(f.code.begin(), f.code.end(), derived);
+           it != std::sregex_iterator(); ++it)
         if (s.families.count((*it)[2].str()) && s.families.insert((*it)[1].str()).second) grew = true;
   }
   Scanner scanner(s);
@@ -448,7 +468,8 @@ std::vector<std::string> check(const Scan& s, const std::vector<edm::ErrorIdInfo
     const std::string id(e.id);
     if (!reg.emplace(id, &e).second) bad.push_back(id + ": registered twice");
     if (!std::regex_match(id, id_form)) bad.push_back(id + ": not of the form EDM-XXX-NNN");
-    if (!previous.empty() && id <= previous) bad.push_back(id + ": registered after " + previous + " (keep ids ascending)");
+    if (!previous.empty() && id <= previous)
+      bad.push_back(id + ": registered after " + previous + " (keep ids ascending)");
     previous = id;
     if (!codes.count(e.exit_code))
       bad.push_back(id + ": exit code " + std::to_string(e.exit_code) + " is no family's");
@@ -457,7 +478,8 @@ std::vector<std::string> check(const Scan& s, const std::vector<edm::ErrorIdInfo
         bad.push_back(id + ": meaning and what to do must be one non-empty line each");
   }
   for (const auto& f : s.families)
-    if (!family_exit.count(f)) bad.push_back("error family " + f + " is not known to this test: add its exit code");
+    if (!family_exit.count(f))
+      bad.push_back("error family " + f + " is not known to this test: add its exit code");
   std::map<std::string, std::vector<const Site*>> by_id;
   for (const auto& site : s.sites) by_id[site.id].push_back(&site);
   for (const auto& site : s.sites) {
@@ -471,8 +493,9 @@ std::vector<std::string> check(const Scan& s, const std::vector<edm::ErrorIdInfo
     for (const auto& fam : site.families) {
       const auto code = family_exit.find(fam);
       if (code != family_exit.end() && code->second != r->second->exit_code)
-        bad.push_back(site.where + ": " + site.id + " is thrown as " + fam + " (exit " + std::to_string(code->second) +
-                      ") but registered with exit " + std::to_string(r->second->exit_code));
+        bad.push_back(site.where + ": " + site.id + " is thrown as " + fam + " (exit " +
+                      std::to_string(code->second) + ") but registered with exit " +
+                      std::to_string(r->second->exit_code));
     }
   }
   for (const auto& [id, where] : s.mentions)
@@ -487,7 +510,8 @@ std::vector<std::string> check(const Scan& s, const std::vector<edm::ErrorIdInfo
       bad.push_back(id + ": thrown at " + std::to_string(n) + " sites (" + at.substr(1) +
                     "): give each problem its own id, or mark the entry shared if it is one problem");
     }
-    if (n == 1 && e->shared) bad.push_back(id + ": marked shared but thrown at one site (" + it->second[0]->where + ")");
+    if (n == 1 && e->shared)
+      bad.push_back(id + ": marked shared but thrown at one site (" + it->second[0]->where + ")");
   }
   return bad;
 }
@@ -527,10 +551,11 @@ BOOST_AUTO_TEST_CASE(every_id_in_the_tree_is_registered_once_with_its_family_exi
       if (site.id == id) f.insert(site.families.begin(), site.families.end());
     return f;
   };
-  BOOST_TEST((family_of("EDM-IO-054") == std::set<std::string>{"IoError"}));       // h5::check_stored(…, id, …)
-  BOOST_TEST((family_of("EDM-CFG-006") == std::set<std::string>{"ConfigError"}));  // kOutOfRange via fail()
-  BOOST_TEST((family_of("EDM-TRJ-001") == std::set<std::string>{"PhysicsError"})); // rethrow_plugin_error<…>
-  BOOST_TEST((family_of("EDM-CL-010") == std::set<std::string>{"DeviceError"}));   // BuildError's base
+  // h5::check_stored(…, id, …), kOutOfRange through fail(), rethrow_plugin_error<…>, BuildError's base:
+  BOOST_TEST((family_of("EDM-IO-054") == std::set<std::string>{"IoError"}));
+  BOOST_TEST((family_of("EDM-CFG-006") == std::set<std::string>{"ConfigError"}));
+  BOOST_TEST((family_of("EDM-TRJ-001") == std::set<std::string>{"PhysicsError"}));
+  BOOST_TEST((family_of("EDM-CL-010") == std::set<std::string>{"DeviceError"}));
 }
 
 BOOST_AUTO_TEST_CASE(registry_lookup) {
@@ -567,6 +592,9 @@ BOOST_AUTO_TEST_CASE(the_checks_catch_each_kind_of_fault) {
         "  if (e.id() == \"EDM-AAA-001\") return;\n"
         "  std::string s = \"EDM-AAA-\" + std::to_string(7);\n"
         "}\n");
+  write(root / "core/src/ids.hpp", "inline constexpr const char* kShared = \"EDM-AAA-015\";\n");
+  write(root / "core/src/user.cpp",
+        "void h() { throw PhysicsError(kShared, \"a constant from a header\"); }\n");
   write(root / "core/src/helpers.cpp",
         "namespace {\n"
         "constexpr const char* kNamed = \"EDM-AAA-010\";\n"
@@ -589,13 +617,16 @@ BOOST_AUTO_TEST_CASE(the_checks_catch_each_kind_of_fault) {
       {"EDM-AAA-008", 2, true, "m", "a"},  {"EDM-AAA-010", 2, false, "m", "a"},
       {"EDM-AAA-011", 4, false, "m", "a"}, {"EDM-AAA-012", 4, false, "m", "a"},
       {"EDM-AAA-013", 2, false, "m", "a"}, {"EDM-AAA-014", 2, false, "m", "a"},
+      {"EDM-AAA-015", 2, false, "m", "a"},
   };
-  const std::map<std::string, int> exits = {{"Error", 1}, {"ConfigError", 2}, {"IoError", 4}, {"PhysicsError", 6}};
+  const std::map<std::string, int> exits = {
+      {"Error", 1}, {"ConfigError", 2}, {"IoError", 4}, {"PhysicsError", 6}};
   const Scan s = scan_tree(root, {"core", "apps", "cl"}, "core/src/error/ids.def");
   const auto bad = check(s, reg, exits);
   for (const auto& b : bad) BOOST_TEST_MESSAGE("caught: " << b);
   BOOST_TEST(!any_contains(bad, "EDM-AAA-001"));  // direct, registered, one site; the == is no site
-  BOOST_TEST(any_contains(bad, "core/src/a.cpp:4", "EDM-AAA-002 is thrown as IoError (exit 4) but registered with exit 2"));
+  BOOST_TEST(any_contains(bad, "core/src/a.cpp:4",
+                          "EDM-AAA-002 is thrown as IoError (exit 4) but registered with exit 2"));
   BOOST_TEST(any_contains(bad, "core/src/a.cpp:5", "EDM-AAA-003 is not registered"));
   BOOST_TEST(any_contains(bad, "EDM-AAA-004: thrown at 2 sites"));
   BOOST_TEST(!any_contains(bad, "EDM-AAA-005"));  // shared: the same problem at two sites
@@ -608,6 +639,7 @@ BOOST_AUTO_TEST_CASE(the_checks_catch_each_kind_of_fault) {
   BOOST_TEST(!any_contains(bad, "EDM-AAA-012"));  // pass_on → io_fail → IoError
   BOOST_TEST(any_contains(bad, "EDM-AAA-013 is thrown as PhysicsError (exit 6)"));  // template argument
   BOOST_TEST(any_contains(bad, "cannot tell the family thrown with EDM-AAA-014", "mystery()"));
+  BOOST_TEST(any_contains(bad, "core/src/ids.hpp:1", "EDM-AAA-015 is thrown as PhysicsError (exit 6)"));
   BOOST_TEST(any_contains(bad, "error family", "not known to this test") == false);
 }
 
@@ -618,7 +650,8 @@ BOOST_AUTO_TEST_CASE(edm_explain_and_error_messages) {
   BOOST_TEST(one.exit_code == 0, one.output);
   const auto* e = edm::find_error_id("EDM-CFG-006");
   BOOST_TEST_REQUIRE(e != nullptr);
-  for (const std::string part : {std::string("EDM-CFG-006"), std::string("exit 2"), std::string(e->meaning), std::string(e->action)})
+  for (const std::string& part :
+       {std::string("EDM-CFG-006"), std::string("exit 2"), std::string(e->meaning), std::string(e->action)})
     BOOST_TEST(one.output.find(part) != std::string::npos, "lacks '" << part << "': " << one.output);
   const auto lower = edm::test::run_command(edm + " explain cfg-006");
   BOOST_TEST(lower.exit_code == 0);
@@ -626,8 +659,9 @@ BOOST_AUTO_TEST_CASE(edm_explain_and_error_messages) {
 
   const auto unknown = edm::test::run_command(edm + " explain EDM-CFG-999");
   BOOST_TEST(unknown.exit_code == 2, unknown.output);
-  BOOST_TEST(unknown.output.find("edm: error [EDM-CLI-005]: unknown error id 'EDM-CFG-999'") != std::string::npos,
-             unknown.output);
+  BOOST_TEST(
+      unknown.output.find("edm: error [EDM-CLI-005]: unknown error id 'EDM-CFG-999'") != std::string::npos,
+      unknown.output);
 
   const auto all = edm::test::run_command(edm + " explain");
   BOOST_TEST(all.exit_code == 0);

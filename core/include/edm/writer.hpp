@@ -1,4 +1,4 @@
-// field.h5: the HDF5 output of a run (DESIGN §5). One float64 dataset per component shaped
+// field.h5: the HDF5 output of a run (share/docs/outputs.md). One float64 dataset per component shaped
 // (Ny, Nx, N_samples), C order, time fastest: /E/x … /B/z (+ /E_far/*, /B_far/* in split mode),
 // axes /axes/x, /axes/y, /axes/t in SI, openPMD mesh attributes where they fit, the γ(τ) trace in
 // /gamma. Written slab by slab under a temporary name in the run folder and renamed when complete,

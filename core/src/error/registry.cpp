@@ -1,6 +1,8 @@
 // The error-id registry: the table of ids.def (one line per id) and its lookup. The lowest level of
 // core: it includes nothing of the rest. `edm explain` prints from it; tests/test_error_ids.cpp
 // checks it against the throw sites.
+#include <utility>
+
 #include "edm/error.hpp"
 
 namespace edm {
@@ -27,17 +29,19 @@ const ErrorIdInfo* find_error_id(std::string_view id) {
 }
 
 std::string_view exit_code_meaning(int exit_code) {
-  switch (exit_code) {
-    case 0: return "success";
-    case 1: return "other failure (a defect in edm or in a program using libedm)";
-    case 2: return "campaign or command-line input";
-    case 3: return "OpenCL device";
-    case 4: return "file input or output";
-    case 5: return "scenario plugin";
-    case 6: return "physics or numerics that cannot go on";
-    case 130: return "stopped on request, checkpoint written";
-    default: return "unknown exit code";
-  }
+  static constexpr std::pair<int, std::string_view> kMeanings[] = {
+      {0, "success"},
+      {1, "other failure (a defect in edm or in a program using libedm)"},
+      {2, "campaign or command-line input"},
+      {3, "OpenCL device"},
+      {4, "file input or output"},
+      {5, "scenario plugin"},
+      {6, "physics or numerics that cannot go on"},
+      {130, "stopped on request, checkpoint written"},
+  };
+  for (const auto& [code, meaning] : kMeanings)
+    if (code == exit_code) return meaning;
+  return "unknown exit code";
 }
 
 }  // namespace edm
