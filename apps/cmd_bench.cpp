@@ -68,7 +68,7 @@ int cmd_bench(const Args& args) {
   }
   if (campaign_file.empty()) campaign_file = default_bench_campaign().string();
   if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
   if (electrons < 1) throw ConfigError("EDM-CLI-003", "--electrons must be at least 1");
 
   auto overrides = parse_set_options(sets);

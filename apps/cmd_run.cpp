@@ -103,7 +103,7 @@ int cmd_run(const Args& args) {
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
   if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
 
   auto overrides = parse_set_options(sets);
   if (!device.empty()) overrides.push_back({"accumulator.devices", device, Origin::CommandLine});

@@ -1,7 +1,7 @@
 // The detector screen and its observer-time window, normalised. Pixels sit on a regular grid
 // x_i = −hwx + i·2hwx/(nx−1) (x = 0 when nx = 1), same for y, in the plane z = Z. Observer times are
 // kept screen-relative, t_rel = t − |Z| (units c = 1), so that a far screen loses no digits
-// (DESIGN §2); the absolute lab time is t_rel + |Z|.
+// (share/docs/design.md, screen-relative times); the absolute lab time is t_rel + |Z|.
 #pragma once
 #include <array>
 #include <cstdint>

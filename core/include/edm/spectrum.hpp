@@ -70,7 +70,8 @@ struct RunPhysics {
   double a0 = 0;
   double gamma = 0;  // 0 = not known
 };
-// Throws ConfigError EDM-SPEC-010 naming RUN/run.toml when it is missing or lacks [laser] omega.
+// Throws ConfigError naming RUN/run.toml: EDM-SPEC-010 when it is missing, EDM-SPEC-012 when it
+// lacks [laser] omega.
 RunPhysics read_run_physics(const std::filesystem::path& run_dir);
 
 struct SpectrumOptions {

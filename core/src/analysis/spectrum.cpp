@@ -130,7 +130,7 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
     if (lambda > 0) p.laser_omega = 2 * kPi * si::c / lambda;
   }
   if (!(p.laser_omega > 0))
-    throw ConfigError("EDM-SPEC-010", manifest.string() + ": no [laser] omega or wavelength");
+    throw ConfigError("EDM-SPEC-012", manifest.string() + ": no [laser] omega or wavelength");
   p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
   if (p.scenario == "inverse_thomson")
     p.gamma = t["electrons"]["gamma"].value_or(t["campaign"]["electrons"]["gamma"].value_or(0.0));
@@ -162,13 +162,13 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   r.nx = shape[1];
   r.samples = shape[2];
   if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
-    throw IoError("EDM-IO-015", field_file.string() + ": axes do not match the field datasets");
-  if (r.samples < 2) throw IoError("EDM-IO-015", field_file.string() + ": fewer than 2 time samples");
+    throw IoError("EDM-IO-016", field_file.string() + ": axes do not match the field datasets");
+  if (r.samples < 2) throw IoError("EDM-IO-017", field_file.string() + ": fewer than 2 time samples");
   const std::size_t N = r.samples, nx = r.nx, ny = r.ny, npix = nx * ny;
   r.dt = (t.back() - t.front()) / double(N - 1);
-  if (!(r.dt > 0)) throw IoError("EDM-IO-015", field_file.string() + ": /axes/t is not increasing");
+  if (!(r.dt > 0)) throw IoError("EDM-IO-016", field_file.string() + ": /axes/t is not increasing");
   r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
-  if (r.screen_z == 0) throw IoError("EDM-IO-015", field_file.string() + ": no screen_z attribute");
+  if (r.screen_z == 0) throw IoError("EDM-IO-016", field_file.string() + ": no screen_z attribute");
   r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
   r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
   r.nyquist_omega = kPi / r.dt;

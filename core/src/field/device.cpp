@@ -1,6 +1,7 @@
 // OpenCL device runtime: enumerate platforms/devices, select by spec, open a context with an in-order
-// profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + vendor
-// quirks, STYLE 6) with an on-disk binary cache keyed by everything that changes the binary (STYLE 7).
+// profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + every vendor
+// quirk, each with its reason) with an on-disk binary cache keyed by everything that changes the
+// binary (source, options, platform, driver, device: an incomplete key is worse than no cache).
 #include <algorithm>
 #include <cctype>
 #include <cstdint>

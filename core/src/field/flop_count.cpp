@@ -146,7 +146,7 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
       }
     }
   if (histogram.empty())
-    throw Error("EDM-ACC-020", "flop_per_slot: no warm sample on the reference trajectory");
+    throw Error("EDM-ACC-030", "flop_per_slot: no warm sample on the reference trajectory");
   std::uint64_t best = 0, seen = 0;
   for (const auto& [count, slots] : histogram)
     if (slots > seen) best = count, seen = slots;

@@ -364,7 +364,7 @@ std::vector<double> read_field_component(const std::filesystem::path& file, cons
   // would overrun) and must be really stored before anything is allocated.
   const hssize_t npoints = H5Sget_simple_extent_npoints(space.get());
   if (npoints < 0 || (dims[0] && dims[1] && (hsize_t(npoints) / dims[0] / dims[1] != dims[2])))
-    throw IoError("EDM-IO-014", name + " in " + file.string() + " has an impossible shape");
+    throw IoError("EDM-IO-018", name + " in " + file.string() + " has an impossible shape");
   h5::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(dims[0] * dims[1] * dims[2]);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)

@@ -20,7 +20,7 @@ void open_field_file(const RunContext& ctx, const PreparedCell& cell, const RunP
   std::error_code ec;
   std::filesystem::create_directories(S.folder, ec);
   if (ec)
-    throw IoError("EDM-IO-030", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
+    throw IoError("EDM-RUN-003", "cannot create the run folder " + S.folder.string() + ": " + ec.message());
   writer.emplace(
       S.field_file, cell.screen(), cell.units(),
       FieldFileInfo{S.run_id, EDM_VERSION, ctx.campaign.run.scenario, cell.electrons(), cell.mode()});

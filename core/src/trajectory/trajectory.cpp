@@ -265,7 +265,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
   if (options.knots_per_period < 2)
     throw ConfigError("EDM-CFG-301", "trajectory.knots_per_period must be >= 2");
   if (!scenario.has_rhs() && !scenario.has_tracks())
-    throw PhysicsError("EDM-TRJ-031", "scenario has neither equations of motion nor tracks");
+    throw PhysicsError("EDM-TRJ-004", "scenario has neither equations of motion nor tracks");
   // GSL's default handler aborts; core never aborts (STYLE 11): failures come back as status codes.
   gsl_set_error_handler_off();
 
