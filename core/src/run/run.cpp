@@ -560,6 +560,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   x.nv_seed = acc.options().nv_seed > 0;
   x.ranks = ranks.size;
   x.rank_timings = per_rank;
+  x.kinematics = initial_kinematics(scenario);
   try {
     write_manifest(S.manifest_file, make_manifest(campaign, S, units, x));
   } catch (const IoError& e) {
