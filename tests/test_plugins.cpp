@@ -396,4 +396,9 @@ BOOST_AUTO_TEST_CASE(an_abi1_plugin_is_refused) {
   BOOST_TEST(r.exit_code == 0, r.output);
   BOOST_TEST(contains(r.output, "fixture_c  2.0"), r.output);
   BOOST_TEST(contains(r.output, "fixture_abi1_plugin.edmplugin: wrong ABI version 1 (this edm speaks 2)"), r.output);
+  BOOST_TEST(contains(r.output, "loads plugins of ABI version 2"), r.output);
+  const auto j = edm::test::run_command("EDM_PLUGIN_PATH='" + kAbiFixtures.string() + "' " +
+                                        edm::test::edm_binary().string() + " plugins --json");
+  BOOST_TEST(contains(j.output, "\"abi_version\": 2"), j.output);
+  BOOST_TEST(contains(j.output, "\"reason\": \"wrong ABI version 1 (this edm speaks 2)\""), j.output);
 }
