@@ -1,7 +1,7 @@
 // Header-only helper for plugin authors: write a C++ class, get the C table (plugin.h).
 //
 //   class MyScenario : public edm::ScenarioBase { ... };
-//   EDM_DEFINE_PLUGIN(MyScenario, "my_scenario", "1.0", "what it does", models, keys)
+//   EDM_DEFINE_PLUGIN(MyScenario, "my_scenario", "1.0", "what it does", models, keys, n_keys)
 //
 // The class is constructed from a `const edm::Campaign&` that this header rebuilds inside the
 // plugin from the C data the host passes (edm_campaign_v2: the effective campaign as TOML text), so
