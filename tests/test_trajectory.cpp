@@ -25,12 +25,14 @@ using edm::test::ExactPlaneWave;
 
 namespace {
 
-// Builds a scenario of class T for campaign c through the plugin SDK (as the loader would).
+// Builds a scenario of class T for campaign c through the plugin SDK and the C campaign view (as
+// the loader would).
 template <class T>
 std::unique_ptr<Scenario> make_scenario(const Campaign& c) {
   edm_scenario_v1 raw{};
   char err[512] = {0};
-  if (sdk::create<T>(to_handle(c), &raw, err, sizeof err) != 0)
+  const CampaignView view(c);
+  if (sdk::create<T>(view.get(), &raw, err, sizeof err) != 0)
     BOOST_FAIL(std::string("scenario creation failed: ") + err);
   return std::make_unique<Scenario>(raw);
 }

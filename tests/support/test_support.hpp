@@ -31,6 +31,7 @@ inline constexpr double energy_screen = 1e-9;      // Σ ∫S·n dt dA vs the an
 inline constexpr double spectrum_norm = 1e-9;      // d²I/dωdΩ of a Gaussian pulse vs its analytic transform
 inline constexpr double weak_field_estimate = 0.03; // quickstart on-axis dW/dΩ vs linear theory (O(a0²) terms)
 inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/dω dω on the quickstart screen (8.6e-9)
+inline constexpr double line_forms = 1e-13;        // ω h²/(1+u⊥²+a0²/2) vs γ²(1+β)²/(1+a0²/2): one line, two roundings
 }  // namespace tol
 
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR

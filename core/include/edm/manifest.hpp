@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/kinematics.hpp"
 #include "edm/run_summary.hpp"
 #include "edm/units.hpp"
 
@@ -24,6 +25,9 @@ struct ManifestExtras {
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
+  // The initial ensemble (from the scenario's initial states): [kinematics], which `edm spectrum
+  // --of line` reads (share/docs/outputs.md). electrons = 0 writes no section.
+  EnsembleKinematics kinematics;
 };
 
 toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,

@@ -84,6 +84,12 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                     {"count", int64_t(s.electrons)},
                                     {"batches", int64_t(s.batches)},
                                     {"knots_total", int64_t(s.knots_total)}});
+  if (const EnsembleKinematics& k = x.kinematics; k.electrons > 0)
+    m.insert("kinematics", toml::table{{"electrons", int64_t(k.electrons)},
+                                       {"laser_direction", k.laser_direction},
+                                       {"light_front_h", k.light_front_h},
+                                       {"gamma_mean", k.gamma_mean},
+                                       {"u_perp2_mean", k.u_perp2_mean}});
   const Screen& sc = s.screen;
   m.insert("screen", toml::table{{"nx", sc.nx},
                                  {"ny", sc.ny},

@@ -98,6 +98,7 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.nv_seed = k.nv_seed > 0;
   x.ranks = plan.ranks.size;
   x.rank_timings = per_rank;
+  x.kinematics = initial_kinematics(cell.plugin_scenario());
   return x;
 }
 
