@@ -203,9 +203,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   const DeviceInfo& info = m.device->info();
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
-  if (options.newton_iters < 1 || options.newton_iters > 64)
-    throw ConfigError("EDM-ACC-005", "accumulator.newton_iters = " + std::to_string(options.newton_iters) +
-                                         " (allowed 1..64)");
+  check_key_value("accumulator.newton_iters", options.newton_iters, "EDM-ACC-005");  // the key table's rule
   if (options.sample_chunks < 0 || options.work_group < 0)
     throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
   if (options.electron_group < 0 || options.electron_group > 64)

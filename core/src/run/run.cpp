@@ -152,7 +152,7 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   const Scenario& scenario = *I.plugin_scenario;
   I.units = Normalization::from_wavelength(campaign.laser.wavelength);
   I.screen = make_screen(campaign.screen, I.units);
-  I.mode = campaign.run.mode == "split" ? Mode::Split : Mode::Total;
+  I.mode = campaign.run.mode;
   I.n = scenario.electron_count();
   if (I.n == 0) throw ConfigError("EDM-RUN-002", "[electrons] the scenario produced no electrons");
   Screen& screen = I.screen;
@@ -167,7 +167,7 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   // after the last sample.
   std::vector<std::array<double, 8>> init(N);
   for (std::uint64_t i = 0; i < N; ++i) scenario.initial_state(i, init[i].data());
-  if (campaign.screen.window == "auto") {
+  if (campaign.screen.window == ScreenWindow::Auto) {
     // The event where each electron, on its free straight line, meets the envelope peak (ξ = 0):
     // the window is centred on the first arrival of that light on the screen.
     const int sdir = scenario.laser_direction();
@@ -246,7 +246,12 @@ KernelOptions kernel_options(const AccumulatorSection& a) {
   k.work_group = a.work_group;
   k.electron_group = a.electron_group;
   k.tile_width = a.tile_width;
-  k.pixel_order = parse_pixel_order(a.pixel_order);
+  k.pixel_order = a.pixel_order;
+  k.max_registers = a.max_registers;
+  k.state_local = a.state_local;
+  k.fast_recip = a.fast_recip;
+  k.nv_seed = a.nv_seed;
+  k.interleave = a.interleave;
   return k;
 }
 
@@ -260,7 +265,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   {
     const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
     for (const auto& d : select_devices(campaign.accumulator.devices))
-      check_device_memory(d, bare, campaign.run.mode == "split" ? Mode::Split : Mode::Total);
+      check_device_memory(d, bare, campaign.run.mode);
   }
   // 1.–3. Scenario, units, screen, window, solver options (PreparedCell): every input problem
   // surfaces before any device time is spent.
@@ -424,7 +429,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     } catch (const PhysicsError& e) {
       // The integration runs until the electrons' light has passed the last sample; a window
       // that ends absurdly late turns into a runaway integration, which is a campaign problem.
-      if (campaign.screen.window != "auto" && e.id() == "EDM-TRJ-011")
+      if (campaign.screen.window != ScreenWindow::Auto && e.id() == "EDM-TRJ-011")
         throw ConfigError("EDM-WIN-003", std::string("[screen] t_start / samples: the observer window ends at ") +
                                              std::to_string((t_last + std::abs(screen.z)) * units.time()) +
                                              " s, too late for the trajectories to reach (" + e.what() + ")");
