@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -264,9 +265,22 @@ std::string toml_text(const KeyValue& value) {
   if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
   if (const auto* s = std::get_if<std::string>(&value)) {
-    std::ostringstream os;
-    os << toml::value<std::string>(*s);  // quoted and escaped as TOML
-    return os.str();
+    // A TOML basic string: quotes, backslashes and control characters escaped.
+    std::string out = "\"";
+    for (const char ch : *s) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (ch == '"' || ch == '\\') {
+        out += '\\';
+        out += ch;
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      } else {
+        out += ch;
+      }
+    }
+    return out + "\"";
   }
   // A float as the shortest text that reads back exactly, always with a '.' or an exponent so that
   // TOML reads a float ("5.0", "8e-7": the exponent without its leading zeros).
