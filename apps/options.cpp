@@ -52,7 +52,8 @@ std::vector<Override> key_flag_overrides(const boost::program_options::variables
       const std::string v = vm[name].as<std::string>();
       if (v.empty()) continue;  // `--output ""` leaves the key as it is
       // A string key takes the text verbatim: quoted, so that core does not strip quotes of its own.
-      out.push_back(Override{k.full_name(), k.spec.type == "string" ? "\"" + v + "\"" : v, Origin::CommandLine});
+      out.push_back(
+          Override{k.full_name(), k.spec.type == "string" ? "\"" + v + "\"" : v, Origin::CommandLine});
     }
   return out;
 }
@@ -74,8 +75,9 @@ std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
   return out;
 }
 
-bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
-                   const char* name, std::string& positional, boost::program_options::variables_map& vm) {
+bool parse_command(const std::vector<std::string>& args,
+                   const boost::program_options::options_description& desc, const char* name,
+                   std::string& positional, boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   po::options_description hidden;
   po::positional_options_description pos;

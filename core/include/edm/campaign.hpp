@@ -24,14 +24,14 @@
 namespace edm {
 
 // The choices of the enumerated keys. The enum's order is the order of its names in Choices<E>.
-enum class Mode { Total, Split };                              // run.mode: E, B [+ E_far, B_far]
-enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };  // laser.profile
+enum class Mode { Total, Split };                                 // run.mode: E, B [+ E_far, B_far]
+enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profile
 enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
-enum class Envelope { Gaussian, Constant };                    // laser.envelope
-enum class Distribution { Sunflower, Gaussian, List };         // electrons.distribution
-enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };  // trajectory.model
-enum class ScreenWindow { Auto, Explicit };                    // screen.window
-enum class FieldKernel { Newton };                             // accumulator.kernel
+enum class Envelope { Gaussian, Constant };                       // laser.envelope
+enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
+enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
+enum class ScreenWindow { Auto, Explicit };                       // screen.window
+enum class FieldKernel { Newton };                                // accumulator.kernel
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>

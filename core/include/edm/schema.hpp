@@ -22,12 +22,12 @@ using KeyValue = std::variant<std::int64_t, double, bool, std::string>;
 // The text view of a key: what `edm schema` prints and what a scenario plugin declares for its own
 // section (plugin keys have no environment name or flag).
 struct KeySpec {
-  std::string section;   // "screen"
-  std::string key;       // "nx"
-  std::string type;      // "int" | "float" | "string" | "bool" | "int|string"
-  std::string unit;      // "m", "s", "" …
-  std::string default_value;  // as TOML text; "" for an optional key (absent by default)
-  std::string meaning;   // one line
+  std::string section;               // "screen"
+  std::string key;                   // "nx"
+  std::string type;                  // "int" | "float" | "string" | "bool" | "int|string"
+  std::string unit;                  // "m", "s", "" …
+  std::string default_value;         // as TOML text; "" for an optional key (absent by default)
+  std::string meaning;               // one line
   std::vector<std::string> choices;  // allowed strings, if an enumeration
   // Range rule checked by validation and shown by `edm schema`: "" (none), ">X", ">=X", "!=0",
   // "+-1", or "A..B" (both ends included). Added after choices so that existing aggregate
@@ -40,8 +40,8 @@ struct KeySpec {
 // One core key: its text view and access to its member of edm::Campaign.
 struct CoreKey {
   KeySpec spec;
-  KeyValue initial;       // the member's default (a default-constructed Campaign)
-  bool optional = false;  // the default means "absent" (laser.direction): to_toml leaves it out
+  KeyValue initial;                  // the member's default (a default-constructed Campaign)
+  bool optional = false;             // the default means "absent" (laser.direction): to_toml leaves it out
   std::vector<std::string> targets;  // an alias (screen.half_width) sets these keys of its section
   std::function<KeyValue(const Campaign&)> get;  // empty for an alias
   // Stores a value that passed validation; ConfigError EDM-CFG-006 "`where`: … out of range" when

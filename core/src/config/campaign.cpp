@@ -19,10 +19,14 @@ namespace edm {
 
 const char* origin_name(Origin o) {
   switch (o) {
-    case Origin::Default: return "default";
-    case Origin::File: return "file";
-    case Origin::Environment: return "environment";
-    case Origin::CommandLine: return "command line";
+    case Origin::Default:
+      return "default";
+    case Origin::File:
+      return "file";
+    case Origin::Environment:
+      return "environment";
+    case Origin::CommandLine:
+      return "command line";
   }
   return "unknown";
 }
@@ -58,10 +62,14 @@ toml::table parse_toml(std::string_view text, const std::string& name) {
 int rank(Origin o) {
   // Overrides are applied lowest precedence first so that the last writer is the strongest.
   switch (o) {
-    case Origin::Default: return 0;
-    case Origin::File: return 1;
-    case Origin::Environment: return 2;
-    case Origin::CommandLine: return 3;
+    case Origin::Default:
+      return 0;
+    case Origin::File:
+      return 1;
+    case Origin::Environment:
+      return 2;
+    case Origin::CommandLine:
+      return 3;
   }
   return 3;
 }
@@ -82,14 +90,17 @@ std::pair<std::string, std::string> split_key(const Override& o) {
 
 const CoreKey& known_core_key(const std::string& section, const std::string& key, const std::string& where) {
   const CoreKey* k = core_key(section, key);
-  if (!k) fail(kUnknownKey, where, section, key, "unknown key" + did_you_mean(key, keys_of(section, core_schema())));
+  if (!k)
+    fail(kUnknownKey, where, section, key,
+         "unknown key" + did_you_mean(key, keys_of(section, core_schema())));
   return *k;
 }
 
 // State of one parse: the campaign being built and where each key's value came from.
 class Builder {
  public:
-  Builder(std::string name, const std::vector<KeySpec>& plugin_keys) : name_(std::move(name)), plugin_keys_(plugin_keys) {
+  Builder(std::string name, const std::vector<KeySpec>& plugin_keys)
+      : name_(std::move(name)), plugin_keys_(plugin_keys) {
     for (const auto& k : core_keys())
       if (k.targets.empty()) c_.origins[k.full_name()] = Origin::Default;
   }
@@ -99,7 +110,8 @@ class Builder {
   // One core key from any source. An alias (half_width) records its targets.
   void set_core(const CoreKey& k, KeyValue v, Origin origin, const std::string& where) {
     check_value(k.spec, v, where);
-    const std::vector<std::string> targets = k.targets.empty() ? std::vector<std::string>{k.spec.key} : k.targets;
+    const std::vector<std::string> targets =
+        k.targets.empty() ? std::vector<std::string>{k.spec.key} : k.targets;
     k.set(c_, v, where + ": [" + k.spec.section + "] " + k.spec.key);
     for (const auto& key : targets) {
       const std::string full = k.spec.section + "." + key;
@@ -159,7 +171,8 @@ class Builder {
         t = toml::parse("v = " + spec.default_value);
       } catch (const toml::parse_error&) {
         throw PluginError("EDM-PLG-030", "scenario '" + spec.section + "' declares key '" + spec.key +
-                                             "' with default '" + spec.default_value + "', which is not TOML");
+                                             "' with default '" + spec.default_value +
+                                             "', which is not TOML");
       }
       const std::string w = "default of scenario key";
       KeyValue v = from_node(spec, *t.get("v"), w);
@@ -200,7 +213,8 @@ std::vector<Pending> ordered_overrides(const std::vector<Override>& overrides, b
       if (k.spec.environment.empty()) continue;
       const char* v = std::getenv(k.spec.environment.c_str());
       if (v && *v)
-        ordered.push_back({Override{k.full_name(), v, Origin::Environment}, "environment " + k.spec.environment + "=" + v});
+        ordered.push_back(
+            {Override{k.full_name(), v, Origin::Environment}, "environment " + k.spec.environment + "=" + v});
     }
   }
   for (const auto& o : overrides) ordered.push_back({o, override_where(o)});
@@ -211,9 +225,11 @@ std::vector<Pending> ordered_overrides(const std::vector<Override>& overrides, b
 
 // The scenario names the plugin's section and a TOML table of the manifest.
 void check_scenario_name(const Builder& b, const std::string& scenario) {
-  if (scenario.empty()) fail(kBadScenario, b.where("run.scenario"), "run", "scenario", "must name a scenario plugin");
+  if (scenario.empty())
+    fail(kBadScenario, b.where("run.scenario"), "run", "scenario", "must name a scenario plugin");
   if (is_core_section(scenario))
-    fail(kBadScenario, b.where("run.scenario"), "run", "scenario", "'" + scenario + "' is a core section, not a scenario");
+    fail(kBadScenario, b.where("run.scenario"), "run", "scenario",
+         "'" + scenario + "' is a core section, not a scenario");
   // toml++ 3.3 writes a key that is not bare as a 'literal' key even when it holds a quote, so a
   // name like a'b produced a run.toml that does not parse (found by fuzz/fuzz_campaign). Plugin
   // names are identifiers: require that here.
@@ -235,7 +251,8 @@ using Tables = std::vector<std::pair<const toml::key*, const toml::node*>>;
 // The plugin's section from the file (`others`: every table that is not a core section) and from
 // the overrides; then the plugin's defaults. Any other table is a mistake.
 void read_scenario_section(Campaign& c, const std::string& name, const Tables& others,
-                           const std::vector<const Pending*>& overrides, const std::vector<KeySpec>& plugin_keys) {
+                           const std::vector<const Pending*>& overrides,
+                           const std::vector<KeySpec>& plugin_keys) {
   const std::string& scenario = c.run.scenario;
   std::vector<KeySpec> pkeys = plugin_keys;
   for (auto& k : pkeys) k.section = scenario;  // the plugin's section is named after the scenario
@@ -252,13 +269,15 @@ void read_scenario_section(Campaign& c, const std::string& name, const Tables& o
     }
     const auto candidates = section_candidates(scenario);
     throw ConfigError(kUnknownSection, at(name, k->source()) + ": [" + section + "]: unknown section" +
-                                           did_you_mean(section, candidates) + "; sections are " + join(candidates) +
-                                           " (the scenario's own section is [" + scenario + "])");
+                                           did_you_mean(section, candidates) + "; sections are " +
+                                           join(candidates) + " (the scenario's own section is [" + scenario +
+                                           "])");
   }
   for (const Pending* p : overrides) {
     const auto [section, key] = split_key(p->o);
     if (section != scenario)
-      fail(kUnknownSection, p->where, section, key, "unknown section" + did_you_mean(section, section_candidates(scenario)));
+      fail(kUnknownSection, p->where, section, key,
+           "unknown section" + did_you_mean(section, section_candidates(scenario)));
     const KeySpec* spec = scen.plugin_key(key);
     if (!spec)
       fail(kUnknownKey, p->where, section, key,
@@ -285,7 +304,8 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
   std::error_code ec;
   if (!std::filesystem::is_regular_file(p, ec))
     fail(kMissingData, b.where(full), section, "file",
-         std::string(what) + " '" + file + "' not found" + (p.string() != file ? " (looked for " + p.string() + ")" : ""));
+         std::string(what) + " '" + file + "' not found" +
+             (p.string() != file ? " (looked for " + p.string() + ")" : ""));
   // Absolute from here on: the plugin, the manifest and a replay must not resolve it again
   // against another folder (a relative campaign path made share/campaigns/share/campaigns/…).
   file = std::filesystem::absolute(p, ec).lexically_normal().string();
@@ -301,8 +321,9 @@ std::string read_file(const std::filesystem::path& file) {
 
 }  // namespace
 
-Campaign parse_campaign(std::string_view toml_text, const std::string& name, const std::vector<Override>& overrides,
-                        const std::vector<KeySpec>& plugin_keys, bool read_environment) {
+Campaign parse_campaign(std::string_view toml_text, const std::string& name,
+                        const std::vector<Override>& overrides, const std::vector<KeySpec>& plugin_keys,
+                        bool read_environment) {
   const toml::table root = parse_toml(toml_text, name);
   Builder b(name, plugin_keys);
   Campaign& c = b.campaign();
@@ -337,7 +358,8 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name, con
   // 4. Cross-key checks: data files named by the campaign must exist now, not hours into a run.
   const std::filesystem::path base = std::filesystem::path(name).parent_path();
   if (c.electrons.distribution == Distribution::List)
-    check_data_file(c, b, base, "electrons", c.electrons.file, "electrons.distribution", "electron list (CSV t0,x,y,z,ux,uy,uz)");
+    check_data_file(c, b, base, "electrons", c.electrons.file, "electrons.distribution",
+                    "electron list (CSV t0,x,y,z,ux,uy,uz)");
   if (c.trajectory.model == TrajectoryModel::Tracks)
     check_data_file(c, b, base, "trajectory", c.trajectory.file, "trajectory.model", "track file (HDF5)");
   return std::move(c);

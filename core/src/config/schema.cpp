@@ -81,8 +81,8 @@ Rule parse_rule(const KeySpec& spec) {
 
 }  // namespace
 
-[[noreturn]] void fail(const char* id, const std::string& where, const std::string& section, const std::string& key,
-                       const std::string& problem) {
+[[noreturn]] void fail(const char* id, const std::string& where, const std::string& section,
+                       const std::string& key, const std::string& problem) {
   throw ConfigError(id, where + ": [" + section + "]" + (key.empty() ? "" : " " + key) + ": " + problem);
 }
 
@@ -140,11 +140,16 @@ std::string expected(const std::string& type) {
 std::string rule_problem(const KeySpec& spec, double x) {
   const Rule r = parse_rule(spec);
   switch (r.kind) {
-    case Rule::None: return "";
-    case Rule::Above: return x > r.lo ? "" : "must be > " + shortest(r.lo);
-    case Rule::AtLeast: return x >= r.lo ? "" : "must be >= " + shortest(r.lo);
-    case Rule::NonZero: return x != 0 ? "" : "must not be 0";
-    case Rule::PlusMinusOne: return x == 1 || x == -1 ? "" : "must be +1 or -1";
+    case Rule::None:
+      return "";
+    case Rule::Above:
+      return x > r.lo ? "" : "must be > " + shortest(r.lo);
+    case Rule::AtLeast:
+      return x >= r.lo ? "" : "must be >= " + shortest(r.lo);
+    case Rule::NonZero:
+      return x != 0 ? "" : "must not be 0";
+    case Rule::PlusMinusOne:
+      return x == 1 || x == -1 ? "" : "must be +1 or -1";
     case Rule::Between:
       return x >= r.lo && x <= r.hi ? "" : "must be >= " + shortest(r.lo) + " and <= " + shortest(r.hi);
   }
@@ -304,7 +309,8 @@ std::size_t choice_index(const char* const* names, std::size_t n, std::string_vi
   for (std::size_t i = 0; i < n; ++i)
     if (word == names[i]) return i;
   const std::string w(word);
-  throw ConfigError(config::kBadChoice, "'" + w + "' is not one of " + config::join(all) + config::did_you_mean(w, all));
+  throw ConfigError(config::kBadChoice,
+                    "'" + w + "' is not one of " + config::join(all) + config::did_you_mean(w, all));
 }
 
 }  // namespace detail

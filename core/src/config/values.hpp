@@ -2,9 +2,9 @@
 // node or a text (--set, environment) → KeyValue of the key's type, then the key's choices and
 // range rule. One set of rules and messages for core keys, plugin keys and the library guards.
 #pragma once
-#include <string>
-
 #include <toml++/toml.h>
+
+#include <string>
 
 #include "edm/schema.hpp"
 
@@ -22,12 +22,12 @@ inline constexpr const char* kBadChoice = "EDM-CFG-008";
 inline constexpr const char* kMissingData = "EDM-CFG-009";
 inline constexpr const char* kBadOverride = "EDM-CFG-010";
 inline constexpr const char* kBadScenario = "EDM-CFG-012";
-inline constexpr const char* kBadRule = "EDM-CFG-013";    // a key declares a constraint that is no rule
-inline constexpr const char* kNotAKey = "EDM-CFG-014";    // a library guard asked for a key the table lacks
+inline constexpr const char* kBadRule = "EDM-CFG-013";  // a key declares a constraint that is no rule
+inline constexpr const char* kNotAKey = "EDM-CFG-014";  // a library guard asked for a key the table lacks
 
 // "where: [section] key: problem" as a ConfigError.
-[[noreturn]] void fail(const char* id, const std::string& where, const std::string& section, const std::string& key,
-                       const std::string& problem);
+[[noreturn]] void fail(const char* id, const std::string& where, const std::string& section,
+                       const std::string& key, const std::string& problem);
 
 // What a TOML node is, for "expected X, got Y" messages.
 std::string describe(const toml::node& n);
