@@ -1,5 +1,5 @@
-// edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml,
-// DESIGN §7) or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
+// edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml)
+// or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
 // profiling events (median, min, max), slots/s, FLOP/slot counted from the kernel source
 // (edm::flop_per_slot), FLOP/s and their fraction of the device's measured FP64 peak, and the
 // compiler's resource lines (registers, spills) where it logs them.

@@ -366,8 +366,8 @@ BOOST_AUTO_TEST_CASE(schema_defaults_equal_struct_defaults) {
 }
 
 BOOST_AUTO_TEST_CASE(design_quickstart_example_parses) {
-  // DESIGN §6's example, verbatim: key names are a public contract, so the contract's own example
-  // must validate and give the values it shows.
+  // The contract's quickstart example, verbatim: key names are a public contract, so the
+  // contract's own example must validate and give the values it shows.
   CleanEnvironment clean;
   const std::string text = R"EXAMPLE(
 [run]

@@ -2,7 +2,7 @@
 // Laguerre–Gauss beams with first-order longitudinal fields (gaussian = LG(0,0), same code path).
 // Carrier e^{i(ξ + φ0)}, ξ = t − s z. Circular ε̂ = (x̂ ± iŷ)/√2 splits a0 as a0/√2 per component:
 // |E| = a0/√2, the same cycle-averaged intensity and ⟨u⊥²⟩ = a0²/2 as linear polarisation, so
-// DESIGN §8's ω_1 = 4γ²ω/(1 + a0²/2)-type formulas hold for both.
+// the line formulas of the form ω_1 = 4γ²ω/(1 + a0²/2) hold for both.
 #include "edm/laser.hpp"
 
 #include <gsl/gsl_sf_laguerre.h>
