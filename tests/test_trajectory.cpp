@@ -114,12 +114,12 @@ Errors compare(const SplineBatch& b, std::size_t e, const ExactPlaneWave& ex, co
 
 Campaign plane_wave_campaign(double a0, double periods_tau0, const std::string& pol) {
   Campaign c;
-  c.laser.profile = "plane_wave";
+  c.laser.profile = LaserProfile::PlaneWave;
   c.laser.a0 = a0;
-  c.laser.polarization = pol;
-  c.laser.envelope = "gaussian";
+  c.laser.polarization = parse_choice<Polarization>(pol);
+  c.laser.envelope = Envelope::Gaussian;
   c.laser.duration = periods_tau0 * 800e-9 / si::c;  // τ0 in carrier periods
-  c.electrons.distribution = "sunflower";
+  c.electrons.distribution = Distribution::Sunflower;
   c.electrons.count = 2;
   c.electrons.radius = 2e-6;
   return c;
@@ -260,8 +260,8 @@ class Figure8 : public ScenarioBase {
 BOOST_AUTO_TEST_CASE(figure8_drift) {
   for (double a0 : {0.5, 2.0}) {
     Campaign c;
-    c.laser.profile = "plane_wave";
-    c.laser.envelope = "constant";
+    c.laser.profile = LaserProfile::PlaneWave;
+    c.laser.envelope = Envelope::Constant;
     c.laser.a0 = a0;
     c.trajectory.padding = 20;  // periods
     auto sc = make_scenario<Figure8>(c);
@@ -287,7 +287,7 @@ BOOST_AUTO_TEST_CASE(landau_lifshitz_light_front_loss) {
   // (the derivative and E×B terms drop out of d(k·u)/dτ = −τ_R h³ E⊥² for a plane wave).
   Campaign c = plane_wave_campaign(10.0, 10.0, "linear");
   c.electrons.count = 1;
-  c.trajectory.model = "landau_lifshitz";
+  c.trajectory.model = TrajectoryModel::LandauLifshitz;
   c.scenario_section.insert("gamma_minus_one", 999.0);
   auto sc = make_scenario<scenarios::InverseThomsonScenario>(c);
   const auto& scen = *static_cast<const scenarios::InverseThomsonScenario*>(sc->raw().self);
@@ -564,7 +564,7 @@ BOOST_AUTO_TEST_CASE(tracks_file_through_thomson_scenario) {
   const auto dir = edm::test::temp_dir("tracks");
   const std::string file = (dir / "tracks.h5").string();
   write_tracks(file, tracks);
-  c.trajectory.model = "tracks";
+  c.trajectory.model = TrajectoryModel::Tracks;
   c.trajectory.file = file;
   auto sc = make_scenario<scenarios::ThomsonScenario>(c);
   BOOST_REQUIRE(sc->electron_count() == 2);
@@ -614,8 +614,8 @@ class Figure8Capped : public Figure8 {
 
 BOOST_AUTO_TEST_CASE(stop_rules_observe_done_and_tau_max) {
   Campaign c;
-  c.laser.profile = "plane_wave";
-  c.laser.envelope = "constant";
+  c.laser.profile = LaserProfile::PlaneWave;
+  c.laser.envelope = Envelope::Constant;
   c.laser.a0 = 0.5;
   c.trajectory.padding = 4;  // periods: ξ_end = 8π
   auto sc = make_scenario<Figure8>(c);
@@ -656,16 +656,16 @@ BOOST_AUTO_TEST_CASE(focused_lg_beam_with_radiation_reaction) {
   // with the LL model must integrate without failure, keep u·u = 1 at every knot (LL keeps u·a = 0
   // by construction), give thread-independent results, and push the electrons (γ trace max > 1).
   Campaign c;
-  c.laser.profile = "laguerre_gauss";
+  c.laser.profile = LaserProfile::LaguerreGauss;
   c.laser.p = 1;
   c.laser.m = 1;
-  c.laser.polarization = "circular_plus";
+  c.laser.polarization = Polarization::CircularPlus;
   c.laser.a0 = 2.0;
   c.laser.waist = 3 * 800e-9;
   c.laser.duration = 5e-15;
   c.electrons.count = 3;
   c.electrons.radius = 2e-6;
-  c.trajectory.model = "landau_lifshitz";
+  c.trajectory.model = TrajectoryModel::LandauLifshitz;
   auto sc = make_scenario<scenarios::ThomsonScenario>(c);
   SolveOptions opt;
   opt.threads = 1;

@@ -13,7 +13,7 @@
 
 namespace edm {
 
-enum class Mode { Total, Split };
+// Mode (run.mode) is a campaign choice: campaign.hpp.
 inline int bucket_count(Mode m) { return m == Mode::Total ? 2 : 4; }  // E, B [, E_far, B_far]
 const char* bucket_name(int bucket);  // "E", "B", "E_far", "B_far"
 

@@ -24,7 +24,7 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
   } catch (const PhysicsError& e) {
     // The integration runs until the electrons' light has passed the last sample; a window
     // that ends absurdly late turns into a runaway integration, which is a campaign problem.
-    if (ctx.campaign.screen.window != "auto" && e.id() == "EDM-TRJ-011") {
+    if (ctx.campaign.screen.window != ScreenWindow::Auto && e.id() == "EDM-TRJ-011") {
       const Screen& screen = cell.screen();
       const double t_last = screen.t_rel(screen.samples - 1);
       throw ConfigError("EDM-WIN-003",

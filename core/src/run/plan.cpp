@@ -29,7 +29,7 @@ std::uint64_t mem_available() {
 void refuse_oversized_cube(const Campaign& campaign) {
   const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
   for (const auto& d : select_devices(campaign.accumulator.devices))
-    check_device_memory(d, bare, campaign.run.mode == "split" ? Mode::Split : Mode::Total);
+    check_device_memory(d, bare, campaign.run.mode);
 }
 
 void claim_run_folder(const RunContext& ctx, RunSummary& S) {

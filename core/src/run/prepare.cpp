@@ -79,7 +79,7 @@ double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
 // inverse Thomson). Explicit: [screen] t_start.
 double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
                     const Normalization& units, const std::vector<std::array<double, 8>>& init) {
-  if (campaign.screen.window != "auto") return campaign.screen.t_start / units.time() - std::abs(screen.z);
+  if (campaign.screen.window != ScreenWindow::Auto) return campaign.screen.t_start / units.time() - std::abs(screen.z);
   const int sdir = scenario.laser_direction();
   double first = INFINITY;
   for (const auto& y : init) {
@@ -140,7 +140,7 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   const Scenario& scenario = *I.plugin_scenario;
   I.units = Normalization::from_wavelength(campaign.laser.wavelength);
   I.screen = make_screen(campaign.screen, I.units);
-  I.mode = campaign.run.mode == "split" ? Mode::Split : Mode::Total;
+  I.mode = campaign.run.mode;
   I.n = scenario.electron_count();
   if (I.n == 0) throw ConfigError("EDM-RUN-002", "[electrons] the scenario produced no electrons");
 

@@ -40,7 +40,12 @@ KernelOptions kernel_options(const AccumulatorSection& a) {
   k.work_group = a.work_group;
   k.electron_group = a.electron_group;
   k.tile_width = a.tile_width;
-  k.pixel_order = parse_pixel_order(a.pixel_order);
+  k.pixel_order = a.pixel_order;
+  k.max_registers = a.max_registers;
+  k.state_local = a.state_local;
+  k.fast_recip = a.fast_recip;
+  k.nv_seed = a.nv_seed;
+  k.interleave = a.interleave;
   return k;
 }
 
