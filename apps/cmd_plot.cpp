@@ -81,6 +81,7 @@ std::string find_python() {
 }  // namespace
 
 int cmd_plot(const Args& args) {
+  if (!args.empty() && args[0].rfind("-", 0) != 0 && is_campaign_folder(args[0])) return plot_campaign(args);
   po::options_description desc(
       "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
   AnalysisArgs a;

@@ -2,6 +2,7 @@
 // each returns the process exit code. Errors are thrown as edm::Error and reported by main.
 #pragma once
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,5 +23,10 @@ int cmd_spectrum(const Args& args);
 int cmd_plot(const Args& args);
 int cmd_info(const Args& args);
 int cmd_explain(const Args& args);
+int cmd_sweep(const Args& args);
+int cmd_campaign(const Args& args);
+// `edm plot OUTPUT` on a campaign folder (campaign.toml, no run.toml): a result against a sweep axis.
+bool is_campaign_folder(const std::filesystem::path& dir);
+int plot_campaign(const Args& args);
 
 }  // namespace edm::app

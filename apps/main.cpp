@@ -69,6 +69,8 @@ const std::map<std::string, Command>& commands() {
       {"spectrum", {edm::app::cmd_spectrum, "spectra, fluence, harmonic maps of a run folder → spectrum.h5"}},
       {"plot", {edm::app::cmd_plot, "PNG plots of a run folder into RUN/plots/"}},
       {"info", {edm::app::cmd_info, "summarise a run folder: config, timings, window, energy, files"}},
+      {"sweep", {edm::app::cmd_sweep, "the cells of a campaign's [sweep] into OUTPUT/<label>/ (in turn, per device, SLURM)"}},
+      {"campaign", {edm::app::cmd_campaign, "a sweep's table: status, collect into one HDF5 file"}},
       {"explain", {edm::app::cmd_explain, "what an error id means and what to do (no id: list them all)"}},
   };
   return table;

@@ -215,12 +215,16 @@ struct Override {
 // keys get a did-you-mean. `plugin_keys` are the keys of the scenario plugin's own section.
 // Every key with an environment name in the table (EDM_NEWTON_ITERS, EDM_DEVICE, …; `edm schema`
 // lists them) is read from the environment unless `read_environment` is false.
+// A [sweep] table (a campaign of cells, share/docs/sweeps.md) is ConfigError EDM-SWP-012 pointing at
+// `edm sweep`, unless `skip_sweep` (the cells of `edm sweep` read their base file with it).
 Campaign load_campaign(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                       const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
+                       const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true,
+                       bool skip_sweep = false);
 // Same, from TOML text (tests; `name` stands in for the file name in messages).
 Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                         const std::vector<Override>& overrides,
-                        const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
+                        const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true,
+                        bool skip_sweep = false);
 // Reads just [run] scenario (to find the plugin before full validation).
 std::string peek_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides);
 

@@ -323,7 +323,7 @@ std::string read_file(const std::filesystem::path& file) {
 
 Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                         const std::vector<Override>& overrides, const std::vector<KeySpec>& plugin_keys,
-                        bool read_environment) {
+                        bool read_environment, bool skip_sweep) {
   const toml::table root = parse_toml(toml_text, name);
   Builder b(name, plugin_keys);
   Campaign& c = b.campaign();
@@ -334,7 +334,13 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
     const std::string section(k.str());
     if (is_core_section(section))
       b.core_section(section, v, at(name, k.source()));
-    else
+    else if (section == "sweep") {
+      // One command runs one cell: a campaign of cells goes to `edm sweep` (share/docs/sweeps.md).
+      if (!skip_sweep)
+        throw ConfigError("EDM-SWP-012", at(name, k.source()) +
+                                             ": [sweep]: this campaign is a sweep of cells; run it with "
+                                             "`edm sweep " + name + "` (`edm sweep --dry-run` lists the cells)");
+    } else
       others.emplace_back(&k, &v);
   }
 
@@ -366,8 +372,9 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
 }
 
 Campaign load_campaign(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                       const std::vector<KeySpec>& plugin_keys, bool read_environment) {
-  Campaign c = parse_campaign(read_file(file), file.string(), overrides, plugin_keys, read_environment);
+                       const std::vector<KeySpec>& plugin_keys, bool read_environment, bool skip_sweep) {
+  Campaign c =
+      parse_campaign(read_file(file), file.string(), overrides, plugin_keys, read_environment, skip_sweep);
   c.file = file;
   return c;
 }

@@ -1,0 +1,125 @@
+// edm campaign status OUTPUT | edm campaign collect OUTPUT [-o FILE]: the campaign table of a sweep
+// (share/docs/sweeps.md) printed, or gathered into one HDF5 table; and `edm plot OUTPUT` on a
+// campaign folder, which draws a result against a sweep axis (share/plot/edm_campaign_plot.py).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <boost/program_options.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "edm/error.hpp"
+#include "edm/sweep.hpp"
+
+extern char** environ;
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace edm::app {
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+int status(const fs::path& output) {
+  const CampaignTable t = read_campaign_table(output);
+  std::map<std::string, int> counts;
+  std::cout << "campaign " << output.string() << " (" << t.meta.at("file") << ", " << t.meta.at("mode") << ", "
+            << t.cells.size() << " cells)\n";
+  for (const auto& c : t.cells) {
+    ++counts[cell_state_name(c.state)];
+    std::cout << "  " << c.label << "  " << cell_state_name(c.state);
+    if (c.wall_s) std::cout << "  " << fmt(*c.wall_s) << " s";
+    for (const auto& [k, v] : c.results) std::cout << "  " << k << "=" << fmt(v);
+    if (!c.error.empty()) std::cout << "  [" << c.error << "]";
+    std::cout << "\n";
+  }
+  std::cout << "total:";
+  for (const char* s : {"done", "running", "pending", "failed"}) std::cout << " " << counts[s] << " " << s;
+  std::cout << "\n";
+  return 0;
+}
+
+int spawn_wait(const std::vector<std::string>& argv) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ) != 0) return 127;
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+fs::path campaign_plot_script() {
+  std::error_code ec;
+  const auto dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (const fs::path p : {dir / "../../share/plot/edm_campaign_plot.py", dir / "../share/edm/plot/edm_campaign_plot.py"})
+    if (fs::exists(p)) return fs::weakly_canonical(p);
+  throw IoError("EDM-SWP-028", "cannot find edm_campaign_plot.py beside " + dir.string());
+}
+
+}  // namespace
+
+bool is_campaign_folder(const fs::path& dir) {
+  return fs::exists(table_path(dir)) && !fs::exists(dir / "run.toml");
+}
+
+int plot_campaign(const Args& args) {
+  po::options_description desc("edm plot OUTPUT [--against KEY] [--result NAME]...  (a campaign folder)");
+  std::string output, against;
+  std::vector<std::string> results;
+  desc.add_options()("help,h", "this help")("against", po::value(&against), "the sweep axis (default: the first)")(
+      "result", po::value(&results)->composing(), "a result column (default: all)");
+  po::variables_map vm;
+  if (!parse_command(args, desc, "output", output, vm)) return 0;
+  (void)read_campaign_table(output);  // a clear error before Python starts
+  std::vector<std::string> argv{"/usr/bin/python3", campaign_plot_script().string(), output};
+  if (const char* py = std::getenv("EDM_PYTHON")) argv[0] = py;
+  if (!against.empty()) argv.insert(argv.end(), {"--against", against});
+  for (const auto& r : results) argv.insert(argv.end(), {"--result", r});
+  setenv("MPLBACKEND", "Agg", 1);
+  const int rc = spawn_wait(argv);
+  if (rc == 2) throw ConfigError("EDM-SWP-025", "edm plot " + output + ": no such axis or result (see the message above)");
+  if (rc != 0) throw IoError("EDM-SWP-029", "edm_campaign_plot.py failed (exit " + std::to_string(rc) + ") on " + output);
+  return 0;
+}
+
+int cmd_campaign(const Args& args) {
+  po::options_description desc("edm campaign status|collect OUTPUT [options]");
+  std::string what, output, file;
+  desc.add_options()("help,h", "this help")("what", po::value(&what), "status | collect")(
+      "output", po::value(&output), "the campaign folder")("file,o", po::value(&file),
+                                                           "collect: the HDF5 file (default OUTPUT/campaign.h5)");
+  po::positional_options_description pos;
+  pos.add("what", 1).add("output", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  if (what.empty() || output.empty())
+    throw ConfigError("EDM-CLI-002", "edm campaign: give status or collect, and the campaign folder");
+  if (what == "status") return status(output);
+  if (what == "collect") {
+    const fs::path f = file.empty() ? fs::path(output) / "campaign.h5" : fs::path(file);
+    const std::size_t n = collect_campaign(output, f);
+    std::cout << "edm campaign collect: " << n << " cells into " << f.string() << "\n";
+    return 0;
+  }
+  throw ConfigError("EDM-SWP-027", "edm campaign: unknown action '" + what + "' (status, collect)");
+}
+
+}  // namespace edm::app

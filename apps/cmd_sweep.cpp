@@ -1,0 +1,353 @@
+// edm sweep CAMPAIGN.toml: the cells of the campaign's [sweep] table (share/docs/sweeps.md), each a
+// normal run folder OUTPUT/<label>/, with the table OUTPUT/campaign.toml. Three executors: the cells
+// in turn in this process (default), one child process per device (--parallel-devices), or a SLURM
+// job array whose tasks run `edm sweep CAMPAIGN.toml --cell K` (--slurm). Done cells are skipped,
+// checkpointed ones resumed, failed ones rerun with --retry-failed.
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <boost/program_options.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/sweep.hpp"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace edm::app {
+namespace {
+
+struct SweepArgs {
+  std::string file;
+  std::vector<Override> base;
+  std::vector<std::string> sets;  // as given, forwarded to children and SLURM tasks
+  bool dry_run = false, yes = false, retry_failed = false, quiet = false;
+  std::int64_t cell = -1, checkpoint_every = 0;
+  bool parallel = false, slurm = false, print_only = false;
+  std::string partition, time;
+  int gpus_per_cell = 0, array_limit = 0;
+};
+
+struct Log : RunObserver {
+  bool quiet;
+  explicit Log(bool q) : quiet(q) {}
+  void phase(const std::string& n, const std::string& d) override {
+    if (!quiet) std::cerr << "[" << n << "] " << d << "\n";
+  }
+  void warning(const std::string& m) override { std::cerr << "warning: " << m << "\n"; }
+};
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("edm") : p.string();
+}
+
+// The arguments a child or a SLURM task repeats: the campaign and every override, as --set.
+std::vector<std::string> forwarded(const SweepArgs& a) {
+  std::vector<std::string> out{"sweep", fs::absolute(a.file).string()};
+  for (const auto& o : a.base) {
+    out.push_back("--set");
+    out.push_back(o.key + "=" + o.value);
+  }
+  if (a.yes) out.push_back("--yes");
+  if (a.retry_failed) out.push_back("--retry-failed");
+  if (a.checkpoint_every) {
+    out.push_back("--checkpoint-every");
+    out.push_back(std::to_string(a.checkpoint_every));
+  }
+  out.push_back("--quiet");
+  return out;
+}
+
+std::string human_bytes(double b) {
+  char buf[32];
+  if (b >= 1073741824.0)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / 1073741824.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  return buf;
+}
+
+int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCell>& cells, const fs::path& output,
+            const PluginRegistry& plugins) {
+  std::cout << "dry run of " << a.file << ": " << cells.size() << " cells (" << sweep_mode_name(spec.mode)
+            << ") into " << output.string() << "/<label>/ (nothing is run or written)\n\n";
+  double total_time = 0;
+  bool time_known = true;
+  for (const auto& c : cells) {
+    const RunSummary s = estimate_cell(spec, c, a.base, output, plugins);
+    const CellRecord r = cell_record(output, c);
+    std::cout << "cell " << c.index << "  " << c.label << "  [" << cell_state_name(r.state) << "]\n   ";
+    for (const auto& o : c.overrides) std::cout << " " << o.key << "=" << o.value;
+    std::cout << "\n    " << s.electrons << " electrons x " << s.screen.nx << " x " << s.screen.ny << " x "
+              << s.screen.samples << " samples; device " << human_bytes(double(s.device_buffer_bytes))
+              << ", host ≈ " << human_bytes(s.host_estimate_bytes) << "; time ";
+    if (s.time_estimate > 0)
+      std::cout << "≈ " << s.time_estimate << " s of field kernels\n";
+    else
+      std::cout << "unknown (run `edm bench` once on this device)\n";
+    total_time += s.time_estimate;
+    time_known = time_known && s.time_estimate > 0;
+  }
+  if (time_known) std::cout << "\ntotal:   ≈ " << total_time << " s of field kernels\n";
+  return 0;
+}
+
+bool runnable(const CellRecord& r, bool retry_failed) {
+  return r.state != CellState::Done && (r.state != CellState::Failed || retry_failed);
+}
+
+// The job array: one task per cell still to run, each `edm sweep CAMPAIGN --cell K`.
+std::string sbatch_script(const SweepArgs& a, const std::vector<std::size_t>& todo, const fs::path& output) {
+  std::ostringstream s;
+  std::string indices;
+  for (std::size_t k : todo) indices += (indices.empty() ? "" : ",") + std::to_string(k);
+  const fs::path out = fs::absolute(output);
+  s << "#!/bin/bash\n# edm sweep: a SLURM job array, one task per cell still to run (share/docs/sweeps.md).\n"
+    << "#SBATCH --job-name=edm-sweep\n#SBATCH --array=" << indices
+    << (a.array_limit > 0 ? "%" + std::to_string(a.array_limit) : "") << "\n"
+    << "#SBATCH --ntasks=1\n#SBATCH --output=" << (out / ".cells" / "slurm-%A_%a.log").string() << "\n";
+  if (!a.partition.empty()) s << "#SBATCH --partition=" << a.partition << "\n";
+  if (a.gpus_per_cell > 0) s << "#SBATCH --gres=gpu:" << a.gpus_per_cell << "\n";
+  if (!a.time.empty()) s << "#SBATCH --time=" << a.time << "\n";
+  s << "cd " << quote(fs::current_path().string()) << " || exit 1\nexec " << quote(self_exe());
+  for (const auto& w : forwarded(a)) s << " " << quote(w);
+  s << " --cell \"$SLURM_ARRAY_TASK_ID\"\n";
+  return s.str();
+}
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "");
+  std::string dir;
+  while (std::getline(ss, dir, ':')) {
+    const fs::path p = fs::path(dir.empty() ? "." : dir) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return "";
+}
+
+int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output) {
+  std::vector<std::size_t> todo;
+  for (const auto& c : cells)
+    if (runnable(cell_record(output, c), a.retry_failed)) todo.push_back(c.index);
+  if (todo.empty()) {
+    std::cout << "edm sweep: every cell is done (or failed: --retry-failed reruns those); nothing to submit\n";
+    return 0;
+  }
+  const std::string sbatch = a.print_only ? "" : find_on_path("sbatch");
+  if (!a.print_only && sbatch.empty())
+    throw ConfigError("EDM-SWP-021", "edm sweep --slurm: no sbatch on PATH (pass --print-only to print the script)");
+  const fs::path script = output / "sweep.sbatch";
+  const std::string text = sbatch_script(a, todo, output);
+  {
+    std::ofstream f(script);
+    f << text;
+    if (!f) throw IoError("EDM-SWP-013", script.string() + ": cannot write the job script");
+  }
+  if (a.print_only) {
+    std::cout << text;
+    return 0;
+  }
+  const std::string cmd = quote(sbatch) + " --parsable " + quote(script.string()) + " 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::string reply;
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) reply += buf;
+  const int rc = p ? ::pclose(p) : -1;
+  while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
+  if (rc != 0) throw Error("EDM-SWP-023", "sbatch " + script.string() + " failed: " + reply);
+  std::cout << "submitted job array " << reply << ": " << todo.size() << " cells (" << script.string()
+            << "); edm campaign status " << output.string() << "\n";
+  return 0;
+}
+
+// Children: one `edm sweep --cell K --device D` per device at a time, each logging to its cell's log.
+void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output,
+                  const std::atomic<bool>* stop) {
+  const Campaign base = load_campaign(a.file, a.base, PluginRegistry::discover().get(peek_scenario(a.file, a.base)).keys(),
+                                      true, true);
+  const std::string spec = base.accumulator.devices == "auto" ? "all" : base.accumulator.devices;
+  const std::vector<DeviceInfo> devices = select_devices(spec);
+  if (devices.empty()) throw ConfigError("EDM-SWP-024", "edm sweep --parallel-devices: no device for '" + spec + "'");
+  std::deque<std::size_t> todo;
+  for (const auto& c : cells)
+    if (runnable(cell_record(output, c), a.retry_failed)) todo.push_back(c.index);
+  std::map<pid_t, int> running;  // pid → device index
+  std::vector<int> free;
+  for (const auto& d : devices) free.push_back(d.index);
+  bool signalled = false;
+  while (!todo.empty() || !running.empty()) {
+    const bool stopping = stop && stop->load();
+    if (stopping && !signalled) {
+      for (const auto& [pid, dev] : running) ::kill(pid, SIGTERM);  // each writes its checkpoint
+      signalled = true;
+    }
+    while (!stopping && !todo.empty() && !free.empty()) {
+      const std::size_t k = todo.front();
+      todo.pop_front();
+      const int dev = free.back();
+      free.pop_back();
+      std::vector<std::string> words = forwarded(a);
+      words.insert(words.end(), {"--set", "accumulator.devices=\"" + std::to_string(dev) + "\"", "--cell", std::to_string(k)});
+      const fs::path log = output / ".cells" / (cells[k].label + ".log");
+      const pid_t pid = ::fork();
+      if (pid == 0) {
+        // Its own process group: a terminal's Ctrl-C reaches only this parent, which asks each child
+        // once (a second signal would kill a child before its checkpoint).
+        ::setpgid(0, 0);
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+          ::dup2(fd, 1);
+          ::dup2(fd, 2);
+        }
+        std::vector<char*> argv;
+        const std::string exe = self_exe();
+        argv.push_back(const_cast<char*>(exe.c_str()));
+        for (auto& w : words) argv.push_back(w.data());
+        argv.push_back(nullptr);
+        ::execv(exe.c_str(), argv.data());
+        ::_exit(127);
+      }
+      if (pid < 0) throw Error("EDM-SWP-016", "fork failed: cannot start a cell process");
+      running[pid] = dev;
+      if (!a.quiet) std::cerr << "[cell] " << cells[k].label << " on device " << dev << " (log " << log.string() << ")\n";
+    }
+    if (stopping && todo.size()) todo.clear();
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    if (done > 0 && running.count(done)) {
+      free.push_back(running[done]);
+      running.erase(done);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+}
+
+// The end of a sweep: the counts, and an error when cells failed or the campaign was stopped.
+int finish(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output, bool stopped) {
+  std::size_t done = 0, failed = 0, other = 0;
+  std::string first_error;
+  for (const auto& c : cells) {
+    if (a.cell >= 0 && std::size_t(a.cell) != c.index) continue;
+    const CellRecord r = cell_record(output, c);
+    if (r.state == CellState::Done) ++done;
+    else if (r.state == CellState::Failed) {
+      ++failed;
+      if (first_error.empty()) first_error = r.label + ": " + r.error;
+    } else ++other;
+  }
+  if (!a.quiet)
+    std::cout << "edm sweep " << output.string() << ": " << done << " done, " << failed << " failed, " << other
+              << " not run; table " << table_path(output).string() << "\n";
+  if (stopped)
+    throw Interrupted("EDM-SWP-026", "the campaign was stopped on request; run the same edm sweep again to "
+                                     "resume (" + std::to_string(done) + " cells done)");
+  if (failed)
+    throw Error("EDM-SWP-020", std::to_string(failed) + " of " + std::to_string(done + failed + other) +
+                                   " cells failed (first: " + first_error + "); edm campaign status " + output.string());
+  return 0;
+}
+
+SweepArgs parse(const Args& args, bool& help) {
+  po::options_description desc("edm sweep CAMPAIGN.toml [options]");
+  SweepArgs a;
+  desc.add_options()("help,h", "this help")(
+      "set", po::value(&a.sets)->composing(), "override a key of every cell: section.key=value (repeatable)");
+  add_key_flags(desc);
+  desc.add_options()("dry-run", "list the cells with their overrides and estimates; run nothing")(
+      "yes", "run a grid larger than [sweep] max_cells")("retry-failed", "run the failed cells again")(
+      "cell", po::value(&a.cell), "run only cell K (its index in the expansion; SLURM tasks use this)")(
+      "parallel-devices", "run cells concurrently, one per device")(
+      "checkpoint-every", po::value(&a.checkpoint_every), "checkpoint every K batches (as edm run)")(
+      "slurm", "write a SLURM job array script (OUTPUT/sweep.sbatch) and submit it with sbatch")(
+      "partition", po::value(&a.partition), "SLURM partition")(
+      "gpus-per-cell", po::value(&a.gpus_per_cell), "GPUs per array task (--gres=gpu:N)")(
+      "time", po::value(&a.time), "SLURM time limit per task (e.g. 02:00:00)")(
+      "array-limit", po::value(&a.array_limit), "at most N array tasks at once (%N)")(
+      "print-only", "with --slurm: print the script, submit nothing")("quiet,q", "no progress output");
+  po::variables_map vm;
+  help = !parse_command(args, desc, "campaign", a.file, vm);
+  if (help) return a;
+  if (a.file.empty()) throw ConfigError("EDM-CLI-002", "edm sweep: no campaign file given");
+  if (!fs::exists(a.file)) throw ConfigError("EDM-CFG-002", a.file + ": no such campaign file");
+  a.base = parse_set_options(a.sets);
+  for (auto& o : key_flag_overrides(vm)) a.base.push_back(std::move(o));
+  a.dry_run = vm.count("dry-run");
+  a.yes = vm.count("yes");
+  a.retry_failed = vm.count("retry-failed");
+  a.parallel = vm.count("parallel-devices");
+  a.slurm = vm.count("slurm");
+  a.print_only = vm.count("print-only");
+  a.quiet = vm.count("quiet");
+  return a;
+}
+
+}  // namespace
+
+int cmd_sweep(const Args& args) {
+  bool help = false;
+  const SweepArgs a = parse(args, help);
+  if (help) return 0;
+  const PluginRegistry plugins = PluginRegistry::discover();
+  const std::string scenario = peek_scenario(a.file, a.base);
+  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys());
+  const std::vector<SweepCell> cells = expand_sweep(spec, a.yes);
+  if (a.cell >= 0 && std::size_t(a.cell) >= cells.size())
+    throw ConfigError("EDM-SWP-022", "edm sweep --cell " + std::to_string(a.cell) + ": the campaign has " +
+                                         std::to_string(cells.size()) + " cells (0 to " +
+                                         std::to_string(cells.size() - 1) + ")");
+  const fs::path output = campaign_output(a.file, a.base, plugins);
+  // Every cell's campaign is checked before anything runs: a bad value fails now, not hours in.
+  for (const auto& c : cells) (void)cell_campaign(spec, c, a.base, output, plugins);
+  if (a.dry_run) return dry_run(a, spec, cells, output, plugins);
+  open_campaign_folder(output, spec, cells, campaign_fingerprint(spec, cells, a.base, plugins));
+  if (a.slurm) return submit_slurm(a, cells, output);
+  const std::atomic<bool>* stop = install_stop_handlers();
+  if (a.parallel && a.cell < 0) {
+    run_parallel(a, cells, output, stop);
+    return finish(a, cells, output, stop->load());
+  }
+  Log log(a.quiet);
+  CellRunOptions opt{stop, a.checkpoint_every, a.retry_failed};
+  bool stopped = false;
+  for (const auto& c : cells) {
+    if (a.cell >= 0 && std::size_t(a.cell) != c.index) continue;
+    if (stop->load()) {
+      stopped = true;
+      break;
+    }
+    std::string err;
+    const CellOutcome out = run_cell(spec, c, a.base, output, plugins, opt, log, &err);
+    if (out == CellOutcome::Failed) std::cerr << "edm sweep: cell " << c.label << " failed: " << err << "\n";
+    if (out == CellOutcome::Busy && !a.quiet) std::cerr << "[cell] " << c.label << " is running elsewhere: skipped\n";
+    if (out == CellOutcome::Stopped) {
+      stopped = true;
+      break;
+    }
+  }
+  return finish(a, cells, output, stopped);
+}
+
+}  // namespace edm::app

@@ -1,0 +1,158 @@
+// Campaigns of cells (`edm sweep`, `edm campaign`): the [sweep] table of a campaign file expanded
+// into cells (a label and the overrides of each), the campaign table OUTPUT/campaign.toml (one row
+// per cell, merged from one state file per cell so that concurrent cells — SLURM array tasks,
+// one cell per device — never lose each other's rows), one cell run or resumed into its normal run
+// folder OUTPUT/<label>/, and the HDF5 table `edm campaign collect` writes. The format of the
+// [sweep] table and the table is share/docs/sweeps.md; the executors (in turn, one per device,
+// SLURM) live in the app, which owns processes and signals.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+
+namespace edm {
+
+enum class SweepMode { Grid, Zip };
+const char* sweep_mode_name(SweepMode m);
+
+// One axis: a campaign key ("laser.a0", or "<scenario>.key" for the plugin's keys) and its values
+// as TOML text ("0.1", "\"circular_plus\"", "16"), in the order the campaign file gives them.
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+struct SweepSpec {
+  std::filesystem::path file;  // the campaign file
+  SweepMode mode = SweepMode::Grid;
+  std::vector<SweepAxis> axes;  // in file order (the first axis varies slowest in a grid)
+  std::uint64_t max_cells = 1000;  // [sweep] max_cells: a larger grid is refused unless allowed
+};
+
+// One cell: its index in the expansion (stable: `edm sweep --cell K`, SLURM's array index), its
+// label (the folder OUTPUT/<label>/) and the overrides its axes give, one per axis.
+struct SweepCell {
+  std::size_t index = 0;
+  std::string label;
+  std::vector<Override> overrides;
+};
+
+// Whether the campaign file has a [sweep] table (ConfigError EDM-CFG-001 on a syntax error).
+bool has_sweep(const std::filesystem::path& file);
+// Reads the [sweep] table. Errors (ConfigError): no [sweep] EDM-SWP-001, an unknown key
+// EDM-SWP-002, an empty axis EDM-SWP-003, a malformed axis or range EDM-SWP-004, an unknown mode
+// EDM-SWP-005, an axis over run.output EDM-SWP-006. `plugin_keys` are the scenario's keys
+// (sweepable as "<scenario>.key").
+SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
+                     const std::vector<KeySpec>& plugin_keys);
+// The cells of a sweep, in order: a grid is the product (last axis fastest), zip pairs the i-th
+// values. Zipped axes of different lengths EDM-SWP-007; more than max_cells cells (unless
+// `allow_large`) EDM-SWP-008 with the count; two cells with one label EDM-SWP-009.
+std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large = false);
+// The label of one cell from its axes' values: "a0=0.5,gamma=10" (the key's last part unless two
+// axes share it; characters other than letters, digits and . _ + - = become '_').
+std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values);
+
+// The campaign of one cell: the base file with the base overrides, then the cell's, then
+// run.output = OUTPUT/<label>. `output` is the campaign folder.
+Campaign cell_campaign(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                       const std::filesystem::path& output, const PluginRegistry& plugins);
+// The campaign folder: the base campaign's run.output.
+std::filesystem::path campaign_output(const std::filesystem::path& file, const std::vector<Override>& base,
+                                      const PluginRegistry& plugins);
+
+// ---- The campaign table -------------------------------------------------------------------------
+
+enum class CellState { Pending, Running, Done, Failed };
+const char* cell_state_name(CellState s);
+
+struct CellRecord {
+  std::string label;
+  CellState state = CellState::Pending;
+  std::map<std::string, std::string> overrides;  // key → TOML text of the value
+  std::map<std::string, double> results;         // energy (J), peak_omega_on_axis (rad/s)
+  std::optional<double> wall_s;
+  std::string error;  // "EDM-…: message" of a failed (or stopped) cell
+  std::string host;   // where it ran last (not in the comparison of two runs)
+};
+
+// What identifies a campaign: a hash of the base campaign's effective keys (run.output aside) and
+// of every cell's label and overrides. A folder whose table has another fingerprint belongs to
+// another campaign (EDM-SWP-010).
+std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepCell>& cells,
+                                 const std::vector<Override>& base, const PluginRegistry& plugins);
+
+// OUTPUT/campaign.toml, OUTPUT/.cells/<label>.toml (one state file per cell), the lock.
+std::filesystem::path table_path(const std::filesystem::path& output);
+std::filesystem::path cell_state_path(const std::filesystem::path& output, const std::string& label);
+
+// Opens (creating when absent) the campaign folder for these cells: EDM-SWP-010 if it holds the
+// table of another campaign. Writes the table.
+void open_campaign_folder(const std::filesystem::path& output, const SweepSpec& spec,
+                          const std::vector<SweepCell>& cells, const std::string& fingerprint);
+// The rows: each cell's state file, else pending. Reads the [campaign] table and the cell list of
+// OUTPUT/campaign.toml (IoError EDM-SWP-011 when missing or unreadable).
+struct CampaignTable {
+  std::map<std::string, std::string> meta;  // [campaign]: name, file, mode, fingerprint, axes
+  std::vector<CellRecord> cells;
+};
+CampaignTable read_campaign_table(const std::filesystem::path& output);
+// Writes one cell's state file atomically and rewrites OUTPUT/campaign.toml atomically from all the
+// state files, under the folder's lock (flock on OUTPUT/.campaign.lock), so concurrent writers
+// never lose a row.
+void record_cell(const std::filesystem::path& output, const CellRecord& record);
+// The state of one cell now (its state file, else pending).
+CellRecord cell_record(const std::filesystem::path& output, const SweepCell& cell);
+
+// ---- One cell -----------------------------------------------------------------------------------
+
+// An exclusive claim on a cell while it runs (flock on OUTPUT/.cells/<label>.lock): a second
+// process finds the cell busy instead of running it twice. Released on destruction.
+class CellClaim {
+ public:
+  CellClaim(const std::filesystem::path& output, const std::string& label);  // try; held() says
+  ~CellClaim();
+  CellClaim(const CellClaim&) = delete;
+  CellClaim& operator=(const CellClaim&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+struct CellRunOptions {
+  const std::atomic<bool>* stop = nullptr;  // the run driver's stop flag (checkpoint, then stop)
+  std::int64_t checkpoint_every = 0;
+  bool retry_failed = false;
+};
+
+enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
+
+// Runs one cell unless it is done (skipped), failed (skipped unless retry_failed), or running in
+// another process (busy): resumes from OUTPUT/<label>/checkpoint.h5 when one is there, else runs it
+// afresh (replacing an unfinished folder). Records running, then done with its results (the
+// energy through the screen and the on-axis peak ω of `edm spectrum`'s defaults; spectrum.h5 is
+// written), failed with the error id, or stopped (pending, "checkpoint kept") when the stop flag
+// ended it. Never throws for the cell's own errors; `error` gets the one that ended it.
+CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                     const std::filesystem::path& output, const PluginRegistry& plugins,
+                     const CellRunOptions& options, RunObserver& observer, std::string* error = nullptr);
+
+// The dry-run estimate of one cell (edm run --dry-run's RunSummary).
+RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                         const std::filesystem::path& output, const PluginRegistry& plugins);
+
+// Writes the table's cells into one HDF5 file (atomically): /cells/label (strings), /cells/state,
+// /cells/wall_s, /overrides/<key> and /results/<name> (float64, NaN where absent; a non-numeric
+// override as strings). Returns the number of cells.
+std::size_t collect_campaign(const std::filesystem::path& output, const std::filesystem::path& file);
+
+}  // namespace edm

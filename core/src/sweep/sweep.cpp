@@ -1,0 +1,286 @@
+// The [sweep] table of a campaign file (share/docs/sweeps.md): axes over keys of the key table (or
+// the scenario's own keys), as lists or ranges, combined as a grid or zipped, expanded into cells
+// with labels derived from the values; and each cell's campaign (the base file, the base overrides,
+// the cell's, its run folder under the campaign folder).
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "edm/error.hpp"
+#include "edm/schema.hpp"
+#include "edm/sweep.hpp"
+
+namespace edm {
+
+const char* sweep_mode_name(SweepMode m) { return m == SweepMode::Zip ? "zip" : "grid"; }
+
+namespace {
+
+std::string read_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError("EDM-CFG-002", file.string() + ": cannot open the campaign file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+toml::table parse_file(const std::filesystem::path& file) {
+  try {
+    return toml::parse(read_text(file), file.string());
+  } catch (const toml::parse_error& e) {
+    throw ConfigError("EDM-SWP-014", file.string() + ":" + std::to_string(e.source().begin.line) + ":" +
+                                         std::to_string(e.source().begin.column) +
+                                         ": syntax error: " + std::string(e.description()));
+  }
+}
+
+std::string at(const std::filesystem::path& file, const toml::source_region& src) {
+  return file.string() + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column);
+}
+
+// Shortest text that reads back as the same double (so labels are stable and short: 0.1, 1e-06).
+std::string number_text(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  // TOML needs a fraction or an exponent for a float: "2" would be read as an integer.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+// One value of an axis as the TOML text an override takes.
+std::string value_text(const toml::node& v, const std::string& where) {
+  if (auto i = v.value_exact<std::int64_t>()) return std::to_string(*i);
+  if (auto d = v.value_exact<double>()) return number_text(*d);
+  if (auto b = v.value_exact<bool>()) return *b ? "true" : "false";
+  if (auto s = v.value_exact<std::string>()) {
+    std::ostringstream os;
+    os << toml::value<std::string>(*s);
+    return os.str();
+  }
+  throw ConfigError("EDM-SWP-004", where + ": a sweep value must be a number, a boolean or a string");
+}
+
+// { from = a, to = b, count = n [, scale = "log"] }: n values from a to b inclusive.
+std::vector<std::string> range_values(const toml::table& t, const std::string& where) {
+  for (auto&& [k, v] : t)
+    if (k != "from" && k != "to" && k != "count" && k != "scale")
+      throw ConfigError("EDM-SWP-004", where + ": a range has from, to, count and optionally scale = "
+                                               "\"linear\" | \"log\"; '" + std::string(k.str()) + "' is none of them");
+  const auto from = t["from"].value<double>(), to = t["to"].value<double>();
+  const auto count = t["count"].value_exact<std::int64_t>();
+  const std::string scale = t["scale"].value_or(std::string("linear"));
+  if (!from || !to || !count)
+    throw ConfigError("EDM-SWP-004", where + ": a range needs from (number), to (number) and count (integer)");
+  if (*count < 1) throw ConfigError("EDM-SWP-003", where + ": the range has count " + std::to_string(*count) +
+                                                       ": an axis needs one value or more");
+  if (scale != "linear" && scale != "log")
+    throw ConfigError("EDM-SWP-004", where + ": scale = \"" + scale + "\": use \"linear\" or \"log\"");
+  if (scale == "log" && (*from <= 0 || *to <= 0))
+    throw ConfigError("EDM-SWP-004", where + ": a log range needs from > 0 and to > 0");
+  // Integers stay integers when both ends are integers and every step lands on one.
+  const bool ints = t["from"].is_integer() && t["to"].is_integer() && scale == "linear" &&
+                    (*count == 1 || (std::int64_t(*to - *from) % (*count - 1)) == 0);
+  std::vector<std::string> out;
+  for (std::int64_t i = 0; i < *count; ++i) {
+    const double f = *count == 1 ? 0.0 : double(i) / double(*count - 1);
+    double v = scale == "log" ? *from * std::pow(*to / *from, f) : *from + (*to - *from) * f;
+    if (i == *count - 1) v = *to;  // the end exactly, not a rounding of it
+    out.push_back(ints ? std::to_string(std::llround(v)) : number_text(v));
+  }
+  return out;
+}
+
+// The axis key must be a key of the table (core) or of the scenario's section.
+void check_axis_key(const std::string& key, const std::string& scenario, const std::vector<KeySpec>& plugin_keys,
+                    const std::string& where) {
+  const auto dot = key.find('.');
+  const std::string section = dot == std::string::npos ? key : key.substr(0, dot);
+  const std::string name = dot == std::string::npos ? "" : key.substr(dot + 1);
+  if (key == "run.output")
+    throw ConfigError("EDM-SWP-006", where + ": run.output cannot be swept: each cell's folder is "
+                                             "OUTPUT/<label>/ under the campaign's run.output");
+  bool known = core_key(section, name) != nullptr;
+  if (!known && section == scenario)
+    known = std::any_of(plugin_keys.begin(), plugin_keys.end(), [&](const KeySpec& k) { return k.key == name; });
+  if (!known)
+    throw ConfigError("EDM-SWP-002", where + ": sweep over '" + key + "': not a key of the campaign (`edm schema` "
+                                             "lists them; the scenario's own keys are '" + scenario + ".KEY')");
+}
+
+struct RawAxis {
+  SweepAxis axis;
+  std::size_t line = 0, column = 0;
+};
+
+// The axes of [sweep]: "section.key = [...]" or "section.key = {from, to, count}", as dotted keys
+// (a table per section) or quoted keys ("laser.a0" = [...]).
+void collect_axes(const toml::table& t, const std::string& prefix, const std::filesystem::path& file,
+                  std::vector<RawAxis>& out) {
+  for (auto&& [k, v] : t) {
+    const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    const std::string where = at(file, k.source());
+    if (prefix.empty() && (key == "mode" || key == "max_cells")) continue;
+    RawAxis a;
+    a.axis.key = key;
+    a.line = k.source().begin.line;
+    a.column = k.source().begin.column;
+    if (const toml::array* arr = v.as_array()) {
+      if (arr->empty()) throw ConfigError("EDM-SWP-003", where + ": the axis '" + key + "' has no values");
+      for (auto&& x : *arr) a.axis.values.push_back(value_text(x, where));
+    } else if (const toml::table* sub = v.as_table()) {
+      if (sub->contains("from") || sub->contains("to") || sub->contains("count")) {
+        a.axis.values = range_values(*sub, where);
+      } else if (prefix.empty()) {
+        collect_axes(*sub, key, file, out);
+        continue;
+      } else {
+        throw ConfigError("EDM-SWP-004", where + ": '" + key + "' is neither a list of values nor a range "
+                                                 "{ from, to, count }");
+      }
+    } else {
+      throw ConfigError("EDM-SWP-004", where + ": the axis '" + key + "' must be a list of values or a range "
+                                               "{ from = …, to = …, count = … }");
+    }
+    out.push_back(std::move(a));
+  }
+}
+
+std::string short_name(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::string sanitize(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '+' ||
+                    ch == '-' || ch == '=';
+    out += ok ? ch : '_';
+  }
+  return out;
+}
+
+std::string unquote(const std::string& v) {
+  return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : v;
+}
+
+}  // namespace
+
+bool has_sweep(const std::filesystem::path& file) { return parse_file(file).contains("sweep"); }
+
+SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
+                     const std::vector<KeySpec>& plugin_keys) {
+  const toml::table root = parse_file(file);
+  const toml::node* node = root.get("sweep");
+  if (!node)
+    throw ConfigError("EDM-SWP-001", file.string() + ": no [sweep] table: `edm sweep` needs axes (share/docs/"
+                                                     "sweeps.md); `edm run` runs a single cell");
+  const toml::table* t = node->as_table();
+  if (!t) throw ConfigError("EDM-SWP-004", file.string() + ": sweep must be a table ([sweep])");
+  SweepSpec spec;
+  spec.file = file;
+  if (const toml::node* m = t->get("mode")) {
+    const auto word = m->value<std::string>();
+    if (!word || (*word != "grid" && *word != "zip"))
+      throw ConfigError("EDM-SWP-005", at(file, m->source()) + ": [sweep] mode must be \"grid\" or \"zip\"");
+    spec.mode = *word == "zip" ? SweepMode::Zip : SweepMode::Grid;
+  }
+  if (const toml::node* m = t->get("max_cells")) {
+    const auto n = m->value_exact<std::int64_t>();
+    if (!n || *n < 1)
+      throw ConfigError("EDM-SWP-004", at(file, m->source()) + ": [sweep] max_cells must be an integer ≥ 1");
+    spec.max_cells = std::uint64_t(*n);
+  }
+  std::vector<RawAxis> raw;
+  collect_axes(*t, "", file, raw);
+  if (raw.empty())
+    throw ConfigError("EDM-SWP-003", file.string() + ": [sweep] has no axes (e.g. laser.a0 = [0.1, 0.5, 1.0])");
+  // File order, not toml++'s (sorted) order: the first axis written varies slowest.
+  std::stable_sort(raw.begin(), raw.end(),
+                   [](const RawAxis& a, const RawAxis& b) { return std::tie(a.line, a.column) < std::tie(b.line, b.column); });
+  for (auto& a : raw) {
+    check_axis_key(a.axis.key, scenario, plugin_keys, file.string() + ":" + std::to_string(a.line));
+    spec.axes.push_back(std::move(a.axis));
+  }
+  return spec;
+}
+
+std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values) {
+  std::string label;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    std::string name = short_name(axes[i].key);
+    const bool shared = std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) {
+                          return short_name(a.key) == name;
+                        }) > 1;
+    if (shared) name = axes[i].key;
+    label += (i ? "," : "") + sanitize(name + "=" + unquote(values[i]));
+  }
+  return label;
+}
+
+std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large) {
+  const std::size_t n_axes = spec.axes.size();
+  std::uint64_t count = 1;
+  if (spec.mode == SweepMode::Zip) {
+    count = spec.axes.front().values.size();
+    for (const auto& a : spec.axes)
+      if (a.values.size() != count)
+        throw ConfigError("EDM-SWP-007", spec.file.string() + ": [sweep] mode = \"zip\" needs axes of one length: '" +
+                                             spec.axes.front().key + "' has " + std::to_string(count) + " values, '" +
+                                             a.key + "' " + std::to_string(a.values.size()));
+  } else {
+    for (const auto& a : spec.axes) {
+      count *= a.values.size();
+      if (count > (std::uint64_t(1) << 40)) break;  // far beyond any limit; no overflow
+    }
+  }
+  if (count > spec.max_cells && !allow_large)
+    throw ConfigError("EDM-SWP-008", spec.file.string() + ": the sweep has " + std::to_string(count) +
+                                         " cells, more than max_cells = " + std::to_string(spec.max_cells) +
+                                         ": pass --yes to run them all, or raise [sweep] max_cells");
+  std::vector<SweepCell> cells;
+  std::map<std::string, std::size_t> seen;
+  for (std::uint64_t c = 0; c < count; ++c) {
+    std::vector<std::string> values(n_axes);
+    std::uint64_t rest = c;
+    for (std::size_t i = n_axes; i-- > 0;) {
+      const auto& vs = spec.axes[i].values;
+      values[i] = spec.mode == SweepMode::Zip ? vs[c] : vs[rest % vs.size()];
+      if (spec.mode == SweepMode::Grid) rest /= vs.size();
+    }
+    SweepCell cell;
+    cell.index = c;
+    cell.label = cell_label(spec.axes, values);
+    for (std::size_t i = 0; i < n_axes; ++i) cell.overrides.push_back({spec.axes[i].key, values[i], Origin::CommandLine});
+    const auto [it, fresh] = seen.emplace(cell.label, c);
+    if (!fresh)
+      throw ConfigError("EDM-SWP-009", spec.file.string() + ": cells " + std::to_string(it->second) + " and " +
+                                           std::to_string(c) + " have one label '" + cell.label +
+                                           "' (an axis repeats a value, or two values read alike)");
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+Campaign cell_campaign(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                       const std::filesystem::path& output, const PluginRegistry& plugins) {
+  std::vector<Override> all = base;
+  for (const auto& o : cell.overrides) all.push_back(o);
+  std::ostringstream out;
+  out << toml::value<std::string>((output / cell.label).string());
+  all.push_back({"run.output", out.str(), Origin::CommandLine});
+  const std::string scenario = peek_scenario(spec.file, all);
+  return load_campaign(spec.file, all, plugins.get(scenario).keys(), true, true);
+}
+
+std::filesystem::path campaign_output(const std::filesystem::path& file, const std::vector<Override>& base,
+                                      const PluginRegistry& plugins) {
+  const std::string scenario = peek_scenario(file, base);
+  return load_campaign(file, base, plugins.get(scenario).keys(), true, true).run.output;
+}
+
+}  // namespace edm

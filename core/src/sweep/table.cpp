@@ -1,0 +1,286 @@
+// The campaign table (share/docs/sweeps.md, share/docs/outputs.md): OUTPUT/campaign.toml, one
+// [[cell]] per cell, merged from one state file per cell (OUTPUT/.cells/<label>.toml). A cell's
+// process writes only its own state file, then rewrites the table under an flock, each file written
+// whole under a temporary name and renamed: concurrent cells (SLURM array tasks, one per device)
+// never lose each other's rows, and a reader never sees half a file.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "edm/error.hpp"
+#include "edm/sweep.hpp"
+#include "field/fnv1a.hpp"
+
+namespace edm {
+
+const char* cell_state_name(CellState s) {
+  switch (s) {
+    case CellState::Pending:
+      return "pending";
+    case CellState::Running:
+      return "running";
+    case CellState::Done:
+      return "done";
+    case CellState::Failed:
+      return "failed";
+  }
+  return "pending";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+CellState parse_state(const std::string& s, const fs::path& where) {
+  for (CellState c : {CellState::Pending, CellState::Running, CellState::Done, CellState::Failed})
+    if (s == cell_state_name(c)) return c;
+  throw IoError("EDM-SWP-011", where.string() + ": state '" + s + "' is not pending, running, done or failed");
+}
+
+fs::path cells_dir(const fs::path& output) { return output / ".cells"; }
+
+// Whole file under <name>.tmp.<pid>, then renamed over the old one (atomic within a folder).
+void write_atomic(const fs::path& file, const std::string& text) {
+  const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw IoError("EDM-SWP-013", file.string() + ": cannot replace the campaign table");
+  }
+}
+
+toml::table read_toml(const fs::path& file) {
+  try {
+    return toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    throw IoError("EDM-SWP-011", file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                                     std::string(e.description()));
+  }
+}
+
+// A value's TOML text back into a node of a table (the overrides keep their type).
+void insert_text(toml::table& t, const std::string& key, const std::string& text) {
+  try {
+    toml::table v = toml::parse("v = " + text);
+    t.insert_or_assign(key, *v.get("v"));
+  } catch (const toml::parse_error&) {
+    t.insert_or_assign(key, text);
+  }
+}
+
+std::string node_text(const toml::node& n) {
+  std::ostringstream os;
+  n.visit([&os](auto&& x) { os << x; });
+  return os.str();
+}
+
+toml::table record_table(const CellRecord& r) {
+  toml::table t;
+  t.insert("label", r.label);
+  t.insert("state", std::string(cell_state_name(r.state)));
+  if (r.wall_s) t.insert("wall_s", *r.wall_s);
+  if (!r.error.empty()) t.insert("error", r.error);
+  toml::table o, res;
+  for (const auto& [k, v] : r.overrides) insert_text(o, k, v);
+  for (const auto& [k, v] : r.results) res.insert(k, v);
+  t.insert("overrides", std::move(o));
+  t.insert("results", std::move(res));
+  return t;
+}
+
+CellRecord record_from(const toml::table& t, const fs::path& where) {
+  CellRecord r;
+  r.label = t["label"].value_or(std::string());
+  if (r.label.empty()) throw IoError("EDM-SWP-011", where.string() + ": a cell without a label");
+  r.state = parse_state(t["state"].value_or(std::string("pending")), where);
+  if (auto w = t["wall_s"].value<double>()) r.wall_s = *w;
+  r.error = t["error"].value_or(std::string());
+  r.host = t["host"].value_or(std::string());
+  if (const toml::table* o = t["overrides"].as_table())
+    for (auto&& [k, v] : *o) r.overrides[std::string(k.str())] = node_text(v);
+  if (const toml::table* o = t["results"].as_table())
+    for (auto&& [k, v] : *o)
+      if (auto d = v.value<double>()) r.results[std::string(k.str())] = *d;
+  return r;
+}
+
+// The lock of the table: held while one process merges the state files and renames the table.
+class FolderLock {
+ public:
+  explicit FolderLock(const fs::path& output) {
+    const fs::path file = output / ".campaign.lock";
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
+      throw IoError("EDM-SWP-013", file.string() + ": cannot lock the campaign folder");
+  }
+  ~FolderLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The table's text: [campaign] meta, then every cell of the list in order, from its state file.
+std::string table_text(const fs::path& output, const CampaignTable& table) {
+  toml::table root, meta;
+  for (const auto& [k, v] : table.meta) meta.insert(k, v);
+  root.insert("campaign", std::move(meta));
+  toml::array rows;
+  for (const auto& c : table.cells) rows.push_back(record_table(c));
+  root.insert("cell", std::move(rows));
+  std::ostringstream os;
+  os << "# The campaign table of edm sweep (share/docs/sweeps.md); rewritten after every cell.\n"
+     << "# Each cell's own state is OUTPUT/.cells/<label>.toml; edm campaign status OUTPUT prints this.\n\n"
+     << toml::toml_formatter(root) << "\n";
+  (void)output;
+  return os.str();
+}
+
+// The table's [campaign] meta and cell list (labels and overrides in order), rows merged with the
+// state files.
+CampaignTable merged(const fs::path& output) {
+  const fs::path file = table_path(output);
+  if (!fs::exists(file))
+    throw IoError("EDM-SWP-011", file.string() + ": no campaign table here (edm sweep CAMPAIGN.toml writes it)");
+  const toml::table root = read_toml(file);
+  CampaignTable t;
+  if (const toml::table* m = root["campaign"].as_table())
+    for (auto&& [k, v] : *m)
+      if (auto s = v.value<std::string>()) t.meta[std::string(k.str())] = *s;
+  if (const toml::array* rows = root["cell"].as_array()) {
+    for (auto&& row : *rows) {
+      const toml::table* rt = row.as_table();
+      if (!rt) throw IoError("EDM-SWP-011", file.string() + ": cell must be an array of tables");
+      CellRecord r = record_from(*rt, file);
+      const fs::path state = cell_state_path(output, r.label);
+      if (fs::exists(state)) {
+        CellRecord s = record_from(read_toml(state), state);
+        s.overrides = r.overrides;
+        r = std::move(s);
+      } else {
+        r = CellRecord{r.label, CellState::Pending, r.overrides, {}, {}, {}, {}};
+      }
+      t.cells.push_back(std::move(r));
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+fs::path table_path(const fs::path& output) { return output / "campaign.toml"; }
+
+fs::path cell_state_path(const fs::path& output, const std::string& label) {
+  return cells_dir(output) / (label + ".toml");
+}
+
+std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepCell>& cells,
+                                 const std::vector<Override>& base, const PluginRegistry& plugins) {
+  // The base campaign's effective keys without run.output (the folder may move) and without the
+  // environment (a SLURM node's EDM_DEVICE does not make another campaign), then the cells.
+  const std::string scenario = peek_scenario(spec.file, base);
+  Campaign c = load_campaign(spec.file, base, plugins.get(scenario).keys(), false, true);
+  toml::table t = c.to_toml();
+  if (toml::table* run = t["run"].as_table()) run->erase("output");
+  if (toml::table* acc = t["accumulator"].as_table()) acc->erase("devices");
+  std::ostringstream os;
+  os << t << "\nmode=" << sweep_mode_name(spec.mode) << "\n";
+  for (const auto& cell : cells) {
+    os << cell.label;
+    for (const auto& o : cell.overrides) os << "|" << o.key << "=" << o.value;
+    os << "\n";
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
+  return buf;
+}
+
+void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const std::vector<SweepCell>& cells,
+                          const std::string& fingerprint) {
+  std::error_code ec;
+  fs::create_directories(cells_dir(output), ec);
+  if (ec) throw IoError("EDM-SWP-013", output.string() + ": cannot create the campaign folder: " + ec.message());
+  FolderLock lock(output);
+  const fs::path file = table_path(output);
+  if (fs::exists(file)) {
+    const toml::table root = read_toml(file);
+    const std::string theirs = root["campaign"]["fingerprint"].value_or(std::string());
+    if (theirs != fingerprint)
+      throw ConfigError("EDM-SWP-010",
+                        output.string() + ": this folder holds the table of another campaign (" +
+                            root["campaign"]["file"].value_or(std::string("?")) + ", fingerprint " +
+                            (theirs.empty() ? "none" : theirs) + "; this one is " + fingerprint +
+                            "): choose another run.output (-o) for this campaign; its cells are kept");
+  } else if (fs::exists(output) && !fs::is_empty(output)) {
+    for (const auto& e : fs::directory_iterator(output)) {
+      const std::string n = e.path().filename().string();
+      if (n != ".cells" && n != ".campaign.lock")
+        throw ConfigError("EDM-SWP-010", output.string() + ": the folder exists and holds '" + n +
+                                             "' but no campaign table: choose another run.output (-o)");
+    }
+  }
+  CampaignTable t;
+  t.meta = {{"file", fs::absolute(spec.file).lexically_normal().string()},
+            {"mode", sweep_mode_name(spec.mode)},
+            {"fingerprint", fingerprint}};
+  std::string axes;
+  for (const auto& a : spec.axes) axes += (axes.empty() ? "" : ",") + a.key;
+  t.meta["axes"] = axes;
+  for (const auto& c : cells) {
+    CellRecord r = cell_record(output, c);
+    t.cells.push_back(std::move(r));
+  }
+  write_atomic(file, table_text(output, t));
+}
+
+CampaignTable read_campaign_table(const fs::path& output) { return merged(output); }
+
+CellRecord cell_record(const fs::path& output, const SweepCell& cell) {
+  const fs::path state = cell_state_path(output, cell.label);
+  CellRecord r;
+  if (fs::exists(state)) r = record_from(read_toml(state), state);
+  r.label = cell.label;
+  r.overrides.clear();
+  for (const auto& o : cell.overrides) r.overrides[o.key] = o.value;
+  return r;
+}
+
+void record_cell(const fs::path& output, const CellRecord& record) {
+  toml::table t = record_table(record);
+  if (!record.host.empty()) t.insert("host", record.host);
+  std::ostringstream os;
+  os << t << "\n";
+  FolderLock lock(output);
+  write_atomic(cell_state_path(output, record.label), os.str());
+  CampaignTable table = merged(output);
+  write_atomic(table_path(output), table_text(output, table));
+}
+
+CellClaim::CellClaim(const fs::path& output, const std::string& label) {
+  const fs::path file = cells_dir(output) / (label + ".lock");
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+CellClaim::~CellClaim() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace edm

@@ -1,0 +1,193 @@
+// ctest-label: unit
+// Sweeps (share/docs/sweeps.md) in the library: [sweep] axes as lists and ranges, grid and zip
+// expansion in file order, stable labels, every bad input with its id, and the campaign table:
+// one state file per cell merged under a lock, so concurrent writers lose no row.
+#define BOOST_TEST_MODULE sweep
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "edm/error.hpp"
+#include "edm/sweep.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+const char* kBase = R"(
+[run]
+scenario = "inverse_thomson"
+[screen]
+nx = 4
+ny = 4
+)";
+
+fs::path write(const std::string& sweep, const std::string& tag = "s") {
+  const fs::path dir = test::temp_dir("sweep_" + tag);
+  const fs::path p = dir / "c.toml";
+  std::ofstream(p) << kBase << "[sweep]\n" << sweep;
+  return p;
+}
+
+SweepSpec spec_of(const fs::path& p) { return read_sweep(p, "inverse_thomson", {}); }
+
+std::string id_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.id();
+  }
+  return "none";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(grid_is_the_product_in_file_order) {
+  // electrons.gamma is written first: it varies slowest although toml++ sorts keys.
+  const auto s = spec_of(write("electrons.gamma = [2.0, 5.0]\nlaser.a0 = [0.1, 0.5, 1.0]\n"));
+  BOOST_REQUIRE_EQUAL(s.axes.size(), 2u);
+  BOOST_TEST(s.axes[0].key == "electrons.gamma");
+  const auto cells = expand_sweep(s);
+  BOOST_REQUIRE_EQUAL(cells.size(), 6u);
+  BOOST_TEST(cells[0].label == "gamma=2.0,a0=0.1");
+  BOOST_TEST(cells[1].label == "gamma=2.0,a0=0.5");
+  BOOST_TEST(cells[5].label == "gamma=5.0,a0=1.0");
+  BOOST_TEST(cells[4].index == 4u);
+  BOOST_REQUIRE_EQUAL(cells[4].overrides.size(), 2u);
+  BOOST_TEST(cells[4].overrides[1].key == "laser.a0");
+  BOOST_TEST(cells[4].overrides[1].value == "0.5");
+}
+
+BOOST_AUTO_TEST_CASE(zip_ranges_strings_and_quoted_keys) {
+  const auto s = spec_of(write("mode = \"zip\"\n\"laser.a0\" = { from = 0.1, to = 0.3, count = 3 }\n"
+                               "laser.polarization = [\"linear\", \"circular_plus\", \"circular_minus\"]\n"
+                               "trajectory.knots_per_period = { from = 8, to = 24, count = 3 }\n"));
+  const auto cells = expand_sweep(s);
+  BOOST_REQUIRE_EQUAL(cells.size(), 3u);
+  BOOST_TEST(cells[1].label == "a0=0.2,polarization=circular_plus,knots_per_period=16");
+  BOOST_TEST(cells[2].overrides[0].value == "0.3");  // the end exactly
+  BOOST_TEST(cells[2].overrides[1].value == "\"circular_minus\"");
+  BOOST_TEST(cells[2].overrides[2].value == "24");  // integers stay integers
+  const auto log = expand_sweep(spec_of(write("laser.a0 = { from = 0.01, to = 1.0, count = 3, scale = \"log\" }\n")));
+  BOOST_TEST(log[1].overrides[0].value == "0.1");
+}
+
+BOOST_AUTO_TEST_CASE(labels_name_the_whole_key_when_two_axes_share_a_name) {
+  const auto cells = expand_sweep(spec_of(write("screen.nx = [4, 8]\nscreen.ny = [4]\n"
+                                                "trajectory.padding = [3.0]\nelectrons.sigma_x = [1e-6]\n")));
+  BOOST_TEST(cells[1].label == "nx=8,ny=4,padding=3.0,sigma_x=1e-06");
+  const auto shared = expand_sweep(spec_of(write("laser.waist = [1e-5]\nlaser.duration = [1e-14]\n")));
+  BOOST_TEST(shared[0].label == "waist=1e-05,duration=1e-14");
+}
+
+BOOST_AUTO_TEST_CASE(bad_sweeps_have_their_ids) {
+  BOOST_TEST(id_of([] { spec_of(write("laser.a00 = [0.1]\n")); }) == "EDM-SWP-002");
+  BOOST_TEST(id_of([] { spec_of(write("nosuch.key = [0.1]\n")); }) == "EDM-SWP-002");
+  BOOST_TEST(id_of([] { spec_of(write("laser.a0 = []\n")); }) == "EDM-SWP-003");
+  BOOST_TEST(id_of([] { spec_of(write("laser.a0 = { from = 1.0, to = 2.0, count = 0 }\n")); }) == "EDM-SWP-003");
+  BOOST_TEST(id_of([] { spec_of(write("mode = \"grid\"\n")); }) == "EDM-SWP-003");
+  BOOST_TEST(id_of([] { spec_of(write("laser.a0 = 0.1\n")); }) == "EDM-SWP-004");
+  BOOST_TEST(id_of([] { spec_of(write("laser.a0 = { from = 1.0, count = 2 }\n")); }) == "EDM-SWP-004");
+  BOOST_TEST(id_of([] { spec_of(write("mode = \"product\"\nlaser.a0 = [0.1]\n")); }) == "EDM-SWP-005");
+  BOOST_TEST(id_of([] { spec_of(write("run.output = [\"a\", \"b\"]\n")); }) == "EDM-SWP-006");
+  BOOST_TEST(id_of([] {
+               expand_sweep(spec_of(write("mode = \"zip\"\nlaser.a0 = [0.1, 0.2]\nelectrons.gamma = [2.0]\n")));
+             }) == "EDM-SWP-007");
+  BOOST_TEST(id_of([] { expand_sweep(spec_of(write("laser.a0 = [0.1, 0.1]\n"))); }) == "EDM-SWP-009");
+  BOOST_TEST(id_of([] { expand_sweep(spec_of(write("laser.a0 = [0.001, 1e-3]\n"))); }) == "EDM-SWP-009");
+  const fs::path none = test::temp_dir("sweep_none") / "c.toml";
+  std::ofstream(none) << kBase;
+  BOOST_TEST(id_of([&] { spec_of(none); }) == "EDM-SWP-001");
+  BOOST_TEST(!has_sweep(none));
+}
+
+BOOST_AUTO_TEST_CASE(a_grid_over_the_limit_is_refused_with_its_count) {
+  const auto s = spec_of(write("max_cells = 5\nlaser.a0 = [0.1, 0.2, 0.3]\nelectrons.gamma = [2.0, 3.0]\n"));
+  try {
+    expand_sweep(s);
+    BOOST_FAIL("a grid of 6 cells passed max_cells = 5");
+  } catch (const ConfigError& e) {
+    BOOST_TEST(e.id() == "EDM-SWP-008");
+    BOOST_TEST(std::string(e.what()).find("6 cells") != std::string::npos);
+  }
+  BOOST_TEST(expand_sweep(s, true).size() == 6u);  // --yes
+}
+
+BOOST_AUTO_TEST_CASE(edm_run_refuses_a_sweep_and_the_cells_read_the_base) {
+  const fs::path p = write("laser.a0 = [0.1, 0.2]\n");
+  BOOST_TEST(id_of([&] { load_campaign(p, {}); }) == "EDM-SWP-012");
+  const auto plugins = PluginRegistry::discover();
+  const auto s = read_sweep(p, "inverse_thomson", plugins.get("inverse_thomson").keys());
+  const auto cells = expand_sweep(s);
+  const Campaign c = cell_campaign(s, cells[1], {{"screen.nx", "6", Origin::CommandLine}}, "out", plugins);
+  BOOST_TEST(c.laser.a0 == 0.2);
+  BOOST_TEST(c.screen.nx == 6);
+  BOOST_TEST(c.run.output == (fs::path("out") / "a0=0.2").string());
+}
+
+// Eight processes record their cells at once: every row is in the table afterwards, and the table
+// always parses (each file is written whole and renamed under the lock).
+BOOST_AUTO_TEST_CASE(concurrent_writers_lose_no_row) {
+  const fs::path p = write("laser.a0 = { from = 0.1, to = 0.8, count = 8 }\n", "conc");
+  const auto plugins = PluginRegistry::discover();
+  const auto s = read_sweep(p, "inverse_thomson", plugins.get("inverse_thomson").keys());
+  const auto cells = expand_sweep(s);
+  const fs::path out = p.parent_path() / "out";
+  const std::string fp = campaign_fingerprint(s, cells, {}, plugins);
+  open_campaign_folder(out, s, cells, fp);
+  std::vector<pid_t> kids;
+  for (const auto& c : cells) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      int rc = 0;
+      try {
+        for (int round = 0; round < 5; ++round) {
+          CellRecord r = cell_record(out, c);
+          r.state = round == 4 ? CellState::Done : CellState::Running;
+          r.results["energy"] = double(c.index);
+          r.wall_s = round;
+          record_cell(out, r);
+          (void)read_campaign_table(out);
+        }
+      } catch (...) {
+        rc = 1;
+      }
+      ::_exit(rc);
+    }
+    kids.push_back(pid);
+  }
+  for (pid_t k : kids) {
+    int st = 0;
+    ::waitpid(k, &st, 0);
+    BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+  }
+  const auto t = read_campaign_table(out);
+  BOOST_REQUIRE_EQUAL(t.cells.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    BOOST_TEST(t.cells[i].label == cells[i].label);
+    BOOST_TEST(t.cells[i].state == CellState::Done);
+    BOOST_TEST(t.cells[i].results.at("energy") == double(i));
+  }
+  // The table file itself (not only the state files) holds every done row.
+  const toml::table root = toml::parse_file(table_path(out).string());
+  std::size_t done = 0;
+  for (auto&& row : *root["cell"].as_array()) done += (*row.as_table())["state"].value_or(std::string()) == "done";
+  BOOST_TEST(done == 8u);
+  // A folder of this campaign reopens; another campaign's fingerprint is refused, its cells kept.
+  open_campaign_folder(out, s, cells, fp);
+  BOOST_TEST(id_of([&] { open_campaign_folder(out, s, cells, "0123456789abcdef"); }) == "EDM-SWP-010");
+  BOOST_TEST(read_campaign_table(out).cells[3].state == CellState::Done);
+  // A claimed cell is busy for every other claim.
+  CellClaim first(out, cells[0].label);
+  BOOST_TEST(first.held());
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(CellClaim(out, cells[0].label).held() ? 1 : 0);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+}
