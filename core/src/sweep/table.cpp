@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -205,7 +206,7 @@ std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepC
     os << "\n";
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(os.str())));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(detail::fnv1a(os.str())));
   return buf;
 }
 
