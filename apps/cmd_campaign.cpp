@@ -33,7 +33,11 @@ std::string fmt(double v) {
 int status(const fs::path& output) {
   const CampaignTable t = read_campaign_table(output);
   std::map<std::string, int> counts;
-  std::cout << "campaign " << output.string() << " (" << t.meta.at("file") << ", " << t.meta.at("mode") << ", "
+  const auto meta = [&](const char* k) {
+    const auto it = t.meta.find(k);
+    return it == t.meta.end() ? std::string("?") : it->second;
+  };
+  std::cout << "campaign " << output.string() << " (" << meta("file") << ", " << meta("mode") << ", "
             << t.cells.size() << " cells)\n";
   for (const auto& c : t.cells) {
     ++counts[cell_state_name(c.state)];

@@ -14,7 +14,8 @@ cleanup() { "$here/slurm_cluster.sh" stop "$work/cluster"; [ "${EDM_KEEP_TMP:-0}
 trap cleanup EXIT
 die() { echo "FAIL: $*" >&2; exit 1; }
 
-eval "$("$here/slurm_cluster.sh" start "$work/cluster")" || die "the SLURM daemons did not start (logs above)"
+started=$("$here/slurm_cluster.sh" start "$work/cluster") || die "the SLURM daemons did not start (logs above)"
+eval "$started"
 [ -n "${SLURM_CONF:-}" ] || die "no SLURM_CONF from slurm_cluster.sh"
 export PATH="$PATH:/usr/sbin"
 

@@ -1,0 +1,190 @@
+// ctest-label: e2e
+// edm sweep and edm campaign through the binary (share/docs/sweeps.md): cells into normal run
+// folders that edm info accepts, the table with states and results, a failing cell recorded while
+// the campaign goes on, done cells never rerun, failed ones only with --retry-failed, edm run
+// refusing a [sweep], a folder of another campaign refused, and SIGTERM stopping a campaign with the
+// running cell's checkpoint kept and resumed by the next sweep.
+#define BOOST_TEST_MODULE sweep_e2e
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "edm/sweep.hpp"
+#include "test_support.hpp"
+
+extern char** environ;
+namespace edm {
+// Boost.Test prints the values of a failed comparison.
+inline std::ostream& operator<<(std::ostream& os, CellState s) { return os << cell_state_name(s); }
+}  // namespace edm
+
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+const char* kBase = R"(
+[run]
+scenario = "inverse_thomson"
+mode = "total"
+[laser]
+a0 = 0.3
+duration = 10.7e-15
+waist = 10e-6
+[electrons]
+count = 4
+radius = 3e-6
+gamma = 3.0
+[screen]
+distance = 0.02
+half_width = 5e-5
+nx = 6
+ny = 6
+samples = 256
+samples_per_period = 128
+t_start = 1.0
+[accumulator]
+devices = "0"
+)";
+
+test::CommandResult edm(const std::string& args) {
+  return test::run_command(test::edm_binary().string() + " " + args + " 2>&1");
+}
+
+fs::path write(const fs::path& dir, const std::string& sweep, const std::string& name = "c.toml") {
+  const fs::path p = dir / name;
+  std::ofstream(p) << kBase << "[sweep]\n" << sweep;
+  return p;
+}
+
+bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
+  const fs::path dir = test::temp_dir("sweep_e2e");
+  // The explicit window at t = 1 s sees none of the light: that cell fails at run time.
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\nscreen.window = [\"auto\", \"explicit\"]\n");
+  const fs::path out = dir / "out";
+  const std::string base = c.string() + " -o " + out.string();
+
+  auto r = edm("run " + c.string());
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-012"));
+  BOOST_TEST(has(r.output, "edm sweep"));
+
+  r = edm("sweep " + base + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "4 cells"));
+  BOOST_TEST(has(r.output, "a0=0.2,window=explicit"));
+  BOOST_TEST(has(r.output, "device "));
+  BOOST_TEST(!fs::exists(out));  // a dry run writes nothing
+
+  r = edm("sweep " + base + " --cell 4");
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-022"));
+
+  r = edm("sweep " + base + " --quiet");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 1);  // two cells failed, the other two ran
+  BOOST_TEST(has(r.output, "EDM-SWP-020"));
+  auto t = read_campaign_table(out);
+  BOOST_REQUIRE_EQUAL(t.cells.size(), 4u);
+  for (const auto& cell : t.cells) {
+    const bool expl = has(cell.label, "explicit");
+    BOOST_TEST_INFO(cell.label << " " << cell_state_name(cell.state) << " " << cell.error);
+    BOOST_TEST((cell.state == (expl ? CellState::Failed : CellState::Done)));
+    BOOST_TEST(cell.wall_s.has_value());
+    if (expl) {
+      BOOST_TEST(has(cell.error, "EDM-"));
+      continue;
+    }
+    BOOST_TEST(cell.results.count("energy") == 1u);
+    BOOST_TEST(cell.results.at("energy") > 0);
+    BOOST_TEST(cell.results.at("peak_omega_on_axis") > 0);
+    BOOST_TEST(fs::exists(out / cell.label / "field.h5"));
+    auto info = edm("info " + (out / cell.label).string());
+    BOOST_TEST_INFO(info.output);
+    BOOST_TEST(info.exit_code == 0);
+  }
+  BOOST_TEST(t.meta.at("axes") == "laser.a0,screen.window");
+
+  // A second sweep: done cells untouched, failed cells not rerun.
+  const fs::path done = out / t.cells[0].label / "field.h5";
+  const auto mtime = fs::last_write_time(done);
+  r = edm("sweep " + base + " --quiet");
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST((fs::last_write_time(done) == mtime));
+  r = edm("sweep " + base + " --retry-failed");
+  BOOST_TEST(r.exit_code == 1);  // they fail again, and are rerun to say so
+  BOOST_TEST(has(r.output, "window=explicit"));
+  BOOST_TEST((fs::last_write_time(done) == mtime));
+  BOOST_TEST(read_campaign_table(out).cells[0].state == CellState::Done);
+
+  r = edm("campaign status " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "2 done"));
+  BOOST_TEST(has(r.output, "2 failed"));
+  r = edm("campaign collect " + out.string());
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(fs::exists(out / "campaign.h5"));
+  r = edm("campaign status " + (dir / "nowhere").string());
+  BOOST_TEST(r.exit_code == 4);
+  BOOST_TEST(has(r.output, "EDM-SWP-011"));
+
+  // Another campaign into this folder is refused; the cells stay.
+  const fs::path other = write(dir, "laser.a0 = [0.7]\n", "other.toml");
+  r = edm("sweep " + other.string() + " -o " + out.string());
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-010"));
+  BOOST_TEST(read_campaign_table(out).cells[0].state == CellState::Done);
+  BOOST_TEST((fs::last_write_time(done) == mtime));
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
+  const fs::path dir = test::temp_dir("sweep_stop");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
+  const fs::path out = dir / "out";
+  // A slower first cell: many batches, a checkpoint after each.
+  std::vector<std::string> args = {test::edm_binary().string(), "sweep", c.string(), "-o", out.string(),
+                                   "--set", "electrons.count=64", "--set", "screen.window=\"auto\"",
+                                   "--set", "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  const fs::path ckpt = out / "a0=0.1" / "checkpoint.h5";
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!fs::exists(ckpt) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_REQUIRE(fs::exists(ckpt));
+  ::kill(pid, SIGTERM);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  BOOST_REQUIRE(WIFEXITED(st));
+  BOOST_TEST(WEXITSTATUS(st) == 130);
+  auto t = read_campaign_table(out);
+  BOOST_TEST_INFO(t.cells[0].error);
+  BOOST_TEST(t.cells[0].state == CellState::Pending);
+  BOOST_TEST(has(t.cells[0].error, "checkpoint kept"));
+  BOOST_TEST(t.cells[1].state == CellState::Pending);  // no further cell started
+  BOOST_TEST(fs::exists(ckpt));
+  auto r = edm("sweep " + c.string() + " -o " + out.string() +
+               " --set electrons.count=64 --set 'screen.window=\"auto\"' --set accumulator.electron_batch=1");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "resumed from its checkpoint"));
+  t = read_campaign_table(out);
+  BOOST_TEST(t.cells[0].state == CellState::Done);
+  BOOST_TEST(t.cells[1].state == CellState::Done);
+}
