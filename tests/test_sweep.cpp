@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"

@@ -61,6 +61,9 @@ std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large = fa
 // axes share it; characters other than letters, digits and . _ + - = become '_').
 std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values);
 
+// A string as TOML text in double quotes (an override's value for a string key).
+std::string toml_string(const std::string& s);
+
 // The campaign of one cell: the base file with the base overrides, then the cell's, then
 // run.output = OUTPUT/<label>. `output` is the campaign folder.
 Campaign cell_campaign(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <sstream>
 
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
@@ -28,9 +29,8 @@ Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins)
   const fs::path file = checkpoint_path(folder);
   const CheckpointState st = read_checkpoint_state(file);
   const std::string scenario = toml::parse(st.campaign_text)["run"]["scenario"].value_or(std::string());
-  std::ostringstream out;
-  out << toml::value<std::string>(folder.string());
-  return parse_campaign(st.campaign_text, file.string() + " [campaign]", {{"run.output", out.str(), Origin::CommandLine}},
+  return parse_campaign(st.campaign_text, file.string() + " [campaign]",
+                        {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                         plugins.get(scenario).keys(), false);
 }
 
@@ -95,7 +95,8 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
   } catch (const std::exception& e) {
     rec.state = CellState::Failed;
     rec.wall_s = elapsed();
-    rec.error = std::string("EDM-SWP-015: unexpected failure: ") + e.what();
+    const Error wrapped("EDM-SWP-015", std::string("unexpected failure: ") + e.what());
+    rec.error = wrapped.id() + ": " + wrapped.what();
   }
   if (error) *error = rec.error;
   record_cell(output, rec);

@@ -3,6 +3,8 @@
 // with labels derived from the values; and each cell's campaign (the base file, the base overrides,
 // the cell's, its run folder under the campaign folder).
 #include <algorithm>
+#include <cctype>
+#include <tuple>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -56,11 +58,7 @@ std::string value_text(const toml::node& v, const std::string& where) {
   if (auto i = v.value_exact<std::int64_t>()) return std::to_string(*i);
   if (auto d = v.value_exact<double>()) return number_text(*d);
   if (auto b = v.value_exact<bool>()) return *b ? "true" : "false";
-  if (auto s = v.value_exact<std::string>()) {
-    std::ostringstream os;
-    os << toml::value<std::string>(*s);
-    return os.str();
-  }
+  if (auto s = v.value_exact<std::string>()) return toml_string(*s);
   throw ConfigError("EDM-SWP-004", where + ": a sweep value must be a number, a boolean or a string");
 }
 
@@ -170,6 +168,15 @@ std::string unquote(const std::string& v) {
 
 }  // namespace
 
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 bool has_sweep(const std::filesystem::path& file) { return parse_file(file).contains("sweep"); }
 
 SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
@@ -270,9 +277,7 @@ Campaign cell_campaign(const SweepSpec& spec, const SweepCell& cell, const std::
                        const std::filesystem::path& output, const PluginRegistry& plugins) {
   std::vector<Override> all = base;
   for (const auto& o : cell.overrides) all.push_back(o);
-  std::ostringstream out;
-  out << toml::value<std::string>((output / cell.label).string());
-  all.push_back({"run.output", out.str(), Origin::CommandLine});
+  all.push_back({"run.output", toml_string((output / cell.label).string()), Origin::CommandLine});
   const std::string scenario = peek_scenario(spec.file, all);
   return load_campaign(spec.file, all, plugins.get(scenario).keys(), true, true);
 }
