@@ -96,8 +96,16 @@ int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCe
   double total_time = 0;
   bool time_known = true;
   for (const auto& c : cells) {
-    const RunSummary s = estimate_cell(spec, c, a.base, output, plugins);
     const CellRecord r = cell_record(output, c);
+    RunSummary s;
+    try {
+      s = estimate_cell(spec, c, a.base, output, plugins);
+    } catch (const Error& e) {  // one cell that cannot run does not hide the others
+      std::cout << "cell " << c.index << "  " << c.label << "  [" << cell_state_name(r.state) << "]\n    refused: "
+                << e.id() << ": " << e.what() << "\n";
+      time_known = false;
+      continue;
+    }
     std::cout << "cell " << c.index << "  " << c.label << "  [" << cell_state_name(r.state) << "]\n   ";
     for (const auto& o : c.overrides) std::cout << " " << o.key << "=" << o.value;
     std::cout << "\n    " << s.electrons << " electrons x " << s.screen.nx << " x " << s.screen.ny << " x "

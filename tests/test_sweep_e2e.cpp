@@ -54,7 +54,7 @@ t_start = 1.0
 devices = "0"
 )";
 
-test::CommandResult edm(const std::string& args) {
+test::CommandResult run_edm(const std::string& args) {
   return test::run_command(test::edm_binary().string() + " " + args + " 2>&1");
 }
 
@@ -75,12 +75,12 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   const fs::path out = dir / "out";
   const std::string base = c.string() + " -o " + out.string();
 
-  auto r = edm("run " + c.string());
+  auto r = run_edm("run " + c.string());
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(has(r.output, "EDM-SWP-012"));
   BOOST_TEST(has(r.output, "edm sweep"));
 
-  r = edm("sweep " + base + " --dry-run");
+  r = run_edm("sweep " + base + " --dry-run");
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(has(r.output, "4 cells"));
@@ -88,11 +88,11 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   BOOST_TEST(has(r.output, "device "));
   BOOST_TEST(!fs::exists(out));  // a dry run writes nothing
 
-  r = edm("sweep " + base + " --cell 4");
+  r = run_edm("sweep " + base + " --cell 4");
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(has(r.output, "EDM-SWP-022"));
 
-  r = edm("sweep " + base + " --quiet");
+  r = run_edm("sweep " + base + " --quiet");
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 1);  // two cells failed, the other two ran
   BOOST_TEST(has(r.output, "EDM-SWP-020"));
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
     BOOST_TEST(cell.results.at("energy") > 0);
     BOOST_TEST(cell.results.at("peak_omega_on_axis") > 0);
     BOOST_TEST(fs::exists(out / cell.label / "field.h5"));
-    auto info = edm("info " + (out / cell.label).string());
+    auto info = run_edm("info " + (out / cell.label).string());
     BOOST_TEST_INFO(info.output);
     BOOST_TEST(info.exit_code == 0);
   }
@@ -120,30 +120,30 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   // A second sweep: done cells untouched, failed cells not rerun.
   const fs::path done = out / t.cells[0].label / "field.h5";
   const auto mtime = fs::last_write_time(done);
-  r = edm("sweep " + base + " --quiet");
+  r = run_edm("sweep " + base + " --quiet");
   BOOST_TEST(r.exit_code == 1);
   BOOST_TEST((fs::last_write_time(done) == mtime));
-  r = edm("sweep " + base + " --retry-failed");
+  r = run_edm("sweep " + base + " --retry-failed");
   BOOST_TEST(r.exit_code == 1);  // they fail again, and are rerun to say so
   BOOST_TEST(has(r.output, "window=explicit"));
   BOOST_TEST((fs::last_write_time(done) == mtime));
   BOOST_TEST(read_campaign_table(out).cells[0].state == CellState::Done);
 
-  r = edm("campaign status " + out.string());
+  r = run_edm("campaign status " + out.string());
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(has(r.output, "2 done"));
   BOOST_TEST(has(r.output, "2 failed"));
-  r = edm("campaign collect " + out.string());
+  r = run_edm("campaign collect " + out.string());
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(fs::exists(out / "campaign.h5"));
-  r = edm("campaign status " + (dir / "nowhere").string());
+  r = run_edm("campaign status " + (dir / "nowhere").string());
   BOOST_TEST(r.exit_code == 4);
   BOOST_TEST(has(r.output, "EDM-SWP-011"));
 
   // Another campaign into this folder is refused; the cells stay.
   const fs::path other = write(dir, "laser.a0 = [0.7]\n", "other.toml");
-  r = edm("sweep " + other.string() + " -o " + out.string());
+  r = run_edm("sweep " + other.string() + " -o " + out.string());
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(has(r.output, "EDM-SWP-010"));
   BOOST_TEST(read_campaign_table(out).cells[0].state == CellState::Done);
@@ -179,7 +179,7 @@ BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
   BOOST_TEST(has(t.cells[0].error, "checkpoint kept"));
   BOOST_TEST(t.cells[1].state == CellState::Pending);  // no further cell started
   BOOST_TEST(fs::exists(ckpt));
-  auto r = edm("sweep " + c.string() + " -o " + out.string() +
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string() +
                " --set electrons.count=64 --set 'screen.window=\"auto\"' --set accumulator.electron_batch=1");
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 0);

@@ -95,8 +95,12 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
   } catch (const std::exception& e) {
     rec.state = CellState::Failed;
     rec.wall_s = elapsed();
-    const Error wrapped("EDM-SWP-015", std::string("unexpected failure: ") + e.what());
-    rec.error = wrapped.id() + ": " + wrapped.what();
+    // Recorded with an id of its own (thrown here only to build it as the registry expects).
+    try {
+      throw Error("EDM-SWP-015", std::string("unexpected failure: ") + e.what());
+    } catch (const Error& wrapped) {
+      rec.error = wrapped.id() + ": " + wrapped.what();
+    }
   }
   if (error) *error = rec.error;
   record_cell(output, rec);
