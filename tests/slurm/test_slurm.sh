@@ -7,7 +7,7 @@
 # EDM-SWP-021 (exit 2). If the daemons cannot start the test FAILS, with their logs.
 #   test_slurm.sh EDM_BINARY SOURCE_DIR
 set -u
-edm=${1:?edm binary}; src=${2:?source dir}
+edm=$(readlink -f "${1:?edm binary}"); src=${2:?source dir}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d /tmp/edm_slurm.XXXXXX)
 cleanup() { "$here/slurm_cluster.sh" stop "$work/cluster"; [ "${EDM_KEEP_TMP:-0}" = 1 ] || rm -rf "$work"; }
