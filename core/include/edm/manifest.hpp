@@ -1,4 +1,4 @@
-// run.toml: the manifest of a run (DESIGN §5) — provenance, every effective setting and where it
+// run.toml: the manifest of a run (share/docs/outputs.md) — provenance, every effective setting and where it
 // came from, the physics inputs in SI, window coverage, timing, FLOPs and memory. It holds the whole
 // effective campaign under [campaign], so `edm run RUN/run.toml` replays the run.
 #pragma once

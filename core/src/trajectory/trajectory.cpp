@@ -267,7 +267,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
   check_key_value("trajectory.knots_per_period", options.knots_per_period, "EDM-CFG-301");
   if (!scenario.has_rhs() && !scenario.has_tracks())
     throw PhysicsError("EDM-TRJ-004", "scenario has neither equations of motion nor tracks");
-  // GSL's default handler aborts; core never aborts (STYLE 11): failures come back as status codes.
+  // GSL's default handler aborts; core never aborts: failures come back as status codes.
   gsl_set_error_handler_off();
 
   std::vector<Knots> knots(count);
