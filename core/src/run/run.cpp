@@ -354,6 +354,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   if (options.resume) {
     if (ranks.size > 1) throw ConfigError("EDM-CKP-010", "edm resume runs in one process (no mpirun)");
     const CheckpointState st = read_checkpoint_state(ckpt_file);
+    check_resume_state(st, N, ckpt_file);
     ShardedCubes cubes(acc);
     load_checkpoint_cube(ckpt_file, cubes);
     S.run_id = st.run_id;
