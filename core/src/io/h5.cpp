@@ -110,8 +110,8 @@ Handle open_scalar_attr(hid_t obj, const char* name, H5T_class_t cls, const char
   if (!(c == cls || (cls == H5T_FLOAT && numeric)))
     throw IoError("EDM-IO-072", what + " is not " + expected);
   // One element only: H5Aread writes every element, and the buffers below hold one.
-  if (H5Sget_simple_extent_npoints(space.get()) != 1)
-    throw IoError("EDM-IO-072", what + " is not a single " + expected);
+  if (const hssize_t n = H5Sget_simple_extent_npoints(space.get()); n != 1)
+    throw IoError("EDM-IO-072", what + " holds " + std::to_string(n) + " values, not one");
   return a;
 }
 
