@@ -6,8 +6,8 @@
 # refined-seed divisions; CPU: interleaved solves, state in registers, IEEE divisions; total and
 # split mode, electron groups, sample chunks, padded work-groups), and any error oclgrind reports
 # — an out-of-bounds access, a read of an uninitialised value, a data race, an API misuse — fails
-# the test. A planted out-of-bounds write (a copy of cl/ through EDM_CL_PATH) must be reported
-# first, so that a checker that sees nothing cannot pass.
+# the test. Planted bugs (copies of cl/ through EDM_CL_PATH, one line changed) must be reported
+# first, one of each kind, so that a checker that sees nothing cannot pass.
 #   usage: oclgrind_kernels.sh EDM_BINARY FILL_SHIM_LIBRARY SOURCE_DIR WORK_DIR
 #
 # How edm is pointed at oclgrind: Debian's oclgrind package ships the ICD library but no .icd file,
@@ -61,7 +61,7 @@ EOF
 
 failures=0
 # check NAME EXPECT COMMAND...: runs COMMAND with oclgrind's report in $work/NAME.log. EXPECT clean:
-# exit 0 and an empty report; EXPECT errors: a report that names an invalid access.
+# exit 0 and an empty report; any other EXPECT is text the report must contain (a planted bug).
 check() {
   local name=$1 expect=$2
   shift 2
@@ -81,31 +81,44 @@ check() {
     else
       echo "ok   $name ($((SECONDS - t0)) s)"
     fi
+  elif grep -q "$expect" "$log" 2>/dev/null; then
+    echo "ok   $name: oclgrind reports the planted bug: $expect ($((SECONDS - t0)) s)"
   else
-    if grep -q "Invalid write" "$log" 2>/dev/null; then
-      echo "ok   $name: the planted out-of-bounds write is reported ($((SECONDS - t0)) s)"
-    else
-      echo "FAIL $name: oclgrind did not report the planted out-of-bounds write (exit $rc); the checker is blind"
-      [ -n "$report" ] && echo "$report" | sed 's/^/  | /'
-      failures=$((failures + 1))
-    fi
+    echo "FAIL $name: oclgrind did not report '$expect' (exit $rc): the checker is blind to it"
+    [ -n "$report" ] && echo "$report" | sed 's/^/  | /'
+    failures=$((failures + 1))
+  fi
+}
+
+# plant NAME FILE SED: a copy of cl/ with one line changed by SED (fails if the line is gone).
+plant() {
+  rm -rf "$work/cl_$1"
+  cp -r "$src/cl" "$work/cl_$1"
+  sed -i "$3" "$work/cl_$1/$2"
+  if cmp -s "$src/cl/$2" "$work/cl_$1/$2"; then
+    echo "FAIL plant $1: the line it changes is no longer in cl/$2; update oclgrind_kernels.sh"
+    failures=$((failures + 1))
+    return 1
   fi
 }
 
 run() { "$edm" run "$work/cell.toml" --quiet --overwrite "$@"; }
 
-# The harness must see a real bug: the light-front pass shifted by one interval writes past the
-# end of the spline buffer in its last work-item.
-cp -r "$src/cl" "$work/cl_planted"
-sed -i 's/lw_form_light_front(coef + 24 \* j, SCREEN_SIGN)/lw_form_light_front(coef + 24 * (j + 1), SCREEN_SIGN)/' \
-  "$work/cl_planted/lienard_wiechert.cl"
-if cmp -s "$src/cl/lienard_wiechert.cl" "$work/cl_planted/lienard_wiechert.cl"; then
-  echo "FAIL planted: the light-front line of cl/lienard_wiechert.cl changed; update the sed above"
-  failures=$((failures + 1))
-else
-  check planted errors env EDM_CL_PATH="$work/cl_planted" "$edm" run "$work/cell.toml" --quiet --overwrite \
-    --output "$work/run_planted"
+# The harness must see real bugs, one of each kind it checks for:
+# - the light-front pass shifted by one interval writes past the end of the spline buffer;
+if plant oob lienard_wiechert.cl 's/lw_form_light_front(coef + 24 \* j, SCREEN_SIGN)/lw_form_light_front(coef + 24 * (j + 1), SCREEN_SIGN)/'; then
+  check planted_out_of_bounds "Invalid write" env EDM_CL_PATH="$work/cl_oob" "$edm" run "$work/cell.toml" \
+    --quiet --overwrite --output "$work/run_oob"
 fi
+# - the transpose writing every pixel of a sample to one address: work-items race;
+if plant race lienard_wiechert.cl 's/dst\[(ulong)q \* (ulong)samples + (ulong)k\] =/dst[(ulong)k] =/'; then
+  check planted_data_race "data race" env EDM_CL_PATH="$work/cl_race" "$edm" run "$work/cell.toml" \
+    --quiet --overwrite --output "$work/run_race"
+fi
+# - without the fill shim, the cube zeroed by clEnqueueFillBuffer reads as uninitialised
+#   (fill_as_write.c): the uninitialised-value checker is on.
+check unshimmed_fill "Uninitialized value" env LD_PRELOAD= "$edm" run "$work/cell.toml" --quiet --overwrite \
+  --output "$work/run_unshimmed"
 
 # The device's own choices (oclgrind is a GPU: state in local memory, refined-seed divisions).
 check gpu_total clean run --output "$work/run_gpu_total"
