@@ -184,7 +184,7 @@ void run_case(const fs::path& good, const fs::path& dir, const Case& c) {
   copy_folder(good, dir);
   c.damage(dir);
   const auto r = test::run_command("timeout 300 " + test::edm_binary().string() + " " + c.command + " " +
-                                   dir.string() + (c.command == "info" ? "" : " --quiet"));
+                                   dir.string() + (c.command == "resume" || c.command == "spectrum" ? " --quiet" : ""));
   BOOST_TEST_MESSAGE(c.label << " → exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(r.exit_code == 4, c.label << ": exit " << r.exit_code << ", expected 4; output: " << r.output);
   BOOST_TEST(contains(r.output, "edm: error [" + c.id + "]"), c.label << ": no " << c.id << " in: " << r.output);
@@ -311,6 +311,12 @@ BOOST_AUTO_TEST_CASE(damaged_field_files_are_refused_by_spectrum_and_info) {
       {"spectrum: mode as an array of 3 strings (was read into a 1-element buffer)",
        [&](const fs::path& d) { set_attr_string(field(d), "mode", "total", 3); }, "spectrum", "EDM-IO-072",
        {"field.h5", "mode"}},
+      {"plot with spectrum.h5 already there: B/y narrower than E/x (the script trusted the shapes)",
+       [&](const fs::path& d) {
+         BOOST_REQUIRE(test::run_command(test::edm_binary().string() + " spectrum " + d.string() + " --quiet").exit_code == 0);
+         narrower("/B/y")(d);
+       },
+       "plot", "EDM-IO-071", {"field.h5", "/B/y"}},
       {"spectrum: /E/x as integers", [&](const fs::path& d) {
          const auto dims = dims_of(field(d), "/E/x");
          const std::vector<std::int32_t> v(product(dims), 1);
