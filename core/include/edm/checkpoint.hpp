@@ -49,8 +49,15 @@ class RawCubes {
 };
 
 void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state, RawCubes& cubes);
+// Every attribute and dataset checked against its type, shape and stored size; the γ vectors of
+// one length; the campaign text TOML. IoError (exit 4) naming the file and the dataset otherwise.
 CheckpointState read_checkpoint_state(const std::filesystem::path& file);
-// Uploads the saved cubes into `cubes` (same device count, screen and mode; IoError otherwise).
+// Throws IoError (EDM-CKP-024) unless `state` can continue a campaign of `electrons` electrons:
+// next_electron ≤ electrons, and no batch count, γ count, drain or coverage record beyond the
+// electrons done. The run driver calls it before anything is restored.
+void check_resume_state(const CheckpointState& state, std::uint64_t electrons, const std::filesystem::path& file);
+// Uploads the saved cubes into `cubes` (same device count, screen and mode; every cube dataset
+// present, really stored and finite; IoError otherwise).
 void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 
 }  // namespace edm

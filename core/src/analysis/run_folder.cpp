@@ -26,11 +26,24 @@ FieldFileSummary read_field_summary(const std::filesystem::path& field_file) {
   s.ny = shape[0];
   s.nx = shape[1];
   s.samples = shape[2];
-  for (const char* b : {"E", "B", "E_far", "B_far"})
-    if (h5::exists(f, std::string("/") + b + "/x")) s.buckets.push_back(b);
+  // Every component of every bucket has /E/x's shape and the axes its lengths, or the file is
+  // damaged: the summary must not describe a cube that spectrum or plot would refuse.
+  for (const char* b : {"E", "B", "E_far", "B_far"}) {
+    if (!h5::exists(f, std::string("/") + b + "/x")) continue;
+    s.buckets.push_back(b);
+    for (const char* c : {"x", "y", "z"}) {
+      const std::string name = std::string("/") + b + "/" + c;
+      if (h5::shape_3d(f, name, field_file) != shape)
+        throw IoError("EDM-IO-071", field_file.string() + ": " + name + " does not have the shape of /E/x");
+    }
+  }
+  if (std::find(s.buckets.begin(), s.buckets.end(), std::string("B")) == s.buckets.end())
+    throw IoError("EDM-IO-071", field_file.string() + ": /E/x without /B/x");
   const auto t = h5::read_1d(f, "/axes/t", field_file);
   const auto x = h5::read_1d(f, "/axes/x", field_file);
   const auto y = h5::read_1d(f, "/axes/y", field_file);
+  if (t.size() != s.samples || x.size() != s.nx || y.size() != s.ny)
+    throw IoError("EDM-IO-071", field_file.string() + ": /axes/x, /axes/y, /axes/t do not match the shape of /E/x");
   if (!t.empty()) s.t_first = t.front(), s.t_last = t.back();
   if (!x.empty()) s.x_min = x.front(), s.x_max = x.back();
   if (!y.empty()) s.y_min = y.front(), s.y_max = y.back();

@@ -174,9 +174,21 @@ bool is_manifest(const std::filesystem::path& file) {
 }
 
 std::string campaign_text_from_manifest(const std::filesystem::path& file) {
-  auto t = toml::parse_file(file.string());
+  toml::table t;
+  try {
+    t = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    // is_manifest parsed it a moment ago: the file changed or cannot be read now.
+    const auto& b = e.source().begin;
+    throw IoError("EDM-IO-075", file.string() + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                    ": cannot read the manifest: " + std::string(e.description()));
+  }
   auto* c = t["campaign"].as_table();
   if (!c) throw ConfigError("EDM-CFG-090", file.string() + ": manifest has no [campaign] table");
+  // The replay looks the scenario up before it parses the rest: a missing or non-string one is
+  // named here rather than reported as an unknown scenario "".
+  if (!(*c)["run"]["scenario"].is_string())
+    throw ConfigError("EDM-CFG-090", file.string() + ": the manifest's [campaign] has no run.scenario string");
   std::ostringstream os;
   os << *c;
   return os.str();

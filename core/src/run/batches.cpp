@@ -103,6 +103,7 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
   if (ctx.options.resume) {
     if (plan.ranks.size > 1) throw ConfigError("EDM-CKP-010", "edm resume runs in one process (no mpirun)");
     const CheckpointState st = read_checkpoint_state(state.checkpoint_file);
+    check_resume_state(st, N, state.checkpoint_file);
     ShardedCubes cubes(acc);
     load_checkpoint_cube(state.checkpoint_file, cubes);
     S.run_id = st.run_id;
