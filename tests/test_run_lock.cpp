@@ -51,7 +51,7 @@ electron_batch = 1
 devices = "0"
 )";
 
-std::string edm() { return edm::test::edm_binary().string(); }
+std::string edm_bin() { return edm::test::edm_binary().string(); }
 
 fs::path write_campaign(const fs::path& dir) {
   const auto campaign = dir / "cell.toml";
@@ -60,7 +60,7 @@ fs::path write_campaign(const fs::path& dir) {
 }
 
 pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {edm()};
+  std::vector<std::string> all = {edm_bin()};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
@@ -104,7 +104,7 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   BOOST_REQUIRE_MESSAGE(busy, "run A never recorded itself in " << (run / ".edm.lock"));
   // Run B, with --overwrite even: refused at once, naming A.
   const auto t0 = std::chrono::steady_clock::now();
-  const auto b = edm::test::run_command(edm() + " run " + campaign.string() + " --quiet --overwrite --output " +
+  const auto b = edm::test::run_command(edm_bin() + " run " + campaign.string() + " --quiet --overwrite --output " +
                                         run.string());
   const double b_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   BOOST_TEST_MESSAGE("run B: exit " << b.exit_code << " after " << b_seconds << " s: " << b.output);
@@ -112,7 +112,7 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   BOOST_TEST(b.output.find("EDM-RUN-040") != std::string::npos);
   BOOST_TEST(b.output.find("pid " + std::to_string(a)) != std::string::npos, "the holder is named");
   // And so is a resume into the same folder.
-  const auto r = edm::test::run_command(edm() + " resume " + run.string() + " --quiet");
+  const auto r = edm::test::run_command(edm_bin() + " resume " + run.string() + " --quiet");
   BOOST_TEST_MESSAGE("resume while A runs: exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(r.exit_code == 2);
   if (r.output.find("EDM-CKP-005") == std::string::npos)  // A had written a checkpoint to resume
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
              std::int64_t(fs::file_size(run / "field.h5")));
   BOOST_TEST(!fs::exists(run / ".edm.lock"), "the lock is released at the end");
   BOOST_TEST(!fs::exists(run / "checkpoint.h5"));
-  BOOST_TEST(edm::test::run_command(edm() + " info " + run.string()).exit_code == 0);
+  BOOST_TEST(edm::test::run_command(edm_bin() + " info " + run.string()).exit_code == 0);
 }
 
 BOOST_AUTO_TEST_CASE(a_stale_lock_of_a_dead_process_is_taken_over) {
@@ -142,7 +142,7 @@ BOOST_AUTO_TEST_CASE(a_stale_lock_of_a_dead_process_is_taken_over) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::ofstream(run / ".edm.lock") << "pid " << dead << " on host " << host << " since 20260101T000000Z\n";
-  const auto r = edm::test::run_command(edm() + " run " + campaign.string() + " --output " + run.string());
+  const auto r = edm::test::run_command(edm_bin() + " run " + campaign.string() + " --output " + run.string());
   BOOST_TEST_MESSAGE(r.output);
   BOOST_REQUIRE(r.exit_code == 0);
   BOOST_TEST(r.output.find("took over the lock") != std::string::npos, "the stale lock is reported");
@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(a_kept_partial_field_is_moved_aside_not_deleted) {
   // What edm leaves after a failed manifest write ("the complete field was kept as ...").
   const std::string kept = "a complete field the user was told to keep";
   std::ofstream(run / "field.h5.partial") << kept;
-  const auto r = edm::test::run_command(edm() + " run " + campaign.string() + " --output " + run.string());
+  const auto r = edm::test::run_command(edm_bin() + " run " + campaign.string() + " --output " + run.string());
   BOOST_TEST_MESSAGE(r.output);
   BOOST_REQUIRE(r.exit_code == 0);
   int found = 0;
@@ -179,20 +179,20 @@ BOOST_AUTO_TEST_CASE(info_refuses_a_field_of_another_run) {
   const auto dir = edm::test::temp_dir("lock_mismatch");
   const auto campaign = write_campaign(dir);
   for (const char* name : {"a", "b"}) {
-    const auto r = edm::test::run_command(edm() + " run " + campaign.string() + " --quiet --output " +
+    const auto r = edm::test::run_command(edm_bin() + " run " + campaign.string() + " --quiet --output " +
                                           (dir / name).string());
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   }
-  BOOST_REQUIRE(edm::test::run_command(edm() + " info " + (dir / "a").string()).exit_code == 0);
+  BOOST_REQUIRE(edm::test::run_command(edm_bin() + " info " + (dir / "a").string()).exit_code == 0);
   fs::copy_file(dir / "b" / "field.h5", dir / "a" / "field.h5", fs::copy_options::overwrite_existing);
-  const auto info = edm::test::run_command(edm() + " info " + (dir / "a").string());
+  const auto info = edm::test::run_command(edm_bin() + " info " + (dir / "a").string());
   BOOST_TEST_MESSAGE(info.output);
   BOOST_TEST(info.exit_code == 4);
   BOOST_TEST(info.output.find("EDM-INFO-010") != std::string::npos);
   // The size is checked too: the same run's field.h5, cut short, is not its field.
   fs::copy_file(dir / "b" / "field.h5", dir / "c.h5");
   fs::resize_file(dir / "b" / "field.h5", fs::file_size(dir / "b" / "field.h5") + 16);
-  const auto grown = edm::test::run_command(edm() + " info " + (dir / "b").string());
+  const auto grown = edm::test::run_command(edm_bin() + " info " + (dir / "b").string());
   BOOST_TEST(grown.exit_code == 4);
   BOOST_TEST(grown.output.find("bytes") != std::string::npos);
 }

@@ -53,10 +53,10 @@ devices = "0"
 electron_batch = )" + std::to_string(batch) + "\n[trajectory]\n" + trajectory + "\n";
 }
 
-std::string edm() { return edm::test::edm_binary().string(); }
+std::string edm_bin() { return edm::test::edm_binary().string(); }
 
 pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {edm()};
+  std::vector<std::string> all = {edm_bin()};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
@@ -120,7 +120,7 @@ void expect_identical(const fs::path& a, const fs::path& b) {
 BOOST_AUTO_TEST_CASE(sigterm_stops_a_single_pass_run) {
   const auto dir = edm::test::temp_dir("sig_single");
   const auto campaign = write(dir, "cell.toml", cell(32, 0));
-  run_ok(edm() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
+  run_ok(edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   const auto part = dir / "part";
   // field.h5.partial appears just before the one batch starts: its solve or its kernels are running.
   const pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string()});
@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_single_pass_run) {
   BOOST_REQUIRE_MESSAGE(code != -1, "the run finished before the signal could be sent");
   BOOST_REQUIRE(code == 130);
   expect_clean_stop(part);
-  run_ok(edm() + " resume " + part.string() + " --quiet");
+  run_ok(edm_bin() + " resume " + part.string() + " --quiet");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
   expect_identical(dir / "full", part);
 }
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(sigterm_in_the_last_batch_writes_a_checkpoint) {
   // Two batches; the first checkpoint (--checkpoint-every 1) marks the end of the first, so the
   // signal arrives in the last one.
   const auto campaign = write(dir, "cell.toml", cell(16, 8));
-  run_ok(edm() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
+  run_ok(edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   const auto part = dir / "part";
   const pid_t pid =
       spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string(), "--checkpoint-every", "1"});
@@ -179,6 +179,6 @@ BOOST_AUTO_TEST_CASE(sigterm_in_the_last_batch_writes_a_checkpoint) {
   expect_clean_stop(part);
   const auto st = edm::read_checkpoint_state(part / "checkpoint.h5");
   BOOST_TEST((st.next_electron == 8u || st.next_electron == 16u), "a batch boundary: " << st.next_electron);
-  run_ok(edm() + " resume " + part.string() + " --quiet");
+  run_ok(edm_bin() + " resume " + part.string() + " --quiet");
   expect_identical(dir / "full", part);
 }

@@ -9,7 +9,7 @@ namespace edm::detail {
 RunFolderLock lock_run_folder(const RunContext& ctx) {
   RunFolderLock lock = RunFolderLock::acquire(ctx.campaign.run.output);
   if (!lock.stale_record().empty())
-    ctx.observer.warning("run folder " + ctx.campaign.run.output.string() + ": took over the lock of a run that " +
+    ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of a run that " +
                          "ended without releasing it (" + lock.stale_record() + ")");
   return lock;
 }
