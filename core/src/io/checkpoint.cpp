@@ -10,6 +10,7 @@
 
 #include "edm/error.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 using namespace edm::h5;
 
@@ -157,9 +158,9 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
   auto partial = file;
   partial += ".partial";
   std::error_code ec;
-  std::filesystem::remove(partial, ec);
+  move_aside(partial);  // not this writer's: an earlier write cut short is kept, never truncated
   try {
-    Handle f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Handle f(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!f.valid()) io_fail("cannot create the checkpoint", partial);
     hid_t root = f.get();
     {
@@ -174,6 +175,8 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_string(root, "campaign", st.campaign_text, partial);
     put_attr_u64(root, "next_electron", st.next_electron);
     put_attr_u64(root, "batches_done", st.batches_done);
+    put_attr_u64(root, "ranks", st.ranks);
+    put_attr_u64(root, "generation", st.generation);
     put_attr_u64(root, "devices", acc.devices());
     // The raw cube is in the device layout, which depends on the pixel order (and is the same on
     // every device of a run): its fingerprint, checked on resume.
@@ -277,6 +280,30 @@ void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesys
 }
 
 }  // namespace
+
+bool is_rank_checkpoint_name(const std::string& name) {
+  // checkpoint.g<digits>.r<digits>.h5
+  const std::string head = "checkpoint.g", tail = ".h5";
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const auto dot = mid.find(".r");
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return dot != std::string::npos && digits(mid.substr(0, dot)) && digits(mid.substr(dot + 2));
+}
+
+CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file) {
+  h5::silence();
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) io_fail("cannot open the checkpoint", file);
+  CheckpointCommit c;
+  if (H5Aexists(f.get(), "ranks") > 0) c.ranks = std::uint32_t(get_attr_u64(f.get(), "ranks", file));
+  if (H5Aexists(f.get(), "generation") > 0) c.generation = get_attr_u64(f.get(), "generation", file);
+  return c;
+}
 
 CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   h5::silence();

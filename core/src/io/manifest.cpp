@@ -140,6 +140,10 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
                                  {"device_buffer_bytes", double(s.device_buffer_bytes)},
                                  {"host_estimate", s.host_estimate_bytes}});
+  if (x.field_bytes > 0)
+    m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
+                                       {"run_id", s.run_id},
+                                       {"bytes", int64_t(x.field_bytes)}});
   m.insert("campaign", campaign.to_toml());
   return m;
 }
