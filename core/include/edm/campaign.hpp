@@ -144,6 +144,9 @@ struct TrajectorySection {
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak
   double rtol = 1e-13;            // GSL odeiv2 relative tolerance
   double atol = 1e-15;            // GSL odeiv2 absolute tolerance (normalised units)
+  std::int64_t max_knots = 100000000;             // predicted knots per electron refused above this
+  std::int64_t max_total_knots = 1000000000000;   // predicted knots of the whole ensemble refused above this
+  int gamma_trace_points = 64;    // γ(τ) trace samples per Doppler-shifted carrier period
 };
 
 struct ScreenSection {
