@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -110,24 +111,27 @@ int cmd_run(const Args& args) {
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
-  if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
+  // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
+  check_campaign_file(campaign_file);
 
   auto overrides = parse_set_options(sets);
   for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
 
-  const auto registry = PluginRegistry::discover();
+  // Only the campaign's scenario plugin is opened (another plugin on the path cannot crash this run).
   Campaign campaign;
+  std::optional<PluginRegistry> found;
   if (is_manifest(campaign_file)) {
     // Replay: the manifest's [campaign] is the whole effective campaign.
     const std::string text = campaign_text_from_manifest(campaign_file);
     const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
-    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides,
-                              registry.get(scenario).keys());
+    found.emplace(PluginRegistry::discover(scenario));
+    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides, found->get(scenario).keys());
   } else {
     const std::string scenario = peek_scenario(campaign_file, overrides);
-    campaign = load_campaign(campaign_file, overrides, registry.get(scenario).keys());
+    found.emplace(PluginRegistry::discover(scenario));
+    campaign = load_campaign(campaign_file, overrides, found->get(scenario).keys());
   }
+  const PluginRegistry& registry = *found;
 
   RunOptions ro;
   ro.overwrite = vm.count("overwrite") > 0;

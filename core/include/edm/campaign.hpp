@@ -224,6 +224,11 @@ Campaign load_campaign(const std::filesystem::path& file, const std::vector<Over
 Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                         const std::vector<Override>& overrides,
                         const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
+// Refuses what cannot be a campaign file before anything opens it: a missing file (ConfigError
+// EDM-CFG-002), a directory (EDM-CFG-050), a FIFO, socket or device (IoError EDM-IO-091, never
+// opened: a FIFO would block), a path the system cannot look up (a name too long, a parent that is
+// a file: IoError EDM-IO-090). load_campaign and peek_scenario call it; an empty file is EDM-CFG-051.
+void check_campaign_file(const std::filesystem::path& file);
 // Reads just [run] scenario (to find the plugin before full validation).
 std::string peek_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides);
 

@@ -164,7 +164,7 @@ std::vector<CoreKey> trajectory_keys() {
       EDM_KEY(trajectory, atol, "", ">0", "GSL odeiv2 absolute tolerance (normalised units)"),
       EDM_KEY(trajectory, max_knots, "", "1..1e12",
               "largest predicted knots per electron (from the pulse, γ and the window) before any solve"),
-      EDM_KEY(trajectory, max_total_knots, "", "1..1e18", "largest predicted knots of the whole ensemble"),
+      EDM_KEY(trajectory, max_total_knots, "", "1..1e15", "largest predicted knots of the whole ensemble"),
       // Four points per period missed γ's peak by 13 % at a0 = 50; 64 catch it within a percent.
       EDM_KEY(trajectory, gamma_trace_points, "", "4..4096",
               "γ(τ) trace samples per Doppler-shifted carrier period (field.h5 gamma trace)"),

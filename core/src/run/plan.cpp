@@ -105,9 +105,20 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
   S.folder = ctx.campaign.run.output;
   S.field_file = S.folder / "field.h5";
   S.manifest_file = S.folder / "run.toml";
+  // Looked up with error codes: a name too long or a parent that is a file is an I/O error naming
+  // the path, not an exception from the file system library.
+  const auto exists = [&](const std::filesystem::path& p) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(p, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+      throw IoError("EDM-IO-093", "[run] output " + p.string() + ": " + ec.message());
+    if (ec == std::errc::not_a_directory)
+      throw IoError("EDM-IO-093", "[run] output " + S.folder.string() + ": a parent of it is a file, not a folder");
+    return std::filesystem::exists(st);
+  };
   if (!options.dry_run && !options.overwrite &&
-      (std::filesystem::exists(S.field_file) || std::filesystem::exists(S.manifest_file) ||
-       (!options.resume && std::filesystem::exists(checkpoint_path(S.folder)))))
+      (exists(S.field_file) || exists(S.manifest_file) ||
+       (!options.resume && exists(checkpoint_path(S.folder)))))
     throw ConfigError("EDM-RUN-001",
                       "run folder " + S.folder.string() +
                           " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
