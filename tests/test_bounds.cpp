@@ -71,9 +71,11 @@ BOOST_AUTO_TEST_CASE(runaways_are_refused_before_any_solve) {
       {"--set inverse_thomson.gamma_minus_one=1e9", "EDM-CFG-408", {"gamma_minus_one", "1e6"}},
       {"--max-host-memory -5", "EDM-CLI-006", {"--max-host-memory -5", "MiB"}},
       {"--max-host-memory lots", "EDM-CLI-006", {"--max-host-memory lots"}},
-      // In range, but the Doppler factor 1/(2γ) of the arrival times needs ~4e8 knots of flight
-      // before the window's last light leaves the screen: the prediction refuses it.
-      {"--set electrons.gamma=3e5", "EDM-RUN-030", {"spline knots", "trajectory.max_knots = 100000000"}},
+      // In range, but the Doppler factor 1/(2γ) of the arrival times needs a flight of tens of millions of
+      // knots (up to the scenario's tau_max) before the window's last light leaves the screen: 20 GB
+      // of splines per electron, refused against a 4 GiB limit from the prediction.
+      {"--set electrons.gamma=1e5 --max-host-memory 4096", "EDM-RUN-032",
+       {"knots per electron", "4096 MiB", "--max-host-memory"}},
       {"--set trajectory.max_knots=100", "EDM-RUN-030", {"electron 0", "over trajectory.max_knots = 100"}},
       {"--set trajectory.max_total_knots=1000", "EDM-RUN-031", {"2 electrons", "max_total_knots = 1000"}},
       // 5e8 electrons' states alone (128 GB) against a 200 MiB limit, before the plugin draws them.
@@ -132,4 +134,20 @@ BOOST_AUTO_TEST_CASE(max_host_memory_bounds_the_measured_peak) {
   // Several batches were needed: the case tests the bound, not a run that fits anyway.
   const auto batches = m["electrons"]["batches"].value_or(std::int64_t(0));
   BOOST_TEST(batches > 1, "batches = " << batches);
+}
+
+// Messages print times with a unit prefix and significant digits (issue 13, item 9): an explicit
+// window opening 1 ns after the interaction ends too late for the trajectories, and the message says
+// when in nanoseconds ("0.000000 s" before).
+BOOST_AUTO_TEST_CASE(window_messages_print_times_with_units) {
+  const auto dir = test::temp_dir("bounds_units");
+  const auto campaign = write_campaign(dir, "");
+  const auto t = run_edm("run " + campaign.string() + " --output " + (dir / "run").string() + kTiny +
+                         " --set screen.window=explicit --set screen.t_start=1e-9");
+  BOOST_TEST_MESSAGE("late window → exit " << t.r.exit_code << ": " << t.r.output);
+  BOOST_TEST(t.r.exit_code == 2, t.r.output);
+  BOOST_TEST(contains(t.r.output, "[EDM-WIN-003]"), t.r.output);
+  BOOST_TEST(contains(t.r.output, " ns, too late"), t.r.output);
+  BOOST_TEST(!contains(t.r.output, "0.000000"), t.r.output);
+  BOOST_TEST(contains(t.r.output, "units of 1/ω"), t.r.output);  // tau_max with its unit
 }
