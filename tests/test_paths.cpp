@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <toml++/toml.h>
+
+#include "edm/manifest.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -97,4 +100,25 @@ BOOST_AUTO_TEST_CASE(run_folders_the_system_cannot_use_are_io_errors) {
       {"info on a 300-character path", "info " + long_out, 4, "EDM-IO-094", {"too long"}},
   };
   for (const auto& c : cases) check(c);
+}
+
+// Manifest keys are quoted as TOML needs on write: a key it's (toml++ alone writes it bare, and the
+// manifest would not read back), a quote, a dot and a space, in a table, a subtable and an array of
+// tables, all read back with their values.
+BOOST_AUTO_TEST_CASE(manifest_keys_are_quoted_for_toml) {
+  const auto dir = test::temp_dir("paths_manifest");
+  toml::table sub{{"x y", "v"}, {"a.b", 2}};
+  toml::array cells;
+  cells.push_back(toml::table{{"it's", 3}});
+  toml::table m{{"it's", 1}, {"q\"uote", "it's \"quoted\""}, {"section", sub}, {"cell", cells},
+                {"list", toml::array{1.5, "b'c"}}};
+  edm::write_manifest(dir / "run.toml", m);
+  toml::table back;
+  BOOST_REQUIRE_NO_THROW(back = toml::parse_file((dir / "run.toml").string()));
+  BOOST_TEST(back["it's"].value_or(0) == 1);
+  BOOST_TEST(back["q\"uote"].value_or(std::string()) == "it's \"quoted\"");
+  BOOST_TEST(back["section"]["x y"].value_or(std::string()) == "v");
+  BOOST_TEST(back["section"]["a.b"].value_or(0) == 2);
+  BOOST_TEST(back["cell"][0]["it's"].value_or(0) == 3);
+  BOOST_TEST(back["list"][1].value_or(std::string()) == "b'c");
 }
