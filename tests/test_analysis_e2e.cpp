@@ -5,7 +5,7 @@
 // (linear) estimate, S·n̂ fluence against the far-field spectrum, and the Nyquist guard on real data;
 // the expected line comes from the run's own ensemble (run.toml [kinematics]): a beam set by
 // [inverse_thomson] gamma_minus_one gets its own line, not that of the γ = 5 default.
-// Needs a working `edm run` (an OpenCL device; PoCL is enough, ~10 s on 2 cores).
+// Needs a working `edm run` (an OpenCL device; PoCL is enough).
 #define BOOST_TEST_MODULE analysis_e2e
 #include <boost/test/unit_test.hpp>
 #include <cmath>

@@ -1,5 +1,5 @@
 // ctest-label: physics
-// Trajectory solver and splines against the exact plane-wave (light-front) solution of DESIGN §8,
+// Trajectory solver and splines against the exact plane-wave (light-front) solution (share/docs/design.md, facts the validation tests use),
 // the figure-8 drift, the Landau–Lifshitz closed form (Di Piazza 2008), γ-trace merging, track
 // resampling, and the knots/bytes per electron of the inverse-Thomson default case.
 #define BOOST_TEST_MODULE trajectory

@@ -1,4 +1,4 @@
-// Shared test helpers: named tolerances (one place, STYLE 17), paths, running the edm binary.
+// Shared test helpers: named tolerances (one place, so that a loosened one is a visible, reviewed change), paths, running the edm binary.
 #pragma once
 #include <cmath>
 #include <filesystem>

@@ -18,7 +18,6 @@
 
 #include <toml++/toml.h>
 
-#include "edm/kernel_options.hpp"  // PixelOrder (accumulator.pixel_order)
 #include "edm/schema.hpp"          // KeySpec must be complete where the `plugin_keys = {}` defaults are used
 
 namespace edm {
@@ -32,6 +31,16 @@ enum class Distribution { Sunflower, Gaussian, List };            // electrons.d
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
 enum class ScreenWindow { Auto, Explicit };                       // screen.window
 enum class FieldKernel { Newton };                                // accumulator.kernel
+// How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
+// share a warp). Only speed depends on it: every slot gets the same additions in the same order.
+//   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
+//          32 pixels form an arc at one distance from the axis, so their retarded times (which
+//          depend on that distance) sit within a few knots of each other for every electron of a
+//          beam near the axis, and the warp's interval loads touch a few cache lines instead of
+//          ~18 (benchmark cell; BENCHMARKS.md).
+//   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
+//   Rows:  plain row order (identity).
+enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumulator.pixel_order
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>
@@ -144,6 +153,9 @@ struct TrajectorySection {
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak
   double rtol = 1e-13;            // GSL odeiv2 relative tolerance
   double atol = 1e-15;            // GSL odeiv2 absolute tolerance (normalised units)
+  std::int64_t max_knots = 100000000;             // predicted knots per electron refused above this
+  std::int64_t max_total_knots = 1000000000000;   // predicted knots of the whole ensemble refused above this
+  int gamma_trace_points = 64;    // γ(τ) trace samples per Doppler-shifted carrier period
 };
 
 struct ScreenSection {
@@ -225,6 +237,11 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                         const std::vector<Override>& overrides,
                         const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true,
                         bool skip_sweep = false);
+// Refuses what cannot be a campaign file before anything opens it: a missing file (ConfigError
+// EDM-CFG-002), a directory (EDM-CFG-050), a FIFO, socket or device (IoError EDM-IO-091, never
+// opened: a FIFO would block), a path the system cannot look up (a name too long, a parent that is
+// a file: IoError EDM-IO-090). load_campaign and peek_scenario call it; an empty file is EDM-CFG-051.
+void check_campaign_file(const std::filesystem::path& file);
 // Reads just [run] scenario (to find the plugin before full validation).
 std::string peek_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides);
 

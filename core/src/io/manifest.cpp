@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -27,6 +30,79 @@ std::string hostname() {
   char buf[256] = {0};
   gethostname(buf, sizeof buf - 1);
   return buf;
+}
+
+
+// TOML text of a table with every key quoted where TOML needs it (toml++ writes a key such as
+// it's bare, which no TOML reader accepts: the manifest would not read back). Values are written
+// by toml++ (its strings, numbers and dates are valid TOML); tables and arrays are walked here.
+std::string toml_key(std::string_view k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (bare) return std::string(k);
+  std::string q = "\"";
+  for (unsigned char c : k) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += char(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      q += b;
+    } else {
+      q += char(c);
+    }
+  }
+  return q + "\"";
+}
+
+bool array_of_tables(const toml::node& v) {
+  const toml::array* a = v.as_array();
+  return a && !a->empty() && std::all_of(a->begin(), a->end(), [](const toml::node& e) { return e.is_table(); });
+}
+
+void write_inline(std::ostream& os, const toml::node& v) {
+  if (const toml::table* t = v.as_table()) {
+    os << "{";
+    bool first = true;
+    for (auto&& [k, e] : *t) {
+      os << (first ? " " : ", ") << toml_key(k.str()) << " = ";
+      write_inline(os, e);
+      first = false;
+    }
+    os << (first ? "}" : " }");
+  } else if (const toml::array* a = v.as_array()) {
+    os << "[";
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      os << (i ? ", " : " ");
+      write_inline(os, *a->get(i));
+    }
+    os << (a->empty() ? "]" : " ]");
+  } else {
+    v.visit([&](const auto& x) { os << x; });
+  }
+}
+
+void write_table(std::ostream& os, const toml::table& t, const std::string& prefix) {
+  for (auto&& [k, v] : t)
+    if (!v.is_table() && !array_of_tables(v)) {
+      os << toml_key(k.str()) << " = ";
+      write_inline(os, v);
+      os << "\n";
+    }
+  for (auto&& [k, v] : t) {
+    const std::string name = prefix + toml_key(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      os << "\n[" << name << "]\n";
+      write_table(os, *sub, name + ".");
+    } else if (array_of_tables(v)) {
+      for (const toml::node& e : *v.as_array()) {
+        os << "\n[[" << name << "]]\n";
+        write_table(os, *e.as_table(), name + ".");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -140,6 +216,10 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
                                  {"device_buffer_bytes", double(s.device_buffer_bytes)},
                                  {"host_estimate", s.host_estimate_bytes}});
+  if (x.field_bytes > 0)
+    m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
+                                       {"run_id", s.run_id},
+                                       {"bytes", int64_t(x.field_bytes)}});
   m.insert("campaign", campaign.to_toml());
   return m;
 }
@@ -149,9 +229,12 @@ void write_manifest(const std::filesystem::path& path, const toml::table& manife
   tmp += ".partial";
   {
     std::ofstream out(tmp);
-    out << "# edm run manifest: `edm run " << path.string()
+    // The path in the comment without line breaks: a newline in it would end the comment.
+    std::string shown = path.string();
+    std::replace_if(shown.begin(), shown.end(), [](char c) { return c == '\n' || c == '\r'; }, '?');
+    out << "# edm run manifest: `edm run " << shown
         << "` replays this run ([campaign] holds the effective campaign)\n";
-    out << manifest << "\n";
+    write_table(out, manifest, "");
     out.flush();
     if (!out) {
       std::error_code ec;
@@ -174,9 +257,21 @@ bool is_manifest(const std::filesystem::path& file) {
 }
 
 std::string campaign_text_from_manifest(const std::filesystem::path& file) {
-  auto t = toml::parse_file(file.string());
+  toml::table t;
+  try {
+    t = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    // is_manifest parsed it a moment ago: the file changed or cannot be read now.
+    const auto& b = e.source().begin;
+    throw IoError("EDM-IO-075", file.string() + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                    ": cannot read the manifest: " + std::string(e.description()));
+  }
   auto* c = t["campaign"].as_table();
   if (!c) throw ConfigError("EDM-CFG-090", file.string() + ": manifest has no [campaign] table");
+  // The replay looks the scenario up before it parses the rest: a missing or non-string one is
+  // named here rather than reported as an unknown scenario "".
+  if (!(*c)["run"]["scenario"].is_string())
+    throw ConfigError("EDM-CFG-090", file.string() + ": the manifest's [campaign] has no run.scenario string");
   std::ostringstream os;
   os << *c;
   return os.str();

@@ -16,6 +16,7 @@
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
 #include "edm/writer.hpp"
+#include "io/run_lock.hpp"
 #include "run/ranks.hpp"
 
 namespace edm::detail {
@@ -34,6 +35,16 @@ struct RunContext {
   Clock::time_point t_start;
 };
 
+// ---- the run folder (folder.cpp) -----------------------------------------------------------------
+
+// The run folder's exclusive lock (created with the folder when missing); ConfigError EDM-RUN-040
+// naming the holder when another process writes there. A stale lock is taken over with a warning.
+RunFolderLock lock_run_folder(const RunContext& ctx);
+// Moves aside (with a timestamp) what earlier runs left under this run's temporary names.
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary);
+// After the manifest: removes the run's checkpoints (every rank's).
+void remove_checkpoints(const RunSummary& summary);
+
 // ---- plan (plan.cpp) -----------------------------------------------------------------------------
 
 struct RunPlan {
@@ -48,7 +59,8 @@ struct RunPlan {
 
 // The memory guard, first of all: a cube the selected devices cannot hold is refused before
 // anything else is done.
-void refuse_oversized_cube(const Campaign& campaign);
+// The ensemble's states are refused there too when they cannot fit the host limit.
+void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options);
 // Sets the output paths of the summary; refuses a folder that holds results (or a checkpoint that
 // `edm run` would lose) unless the options allow it.
 void claim_run_folder(const RunContext& ctx, RunSummary& summary);
@@ -56,6 +68,16 @@ void claim_run_folder(const RunContext& ctx, RunSummary& summary);
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
+// each electron of a batch adds (predicted from PreparedCell::budget, never from a solve).
+struct HostMemory {
+  double limit = 0, fixed = 0, per_electron = 0;
+};
+HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const RunSummary& summary);
+// EDM-RUN-032 when the planned batch does not fit the limit, with the numbers.
+void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                          const HostMemory& memory);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
 void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 
@@ -69,7 +91,8 @@ struct BatchState {
   double kernel_before = 0;            // kernel seconds before a resume
   std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
   std::string campaign_text;           // the effective campaign, saved with every checkpoint
-  std::filesystem::path checkpoint_file;
+  std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
+  std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
 };
 

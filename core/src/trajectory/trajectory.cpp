@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <numbers>
@@ -83,6 +84,19 @@ int ode_function(double tau, const double y[], double f[], void* params) {
   return GSL_SUCCESS;
 }
 
+// The solve was asked to stop (share/docs/errors.md, exit 130): the batch loop turns this into a
+// checkpoint of the electrons summed so far.
+[[noreturn]] void throw_stopped(std::uint64_t electron) {
+  throw Interrupted("EDM-TRJ-040", "the trajectory solve was stopped on request at electron " + std::to_string(electron));
+}
+
+// Four significant digits, never "0.000000".
+std::string shortest_text(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", x);
+  return b;
+}
+
 Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
   double y[8], dy[8];
   sc.initial_state(i, y);
@@ -109,10 +123,12 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
   record(tau);
   int extra = done() ? 2 : -1;
   for (std::uint64_t j = 1; extra != 0; ++j) {
+    if (opt.stop && opt.stop->load(std::memory_order_relaxed)) throw_stopped(i);
     const double target = double(j) * k.dtau;
     if (target > sc.tau_max())
-      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + std::to_string(sc.tau_max()) +
-                                            " before the stop condition (ξ_end, observer window)");
+      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + shortest_text(sc.tau_max()) +
+                                            " (normalised: units of 1/ω, a laser period is 2π) before the stop "
+                                            "condition (ξ_end, observer window)");
     const int status = gsl_odeiv2_driver_apply(drv.get(), &tau, target, y);
     if (status != GSL_SUCCESS)
       throw PhysicsError("EDM-TRJ-012", "GSL odeiv2 failed (" + std::string(gsl_strerror(status)) +
@@ -267,7 +283,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
   check_key_value("trajectory.knots_per_period", options.knots_per_period, "EDM-CFG-301");
   if (!scenario.has_rhs() && !scenario.has_tracks())
     throw PhysicsError("EDM-TRJ-004", "scenario has neither equations of motion nor tracks");
-  // GSL's default handler aborts; core never aborts (STYLE 11): failures come back as status codes.
+  // GSL's default handler aborts; core never aborts: failures come back as status codes.
   gsl_set_error_handler_off();
 
   std::vector<Knots> knots(count);
@@ -277,6 +293,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
   auto worker = [&]() {
     for (std::uint64_t k; !failed && (k = next++) < count;) {
       try {
+        if (options.stop && options.stop->load(std::memory_order_relaxed)) throw_stopped(first + k);
         knots[k] = scenario.has_rhs() ? integrate_electron(scenario, first + k, options)
                                       : resample_track(scenario, first + k, options);
       } catch (...) {
@@ -296,6 +313,8 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
     const std::string who = "electron " + std::to_string(first + k) + ": ";
     try {
       std::rethrow_exception(errors[k]);
+    } catch (const Interrupted&) {
+      throw;  // a stop request, not a failure of this electron
     } catch (const Error& e) {
       throw PhysicsError(e.id(), who + e.what());
     } catch (const std::exception& e) {
