@@ -107,20 +107,10 @@ void write_table(std::ostream& os, const toml::table& t, const std::string& pref
 
 }  // namespace
 
-toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const Normalization& units,
-                          const ManifestExtras& x) {
-  toml::table m;
-  m.insert("provenance", toml::table{{"run_id", s.run_id},
-                                     {"edm_version", EDM_VERSION},
-                                     {"git_commit", EDM_GIT_COMMIT},
-                                     {"host", hostname()},
-                                     {"time", utc_now()},
-                                     {"device", x.device_names},
-                                     {"campaign_file", campaign.file.string()},
-                                     {"ranks", x.ranks},
-                                     {"resumed_from_electron", int64_t(s.resumed_from)},
-                                     {"checkpoints_written", int64_t(s.checkpoints_written)}});
+namespace {
 
+// [config]: the effective run settings (after the device's choices) and where each key came from.
+toml::table config_table(const Campaign& campaign, const RunSummary& s, const ManifestExtras& x) {
   const auto& a = campaign.accumulator;
   // Where every key's value came from: one entry per key of the key table and of the scenario's
   // section (Campaign::origins holds them all).
@@ -148,8 +138,13 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"model", name(campaign.trajectory.model)},
                      {"checkpoint_every", int64_t(s.checkpoint_every)}};
   config.insert("origin", std::move(origins));
-  m.insert("config", std::move(config));
+  return config;
+}
 
+
+// [laser], [electrons], [kinematics], [screen], [window]: the physics in SI.
+void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& s, const Normalization& units,
+                    const ManifestExtras& x) {
   const auto& L = campaign.laser;
   m.insert("laser", toml::table{{"profile", name(L.profile)},
                                 {"wavelength", L.wavelength},
@@ -185,6 +180,10 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"min_margin_start", cov.records.empty() ? 0.0 : cov.min_margin_start() * units.time()},
                                  {"min_margin_end", cov.records.empty() ? 0.0 : cov.min_margin_end() * units.time()},
                                  {"allow_clipping", campaign.screen.allow_clipping}});
+}
+
+// [timing] (with per-rank timings under MPI), [flops], [memory].
+void insert_performance(toml::table& m, const RunSummary& s, const ManifestExtras& x) {
   const auto& t = s.timing;
   m.insert("timing", toml::table{{"total", t.total},
                                  {"trajectories", t.trajectories},
@@ -216,6 +215,27 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
                                  {"device_buffer_bytes", double(s.device_buffer_bytes)},
                                  {"host_estimate", s.host_estimate_bytes}});
+}
+
+}  // namespace
+
+toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const Normalization& units,
+                          const ManifestExtras& x) {
+  toml::table m;
+  m.insert("provenance", toml::table{{"run_id", s.run_id},
+                                     {"edm_version", EDM_VERSION},
+                                     {"git_commit", EDM_GIT_COMMIT},
+                                     {"host", hostname()},
+                                     {"time", utc_now()},
+                                     {"device", x.device_names},
+                                     {"campaign_file", campaign.file.string()},
+                                     {"ranks", x.ranks},
+                                     {"resumed_from_electron", int64_t(s.resumed_from)},
+                                     {"checkpoints_written", int64_t(s.checkpoints_written)}});
+
+  m.insert("config", config_table(campaign, s, x));
+  insert_physics(m, campaign, s, units, x);
+  insert_performance(m, s, x);
   if (x.field_bytes > 0)
     m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
                                        {"run_id", s.run_id},

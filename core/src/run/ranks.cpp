@@ -37,18 +37,36 @@ void reduce_slab_to_root(const double* in, double* out, std::size_t n) {
 #endif
 }
 
-RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s) {
-  RankTimings t;
-  if (ranks.size == 1) {
-    t.trajectories = {s.timing.trajectories};
-    t.field = {s.timing.field};
-    t.kernel = {s.timing.kernel};
-    return t;
-  }
 #ifdef EDM_WITH_MPI
+namespace {
+
+// Every rank's doubles, concatenated in rank order on rank 0 (empty elsewhere).
+std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<double>& mine) {
   const MPI_Comm w = MPI_COMM_WORLD;
   const bool root = ranks.rank == 0;
-  // Per-rank timings and counts.
+  int n = int(mine.size());
+  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
+  MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
+  std::vector<double> all;
+  if (root) {
+    int acc = 0;
+    for (int r = 0; r < ranks.size; ++r) {
+      displs[r] = acc;
+      acc += counts[r];
+    }
+    all.resize(std::size_t(acc));
+  }
+  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, root ? all.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
+              0, w);
+  return all;
+}
+
+// Per-rank timings and counts on rank 0; sums over ranks of the additive timings, maxima of peak
+// RSS and of the slowest field phase.
+RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
+  RankTimings t;
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const bool root = ranks.rank == 0;
   double mine[4] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size())};
   std::vector<double> all(root ? 4 * std::size_t(ranks.size) : 0);
   MPI_Gather(mine, 4, MPI_DOUBLE, root ? all.data() : nullptr, 4, MPI_DOUBLE, 0, w);
@@ -59,7 +77,6 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
       t.kernel.push_back(all[4 * r + 2]);
       t.electrons.push_back(all[4 * r + 3]);
     }
-  // Sums over ranks of the additive timings, maxima of peak RSS and of the slowest field phase.
   double sums[3] = {s.timing.trajectories, s.timing.trajectories_overlapped, s.timing.kernel};
   double tot[3];
   MPI_Reduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, 0, w);
@@ -80,32 +97,45 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
     s.knots_total = knots_all;
     s.batches = batches_all;
   }
+  return t;
+}
 
-  // Coverage records: 5 numbers each, gathered in rank order (= electron order).
+// Coverage records: 5 numbers each, gathered in rank order (= electron order).
+void gather_coverage(const Ranks& ranks, RunSummary& s) {
   std::vector<double> rec;
-  for (const auto& r : s.coverage.records) {
+  for (const auto& r : s.coverage.records)
     rec.insert(rec.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots), 0.0});
-  }
-  int n = int(rec.size());
-  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
-  MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
-  std::vector<double> recs;
-  if (root) {
-    int acc = 0;
-    for (int r = 0; r < ranks.size; ++r) {
-      displs[r] = acc;
-      acc += counts[r];
-    }
-    recs.resize(std::size_t(acc));
-  }
-  MPI_Gatherv(rec.data(), n, MPI_DOUBLE, root ? recs.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, 0, w);
-  if (root) {
-    s.coverage.records.clear();
-    for (std::size_t i = 0; i + 4 < recs.size(); i += 5)
-      s.coverage.records.push_back({std::uint64_t(recs[i]), recs[i + 1], recs[i + 2], std::uint64_t(recs[i + 3])});
-  }
+  const std::vector<double> recs = gather_in_rank_order(ranks, rec);
+  if (ranks.rank != 0) return;
+  s.coverage.records.clear();
+  for (std::size_t i = 0; i + 4 < recs.size(); i += 5)
+    s.coverage.records.push_back({std::uint64_t(recs[i]), recs[i + 1], recs[i + 2], std::uint64_t(recs[i + 3])});
+}
 
-  // γ trace: pad every rank to the longest grid, then sums / extrema (exact), drains gathered.
+// Fixed-point γ sums (128-bit): gathered as 64-bit halves and added on rank 0 in rank order —
+// integer sums, so exact whatever the order.
+std::vector<GammaTrace::Sum> gather_gamma_sums(const Ranks& ranks, const GammaTrace& gamma, std::size_t maxlen) {
+  const bool root = ranks.rank == 0;
+  std::vector<unsigned long long> halves(2 * maxlen), all_halves(root ? 2 * maxlen * std::size_t(ranks.size) : 0);
+  for (std::size_t j = 0; j < maxlen; ++j) {
+    halves[2 * j] = GammaTrace::low_half(gamma.sum[j]);
+    halves[2 * j + 1] = GammaTrace::high_half(gamma.sum[j]);
+  }
+  MPI_Gather(halves.data(), int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, root ? all_halves.data() : nullptr,
+             int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  std::vector<GammaTrace::Sum> sum(maxlen, 0);
+  if (root)
+    for (int r = 0; r < ranks.size; ++r)
+      for (std::size_t j = 0; j < maxlen; ++j) {
+        const std::size_t i = (std::size_t(r) * maxlen + j) * 2;
+        sum[j] += GammaTrace::from_halves(all_halves[i + 1], all_halves[i]);
+      }
+  return sum;
+}
+
+// γ trace: pad every rank to the longest grid, then sums / extrema (exact), drains gathered.
+void gather_gamma(const Ranks& ranks, GammaTrace& gamma) {
+  const MPI_Comm w = MPI_COMM_WORLD;
   unsigned long long len = gamma.count.size(), maxlen = 0;
   MPI_Allreduce(&len, &maxlen, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, w);
   double dt = gamma.dtau, dtmax = 0;
@@ -117,47 +147,37 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
   gamma.count.resize(maxlen, 0);
   std::vector<double> cnt(gamma.count.begin(), gamma.count.end());
   std::vector<double> mn(maxlen), mxv(maxlen), c(maxlen);
-  // Fixed-point γ sums (128-bit): gathered as 64-bit halves and added on rank 0 in rank order —
-  // integer sums, so exact whatever the order.
-  std::vector<unsigned long long> halves(2 * maxlen), all_halves(root ? 2 * maxlen * std::size_t(ranks.size) : 0);
-  for (std::size_t j = 0; j < maxlen; ++j) {
-    halves[2 * j] = GammaTrace::low_half(gamma.sum[j]);
-    halves[2 * j + 1] = GammaTrace::high_half(gamma.sum[j]);
-  }
-  MPI_Gather(halves.data(), int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, root ? all_halves.data() : nullptr,
-             int(2 * maxlen), MPI_UNSIGNED_LONG_LONG, 0, w);
-  std::vector<GammaTrace::Sum> sum(maxlen, 0);
-  if (root)
-    for (int r = 0; r < ranks.size; ++r)
-      for (std::size_t j = 0; j < maxlen; ++j) {
-        const std::size_t i = (std::size_t(r) * maxlen + j) * 2;
-        sum[j] += GammaTrace::from_halves(all_halves[i + 1], all_halves[i]);
-      }
+  const std::vector<GammaTrace::Sum> sum = gather_gamma_sums(ranks, gamma, maxlen);
   MPI_Reduce(gamma.min.data(), mn.data(), int(maxlen), MPI_DOUBLE, MPI_MIN, 0, w);
   MPI_Reduce(gamma.max.data(), mxv.data(), int(maxlen), MPI_DOUBLE, MPI_MAX, 0, w);
   MPI_Reduce(cnt.data(), c.data(), int(maxlen), MPI_DOUBLE, MPI_SUM, 0, w);
   std::vector<double> dr;
   for (const auto& [e, d] : gamma.drain) dr.insert(dr.end(), {double(e), d});
-  int nd = int(dr.size());
-  MPI_Gather(&nd, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
-  std::vector<double> drs;
-  if (root) {
-    int acc = 0;
-    for (int r = 0; r < ranks.size; ++r) {
-      displs[r] = acc;
-      acc += counts[r];
-    }
-    drs.resize(std::size_t(acc));
+  const std::vector<double> drs = gather_in_rank_order(ranks, dr);
+  if (ranks.rank != 0) return;
+  gamma.sum = sum;
+  gamma.min = mn;
+  gamma.max = mxv;
+  for (std::size_t j = 0; j < maxlen; ++j) gamma.count[j] = std::uint64_t(c[j]);
+  gamma.drain.clear();
+  for (std::size_t i = 0; i + 1 < drs.size(); i += 2) gamma.drain.push_back({std::uint64_t(drs[i]), drs[i + 1]});
+}
+
+}  // namespace
+#endif
+
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s) {
+  RankTimings t;
+  if (ranks.size == 1) {
+    t.trajectories = {s.timing.trajectories};
+    t.field = {s.timing.field};
+    t.kernel = {s.timing.kernel};
+    return t;
   }
-  MPI_Gatherv(dr.data(), nd, MPI_DOUBLE, root ? drs.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE, 0, w);
-  if (root) {
-    gamma.sum = sum;
-    gamma.min = mn;
-    gamma.max = mxv;
-    for (std::size_t j = 0; j < maxlen; ++j) gamma.count[j] = std::uint64_t(c[j]);
-    gamma.drain.clear();
-    for (std::size_t i = 0; i + 1 < drs.size(); i += 2) gamma.drain.push_back({std::uint64_t(drs[i]), drs[i + 1]});
-  }
+#ifdef EDM_WITH_MPI
+  t = gather_timings(ranks, s);
+  gather_coverage(ranks, s);
+  gather_gamma(ranks, gamma);
 #endif
   return t;
 }
