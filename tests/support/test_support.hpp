@@ -33,6 +33,12 @@ inline constexpr double weak_field_estimate = 0.03; // quickstart on-axis dW/dΩ
 inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/dω dω on the quickstart screen (8.6e-9)
 }  // namespace tol
 
+// Twisted light (complex harmonic maps, OAM, angular momentum: issue 14), in their own block too.
+namespace tol {
+inline constexpr double interpolation_exact = 1e-12;  // bicubic on quadratics, bilinear on bilinears
+inline constexpr double winding_fit = 0.01;           // fitted ℓ vs the integer the physics predicts
+}  // namespace tol
+
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
 std::filesystem::path build_dir();    // EDM_BUILD_DIR
 std::filesystem::path edm_binary();   // the built `edm`
