@@ -37,6 +37,8 @@ inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/d
 namespace tol {
 inline constexpr double interpolation_exact = 1e-12;  // bicubic on quadratics, bilinear on bilinears
 inline constexpr double winding_fit = 0.01;           // fitted ℓ vs the integer the physics predicts
+inline constexpr double lg_photon_j = 5e-3;           // paraxial LG pulse: ωL_z/W vs −(m + σ) (3e-3: O(1/(ωτ0)²))
+inline constexpr double lg_pulse_energy = 1e-4;       // paraxial LG pulse: W through a far plane vs U (2e-6)
 }  // namespace tol
 
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
