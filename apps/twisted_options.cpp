@@ -45,6 +45,8 @@ void add_twisted_options(po::options_description& desc, TwistedArgs& a) {
       "amplitude floor of a ring sample, relative to the harmonic map's peak")(
       "ring-min-fraction", po::value(&a.ring_min_fraction)->default_value(0.95),
       "fraction of a ring above the floor that a fit needs")(
+      "harmonic-bin", po::value(&a.harmonic_bin)->default_value("peak"),
+      "bin of each complex harmonic map: peak (of the band's screen-integrated spectrum) | nominal (n·ω_b)")(
       "no-oam", po::bool_switch(&a.no_oam),
       "skip the complex harmonic maps, angular momentum and ring fits (spectrum only)");
 }
@@ -52,6 +54,7 @@ void add_twisted_options(po::options_description& desc, TwistedArgs& a) {
 TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const AnalysisArgs& analysis) {
   TwistedLightOptions o;
   o.enabled = !a.no_oam;
+  o.bin = parse_harmonic_bin(a.harmonic_bin);
   o.harmonics_explicit = !analysis.harmonics.empty();
   o.threads = analysis.threads;
   if (!a.ring_centre.empty()) {

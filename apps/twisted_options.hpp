@@ -13,7 +13,7 @@
 namespace edm::app {
 
 struct TwistedArgs {
-  std::string ring_centre, ring_radii;
+  std::string ring_centre, ring_radii, harmonic_bin = "peak";
   unsigned ring_points = 0;
   double ring_floor = 1e-3, ring_min_fraction = 0.95;
   bool no_oam = false;

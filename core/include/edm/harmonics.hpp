@@ -6,6 +6,7 @@
 #include <array>
 #include <complex>
 #include <cstddef>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,9 +44,17 @@ std::complex<double> circular_component(std::complex<double> ax, std::complex<do
 // Bins [klo, khi] of the band [lo, hi] (rad/s) on a grid of bin width dw with nw bins: the rule of
 // spectrum.cpp's harmonic maps (a bin on the edge belongs to the band).
 std::pair<std::size_t, std::size_t> band_bins(double lo, double hi, double dw, std::size_t nw);
-// The bin of a harmonic: the maximum of the screen-integrated spectrum dI/dω over its band, so that
-// the map follows the line where the nonlinear (a0²) shift or the Doppler factor moves it off n·ω_b.
+// Which bin of its band a harmonic's map is taken at (--harmonic-bin):
+//   peak:    the maximum of the screen-integrated spectrum dI/dω over the band, so that the map
+//            follows the line where the nonlinear (a0²) redshift moves it off n·ω_b (Thomson);
+//   nominal: the bin nearest n·ω_b itself, e.g. the on-axis line of inverse Thomson (--of line), whose
+//            screen-integrated peak sits lower, off the axis, where ω falls as 1/(1 + γ²θ²).
+enum class HarmonicBin { Peak, Nominal };
+HarmonicBin parse_harmonic_bin(const std::string& name);  // "peak" | "nominal"; EDM-OAM-006
+const char* harmonic_bin_name(HarmonicBin b);
 std::size_t harmonic_peak_bin(const std::vector<double>& dI_domega, std::size_t klo, std::size_t khi);
+// The bin nearest ω, kept inside [klo, khi].
+std::size_t harmonic_nominal_bin(double omega, double dw, std::size_t klo, std::size_t khi);
 // The DFT row of bin k for N samples: c_j = w_j e^{2πi·(jk mod N)/N} (the index reduced mod N so
 // that the phase stays exact for every j).
 std::vector<std::complex<double>> bin_kernel(const std::vector<double>& window, std::size_t k);

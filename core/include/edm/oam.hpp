@@ -71,7 +71,7 @@ struct RingFit {
   std::vector<double> amplitude;    // |𝒜_σ| at each sample
 };
 
-// Samples the map on a ring at azimuths φ_i = 2πi/points about the normal (x = cx + r cos φ,
+// Samples the map on a ring at azimuths φ_i = 2π(i + ½)/points about the normal (x = cx + r cos φ,
 // y = cy + ν r sin φ), unwraps the phase along the samples above `floor_abs` (a gap is bridged by
 // the principal value of the step across it) and fits ℓ. The ring must lie on the screen
 // (plan_rings checks it).

@@ -18,6 +18,7 @@ namespace edm {
 struct TwistedLightOptions {
   bool enabled = true;
   RingOptions rings;
+  HarmonicBin bin = HarmonicBin::Peak;
   // The harmonics were asked for by name (--harmonics): one without energy is then refused
   // (EDM-OAM-010 naming --harmonics); a default harmonic without energy is kept, marked NoEnergy.
   bool harmonics_explicit = false;
@@ -32,6 +33,7 @@ inline constexpr double kNoEnergyFraction = 1e-9;
 
 struct TwistedLightResult {
   bool enabled = false;
+  HarmonicBin bin = HarmonicBin::Peak;
   HarmonicMaps maps;
   ScreenObservables observables;
   GridGeometry grid;

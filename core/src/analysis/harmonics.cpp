@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "edm/error.hpp"
+
 namespace edm {
 
 double screen_azimuth(double x, double y, int normal) { return std::atan2(normal * y, x); }
@@ -28,6 +30,19 @@ std::size_t harmonic_peak_bin(const std::vector<double>& dI_domega, std::size_t 
   for (std::size_t k = klo; k <= khi && k < dI_domega.size(); ++k)
     if (dI_domega[k] > dI_domega[best]) best = k;
   return best;
+}
+
+HarmonicBin parse_harmonic_bin(const std::string& name) {
+  if (name == "peak") return HarmonicBin::Peak;
+  if (name == "nominal") return HarmonicBin::Nominal;
+  throw ConfigError("EDM-OAM-006", "--harmonic-bin: unknown value '" + name + "' (peak | nominal)");
+}
+
+const char* harmonic_bin_name(HarmonicBin b) { return b == HarmonicBin::Peak ? "peak" : "nominal"; }
+
+std::size_t harmonic_nominal_bin(double omega, double dw, std::size_t klo, std::size_t khi) {
+  const double k = std::round(omega / dw);
+  return std::clamp(std::size_t(std::max(0.0, k)), klo, khi);
 }
 
 std::vector<std::complex<double>> bin_kernel(const std::vector<double>& window, std::size_t k) {

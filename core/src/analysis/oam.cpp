@@ -155,7 +155,9 @@ const char* ring_status_name(RingStatus s) {
 
 std::vector<double> ring_azimuths(std::size_t points) {
   std::vector<double> phi(points);
-  for (std::size_t i = 0; i < points; ++i) phi[i] = 2 * kPi * double(i) / double(points);
+  // Half a step off 0: the set {φ_i} is its own mirror image (φ → 2π − φ), so the fit of a mirrored
+  // map is the exact negative of the original's.
+  for (std::size_t i = 0; i < points; ++i) phi[i] = 2 * kPi * (double(i) + 0.5) / double(points);
   return phi;
 }
 

@@ -44,11 +44,12 @@ struct Pass {
   std::vector<double> omega_bin;   // per harmonic: ω_k of its bin
   std::vector<double> base_phase;  // per harmonic: ω_k (t_0 − |z|/c) mod 2π
   std::vector<std::pair<std::size_t, std::size_t>> bands;
-  std::vector<double> g;  // Parseval weights
+  std::vector<std::size_t> bins;  // per harmonic: the bin of its map
+  std::vector<double> g;          // Parseval weights
   std::vector<double> x, y;
 };
 
-Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult& sp) {
+Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult& sp, HarmonicBin bin) {
   Pass P;
   P.nx = sp.nx;
   P.ny = sp.ny;
@@ -77,7 +78,10 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
   for (std::size_t h = 0; h < P.nh; ++h) {
     const double half = sp.band * sp.base_omega;
     P.bands.push_back(band_bins(sp.harmonic_omega[h] - half, sp.harmonic_omega[h] + half, P.dw, P.nw));
-    const std::size_t k = harmonic_peak_bin(sp.integrated, P.bands[h].first, P.bands[h].second);
+    const auto [klo, khi] = P.bands[h];
+    const std::size_t k = bin == HarmonicBin::Peak ? harmonic_peak_bin(sp.integrated, klo, khi)
+                                                   : harmonic_nominal_bin(sp.harmonic_omega[h], P.dw, klo, khi);
+    P.bins.push_back(k);
     P.kernels.push_back(bin_kernel(w, k));
     // ω_k (t_0 − |z|/c) reduced mod 2π in long double: t_0 and |z|/c are each ~1e5 periods for a far
     // screen, their difference a few.
@@ -310,7 +314,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   r.floor_relative = opt.rings.floor;
   r.min_fraction = opt.rings.min_fraction;
   h5::Handle file = h5::open_file(field_file);
-  const Pass P = plan_pass(file.get(), field_file, sp);
+  r.bin = opt.bin;
+  const Pass P = plan_pass(file.get(), field_file, sp, opt.bin);
   r.band_share = band_shares(P, sp, opt);
 
   auto& m = r.maps;
@@ -319,11 +324,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   m.normal = P.normal;
   m.order = sp.harmonic_orders;
   m.omega = sp.harmonic_omega;
-  for (std::size_t h = 0; h < P.nh; ++h) {
-    const std::size_t k = harmonic_peak_bin(sp.integrated, P.bands[h].first, P.bands[h].second);
-    m.bin.push_back(k);
-    m.omega_bin.push_back(sp.omega[k]);
-  }
+  m.bin = P.bins;
+  for (std::size_t k : P.bins) m.omega_bin.push_back(sp.omega[k]);
   const std::size_t np = P.nx * P.ny;
   m.cartesian.assign(P.nh * 3 * np, {});
   auto& o = r.observables;

@@ -63,6 +63,7 @@ void write_harmonic_field(hid_t f, const TwistedLightResult& t, const SpectrumRe
   h5::write_attr(id, "normal", double(m.normal));
   h5::write_attr(id, "field", sp.field_used);
   h5::write_attr(id, "window", std::string(window_name(sp.window)));
+  h5::write_attr(id, "bin_rule", std::string(harmonic_bin_name(t.bin)));
   h5::write_attr(id, "convention",
                  "A(omega_k) = R exp(-i omega_k R/c) dt/sqrt(2 pi) sum_j w_j E(t_j) exp(+i omega_k t_j), "
                  "t_j absolute (/axes/t), R = |pixel| from the origin: phase of the exp(-i omega t) "
