@@ -137,7 +137,7 @@ BOOST_AUTO_TEST_CASE(thomson_helix_harmonics_and_mirror) {
              boost::test_tools::tolerance(tol::mirror));
 }
 
-// Inverse Thomson (γ = 2, laser along −ẑ) on the backscatter screen (z > 0, θ ≤ 0.46 rad ≈ 0.9/γ), in
+// Inverse Thomson (γ = 2, laser along −ẑ) on the backscatter screen (z > 0, θ ≤ 0.36 rad ≈ 0.7/γ), in
 // split mode so that the approaching electron's Coulomb field stays out of the spectrum. The rings at
 // θ ≈ 0.2 and 0.29 rad sit where each harmonic line is within its band (off axis the line moves down
 // as 1/(1 + γ²θ²), and past θ ≈ 0.35 rad the 4th harmonic reaches the 3rd's bin).
@@ -147,8 +147,8 @@ BOOST_AUTO_TEST_CASE(inverse_thomson_backscatter_helix) {
   k.mode = "split";
   k.a0 = 0.3;
   k.distance = 2e-4;
-  k.half_width = 1e-4;
-  k.pixels = 33;
+  k.half_width = 7.5e-5;  // 25 pixels 6.25 µm apart: ℓ = 4 at r = 40 µm turns 0.6 rad per pixel
+  k.pixels = 25;
   k.samples = 12000;
   k.samples_per_period = 128;
   const auto a = analyse(run("ith", k), edm::HarmonicBase::Line, {4e-5, 6e-5});
@@ -176,9 +176,9 @@ BOOST_AUTO_TEST_CASE(linear_polarisation_odd_flat_even_null_on_axis) {
   ith.mode = "split";
   ith.a0 = 0.3;
   ith.distance = 2e-4;
-  ith.half_width = 5e-5;
-  ith.pixels = 33;
-  ith.samples = 12000;
+  ith.half_width = 2.5e-5;
+  ith.pixels = 17;
+  ith.samples = 4096;  // 32 periods about the on-axis arrival: the rings' pulses arrive within 2 periods of it
   ith.samples_per_period = 128;
   // Near the axis (γθ ≤ 0.1) where the pattern of linear polarisation is still nearly round, at the
   // on-axis line (nominal bins: the screen-integrated peak of a band sits off the axis, lower).
