@@ -80,7 +80,13 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   const TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
   if (topt.enabled) check_ring_options(field, topt.rings);
   AnalysisProducts p;
-  p.spectrum = compute_spectrum(field, phys, opt);
+  try {
+    p.spectrum = compute_spectrum(field, phys, opt);
+  } catch (const ConfigError& e) {
+    // The library names the harmonic; on the command line the option it came from is --harmonics.
+    if (e.id() == "EDM-SPEC-020") throw ConfigError(e.id(), std::string(e.what()) + " (option --harmonics)");
+    throw;
+  }
   p.twisted = compute_twisted_light(field, p.spectrum, topt);
   write_spectrum_with_twisted_light(dir / "spectrum.h5", p.spectrum, p.twisted);
   return p;
@@ -98,6 +104,12 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
   if (t.rings.radii.empty() && t.maps.harmonics())
     out << "  topological charge: no ring fits on this screen (it is less than 4 pixels across)\n";
   for (std::size_t h = 0; h < t.maps.harmonics(); ++h) {
+    if (!(t.band_share[h] >= kNoEnergyFraction)) {
+      std::snprintf(line, sizeof line, "  harmonic %d: no energy in its band (%.3g of the spectrum's), not fitted\n",
+                    t.maps.order[h], t.band_share[h]);
+      out << line;
+      continue;
+    }
     std::snprintf(line, sizeof line, "  harmonic %d (bin %.6g ω_laser): J_z per photon %.4g ħ; ℓ about the normal:",
                   t.maps.order[h], t.maps.omega_bin[h] / r.laser_omega, o.band_j_per_photon[h]);
     out << line;

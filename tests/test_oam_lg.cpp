@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_plot_and_refusals) {
                        Bad{"--ring-radii 1e-4,2e-4", "--ring-radii", "EDM-OAM-002"},
                        Bad{"--ring-centre 1e-4", "--ring-centre", "EDM-CLI-030"},
                        Bad{"--harmonic-bin middle", "--harmonic-bin", "EDM-OAM-006"},
-                       Bad{"--harmonics 1,9", "harmonic 9", "EDM-SPEC-020"}}) {
+                       Bad{"--harmonics 1,9", "--harmonics", "EDM-SPEC-020"}}) {
     const auto r = edm::test::run_command(bin() + " spectrum " + dir.string() + " --of laser " + b.args);
     BOOST_TEST_INFO(b.args << " → " << r.output);
     BOOST_TEST(r.exit_code == 2);
