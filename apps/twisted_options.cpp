@@ -105,12 +105,14 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
     out << "  topological charge: no ring fits on this screen (it is less than 4 pixels across)\n";
   for (std::size_t h = 0; h < t.maps.harmonics(); ++h) {
     if (!(t.band_share[h] >= kNoEnergyFraction)) {
-      std::snprintf(line, sizeof line, "  harmonic %d: no energy in its band (%.3g of the spectrum's), not fitted\n",
+      std::snprintf(line, sizeof line,
+                    "  harmonic %d: no energy in its band (%.3g of the spectrum's), not fitted\n",
                     t.maps.order[h], t.band_share[h]);
       out << line;
       continue;
     }
-    std::snprintf(line, sizeof line, "  harmonic %d (bin %.6g ω_laser): J_z per photon %.4g ħ; ℓ about the normal:",
+    std::snprintf(line, sizeof line,
+                  "  harmonic %d (bin %.6g ω_laser): J_z per photon %.4g ħ; ℓ about the normal:",
                   t.maps.order[h], t.maps.omega_bin[h] / r.laser_omega, o.band_j_per_photon[h]);
     out << line;
     for (std::size_t s = 0; s < 2; ++s) {
@@ -119,15 +121,17 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
       if (w.accepted == 0) {
         std::snprintf(line, sizeof line, "  σ=%+d refused on every ring", kSigmas[s]);
       } else {
-        std::snprintf(line, sizeof line, "  σ=%+d ℓ=%+.4f (winding %+d on %zu/%zu rings%s)", kSigmas[s], w.ell,
-                      w.winding, w.accepted, t.rings.radii.size(), w.consistent ? "" : ", rings disagree");
+        std::snprintf(line, sizeof line, "  σ=%+d ℓ=%+.4f (winding %+d on %zu/%zu rings%s)", kSigmas[s],
+                      w.ell, w.winding, w.accepted, t.rings.radii.size(),
+                      w.consistent ? "" : ", rings disagree");
       }
       out << line;
     }
     out << "\n";
     for (std::size_t s = 0; s < 2; ++s)
       for (const RingFit& f : t.fits[h * 2 + s])
-        if (f.status != RingStatus::Ok) out << "    σ=" << (kSigmas[s] > 0 ? "+1" : "-1") << " " << f.message << "\n";
+        if (f.status != RingStatus::Ok)
+          out << "    σ=" << (kSigmas[s] > 0 ? "+1" : "-1") << " " << f.message << "\n";
   }
 }
 

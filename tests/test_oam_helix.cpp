@@ -45,17 +45,18 @@ struct Cell {
 // `edm run` of one electron in a plane-wave pulse (τ0 = 5 T, Gaussian): the run folder.
 fs::path run(const std::string& tag, const Cell& k) {
   const fs::path dir = edm::test::temp_dir("oam-helix-" + tag);
-  std::ofstream(dir / "cell.toml") << "[run]\nscenario = \"" << k.scenario << "\"\nmode = \"" << k.mode << "\"\n"
-                                   << "[laser]\nprofile = \"plane_wave\"\nwavelength = 800e-9\na0 = " << k.a0
-                                   << "\npolarization = \"" << k.polarization
-                                   << "\"\nduration = " << k.duration << "\nenvelope = \"gaussian\"\n"
-                                   << "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = "
-                                   << k.gamma << "\n[trajectory]\nknots_per_period = 32\n"
-                                   << "[screen]\ndistance = " << k.distance << "\nhalf_width = " << k.half_width
-                                   << "\nnx = " << k.pixels << "\nny = " << k.pixels << "\nsamples = " << k.samples
-                                   << "\nsamples_per_period = " << k.samples_per_period << "\n";
-  const auto r = edm::test::run_command(edm::test::edm_binary().string() + " run " + (dir / "cell.toml").string() +
-                                        " --quiet --output " + (dir / "run").string());
+  std::ofstream(dir / "cell.toml")
+      << "[run]\nscenario = \"" << k.scenario << "\"\nmode = \"" << k.mode << "\"\n"
+      << "[laser]\nprofile = \"plane_wave\"\nwavelength = 800e-9\na0 = " << k.a0 << "\npolarization = \""
+      << k.polarization << "\"\nduration = " << k.duration << "\nenvelope = \"gaussian\"\n"
+      << "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = " << k.gamma
+      << "\n[trajectory]\nknots_per_period = 32\n"
+      << "[screen]\ndistance = " << k.distance << "\nhalf_width = " << k.half_width << "\nnx = " << k.pixels
+      << "\nny = " << k.pixels << "\nsamples = " << k.samples
+      << "\nsamples_per_period = " << k.samples_per_period << "\n";
+  const auto r =
+      edm::test::run_command(edm::test::edm_binary().string() + " run " + (dir / "cell.toml").string() +
+                             " --quiet --output " + (dir / "run").string());
   BOOST_TEST_REQUIRE(r.exit_code == 0, r.output);
   return dir / "run";
 }
@@ -87,7 +88,8 @@ void check_winding(const Analysis& a, std::size_t h, std::size_t s, int ell, con
   for (const auto& f : fits) {
     BOOST_TEST_INFO(what << " n=" << h + 1 << " σ=" << edm::kSigmas[s] << " r=" << f.radius << ": "
                          << edm::ring_status_name(f.status) << ", ℓ=" << f.ell_fit << " (predicted " << ell
-                         << "), residual " << f.residual_rms << " rad, " << f.phase_per_pixel << " rad/pixel");
+                         << "), residual " << f.residual_rms << " rad, " << f.phase_per_pixel
+                         << " rad/pixel");
     BOOST_TEST_REQUIRE(int(f.status) == int(edm::RingStatus::Ok));
     BOOST_TEST(f.winding == ell);
     BOOST_TEST(std::abs(f.ell_fit - ell) < tol::winding_fit);
@@ -178,14 +180,14 @@ BOOST_AUTO_TEST_CASE(linear_polarisation_odd_flat_even_null_on_axis) {
   ith.distance = 2e-4;
   ith.half_width = 2.5e-5;
   ith.pixels = 17;
-  ith.samples = 4096;  // 32 periods about the on-axis arrival: the rings' pulses arrive within 2 periods of it
+  ith.samples =
+      4096;  // 32 periods about the on-axis arrival: the rings' pulses arrive within 2 periods of it
   ith.samples_per_period = 128;
   // Near the axis (γθ ≤ 0.1) where the pattern of linear polarisation is still nearly round, at the
   // on-axis line (nominal bins: the screen-integrated peak of a band sits off the axis, lower).
-  const Analysis cases[2] = {
-      analyse(run("lin-back", back), edm::HarmonicBase::Laser, {8e-5, 1.6e-4}),
-      analyse(run("lin-ith", ith), edm::HarmonicBase::Line, {7.5e-6, 1e-5}, edm::Window::Hann,
-              edm::HarmonicBin::Nominal)};
+  const Analysis cases[2] = {analyse(run("lin-back", back), edm::HarmonicBase::Laser, {8e-5, 1.6e-4}),
+                             analyse(run("lin-ith", ith), edm::HarmonicBase::Line, {7.5e-6, 1e-5},
+                                     edm::Window::Hann, edm::HarmonicBin::Nominal)};
   for (const auto& a : cases) {
     const std::string what = a.spectrum.screen_z < 0 ? "Thomson backward linear" : "inverse Thomson linear";
     for (std::size_t s = 0; s < 2; ++s) {
@@ -234,21 +236,23 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
       const double n[3] = {X / r, Y / r, Z / r};
       const cd p[3] = {1.0, cd(0, sigma), 0.0};
       const cd nxp[3] = {n[1] * p[2] - n[2] * p[1], n[2] * p[0] - n[0] * p[2], n[0] * p[1] - n[1] * p[0]};
-      const cd nxpxn[3] = {nxp[1] * n[2] - nxp[2] * n[1], nxp[2] * n[0] - nxp[0] * n[2], nxp[0] * n[1] - nxp[1] * n[0]};
+      const cd nxpxn[3] = {nxp[1] * n[2] - nxp[2] * n[1], nxp[2] * n[0] - nxp[0] * n[2],
+                           nxp[0] * n[1] - nxp[1] * n[0]};
       const cd ndp = n[0] * p[0] + n[1] * p[1] + n[2] * p[2];
       const cd ph = std::polar(1.0, k0 * r);
       cd E[3], B[3];
       for (int q = 0; q < 3; ++q) {
         B[q] = k0 * k0 * nxp[q] * ph / r * (1.0 - 1.0 / cd(0, k0 * r));
-        E[q] = k0 * k0 * nxpxn[q] * ph / r + (3.0 * n[q] * ndp - p[q]) * (1 / (r * r * r) - cd(0, k0) / (r * r)) * ph;
+        E[q] = k0 * k0 * nxpxn[q] * ph / r +
+               (3.0 * n[q] * ndp - p[q]) * (1 / (r * r * r) - cd(0, k0) / (r * r)) * ph;
       }
       auto re = [](cd u, cd v) { return (u * std::conj(v)).real(); };
       S += re(E[0], B[1]) - re(E[1], B[0]);
       L += Y * (re(E[0], E[2]) + re(B[0], B[2])) - X * (re(E[1], E[2]) + re(B[1], B[2]));
     }
   const double dipole = k0 * L / S, measured = o.band_j_per_photon[0];
-  BOOST_TEST_MESSAGE("weak field: J per photon through the screen " << measured << " ħ, rotating dipole " << dipole
-                                                                    << " ħ (full sphere: " << sigma << ")");
+  BOOST_TEST_MESSAGE("weak field: J per photon through the screen "
+                     << measured << " ħ, rotating dipole " << dipole << " ħ (full sphere: " << sigma << ")");
   BOOST_TEST(measured / dipole == 1.0, boost::test_tools::tolerance(tol::dipole_lz));
 
   // Parseval, against sums over field.h5 made here (total fields, dA = dx dy).
@@ -268,7 +272,8 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
       }
   const double lz_reference = double(lz) * sp.dt * dA;  // ν = +1
   BOOST_TEST_MESSAGE("L_z through the screen: bins " << o.lz_bins << " J·s, time domain " << o.lz_time
-                                                     << " J·s, from field.h5 here " << lz_reference << " J·s");
+                                                     << " J·s, from field.h5 here " << lz_reference
+                                                     << " J·s");
   BOOST_TEST(o.lz_bins / lz_reference == 1.0, boost::test_tools::tolerance(tol::parseval));
   BOOST_TEST(o.lz_time / lz_reference == 1.0, boost::test_tools::tolerance(tol::parseval));
   BOOST_TEST(o.energy_bins / sp.total_energy == 1.0, boost::test_tools::tolerance(tol::parseval));

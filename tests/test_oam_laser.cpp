@@ -35,9 +35,9 @@ struct Beam {
 // edm's laser of the beam, through the campaign reader (so the test uses the public keys only).
 std::unique_ptr<edm::Laser> make(const Beam& b, const edm::Normalization& u) {
   std::ostringstream t;
-  t << "[laser]\nprofile = \"" << b.profile << "\"\npolarization = \"" << b.polarization << "\"\na0 = " << b.a0
-    << "\nwaist = " << b.waist << "\nduration = " << b.duration << "\np = " << b.p << "\nm = " << b.m
-    << "\nphase = " << b.phase << "\n";
+  t << "[laser]\nprofile = \"" << b.profile << "\"\npolarization = \"" << b.polarization
+    << "\"\na0 = " << b.a0 << "\nwaist = " << b.waist << "\nduration = " << b.duration << "\np = " << b.p
+    << "\nm = " << b.m << "\nphase = " << b.phase << "\n";
   const edm::Campaign c = edm::parse_campaign(t.str(), "beam.toml", {}, {}, false);
   return edm::make_laser(c.laser, u, b.direction);
 }
@@ -96,8 +96,9 @@ BOOST_AUTO_TEST_CASE(phase_convention_of_a_plane_wave) {
     const std::complex<double> ax = m.cartesian_map(0, 0)[4];  // centre pixel
     const double E0 = b.a0 * edm::Normalization::from_wavelength(800e-9).efield();
     const double expected = std::abs(s.z) * E0 * b.duration / (2 * std::sqrt(2.0));
-    BOOST_TEST_MESSAGE("plane wave (side " << side << "): arg 𝒜_x = " << std::arg(ax) << " (expected " << -b.phase
-                                           << "), |𝒜_x| = " << std::abs(ax) << " V·s (expected " << expected << ")");
+    BOOST_TEST_MESSAGE("plane wave (side " << side << "): arg 𝒜_x = " << std::arg(ax) << " (expected "
+                                           << -b.phase << "), |𝒜_x| = " << std::abs(ax) << " V·s (expected "
+                                           << expected << ")");
     BOOST_TEST(std::abs(std::remainder(std::arg(ax) + b.phase, 2 * kPi)) < tol::spectrum_norm);
     BOOST_TEST(std::abs(ax) / expected == 1.0, boost::test_tools::tolerance(tol::spectrum_norm));
   }

@@ -116,8 +116,8 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_plot_and_refusals) {
   const auto pl = edm::test::run_command(bin() + " plot " + dir.string());
   BOOST_TEST_MESSAGE("edm plot:\n" << pl.output);
   BOOST_TEST(pl.exit_code == 0);
-  for (const char* png : {"phase_1_sigma_plus.png", "phase_1_sigma_minus.png", "ring_phase_1.png", "polar_1.png",
-                          "envelope_1.png", "lz_spectrum.png"}) {
+  for (const char* png : {"phase_1_sigma_plus.png", "phase_1_sigma_minus.png", "ring_phase_1.png",
+                          "polar_1.png", "envelope_1.png", "lz_spectrum.png"}) {
     const fs::path p = dir / "plots" / png;
     BOOST_TEST_INFO(p.string());
     BOOST_TEST_REQUIRE(fs::exists(p));
@@ -132,14 +132,17 @@ BOOST_AUTO_TEST_CASE(harmonic_without_energy_is_refused_by_name) {
   s.nx = s.ny = 9;
   s.samples = 512;  // 16 periods at T/32: the line sits on bin 16
   const double w = 2 * std::numbers::pi * 299792458.0 / s.wavelength;
-  const auto dir = edm::test::make_synthetic_run("noenergy", s, [&](double, double, double t, double E[3], double B[3]) {
-    E[0] = 1e3 * std::sin(w * t), E[1] = E[2] = 0;
-    B[0] = B[2] = 0, B[1] = E[0] / 299792458.0;
-  });
-  const auto ok = edm::test::run_command(bin() + " spectrum " + dir.string() + " --window none --harmonics 1");
+  const auto dir =
+      edm::test::make_synthetic_run("noenergy", s, [&](double, double, double t, double E[3], double B[3]) {
+        E[0] = 1e3 * std::sin(w * t), E[1] = E[2] = 0;
+        B[0] = B[2] = 0, B[1] = E[0] / 299792458.0;
+      });
+  const auto ok =
+      edm::test::run_command(bin() + " spectrum " + dir.string() + " --window none --harmonics 1");
   BOOST_TEST(ok.exit_code == 0, ok.output);
   const std::string before = slurp(dir / "spectrum.h5");
-  const auto r = edm::test::run_command(bin() + " spectrum " + dir.string() + " --window none --harmonics 1,2");
+  const auto r =
+      edm::test::run_command(bin() + " spectrum " + dir.string() + " --window none --harmonics 1,2");
   BOOST_TEST_MESSAGE(r.output);
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(contains(r.output, "EDM-OAM-010"));

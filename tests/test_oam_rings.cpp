@@ -34,12 +34,14 @@ template <class F>
 std::vector<cd> sample(const edm::GridGeometry& g, F f) {
   std::vector<cd> m(g.nx * g.ny);
   for (std::size_t j = 0; j < g.ny; ++j)
-    for (std::size_t i = 0; i < g.nx; ++i) m[j * g.nx + i] = f(g.x0 + g.dx * double(i), g.y0 + g.dy * double(j));
+    for (std::size_t i = 0; i < g.nx; ++i)
+      m[j * g.nx + i] = f(g.x0 + g.dx * double(i), g.y0 + g.dy * double(j));
   return m;
 }
 
 // A Laguerre–Gauss-like vortex about (cx, cy): r^|ℓ| e^{−r²/w²} e^{iℓφ}, φ about the normal ν.
-std::vector<cd> vortex(const edm::GridGeometry& g, int ell, int normal, double w, double cx = 0, double cy = 0) {
+std::vector<cd> vortex(const edm::GridGeometry& g, int ell, int normal, double w, double cx = 0,
+                       double cy = 0) {
   return sample(g, [&](double x, double y) {
     const double r = std::hypot(x - cx, y - cy), phi = edm::screen_azimuth(x - cx, y - cy, normal);
     return std::pow(r / w, std::abs(ell)) * std::exp(-r * r / (w * w)) * std::polar(1.0, ell * phi + 0.3);
@@ -58,7 +60,9 @@ edm::RingOptions radii(std::vector<double> r) {
 // bilinear, exact for bilinear functions.
 BOOST_AUTO_TEST_CASE(interpolation_is_exact_for_low_orders) {
   const auto g = grid(9, 1.0);
-  auto quad = [](double x, double y) { return cd(1 + 0.5 * x - 0.25 * y + 0.7 * x * x - 0.3 * x * y + 0.2 * y * y, x * y); };
+  auto quad = [](double x, double y) {
+    return cd(1 + 0.5 * x - 0.25 * y + 0.7 * x * x - 0.3 * x * y + 0.2 * y * y, x * y);
+  };
   const auto m = sample(g, quad);
   for (double x : {-0.7, -0.11, 0.0, 0.33, 0.74})
     for (double y : {-0.72, -0.2, 0.05, 0.5})
@@ -82,7 +86,8 @@ BOOST_AUTO_TEST_CASE(pure_vortices_on_both_screen_sides) {
       for (double r : plan.radii) {
         const auto f = edm::fit_ring(m.data(), g, normal, 0, 0, r, plan.points, 1e-6, 0.95);
         BOOST_TEST_INFO("ℓ = " << ell << ", ν = " << normal << ", r = " << r << ": fit " << f.ell_fit
-                               << ", residual " << f.residual_rms << " rad, " << f.phase_per_pixel << " rad/pixel");
+                               << ", residual " << f.residual_rms << " rad, " << f.phase_per_pixel
+                               << " rad/pixel");
         BOOST_TEST_REQUIRE(int(f.status) == int(edm::RingStatus::Ok));
         BOOST_TEST(f.winding == ell);
         BOOST_TEST(std::abs(f.ell_fit - ell) < tol::winding_fit);

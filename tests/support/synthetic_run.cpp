@@ -13,7 +13,8 @@
 
 namespace edm::test {
 
-std::filesystem::path make_synthetic_run(const std::string& tag, const SyntheticRun& s, const SyntheticField& f) {
+std::filesystem::path make_synthetic_run(const std::string& tag, const SyntheticRun& s,
+                                         const SyntheticField& f) {
   const auto dir = temp_dir(tag);
   const Normalization u = Normalization::from_wavelength(s.wavelength);
   const double T = u.time(), L = u.length();

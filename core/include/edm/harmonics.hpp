@@ -61,11 +61,11 @@ std::vector<std::complex<double>> bin_kernel(const std::vector<double>& window, 
 
 struct HarmonicMaps {
   std::size_t nx = 0, ny = 0;
-  int normal = 1;                      // ν
-  std::vector<int> order;              // n
-  std::vector<double> omega;           // n ω_b, rad/s
-  std::vector<double> omega_bin;       // ω of the bin used, rad/s
-  std::vector<std::size_t> bin;        // its index on /axes/omega
+  int normal = 1;                               // ν
+  std::vector<int> order;                       // n
+  std::vector<double> omega;                    // n ω_b, rad/s
+  std::vector<double> omega_bin;                // ω of the bin used, rad/s
+  std::vector<std::size_t> bin;                 // its index on /axes/omega
   std::vector<std::complex<double>> cartesian;  // (nh, 3, ny, nx): 𝒜_x, 𝒜_y, 𝒜_z, V·s
   std::vector<std::complex<double>> circular;   // (nh, 2, ny, nx): 𝒜_σ, index as kSigmas, V·s
 

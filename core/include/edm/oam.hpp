@@ -30,9 +30,9 @@ struct RingOptions {
   double centre_x = 0, centre_y = 0;  // m (default: the axis, x = y = 0)
   std::vector<double> radii;          // m; empty = `auto_rings` radii from 0 to the largest that fits
   std::size_t auto_rings = 4;
-  std::size_t points = 0;             // samples per ring; 0 = a quarter pixel apart on the largest ring
-  double floor = 1e-3;                // amplitude floor, relative to the map's largest |𝒜_σ|
-  double min_fraction = 0.95;         // a fit needs this fraction of its ring above the floor
+  std::size_t points = 0;      // samples per ring; 0 = a quarter pixel apart on the largest ring
+  double floor = 1e-3;         // amplitude floor, relative to the map's largest |𝒜_σ|
+  double min_fraction = 0.95;  // a fit needs this fraction of its ring above the floor
 };
 
 // The rings on a screen: centre, radii and samples per ring. Refuses (ConfigError naming the option)
@@ -58,17 +58,17 @@ const char* ring_status_name(RingStatus s);
 struct RingFit {
   double radius = 0;
   RingStatus status = RingStatus::Ok;
-  std::string message;  // why a fit was refused (empty when Ok)
-  double ell_fit = 0;   // least-squares slope of the unwrapped phase against the azimuth
-  int winding = 0;      // the closed-loop phase advance / 2π (an integer by construction)
+  std::string message;              // why a fit was refused (empty when Ok)
+  double ell_fit = 0;               // least-squares slope of the unwrapped phase against the azimuth
+  int winding = 0;                  // the closed-loop phase advance / 2π (an integer by construction)
   double residual_rms = 0;          // rad, phase about the fitted line
   double fraction_above_floor = 0;  // of the ring's samples
   double mean_amplitude = 0;        // V·s over the ring
   // Phase turned per pixel pitch along the ring, |winding|·pitch/radius: the interpolation resolves
   // the vortex while it is well below 1 rad (share/docs/twisted_light.md).
   double phase_per_pixel = 0;
-  std::vector<double> phase;        // unwrapped phase at each sample (NaN below the floor), rad
-  std::vector<double> amplitude;    // |𝒜_σ| at each sample
+  std::vector<double> phase;      // unwrapped phase at each sample (NaN below the floor), rad
+  std::vector<double> amplitude;  // |𝒜_σ| at each sample
 };
 
 // Samples the map on a ring at azimuths φ_i = 2π(i + ½)/points about the normal (x = cx + r cos φ,

@@ -45,17 +45,17 @@ namespace edm {
 // ---------------------------------------------------------------------------------------------
 
 struct ScreenObservables {
-  std::string flux_field, lz_field;  // "E_far,B_far" or "E,B"; "E,B"
-  std::vector<double> dW_domega;     // (nω) J·s/rad
-  std::vector<double> dLz_domega;    // (nω) J·s²/rad
-  std::vector<double> c_dU_domega;   // (nω) J·s/rad
+  std::string flux_field, lz_field;    // "E_far,B_far" or "E,B"; "E,B"
+  std::vector<double> dW_domega;       // (nω) J·s/rad
+  std::vector<double> dLz_domega;      // (nω) J·s²/rad
+  std::vector<double> c_dU_domega;     // (nω) J·s/rad
   std::vector<double> fluence;         // (ny, nx) J/m², time domain (same arithmetic as spectrum.h5)
   std::vector<double> energy_density;  // (ny, nx) ∫u dt, J·s/m³
   std::vector<double> lz_density;      // (ny, nx) ∫m_z dt, J·s/m²
 
   // Per harmonic band (order as in the harmonic maps).
-  std::vector<double> band_fluence;     // (nh, ny, nx) J/m²
-  std::vector<double> band_lz_density;  // (nh, ny, nx) J·s/m²
+  std::vector<double> band_fluence;                                                 // (nh, ny, nx) J/m²
+  std::vector<double> band_lz_density;                                              // (nh, ny, nx) J·s/m²
   std::vector<double> band_energy, band_lz, band_photon_weight, band_j_per_photon;  // (nh)
 
   // Totals through the screen, from the time series and from the bins.

@@ -43,7 +43,7 @@ struct TwistedLightResult {
   // (nh, 2) ring fits: fits[h * 2 + s] holds one RingFit per radius; summary likewise.
   std::vector<std::vector<RingFit>> fits;
   std::vector<WindingSummary> summary;
-  std::vector<double> floor_abs;  // (nh, 2) the amplitude floor used, V·s
+  std::vector<double> floor_abs;          // (nh, 2) the amplitude floor used, V·s
   std::vector<SpeckleEnvelope> envelope;  // (nh) of the band maps /harmonics/maps
 };
 
@@ -54,8 +54,8 @@ void check_ring_options(const std::filesystem::path& field_file, const RingOptio
 // The analysis of field.h5 with the spectrum already computed from it. Throws ConfigError for the
 // refusals of plan_rings and EDM-OAM-010 (a requested harmonic without energy), IoError for
 // unreadable files.
-TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file, const SpectrumResult& spectrum,
-                                         const TwistedLightOptions& options);
+TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file,
+                                         const SpectrumResult& spectrum, const TwistedLightOptions& options);
 
 // Writes spectrum.h5 with the spectrum and, when enabled, the groups /harmonic_field, /observables,
 // /oam and /envelope (share/docs/outputs.md). Built whole under `<file>.staging` and renamed into

@@ -72,6 +72,45 @@ T interpolate_impl(const T* map, const GridGeometry& g, double x, double y) {
 
 inline double principal(double a) { return std::remainder(a, 2 * kPi); }  // in [−π, π]
 
+// Unwraps the phase along the samples above the floor (a gap bridged by the principal value of the
+// step across it; the closed loop gives the integer winding) and fits ψ = ℓφ + c to them.
+void unwrap_and_fit(const std::vector<double>& phi, const std::vector<std::complex<double>>& a,
+                    double floor_abs, RingFit& f) {
+  const std::size_t points = phi.size();
+  double psi = 0, first_psi = 0, first_arg = 0, last_arg = 0;
+  bool started = false;
+  for (std::size_t i = 0; i < points; ++i) {
+    if (!(f.amplitude[i] >= floor_abs && f.amplitude[i] > 0)) continue;
+    const double arg = std::arg(a[i]);
+    psi = started ? psi + principal(arg - last_arg) : arg;
+    if (!started) first_arg = first_psi = arg;
+    started = true;
+    last_arg = arg;
+    f.phase[i] = psi;
+  }
+  const double loop = psi - first_psi + principal(first_arg - last_arg);
+  f.winding = int(std::lround(loop / (2 * kPi)));
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < points; ++i) {
+    if (std::isnan(f.phase[i])) continue;
+    n += 1;
+    sx += phi[i];
+    sy += f.phase[i];
+    sxx += phi[i] * phi[i];
+    sxy += phi[i] * f.phase[i];
+  }
+  const double den = n * sxx - sx * sx;
+  f.ell_fit = den > 0 ? (n * sxy - sx * sy) / den : 0.0;
+  const double c = (sy - f.ell_fit * sx) / n;
+  double r2 = 0;
+  for (std::size_t i = 0; i < points; ++i) {
+    if (std::isnan(f.phase[i])) continue;
+    const double d = f.phase[i] - (f.ell_fit * phi[i] + c);
+    r2 += d * d;
+  }
+  f.residual_rms = std::sqrt(r2 / n);
+}
+
 }  // namespace
 
 GridGeometry grid_geometry(const std::vector<double>& x, const std::vector<double>& y) {
@@ -97,7 +136,8 @@ RingPlan plan_rings(const GridGeometry& g, const RingOptions& o) {
     throw ConfigError("EDM-OAM-004", "--ring-floor " + format_g(o.floor) +
                                          ": the amplitude floor is a fraction of the map's peak, in (0, 1)");
   if (!(o.min_fraction > 0 && o.min_fraction <= 1))
-    throw ConfigError("EDM-OAM-005", "--ring-min-fraction " + format_g(o.min_fraction) + ": must be in (0, 1]");
+    throw ConfigError("EDM-OAM-005",
+                      "--ring-min-fraction " + format_g(o.min_fraction) + ": must be in (0, 1]");
   if (o.points != 0 && o.points < 8)
     throw ConfigError("EDM-OAM-003",
                       "--ring-points " + std::to_string(o.points) + ": a ring needs at least 8 samples");
@@ -106,11 +146,13 @@ RingPlan plan_rings(const GridGeometry& g, const RingOptions& o) {
   p.centre_y = o.centre_given ? o.centre_y : 0.0;
   const std::string span = "[" + format_g(g.x0) + ", " + format_g(g.x1()) + "] × [" + format_g(g.y0) + ", " +
                            format_g(g.y1()) + "] m";
-  const bool inside = p.centre_x >= g.x0 && p.centre_x <= g.x1() && p.centre_y >= g.y0 && p.centre_y <= g.y1();
+  const bool inside =
+      p.centre_x >= g.x0 && p.centre_x <= g.x1() && p.centre_y >= g.y0 && p.centre_y <= g.y1();
   if (!inside)
     throw ConfigError("EDM-OAM-001", "--ring-centre " + format_g(p.centre_x) + "," + format_g(p.centre_y) +
                                          " m is off the screen (pixel centres span " + span + ")");
-  p.largest_radius = std::min({p.centre_x - g.x0, g.x1() - p.centre_x, p.centre_y - g.y0, g.y1() - p.centre_y});
+  p.largest_radius =
+      std::min({p.centre_x - g.x0, g.x1() - p.centre_x, p.centre_y - g.y0, g.y1() - p.centre_y});
   const double pitch = std::min(g.dx > 0 ? g.dx : INFINITY, g.dy > 0 ? g.dy : INFINITY);
   if (!o.radii.empty()) {
     for (double r : o.radii) {
@@ -194,46 +236,7 @@ RingFit fit_ring(const std::complex<double>* map, const GridGeometry& g, int nor
                 format_g(100 * min_fraction) + " % above it; --ring-floor, --ring-min-fraction)";
     return f;
   }
-  // Unwrap along the samples above the floor; the closed loop gives the integer winding.
-  double psi = 0, first_arg = 0, last_arg = 0;
-  bool started = false;
-  for (std::size_t i = 0; i < points; ++i) {
-    if (!(f.amplitude[i] >= floor_abs && f.amplitude[i] > 0)) continue;
-    const double arg = std::arg(a[i]);
-    psi = started ? psi + principal(arg - last_arg) : arg;
-    if (!started) first_arg = arg;
-    started = true;
-    last_arg = arg;
-    f.phase[i] = psi;
-  }
-  double first_psi = 0;
-  for (double v : f.phase)
-    if (!std::isnan(v)) {
-      first_psi = v;
-      break;
-    }
-  const double loop = psi - first_psi + principal(first_arg - last_arg);
-  f.winding = int(std::lround(loop / (2 * kPi)));
-  // Least squares ψ = ℓ φ + c over the samples above the floor.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t i = 0; i < points; ++i) {
-    if (std::isnan(f.phase[i])) continue;
-    n += 1;
-    sx += phi[i];
-    sy += f.phase[i];
-    sxx += phi[i] * phi[i];
-    sxy += phi[i] * f.phase[i];
-  }
-  const double den = n * sxx - sx * sx;
-  f.ell_fit = den > 0 ? (n * sxy - sx * sy) / den : 0.0;
-  const double c = (sy - f.ell_fit * sx) / n;
-  double r2 = 0;
-  for (std::size_t i = 0; i < points; ++i) {
-    if (std::isnan(f.phase[i])) continue;
-    const double d = f.phase[i] - (f.ell_fit * phi[i] + c);
-    r2 += d * d;
-  }
-  f.residual_rms = std::sqrt(r2 / n);
+  unwrap_and_fit(phi, a, floor_abs, f);
   const double pitch = std::min(g.dx > 0 ? g.dx : INFINITY, g.dy > 0 ? g.dy : INFINITY);
   f.phase_per_pixel = std::isfinite(pitch) ? std::abs(f.winding) * pitch / radius : 0.0;
   return f;
@@ -254,7 +257,8 @@ WindingSummary summarise_rings(const std::vector<RingFit>& fits) {
   }
   s.ell /= double(s.accepted);
   // The most frequent winding (the smallest |ℓ| among ties), and whether every ring agrees.
-  std::sort(windings.begin(), windings.end(), [](int a, int b) { return std::abs(a) < std::abs(b) || (std::abs(a) == std::abs(b) && a < b); });
+  std::sort(windings.begin(), windings.end(),
+            [](int a, int b) { return std::abs(a) < std::abs(b) || (std::abs(a) == std::abs(b) && a < b); });
   std::size_t best = 0;
   for (int w : windings) {
     const auto c = std::size_t(std::count(windings.begin(), windings.end(), w));
@@ -272,12 +276,14 @@ SpeckleEnvelope speckle_envelope(const double* map, const GridGeometry& g, int n
   e.azimuth = ring_azimuths(azimuth_bins);
   e.azimuthal_mean.assign(azimuth_bins, 0.0);
   if (!std::isfinite(pitch) || !(largest_radius >= pitch)) return e;
-  const std::size_t nb = std::size_t(std::floor(largest_radius / pitch + 1e-9));  // a whole pitch count stays whole
+  const std::size_t nb =
+      std::size_t(std::floor(largest_radius / pitch + 1e-9));  // a whole pitch count stays whole
   double weight = 0;
   for (std::size_t b = 0; b < nb; ++b) {
     const double r = (double(b) + 0.5) * pitch;
     // Samples half a pixel apart (at least 16), a whole number of them per azimuth bin.
-    const std::size_t per_bin = std::max<std::size_t>(1, std::size_t(std::ceil(4 * kPi * r / pitch / double(azimuth_bins))));
+    const std::size_t per_bin =
+        std::max<std::size_t>(1, std::size_t(std::ceil(4 * kPi * r / pitch / double(azimuth_bins))));
     const std::size_t m = std::max<std::size_t>(16, per_bin * azimuth_bins);
     const std::size_t per = m / azimuth_bins;
     double s1 = 0, s2 = 0;
@@ -294,8 +300,8 @@ SpeckleEnvelope speckle_envelope(const double* map, const GridGeometry& g, int n
     const double mean = s1 / double(m);
     e.radius.push_back(r);
     e.radial_mean.push_back(mean);
-    e.radial_contrast.push_back(mean != 0 ? std::sqrt(std::max(0.0, s2 / double(m) - mean * mean)) / std::abs(mean)
-                                          : std::nan(""));
+    e.radial_contrast.push_back(
+        mean != 0 ? std::sqrt(std::max(0.0, s2 / double(m) - mean * mean)) / std::abs(mean) : std::nan(""));
     for (std::size_t a = 0; a < azimuth_bins; ++a) e.azimuthal_mean[a] += r * bins[a];
     weight += r;
   }

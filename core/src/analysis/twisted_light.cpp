@@ -41,8 +41,8 @@ struct Pass {
   bool split = false;
   std::vector<std::string> datasets;  // flux E x y z, flux B x y z[, total E x y z, total B x y z]
   std::vector<std::vector<std::complex<double>>> kernels;  // per harmonic: the DFT row of its bin
-  std::vector<double> omega_bin;   // per harmonic: ω_k of its bin
-  std::vector<double> base_phase;  // per harmonic: ω_k (t_0 − |z|/c) mod 2π
+  std::vector<double> omega_bin;                           // per harmonic: ω_k of its bin
+  std::vector<double> base_phase;                          // per harmonic: ω_k (t_0 − |z|/c) mod 2π
   std::vector<std::pair<std::size_t, std::size_t>> bands;
   std::vector<std::size_t> bins;  // per harmonic: the bin of its map
   std::vector<double> g;          // Parseval weights
@@ -79,8 +79,9 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
     const double half = sp.band * sp.base_omega;
     P.bands.push_back(band_bins(sp.harmonic_omega[h] - half, sp.harmonic_omega[h] + half, P.dw, P.nw));
     const auto [klo, khi] = P.bands[h];
-    const std::size_t k = bin == HarmonicBin::Peak ? harmonic_peak_bin(sp.integrated, klo, khi)
-                                                   : harmonic_nominal_bin(sp.harmonic_omega[h], P.dw, klo, khi);
+    const std::size_t k = bin == HarmonicBin::Peak
+                              ? harmonic_peak_bin(sp.integrated, klo, khi)
+                              : harmonic_nominal_bin(sp.harmonic_omega[h], P.dw, klo, khi);
     P.bins.push_back(k);
     P.kernels.push_back(bin_kernel(w, k));
     // ω_k (t_0 − |z|/c) reduced mod 2π in long double: t_0 and |z|/c are each ~1e5 periods for a far
@@ -169,9 +170,11 @@ void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const T
               HarmonicMaps& maps, ScreenObservables& obs) {
   const std::size_t nc = P.datasets.size(), nw = P.nw;
   const std::size_t row_bytes = nc * P.nx * P.n * sizeof(double);
-  const std::size_t rows_per_slab = std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
+  const std::size_t rows_per_slab =
+      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
   const std::size_t nthreads = std::max<std::size_t>(
-      1, std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+      1,
+      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
   std::vector<std::vector<double>> slab(nc);
   std::vector<std::vector<double>> row_acc(rows_per_slab);
   for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += rows_per_slab) {
@@ -249,12 +252,13 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
     for (std::size_t k = P.bands[h].first; k <= P.bands[h].second; ++k) e += P.g[k] * sp.integrated[k];
     share.push_back(total > 0 ? e / total : 0.0);
     if (opt.harmonics_explicit && !(share.back() >= kNoEnergyFraction))
-      throw ConfigError("EDM-OAM-010",
-                        "--harmonics: harmonic " + std::to_string(sp.harmonic_orders[h]) + " of the " +
-                            harmonic_base_name(sp.of) + " (ω = " + format_g(sp.harmonic_omega[h] / sp.laser_omega) +
-                            " ω_laser) holds no energy on this screen (" + format_g(share.back()) +
-                            " of the spectrum's, below " + format_g(kNoEnergyFraction) +
-                            "): it has no phase to map; drop it from --harmonics");
+      throw ConfigError("EDM-OAM-010", "--harmonics: harmonic " + std::to_string(sp.harmonic_orders[h]) +
+                                           " of the " + harmonic_base_name(sp.of) +
+                                           " (ω = " + format_g(sp.harmonic_omega[h] / sp.laser_omega) +
+                                           " ω_laser) holds no energy on this screen (" +
+                                           format_g(share.back()) + " of the spectrum's, below " +
+                                           format_g(kNoEnergyFraction) +
+                                           "): it has no phase to map; drop it from --harmonics");
   }
   return share;
 }

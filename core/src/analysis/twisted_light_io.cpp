@@ -22,9 +22,11 @@ void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& d
   h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
   h5::Handle d(H5Dcreate2(parent, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
                H5Dclose);
-  if (!d.valid()) throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
+  if (!d.valid())
+    throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
   if (!data.empty() && H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
-    throw IoError("EDM-IO-032", std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
+    throw IoError("EDM-IO-032",
+                  std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
   h5::write_attr(d.get(), "unit", std::string(unit));
 }
 
@@ -52,10 +54,14 @@ void write_harmonic_field(hid_t f, const TwistedLightResult& t, const SpectrumRe
   write_complex(id, "circular", {nh, 2, ny, nx}, m.circular, "V*s", where);
   auto abs_f = [](std::complex<double> z) { return std::abs(z); };
   auto arg_f = [](std::complex<double> z) { return std::arg(z); };
-  h5::write_dataset(id, "cartesian_amplitude", {nh, 3, ny, nx}, map_values(m.cartesian, abs_f).data(), "V*s", where);
-  h5::write_dataset(id, "cartesian_phase", {nh, 3, ny, nx}, map_values(m.cartesian, arg_f).data(), "rad", where);
-  h5::write_dataset(id, "circular_amplitude", {nh, 2, ny, nx}, map_values(m.circular, abs_f).data(), "V*s", where);
-  h5::write_dataset(id, "circular_phase", {nh, 2, ny, nx}, map_values(m.circular, arg_f).data(), "rad", where);
+  h5::write_dataset(id, "cartesian_amplitude", {nh, 3, ny, nx}, map_values(m.cartesian, abs_f).data(), "V*s",
+                    where);
+  h5::write_dataset(id, "cartesian_phase", {nh, 3, ny, nx}, map_values(m.cartesian, arg_f).data(), "rad",
+                    where);
+  h5::write_dataset(id, "circular_amplitude", {nh, 2, ny, nx}, map_values(m.circular, abs_f).data(), "V*s",
+                    where);
+  h5::write_dataset(id, "circular_phase", {nh, 2, ny, nx}, map_values(m.circular, arg_f).data(), "rad",
+                    where);
   std::vector<double> az(m.pixels());
   for (std::size_t j = 0; j < m.ny; ++j)
     for (std::size_t i = 0; i < m.nx; ++i) az[j * m.nx + i] = screen_azimuth(sp.x[i], sp.y[j], m.normal);
@@ -67,7 +73,8 @@ void write_harmonic_field(hid_t f, const TwistedLightResult& t, const SpectrumRe
   h5::write_attr(id, "convention",
                  "A(omega_k) = R exp(-i omega_k R/c) dt/sqrt(2 pi) sum_j w_j E(t_j) exp(+i omega_k t_j), "
                  "t_j absolute (/axes/t), R = |pixel| from the origin: phase of the exp(-i omega t) "
-                 "convention relative to a spherical wave from the origin; circular A_sigma = (A_x - i sigma nu A_y)/sqrt2, "
+                 "convention relative to a spherical wave from the origin; circular A_sigma = (A_x - i sigma "
+                 "nu A_y)/sqrt2, "
                  "azimuth atan2(nu y, x), nu = sign(screen_z): spin sigma and orbital l about the screen "
                  "normal; see share/docs/twisted_light.md");
 }
@@ -117,7 +124,8 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
   const auto phi = ring_azimuths(t.rings.points);
   h5::write_dataset(id, "azimuth", {np}, phi.data(), "rad", where);
   std::vector<double> ell(nh * 2 * nr), wind(nh * 2 * nr), res(nh * 2 * nr), frac(nh * 2 * nr),
-      amp(nh * 2 * nr), ppp(nh * 2 * nr), status(nh * 2 * nr), phase(nh * 2 * nr * np), samples(nh * 2 * nr * np);
+      amp(nh * 2 * nr), ppp(nh * 2 * nr), status(nh * 2 * nr), phase(nh * 2 * nr * np),
+      samples(nh * 2 * nr * np);
   std::vector<double> s_ell(nh * 2), s_wind(nh * 2), s_acc(nh * 2), s_cons(nh * 2);
   std::string messages;
   for (std::size_t hs = 0; hs < nh * 2; ++hs) {
@@ -208,7 +216,8 @@ void add_groups(const Path& staging, const SpectrumResult& sp, const TwistedLigh
 
 }  // namespace
 
-void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& sp, const TwistedLightResult& t) {
+void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& sp,
+                                       const TwistedLightResult& t) {
   h5::silence();
   auto staging = path;
   staging += ".staging";
@@ -225,7 +234,8 @@ void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& s
   if (ec) {
     std::error_code ignore;
     std::filesystem::remove(staging, ignore);
-    throw IoError("EDM-IO-034", "cannot rename " + staging.string() + " to " + path.string() + ": " + ec.message());
+    throw IoError("EDM-IO-034",
+                  "cannot rename " + staging.string() + " to " + path.string() + ": " + ec.message());
   }
 }
 
