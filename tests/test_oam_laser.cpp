@@ -17,6 +17,7 @@
 #include "edm/laser.hpp"
 #include "edm/twisted_light.hpp"
 #include "edm/units.hpp"
+#include "edm/writer.hpp"
 #include "synthetic_run.hpp"
 #include "test_support.hpp"
 
@@ -170,4 +171,47 @@ BOOST_AUTO_TEST_CASE(laguerre_gauss_winding_and_angular_momentum) {
     BOOST_TEST_MESSAGE("  energy through the screen " << o.energy_time << " J, pulse energy " << U << " J");
     BOOST_TEST(o.energy_time / U == 1.0, boost::test_tools::tolerance(tol::lg_pulse_energy));
   }
+}
+
+// Threads and slab sizes do not change a bit of the results (rows are independent, screen sums are
+// added row by row in order), and a one-pixel screen — no rings, no envelope — still writes a whole
+// spectrum.h5.
+BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
+  Beam b;
+  b.p = 1;
+  b.m = 1;
+  edm::test::SyntheticRun s;
+  s.nx = 9;
+  s.ny = 7;
+  s.z = 2e-3;
+  s.half_width = 2.4e-4;
+  s.samples_per_period = 16;
+  s.samples = 320;
+  s.t_start = -10 * 800e-9 / edm::si::c;
+  const auto dir = laser_run("threads", b, s);
+  edm::SpectrumOptions o;
+  o.harmonics = {1};
+  const auto sp = edm::compute_spectrum(dir, o);
+  edm::TwistedLightOptions one, many;
+  one.threads = 1;
+  one.slab_bytes = 1;  // one row per slab
+  many.threads = 3;
+  const auto a = edm::compute_twisted_light(dir / "field.h5", sp, one);
+  const auto c = edm::compute_twisted_light(dir / "field.h5", sp, many);
+  BOOST_TEST(a.maps.cartesian == c.maps.cartesian);
+  BOOST_TEST(a.observables.dW_domega == c.observables.dW_domega);
+  BOOST_TEST(a.observables.dLz_domega == c.observables.dLz_domega);
+  BOOST_TEST(a.observables.band_lz_density == c.observables.band_lz_density);
+  BOOST_TEST(a.observables.lz_time == c.observables.lz_time);
+  BOOST_TEST(a.observables.energy_time == sp.total_energy);
+
+  s.nx = s.ny = 1;
+  const auto dot = laser_run("onepixel", b, s);
+  const auto sp1 = edm::compute_spectrum(dot, o);
+  const auto t1 = edm::compute_twisted_light(dot / "field.h5", sp1, {});
+  BOOST_TEST(t1.rings.radii.empty());
+  edm::write_spectrum_with_twisted_light(dot / "spectrum.h5", sp1, t1);
+  BOOST_TEST(fs::exists(dot / "spectrum.h5"));
+  BOOST_TEST(!fs::exists(dot / "spectrum.h5.staging"));
+  BOOST_TEST(edm::read_dataset_1d(dot / "spectrum.h5", "/oam/radius").empty());
 }
