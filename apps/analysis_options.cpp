@@ -17,10 +17,12 @@ void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
       "harmonics", po::value(&a.harmonics),
       "harmonic orders for the maps, e.g. 1,3,5 (default: 1–3 below Nyquist)")(
       "of", po::value(&a.of),
-      "harmonics of: laser | line (line = ω(1+β)/(1−β)/(1+a0²/2); default line if γ is known)")(
+      "harmonics of: laser | line (line = the run's expected on-axis fundamental, from run.toml "
+      "[kinematics]; default line when the run records it)")(
       "band", po::value(&a.band)->default_value(0.5),
       "half-width of each harmonic band, in units of the base ω")(
-      "gamma", po::value(&a.gamma), "beam γ for --of line (default: from run.toml)")(
+      "gamma", po::value(&a.gamma),
+      "for --of line: the line of a head-on beam of this γ, ω(1+β)/(1−β)/(1+a0²/2) (default: the run's ensemble)")(
       "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)")(
       "threads", po::value(&a.threads), "threads for the FFTs (default: all; results do not depend on it)");
 }
@@ -54,8 +56,8 @@ SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics
   o.gamma = a.gamma;
   o.a0 = a.a0;
   o.threads = a.threads;
-  const bool gamma_known = (a.gamma > 0) || (physics.gamma >= 1);
-  o.of = a.of.empty() ? (gamma_known ? HarmonicBase::Line : HarmonicBase::Laser) : parse_harmonic_base(a.of);
+  const bool known = (a.gamma > 0) || line_known(physics);
+  o.of = a.of.empty() ? (known ? HarmonicBase::Line : HarmonicBase::Laser) : parse_harmonic_base(a.of);
   if (!a.harmonics.empty()) {
     o.harmonics = parse_harmonic_list(a.harmonics);
     return o;
@@ -66,9 +68,7 @@ SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics
   if (t.size() < 2) return o;
   const double nyquist = M_PI * double(t.size() - 1) / (t.back() - t.front());
   double base = physics.laser_omega;
-  if (o.of == HarmonicBase::Line)
-    base = backscatter_line_omega(physics.laser_omega, a.gamma > 0 ? a.gamma : physics.gamma,
-                                  a.a0 >= 0 ? a.a0 : physics.a0);
+  if (o.of == HarmonicBase::Line) base = expected_line_omega(physics, a.gamma, a.a0);
   for (int n = 1; n <= 3; ++n)
     if ((n + o.band) * base <= nyquist) o.harmonics.push_back(n);
   return o;

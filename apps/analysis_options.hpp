@@ -19,8 +19,9 @@ struct AnalysisArgs {
 void add_analysis_options(boost::program_options::options_description& desc, AnalysisArgs& a);
 // "1,3,5" → {1, 3, 5}; throws ConfigError EDM-CLI-020 naming the bad entry.
 std::vector<int> parse_harmonic_list(const std::string& text);
-// Without --harmonics: orders 1–3 that fit under Nyquist, of the line when the run knows γ
-// (inverse_thomson), else of the laser. Without --of: line when γ is known, else laser.
+// Without --harmonics: orders 1–3 that fit under Nyquist, of the line when the run records its
+// ensemble's kinematics (every run since [kinematics] exists; spectrum.hpp), else of the laser.
+// Without --of: line when it is known, else laser.
 SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics,
                                          const std::filesystem::path& field_file);
 

@@ -1,11 +1,11 @@
-// edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml,
-// DESIGN §7) or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
+// edm bench [CAMPAIGN] [--electrons N]: the benchmark cell (share/campaigns/inverse_thomson_bench.toml)
+// or any campaign, for a few electrons after a warm-up launch: per-launch time from OpenCL
 // profiling events (median, min, max), slots/s, FLOP/slot counted from the kernel source
 // (edm::flop_per_slot), FLOP/s and their fraction of the device's measured FP64 peak, and the
 // compiler's resource lines (registers, spills) where it logs them.
-// Kernel knobs that are not campaign keys, for tuning (unset or 0 = chosen from the device):
-// EDM_ELECTRON_GROUP, EDM_TILE_WIDTH, EDM_PIXEL_ORDER (rings | tiles | rows), EDM_MAX_REGISTERS
-// (< 0: none), EDM_STATE_LOCAL, EDM_FAST_RECIP, EDM_NV_SEED, EDM_INTERLEAVE (each 1 on, < 0 off).
+// Every kernel tunable is an [accumulator] key (`edm schema` lists them with their environment
+// names, EDM_ELECTRON_GROUP, EDM_PIXEL_ORDER, EDM_FAST_RECIP, …), read through the campaign like
+// any other key: --set accumulator.KEY=VALUE or the variable (0 or unset = chosen from the device).
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,7 +68,7 @@ int cmd_bench(const Args& args) {
   }
   if (campaign_file.empty()) campaign_file = default_bench_campaign().string();
   if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
   if (electrons < 1) throw ConfigError("EDM-CLI-003", "--electrons must be at least 1");
 
   auto overrides = parse_set_options(sets);
@@ -88,17 +88,7 @@ int cmd_bench(const Args& args) {
 
   const auto info = select_devices(campaign.accumulator.devices).front();
   auto dev = open_device(info);
-  KernelOptions k = kernel_options(campaign.accumulator);
-  // Kernel-tuning knobs that are not campaign keys (0 or unset = chosen from the device).
-  if (const char* g = std::getenv("EDM_ELECTRON_GROUP")) k.electron_group = std::max(0, std::atoi(g));
-  if (const char* w = std::getenv("EDM_TILE_WIDTH")) k.tile_width = std::atoi(w);
-  if (const char* o = std::getenv("EDM_PIXEL_ORDER")) k.pixel_order = parse_pixel_order(o);
-  if (const char* r = std::getenv("EDM_MAX_REGISTERS")) k.max_registers = std::atoi(r);
-  if (const char* l = std::getenv("EDM_STATE_LOCAL")) k.state_local = std::atoi(l);
-  if (const char* f = std::getenv("EDM_FAST_RECIP")) k.fast_recip = std::atoi(f);
-  if (const char* i = std::getenv("EDM_INTERLEAVE")) k.interleave = std::atoi(i);
-  if (const char* v = std::getenv("EDM_NV_SEED")) k.nv_seed = std::atoi(v);
-  FieldAccumulator acc(dev, cell.screen(), cell.mode(), k);
+  FieldAccumulator acc(dev, cell.screen(), cell.mode(), kernel_options(campaign.accumulator));
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
   acc.drain();

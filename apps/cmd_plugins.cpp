@@ -68,7 +68,7 @@ void print_json(std::ostream& os, const PluginRegistry& reg, const std::vector<s
   }
   os << (first ? "" : "\n  ") << "],\n  \"search_path\": [";
   for (std::size_t i = 0; i < path.size(); ++i) os << (i ? ", " : "") << json_string(path[i].string());
-  os << "]\n}\n";
+  os << "],\n  \"abi_version\": " << EDM_PLUGIN_ABI_VERSION << "\n}\n";
 }
 
 void print_text(std::ostream& os, const PluginRegistry& reg, const std::vector<std::filesystem::path>& path) {
@@ -93,6 +93,7 @@ void print_text(std::ostream& os, const PluginRegistry& reg, const std::vector<s
   }
   os << "\nSearch path (EDM_PLUGIN_PATH first; files *.edmplugin, one folder deep):\n";
   for (const auto& p : path) os << "  " << p.string() << "\n";
+  os << "\nThis edm loads plugins of ABI version " << EDM_PLUGIN_ABI_VERSION << " (edm/plugin.h).\n";
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ int cmd_resume(const Args& args) {
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
   const auto file = checkpoint_path(folder);
   if (!std::filesystem::exists(file))
-    throw ConfigError("EDM-CKP-001", folder + ": no checkpoint.h5 here (nothing to resume)");
+    throw ConfigError("EDM-CKP-005", folder + ": no checkpoint.h5 here (nothing to resume)");
   const CheckpointState st = read_checkpoint_state(file);
   const auto registry = PluginRegistry::discover();
   const std::string scenario = toml::parse(st.campaign_text)["run"]["scenario"].value_or(std::string());

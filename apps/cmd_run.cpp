@@ -84,16 +84,13 @@ const std::atomic<bool>* install_stop_handlers() {
 int cmd_run(const Args& args) {
   po::options_description desc("edm run CAMPAIGN.toml [options]");
   std::vector<std::string> sets;
-  std::string campaign_file, device, output, batch;
+  std::string campaign_file;
   std::uint64_t max_host_mib = 0;
   std::int64_t checkpoint_every = 0;
   desc.add_options()("help,h", "this help")(
-      "set", po::value(&sets)->composing(), "override a campaign key: section.key=value (repeatable)")(
-      "device", po::value(&device), "device spec: auto | all | 0,1 | gpu | cpu | name substring (= accumulator.devices)")(
-      "devices", po::value(&device), "same as --device")(
-      "electron-batch", po::value(&batch), "electrons per batch: N, 0 (single pass) or auto")(
-      "output,o", po::value(&output), "run folder (= run.output)")(
-      "overwrite", "replace results already in the run folder")(
+      "set", po::value(&sets)->composing(), "override a campaign key: section.key=value (repeatable)");
+  add_key_flags(desc);  // --output/-o, --device/--devices, --electron-batch: the key table's flags
+  desc.add_options()("overwrite", "replace results already in the run folder")(
       "dry-run", "validate and estimate, run nothing")(
       "max-host-memory", po::value(&max_host_mib), "host budget for electron_batch = auto, MiB")(
       "checkpoint-every", po::value(&checkpoint_every),
@@ -103,12 +100,10 @@ int cmd_run(const Args& args) {
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
   if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-001", campaign_file + ": no such campaign file");
+    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
 
   auto overrides = parse_set_options(sets);
-  if (!device.empty()) overrides.push_back({"accumulator.devices", device, Origin::CommandLine});
-  if (!batch.empty()) overrides.push_back({"accumulator.electron_batch", batch, Origin::CommandLine});
-  if (!output.empty()) overrides.push_back({"run.output", "\"" + output + "\"", Origin::CommandLine});
+  for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
 
   const auto registry = PluginRegistry::discover();
   Campaign campaign;

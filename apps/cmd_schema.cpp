@@ -1,8 +1,10 @@
-// `edm schema [PLUGIN]`: every campaign key, grouped by section, with type, unit, default, meaning
-// and allowed values — printed from core_schema(), the same list validation uses, so the two
-// cannot drift. With a scenario name it also prints that plugin's own section.
+// `edm schema [PLUGIN]`: every campaign key, grouped by section, with type, unit, default, meaning,
+// allowed values, environment variable and `edm run` option — printed from the key table
+// (core_schema()), the same table validation uses, so the two cannot drift. With a scenario name it
+// also prints that plugin's own section.
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
@@ -15,12 +17,6 @@ namespace po = boost::program_options;
 namespace edm::app {
 
 namespace {
-
-std::string rule_text(const std::string& c) {
-  if (c == "+-1") return "+1 or -1";
-  if (c == "!=0") return "not 0";
-  return c.empty() ? "" : c.substr(0, c.find_first_of("0123456789")) + " " + c.substr(c.find_first_of("0123456789"));
-}
 
 // Columns line up by characters shown, not bytes: units such as "m·rad" are UTF-8.
 std::size_t width(const std::string& s) {
@@ -51,6 +47,9 @@ void print_section(std::ostream& os, const std::string& section, const std::vect
       os << "}";
     }
     if (!k->constraint.empty()) os << "  [" << rule_text(k->constraint) << "]";
+    if (!k->environment.empty()) os << "  $" << k->environment;
+    std::istringstream flags(k->flag);
+    for (std::string f; flags >> f;) os << "  --" << f.substr(0, f.find(','));
     os << "\n";
   }
   if (rows.empty()) os << "  (no keys)\n";
@@ -81,13 +80,12 @@ int cmd_schema(const Args& args) {
     plugin = p.name();
     plugin_keys = p.keys();
   }
-  std::cout << "Campaign keys (TOML; SI units). Columns: key, type, unit, default, meaning {choices} [rule].\n"
+  std::cout << "Campaign keys (TOML; SI units). Columns: key, type, unit, default, meaning {choices} [rule]\n"
+               "$EDM_VARIABLE (the environment variable that sets it) --option (the `edm run` option that sets it).\n"
                "Override any key with --set section.key=value; precedence: command line > EDM_* environment > "
                "file > default.\n\n";
   for (const auto& s : core_sections()) print_section(std::cout, s, core_schema());
   if (!plugin.empty()) print_section(std::cout, plugin, plugin_keys);
-  std::cout << "Environment: EDM_ELECTRON_BATCH, EDM_ELECTRON_BATCH_OVERLAP, EDM_COEF_REUSE, EDM_SAMPLE_CHUNKS,\n"
-               "EDM_NEWTON_ITERS, EDM_DEVICE override the [accumulator] keys named in their meanings.\n";
   return 0;
 }
 

@@ -21,5 +21,6 @@ int cmd_schema(const Args& args);
 int cmd_spectrum(const Args& args);
 int cmd_plot(const Args& args);
 int cmd_info(const Args& args);
+int cmd_explain(const Args& args);
 
 }  // namespace edm::app

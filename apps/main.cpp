@@ -1,9 +1,11 @@
-// `edm`: the command line. Dispatches to a subcommand; turns edm::Error into a message with its
-// stable id and the family's exit code (core never prints and never exits; this file does).
+// `edm`: the command line. Dispatches to a subcommand; turns every failure into one message with a
+// stable id and the family's exit code (core never prints and never exits; this file does), and
+// points at `edm explain ID`, which prints the id's meaning and what to do from the registry.
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <string>
 
 #include <boost/program_options/errors.hpp>
 
@@ -67,6 +69,7 @@ const std::map<std::string, Command>& commands() {
       {"spectrum", {edm::app::cmd_spectrum, "spectra, fluence, harmonic maps of a run folder → spectrum.h5"}},
       {"plot", {edm::app::cmd_plot, "PNG plots of a run folder into RUN/plots/"}},
       {"info", {edm::app::cmd_info, "summarise a run folder: config, timings, window, energy, files"}},
+      {"explain", {edm::app::cmd_explain, "what an error id means and what to do (no id: list them all)"}},
   };
   return table;
 }
@@ -74,6 +77,17 @@ const std::map<std::string, Command>& commands() {
 void usage(std::ostream& os) {
   os << "usage: edm <command> [options]   (edm <command> --help for its options)\n\ncommands:\n";
   for (const auto& [name, c] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
+  os << "\nErrors print a stable id, e.g. edm: error [EDM-CFG-006]; edm explain ID says what to do.\n"
+        "Exit codes: 0 success, 2 input, 3 device, 4 I/O, 5 plugin, 6 physics, 130 stopped, 1 other.\n";
+}
+
+// The one error message: "edm: error [ID]: what" and, for a registered id, where to read more.
+// Internal failures say "internal error" instead, so that a test can tell them from the known ones.
+// `detail` follows the first line (a kernel's build log).
+int report(const edm::Error& e, const char* kind = "error", const std::string& detail = "") {
+  std::cerr << "edm: " << kind << " [" << e.id() << "]: " << e.what() << "\n" << detail;
+  if (edm::find_error_id(e.id())) std::cerr << "  (edm explain " << e.id() << ": what it means and what to do)\n";
+  return e.exit_code();
 }
 
 }  // namespace
@@ -89,26 +103,21 @@ int main(int argc, char** argv) {
   }
   auto it = commands().find(argv[1]);
   if (it == commands().end()) {
-    std::cerr << "edm: unknown command '" << argv[1] << "'\n";
+    const int code = report(edm::ConfigError("EDM-CLI-004", std::string("unknown command '") + argv[1] + "'"));
     usage(std::cerr);
-    return 2;
+    return code;
   }
   MpiSession mpi(&argc, &argv);
   edm::app::Args args(argv + 2, argv + argc);
   try {
     return it->second.fn(args);
   } catch (const edm::BuildError& e) {
-    std::cerr << "edm: error [" << e.id() << "]: " << e.what() << "\n  options: " << e.options()
-              << "\n  build log:\n" << e.log() << "\n";
-    return mpi.fail(e.exit_code());
+    return mpi.fail(report(e, "error", "  options: " + e.options() + "\n  build log:\n" + e.log() + "\n"));
   } catch (const edm::Error& e) {
-    std::cerr << "edm: error [" << e.id() << "]: " << e.what() << "\n";
-    return mpi.fail(e.exit_code());
+    return mpi.fail(report(e));
   } catch (const boost::program_options::error& e) {
-    std::cerr << "edm " << argv[1] << ": " << e.what() << "\n";
-    return mpi.fail(2);
+    return mpi.fail(report(edm::ConfigError("EDM-CLI-001", std::string("edm ") + argv[1] + ": " + e.what())));
   } catch (const std::exception& e) {
-    std::cerr << "edm: internal error: " << e.what() << "\n";
-    return mpi.fail(1);
+    return mpi.fail(report(edm::Error("EDM-INT-001", e.what()), "internal error"));
   }
 }

@@ -1,11 +1,13 @@
-// Command-line helpers shared by the subcommands: `--set section.key=value`, one positional argument.
+// Command-line helpers shared by the subcommands: `--set section.key=value`, the key table's flags,
+// one positional argument.
 #include "options.hpp"
 
-#include <iostream>
-
 #include <cctype>
+#include <iostream>
+#include <sstream>
 
 #include "edm/error.hpp"
+#include "edm/schema.hpp"
 
 namespace edm::app {
 
@@ -18,7 +20,43 @@ bool is_name(const std::string& s) {
   return true;
 }
 
+std::vector<std::string> words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string long_name(const std::string& flag) { return flag.substr(0, flag.find(',')); }
+
 }  // namespace
+
+void add_key_flags(boost::program_options::options_description& desc) {
+  namespace po = boost::program_options;
+  for (const auto& k : core_keys()) {
+    const auto flags = words(k.spec.flag);
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+      const std::string help =
+          i == 0 ? k.spec.meaning + " (= " + k.full_name() + ")" : "same as --" + long_name(flags.front());
+      desc.add_options()(flags[i].c_str(), po::value<std::string>(), help.c_str());
+    }
+  }
+}
+
+std::vector<Override> key_flag_overrides(const boost::program_options::variables_map& vm) {
+  std::vector<Override> out;
+  for (const auto& k : core_keys())
+    for (const auto& flag : words(k.spec.flag)) {
+      const std::string name = long_name(flag);
+      if (!vm.count(name)) continue;
+      const std::string v = vm[name].as<std::string>();
+      if (v.empty()) continue;  // `--output ""` leaves the key as it is
+      // A string key takes the text verbatim: quoted, so that core does not strip quotes of its own.
+      out.push_back(
+          Override{k.full_name(), k.spec.type == "string" ? "\"" + v + "\"" : v, Origin::CommandLine});
+    }
+  return out;
+}
 
 std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
   std::vector<Override> out;
@@ -37,8 +75,9 @@ std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
   return out;
 }
 
-bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
-                   const char* name, std::string& positional, boost::program_options::variables_map& vm) {
+bool parse_command(const std::vector<std::string>& args,
+                   const boost::program_options::options_description& desc, const char* name,
+                   std::string& positional, boost::program_options::variables_map& vm) {
   namespace po = boost::program_options;
   po::options_description hidden;
   po::positional_options_description pos;

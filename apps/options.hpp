@@ -1,6 +1,7 @@
-// Command-line helpers shared by the subcommands: `--set section.key=value` (repeatable) into
-// campaign Overrides. The shape is checked here, where the option's text is at hand; the key and
-// the value are checked against the schema by core (load_campaign), which names the option too.
+// Command-line helpers shared by the subcommands: `--set section.key=value` (repeatable) and the
+// options of the key table's flag column into campaign Overrides. The shape is checked here, where
+// the option's text is at hand; the key and the value are checked against the key table by core
+// (load_campaign), which names the option too.
 #pragma once
 #include <string>
 
@@ -14,6 +15,13 @@ namespace edm::app {
 // Each entry is "section.key=value" (the value may contain '='); throws ConfigError EDM-CFG-010
 // naming the bad option.
 std::vector<Override> parse_set_options(const std::vector<std::string>& sets);
+
+// The options that the key table gives a key (its flag column: --output/-o, --device/--devices,
+// --electron-batch), each described by its key's meaning.
+void add_key_flags(boost::program_options::options_description& desc);
+// The overrides those options give, in table order. Append them after the --set overrides: among
+// command-line values the last wins, so a flag beats a --set of the same key.
+std::vector<Override> key_flag_overrides(const boost::program_options::variables_map& vm);
 
 // Parses a subcommand's arguments: the options in `desc` plus, when `name` is given, one positional
 // argument stored in `positional` (registered as option `name`). Prints `desc` and returns false

@@ -1,4 +1,4 @@
-// Liénard–Wiechert accumulation of a group of electrons onto the screen cube (DESIGN §2, §4), plus the
+// Liénard–Wiechert accumulation of a group of electrons onto the screen cube (share/docs/design.md: the radiated field, data flow), plus the
 // slab transpose used by FieldAccumulator::finish. Needs common.cl and lw_slot.cl (the per-slot
 // arithmetic, shared with the host FLOP count) before it and these defines
 // (assembled by core/src/device.cpp from KernelOptions):
@@ -100,7 +100,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   // The G electrons' solver state in local memory, one slot per (electron, work-item), copied into
   // registers only while that electron is solved: G × 11 registers fewer per work-item, which with
   // the old cubic layout's u, a read from memory and a register cap let 16 instead of 8 warps share
-  // an SM (H200, benchmark cell: 17.3 → 13.6 ms per electron; BENCHMARKS.md). Arrays per member:
+  // an SM (BENCHMARKS.md, second session). Arrays per member:
   // consecutive work-items touch consecutive words (no bank conflicts).
   __local double s_tau[ELECTRON_GROUP * LW_WG], s_pp[ELECTRON_GROUP * LW_WG], s_invd[ELECTRON_GROUP * LW_WG],
       s_tf[ELECTRON_GROUP * LW_WG], s_tl[ELECTRON_GROUP * LW_WG];

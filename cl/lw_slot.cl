@@ -25,8 +25,8 @@ typedef double lw_real;
 
 // Division, square root and reciprocal square root of the per-slot path. fast = 0: the built-ins
 // (correctly rounded / within the OpenCL ULP bounds). fast = 1 (LW_FAST_RECIP, the GPU default): a
-// seed refined by cubically convergent FMA steps (error e → e³), no IEEE slow-path branch, which on
-// the H200 is 8 % of the benchmark cell (BENCHMARKS.md); on CPUs the hardware divide is faster.
+// seed refined by cubically convergent FMA steps (error e → e³), no IEEE slow-path branch (what that
+// saves on GPUs: BENCHMARKS.md, third session); on CPUs the hardware divide is faster.
 // Seeds (LW_NV_SEED, set by the host on NVIDIA devices):
 //   0: half_recip / half_rsqrt of the argument rounded to float (≥ 10 bits by the OpenCL spec; the
 //      argument must lie within about 1e±37 — here g′/2, R², 1 + |n̂ × u|² and 1 + |u|², far inside
@@ -34,8 +34,8 @@ typedef double lw_real;
 //   1: NVIDIA's FP64 approximations through inline PTX (rcp.approx.ftz.f64, rsqrt.approx.ftz.f64:
 //      MUFU.RCP64H / MUFU.RSQ64H on the double's upper word). Measured on the H200 to 2⁻¹⁹·⁹⁵ and
 //      2⁻²⁰·⁰⁴ over 27 binades (scripts/studies/nv_seeds.cu), so ONE refinement reaches 2⁻⁶⁰, and
-//      the float round trip (two F2F conversions per seed) is gone: H200
-//      7.72 → 6.93 ms per electron (BENCHMARKS.md). Arguments within the double range (flushed
+//      the float round trip (two F2F conversions per seed) is gone (BENCHMARKS.md, fourth
+//      session). Arguments within the double range (flushed
 //      subnormals: none of the four above can be one).
 // The FLOP count (core/src/flop_count.cpp) counts lw_rcp as 1 and lw_rsqrt_nr as 2, as a division
 // and an rsqrt, whatever the seed (and the Newton step's quotient: lw_newton_next).
@@ -185,10 +185,10 @@ inline void lw_load(const lw_spline* sp, const int j, lw_coef* k) {
 // [τ_j, τ_j + dτ) — one subtraction and two comparisons instead of the floor; the Newton steps and
 // the field evaluation of a sample, and often the next sample too, share one interval — else it is
 // located by the floor. The kept interval's index is known before the predictor, so its load needs
-// no floor on the way (H200: 8.14 → 7.75 ms per electron with the one-refinement Newton reciprocal,
-// PoCL 244 → 121 with the interleave; BENCHMARKS.md). Where an interval is located does not depend on
-// reuse: reuse only decides whether coefficients already in k are used again (1) or loaded again
-// for every evaluation (0), so both give bit-identical results.
+// no floor on the way (BENCHMARKS.md, third session: the interval carried to the next sample).
+// Where an interval is located does not depend on reuse: reuse only decides whether coefficients
+// already in k are used again (1) or loaded again for every evaluation (0), so both give
+// bit-identical results.
 inline lw_real lw_locate(const lw_spline* sp, const lw_real tau, const int reuse, lw_coef* k) {
   if (k->j >= 0) {
     const lw_real s = tau - k->tau_j;
@@ -228,7 +228,7 @@ inline lw_real lw_q_ddh(const lw_real* c, const lw_real s) {
   return fma(s, fma(s, fma(s, 10.0 * c[5], 6.0 * c[4]), 3.0 * c[3]), c[2]);
 }
 
-// Screen-relative arrival time at (px, py) of light leaving the spline at τ (DESIGN §2):
+// Screen-relative arrival time at (px, py) of light leaving the spline at τ (share/docs/design.md, screen-relative times):
 // (t − s_z z) + ρ²/(R + d), R − d written without cancellation. Setup only (two per work-item).
 inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real px, const lw_real py,
                           const lw_real sz, const lw_real absZ, lw_coef* k) {
@@ -252,7 +252,7 @@ inline lw_real lw_arrival(const lw_spline* sp, const lw_real tau, const lw_real 
 // wherever an iterate lands, and where A + d ≤ 0 (towards the advanced root) the step bisects
 // (tests/test_newton_step). A step needs ONE division and NO square root (f needs one: H200, one
 // sqrt less per step). No digits are lost: g is a difference of terms of size ρ² (not Z²), and near
-// the root g ≈ −2R f, so a far screen keeps f's absolute accuracy (DESIGN §2).
+// the root g ≈ −2R f, so a far screen keeps f's absolute accuracy (share/docs/design.md).
 //   g'/2 = lc'(A + d) + s_z z' A − (Δx x' + Δy y')    (A' = −lc', d' = −s_z z', (ρ²)' = −2(Δx x' + Δy y'))
 // lc' comes from the light-front quintic, so the slope has no cancellation at high γ (t' and z' are
 // both ≈ γ; lc' ≈ 1/(2γ) on the forward axis). Returns the next τ; *step = |Δτ|.
@@ -284,7 +284,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // u = x′ and a = x″ from the quintics (a⁰ = t″ = lc″ + s_z z″). With n̂ = (r − x)/R,
 // u⁰ = γ from the mass shell of the spatial u (the spline's t′ = u⁰ agrees only to interpolation
 // accuracy; this makes D = γ − n̂·u an identity), D = (1 + |n̂ × u|²)/(γ + n̂·u) without
-// cancellation at high γ (STYLE 9), X·u = R D, X·a = R(a⁰ − n̂·a):
+// cancellation at high γ, X·u = R D, X·a = R(a⁰ − n̂·a):
 //   near^i = (n^i γ − u^i)/(R² D³)
 //   far^i  = (n^i a⁰ − a^i)/(R D²) − (a⁰ − n̂·a)(n^i γ − u^i)/(R D³)
 // near and far stay separate until the sum (the small-a0 far part keeps its digits). Only 1/R and

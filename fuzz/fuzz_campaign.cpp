@@ -60,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   // Replay: a data file path is rewritten relative to the campaign's folder, so skip campaigns
   // that name one (the check is about values and types, not the file system).
-  if (c.electrons.distribution == "list" || c.trajectory.model == "tracks") return 0;
+  if (c.electrons.distribution == edm::Distribution::List || c.trajectory.model == edm::TrajectoryModel::Tracks) return 0;
   std::ostringstream os;
   os << c.to_toml();
   // Not in a try: the replay of an accepted campaign must be accepted too (an edm::Error here is a bug).

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # e2e: the out-of-tree plugin template (share/plugin_template) builds against an *installed* edm —
 # install the build tree into a temporary prefix, then configure and build the template there with
-# find_package(edm) only. Checks the export (targets, dependencies, edm_add_plugin) and that the
-# installed, relocated `edm` finds its libedm and lists the new plugin.
+# find_package(edm) only. Checks the export (targets, dependencies, edm_add_plugin), that the
+# installed, relocated `edm` finds its libedm and lists the new plugin, and that it runs a campaign
+# of it.
 # usage: template_build.sh <edm build dir> <edm source dir>
 set -euo pipefail
 build=$1
@@ -32,10 +33,21 @@ nm -D --defined-only "$plugin" | grep -q ' T edm_plugin_query$' || { echo "FAIL:
 echo "== installed edm lists it"
 out=$(EDM_PLUGIN_PATH="$tmp/build/plugins" "$tmp/prefix/bin/edm" plugins)
 echo "$out"
-if nm -D --defined-only "$tmp/prefix/lib/libedm.so" | grep -q make_laser; then
+# grep -c, not -q: -q stops reading at the first match, nm then dies of SIGPIPE and pipefail turned
+# the match into a failure, so this branch never ran.
+if nm -D --defined-only "$tmp/prefix/lib/libedm.so" | grep -c make_laser >/dev/null; then
   grep -q '^  head_on  0.1.0$' <<<"$out" || { echo "FAIL: head_on did not load"; exit 1; }
   EDM_PLUGIN_PATH="$tmp/build/plugins" "$tmp/prefix/bin/edm" schema head_on | grep -q 'head_on.gamma' ||
     { echo "FAIL: edm schema head_on does not print its section"; exit 1; }
+  # A run through the plugin boundary (ABI 2: the campaign crosses as C data and the SDK rebuilds
+  # it inside the plugin), and its manifest records the beam the plugin made: the expected line of
+  # `edm spectrum --of line` comes from there for out-of-tree scenarios too.
+  printf '[run]\nscenario = "head_on"\noutput = "%s"\n[screen]\nnx = 3\nny = 3\nsamples = 64\n[head_on]\ncount = 2\ngamma = 4.0\n' \
+    "$tmp/run" >"$tmp/head_on.toml"
+  EDM_PLUGIN_PATH="$tmp/build/plugins" "$tmp/prefix/bin/edm" run "$tmp/head_on.toml" --quiet ||
+    { echo "FAIL: edm run of a head_on campaign"; exit 1; }
+  grep -qx 'gamma_mean = 4.0' "$tmp/run/run.toml" ||
+    { echo "FAIL: run.toml [kinematics] does not record the head_on beam (gamma_mean = 4.0)"; exit 1; }
 else
   # Until the physics module (make_laser, lorentz_rhs) is merged the plugin links but cannot load.
   echo "NOTE: this libedm has no make_laser yet: the template compiled and linked, loading is not checked"

@@ -265,7 +265,7 @@ BOOST_AUTO_TEST_CASE(newton_iterations_agree) {
 }
 
 BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
-  // DESIGN §4: on one device a batched run equals the single pass bit for bit.
+  // share/docs/developing.md: on one device a batched run equals the single pass bit for bit.
   auto st = thomson();
   SplineBatch first, second;
   const auto& e = st.batch.electrons;
@@ -533,7 +533,7 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
   }
 }
 
-// The DESIGN §7 benchmark cell on the selected device, for GPU runs by hand; disabled unless
+// The benchmark cell (share/docs/design.md, performance model) on the selected device, for GPU runs by hand; disabled unless
 // EDM_BENCH=1 (it is ~2.7e8 slots per electron: minutes on a CPU). Inverse Thomson γ = 5 (exact
 // plane-wave orbit, a0 = 0.1), 401² pixels, 1666 samples at T/512, screen at 5 cm with 2 mm half
 // width (λ = 800 nm), total mode. Tunables from EDM_NEWTON_ITERS, EDM_COEF_REUSE, EDM_SAMPLE_CHUNKS,

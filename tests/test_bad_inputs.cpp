@@ -90,7 +90,7 @@ void run_case(const fs::path& dir, const Case& c) {
   BOOST_TEST_MESSAGE(c.label << " → exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(r.exit_code == c.exit_code, c.label << ": exit " << r.exit_code << ", expected " << c.exit_code
                                                  << "; output: " << r.output);
-  // A stable id people can search for (STYLE 11), from the app's error path (not "internal error").
+  // A stable id people can search for (share/docs/errors.md), from the app's error path (not "internal error").
   BOOST_TEST(contains(r.output, "edm: error [EDM-"), c.label << ": no error id in: " << r.output);
   for (const auto& f : c.fragments)
     BOOST_TEST(contains(r.output, f), c.label << ": message lacks '" << f << "': " << r.output);

@@ -1,5 +1,5 @@
 // ctest-label: physics
-// Energy balance (DESIGN §8): the Poynting flux of the radiation field through each pixel of the
+// Energy balance (share/docs/design.md): the Poynting flux of the radiation field through each pixel of the
 // screen, projected on the screen normal and integrated over observer time, equals the Larmor–
 // Liénard energy radiated into that pixel's solid angle, integrated over emission time on the
 // trajectory (host, Simpson on a fine grid). The identity is exact pointwise (dt_obs = (1 − n̂·β)dt'),

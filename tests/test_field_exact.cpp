@@ -1,7 +1,7 @@
 // ctest-label: physics
 // The whole chain against an independent reference: one electron in a plane-wave pulse, solved by
 // the scenario plugin's model (GSL) into splines and summed by the OpenCL kernel, against the field
-// of the EXACT light-front trajectory (DESIGN §8) at a retarded time found by brute force (GSL
+// of the EXACT light-front trajectory (share/docs/design.md) at a retarded time found by brute force (GSL
 // Brent to 1e-15 on the plain light-cone condition) and the 3-vector Liénard–Wiechert form.
 // Relative L2 < tol::field_vs_exact, at a0 = 0.5 from rest (thomson) and at γ = 5 head-on.
 #define BOOST_TEST_MODULE field_exact

@@ -24,14 +24,14 @@ const Normalization kUnits = Normalization::from_wavelength(800e-9);
 LaserSection beam(const std::string& profile, double waist_lambda, const std::string& envelope, int p = 0,
                   int m = 0, const std::string& pol = "linear") {
   LaserSection s;
-  s.profile = profile;
+  s.profile = parse_choice<LaserProfile>(profile);
   s.a0 = 1.0;
   s.waist = waist_lambda * 800e-9;
-  s.envelope = envelope;
+  s.envelope = parse_choice<Envelope>(envelope);
   s.duration = 26.7e-15;
   s.p = p;
   s.m = m;
-  s.polarization = pol;
+  s.polarization = parse_choice<Polarization>(pol);
   s.phase = 0.3;
   s.focus = 0;
   return s;
@@ -255,8 +255,15 @@ BOOST_AUTO_TEST_CASE(pulse_energy_to_a0) {
 }
 
 BOOST_AUTO_TEST_CASE(configuration_errors) {
-  BOOST_CHECK_THROW(make_laser(beam("plane_wave", 0, "gaussian", 0, 0, "elliptic"), kUnits, 1), ConfigError);
-  BOOST_CHECK_THROW(make_laser(beam("bessel", 1, "gaussian"), kUnits, 1), ConfigError);
+  // An unknown word never becomes a choice, and a value outside the enum (a cast) is refused.
+  BOOST_CHECK_THROW(parse_choice<Polarization>("elliptic"), ConfigError);
+  BOOST_CHECK_THROW(parse_choice<LaserProfile>("bessel"), ConfigError);
+  LaserSection bad = beam("plane_wave", 0, "gaussian");
+  bad.polarization = static_cast<Polarization>(7);
+  BOOST_CHECK_THROW(make_laser(bad, kUnits, 1), ConfigError);
+  bad = beam("gaussian", 1, "gaussian");
+  bad.profile = static_cast<LaserProfile>(7);
+  BOOST_CHECK_THROW(make_laser(bad, kUnits, 1), ConfigError);
   BOOST_CHECK_THROW(make_laser(beam("gaussian", 0, "gaussian"), kUnits, 1), ConfigError);
   LaserSection s = beam("gaussian", 4, "constant");
   s.pulse_energy = 1;

@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(make_screen_normalises) {
   BOOST_TEST(s.dt == 2 * std::numbers::pi / 256, boost::test_tools::tolerance(1e-15));
   BOOST_TEST(s.t0_rel == 0.0);
   // Explicit window: absolute lab time → screen-relative.
-  sec.window = "explicit";
+  sec.window = ScreenWindow::Explicit;
   sec.t_start = 0.2e-9;  // s, light needs 0.1668 ns to reach 5 cm
   s = make_screen(sec, units);
   BOOST_TEST(s.t0_rel == 0.2e-9 / units.time() - 0.05 / units.length(), boost::test_tools::tolerance(1e-12));
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(make_screen_rejects_bad_input) {
   s.half_width_y = -1e-3;
   expect(s, "half_width_y");
   s = {};
-  s.window = "sometimes";
+  s.window = static_cast<ScreenWindow>(7);  // no word of the choice: only a cast makes one
   expect(s, "window");
 }
 

@@ -1,5 +1,5 @@
 // ctest-label: physics
-// The accumulator API of DESIGN §4 on analytic splines: a live accumulator handed from batch to
+// The accumulator API (core/include/edm/accumulator.hpp) on analytic splines: a live accumulator handed from batch to
 // batch equals one pass bit for bit; finish() without a further batch (or with none at all) is
 // allowed; a reduce between different screens or modes is an error; the ShardedFieldAccumulator over
 // two PoCL devices agrees with one device to tol::sharded.

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <sstream>
 #include <numbers>
 
 #include "edm/error.hpp"
@@ -38,6 +39,7 @@ struct Synthetic {
   std::string scenario = "inverse_thomson";
   double gamma = 5.0, a0 = 0.1;
   bool with_gamma_trace = false;
+  std::string kinematics;  // TOML lines of a [kinematics] section; empty = none (a run.toml of an older edm)
 
   edm::Normalization units = edm::Normalization::from_wavelength(800e-9);
   double omega() const { return units.omega; }
@@ -102,6 +104,7 @@ fs::path make_run(const std::string& tag, const Synthetic& s, const FieldFn& fie
     << "[window]\ncovered = true\nclipped_electrons = 0\n"
     << "[timing]\ntotal = 1.5\nfield = 1.0\n"
     << "[campaign.electrons]\ngamma = " << s.gamma << "\n";
+  if (!s.kinematics.empty()) m << "[kinematics]\n" << s.kinematics;
   return dir;
 }
 
@@ -426,4 +429,98 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   }
   const auto pe = edm::test::run_command(bin + " plot " + empty.string());
   BOOST_TEST(pe.exit_code != 0);
+}
+
+// The expected line from the recorded kinematics (spectrum.hpp, share/docs/outputs.md), against the
+// closed forms of the validation facts: a head-on beam seen downstream is the backscatter line
+// γ²(1+β)²/(1+a0²/2); along the laser the line is ω whatever the electron; an electron from rest seen
+// back toward the source is ω/(1+a0²/2); a transverse momentum adds u⊥² to the denominator.
+BOOST_AUTO_TEST_CASE(expected_line_from_the_kinematics) {
+  auto beam = [](double gamma, int s) {
+    edm::RunPhysics p;
+    p.laser_omega = 2.0;
+    p.a0 = 0.3;
+    p.gamma = gamma;
+    const double uz = -s * std::sqrt((gamma - 1) * (gamma + 1));  // against the laser
+    p.kinematics = {1, s, gamma - s * uz, gamma, 0.0};
+    return p;
+  };
+  edm::RunPhysics p = beam(3.0, -1);
+  p.screen_side = +1;  // downstream of the beam, looking back at the laser's source
+  BOOST_TEST(edm::expected_line_omega(p) == edm::backscatter_line_omega(2.0, 3.0, 0.3),
+             boost::test_tools::tolerance(tol::line_forms));
+  BOOST_TEST(edm::expected_line_omega(p, 0, 0.0) == edm::backscatter_line_omega(2.0, 3.0, 0.0),
+             boost::test_tools::tolerance(tol::line_forms));  // a0 override
+  BOOST_TEST(edm::expected_line_omega(p, 7.0) == edm::backscatter_line_omega(2.0, 7.0, 0.3));  // γ override
+  p.screen_side = -1;  // along the laser
+  BOOST_TEST(edm::expected_line_omega(p) == 2.0);
+  p = beam(3.0, +1);  // the mirror image: laser along +z, beam along −z, screen at −z
+  p.screen_side = -1;
+  BOOST_TEST(edm::expected_line_omega(p) == edm::backscatter_line_omega(2.0, 3.0, 0.3),
+             boost::test_tools::tolerance(tol::line_forms));
+
+  edm::RunPhysics rest = beam(1.0, +1);  // Thomson from rest: h = 1
+  rest.screen_side = +1;
+  BOOST_TEST(edm::expected_line_omega(rest) == 2.0);
+  rest.screen_side = -1;
+  BOOST_TEST(edm::expected_line_omega(rest) == 2.0 / (1 + 0.25 * 0.3 * 0.3 * 2),
+             boost::test_tools::tolerance(tol::line_forms));
+  rest.kinematics.u_perp2_mean = 0.5;
+  BOOST_TEST(edm::expected_line_omega(rest) == 2.0 / (1.5 + 0.045), boost::test_tools::tolerance(tol::line_forms));
+  BOOST_TEST(edm::line_known(rest));
+
+  edm::RunPhysics none;  // nothing recorded, no γ
+  none.laser_omega = 2.0;
+  none.screen_side = 1;
+  BOOST_TEST(!edm::line_known(none));
+  BOOST_CHECK_EXCEPTION(edm::expected_line_omega(none), edm::ConfigError,
+                        [](const edm::ConfigError& e) { return e.id() == "EDM-SPEC-022"; });
+  BOOST_CHECK_EXCEPTION(edm::expected_line_omega(none, 0.5), edm::ConfigError,
+                        [](const edm::ConfigError& e) { return e.id() == "EDM-SPEC-022"; });
+}
+
+// run.toml [kinematics] decides the line, not the scenario's name or [campaign.electrons] gamma: an
+// inverse_thomson run whose beam is γ = 3 (as [inverse_thomson] gamma_minus_one = 2 sets it) while
+// the γ key holds its default 5 gets the γ = 3 line; a thomson run seen downstream gets ω. Without
+// [kinematics] (an older run.toml) the line is today's: γ from [campaign.electrons] for
+// inverse_thomson, none for other scenarios. A malformed section is refused by name.
+BOOST_AUTO_TEST_CASE(line_from_run_toml_kinematics) {
+  Synthetic s;
+  s.nx = s.ny = 1;
+  s.samples_per_period = 128;  // Nyquist 64 ω: room for the γ = 3 line (≈ 33.5 ω) and its band
+  const double h3 = 3 + std::sqrt(8.0);
+  std::ostringstream k;
+  k << std::setprecision(17) << "electrons = 4\nlaser_direction = -1\nlight_front_h = " << h3
+    << "\ngamma_mean = 3.0\nu_perp2_mean = 0.0\n";
+  s.kinematics = k.str();
+  auto field = [&](int, int, int, int kk) -> std::array<double, 3> { return {std::sin(0.1 * kk), 0, 0}; };
+  const auto dir = make_run("kin-it", s, field);
+  const auto phys = edm::read_run_physics(dir);
+  BOOST_TEST(phys.gamma == 3.0);
+  BOOST_TEST(phys.screen_side == 1);
+  BOOST_TEST(phys.kinematics.light_front_h == h3);
+  auto line = options(edm::Window::Hann, {1});
+  line.of = edm::HarmonicBase::Line;
+  const auto r = edm::compute_spectrum(dir, line);
+  const double expect3 = edm::backscatter_line_omega(s.omega(), 3.0, s.a0);
+  BOOST_TEST(r.base_omega == expect3, boost::test_tools::tolerance(tol::line_forms));
+  BOOST_TEST(std::abs(r.base_omega / edm::backscatter_line_omega(s.omega(), 5.0, s.a0) - 1) > 0.5);
+
+  Synthetic t = s;  // thomson from rest, laser along +z, screen downstream: the line is the laser's
+  t.scenario = "thomson";
+  t.kinematics = "electrons = 4\nlaser_direction = 1\nlight_front_h = 1.0\ngamma_mean = 1.0\nu_perp2_mean = 0.0\n";
+  const auto rt = edm::compute_spectrum(make_run("kin-t", t, field), line);
+  BOOST_TEST(rt.base_omega == s.omega());
+
+  Synthetic old = s;  // no [kinematics]: today's behaviour
+  old.kinematics.clear();
+  const auto dir_old = make_run("kin-old", old, field);
+  BOOST_TEST(edm::read_run_physics(dir_old).gamma == 5.0);
+  old.scenario = "thomson";
+  BOOST_TEST(!edm::line_known(edm::read_run_physics(make_run("kin-old-t", old, field))));
+
+  Synthetic bad = s;
+  bad.kinematics = "electrons = 4\nlaser_direction = 0\nlight_front_h = 1.0\ngamma_mean = 1.0\nu_perp2_mean = 0.0\n";
+  BOOST_CHECK_EXCEPTION(edm::read_run_physics(make_run("kin-bad", bad, field)), edm::ConfigError,
+                        [](const edm::ConfigError& e) { return e.id() == "EDM-SPEC-013"; });
 }

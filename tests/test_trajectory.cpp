@@ -1,5 +1,5 @@
 // ctest-label: physics
-// Trajectory solver and splines against the exact plane-wave (light-front) solution of DESIGN §8,
+// Trajectory solver and splines against the exact plane-wave (light-front) solution (share/docs/design.md, facts the validation tests use),
 // the figure-8 drift, the Landau–Lifshitz closed form (Di Piazza 2008), γ-trace merging, track
 // resampling, and the knots/bytes per electron of the inverse-Thomson default case.
 #define BOOST_TEST_MODULE trajectory
@@ -25,12 +25,14 @@ using edm::test::ExactPlaneWave;
 
 namespace {
 
-// Builds a scenario of class T for campaign c through the plugin SDK (as the loader would).
+// Builds a scenario of class T for campaign c through the plugin SDK and the C campaign view (as
+// the loader would).
 template <class T>
 std::unique_ptr<Scenario> make_scenario(const Campaign& c) {
   edm_scenario_v1 raw{};
   char err[512] = {0};
-  if (sdk::create<T>(to_handle(c), &raw, err, sizeof err) != 0)
+  const CampaignView view(c);
+  if (sdk::create<T>(view.get(), &raw, err, sizeof err) != 0)
     BOOST_FAIL(std::string("scenario creation failed: ") + err);
   return std::make_unique<Scenario>(raw);
 }
@@ -112,12 +114,12 @@ Errors compare(const SplineBatch& b, std::size_t e, const ExactPlaneWave& ex, co
 
 Campaign plane_wave_campaign(double a0, double periods_tau0, const std::string& pol) {
   Campaign c;
-  c.laser.profile = "plane_wave";
+  c.laser.profile = LaserProfile::PlaneWave;
   c.laser.a0 = a0;
-  c.laser.polarization = pol;
-  c.laser.envelope = "gaussian";
+  c.laser.polarization = parse_choice<Polarization>(pol);
+  c.laser.envelope = Envelope::Gaussian;
   c.laser.duration = periods_tau0 * 800e-9 / si::c;  // τ0 in carrier periods
-  c.electrons.distribution = "sunflower";
+  c.electrons.distribution = Distribution::Sunflower;
   c.electrons.count = 2;
   c.electrons.radius = 2e-6;
   return c;
@@ -258,8 +260,8 @@ class Figure8 : public ScenarioBase {
 BOOST_AUTO_TEST_CASE(figure8_drift) {
   for (double a0 : {0.5, 2.0}) {
     Campaign c;
-    c.laser.profile = "plane_wave";
-    c.laser.envelope = "constant";
+    c.laser.profile = LaserProfile::PlaneWave;
+    c.laser.envelope = Envelope::Constant;
     c.laser.a0 = a0;
     c.trajectory.padding = 20;  // periods
     auto sc = make_scenario<Figure8>(c);
@@ -285,7 +287,7 @@ BOOST_AUTO_TEST_CASE(landau_lifshitz_light_front_loss) {
   // (the derivative and E×B terms drop out of d(k·u)/dτ = −τ_R h³ E⊥² for a plane wave).
   Campaign c = plane_wave_campaign(10.0, 10.0, "linear");
   c.electrons.count = 1;
-  c.trajectory.model = "landau_lifshitz";
+  c.trajectory.model = TrajectoryModel::LandauLifshitz;
   c.scenario_section.insert("gamma_minus_one", 999.0);
   auto sc = make_scenario<scenarios::InverseThomsonScenario>(c);
   const auto& scen = *static_cast<const scenarios::InverseThomsonScenario*>(sc->raw().self);
@@ -562,7 +564,7 @@ BOOST_AUTO_TEST_CASE(tracks_file_through_thomson_scenario) {
   const auto dir = edm::test::temp_dir("tracks");
   const std::string file = (dir / "tracks.h5").string();
   write_tracks(file, tracks);
-  c.trajectory.model = "tracks";
+  c.trajectory.model = TrajectoryModel::Tracks;
   c.trajectory.file = file;
   auto sc = make_scenario<scenarios::ThomsonScenario>(c);
   BOOST_REQUIRE(sc->electron_count() == 2);
@@ -612,8 +614,8 @@ class Figure8Capped : public Figure8 {
 
 BOOST_AUTO_TEST_CASE(stop_rules_observe_done_and_tau_max) {
   Campaign c;
-  c.laser.profile = "plane_wave";
-  c.laser.envelope = "constant";
+  c.laser.profile = LaserProfile::PlaneWave;
+  c.laser.envelope = Envelope::Constant;
   c.laser.a0 = 0.5;
   c.trajectory.padding = 4;  // periods: ξ_end = 8π
   auto sc = make_scenario<Figure8>(c);
@@ -654,16 +656,16 @@ BOOST_AUTO_TEST_CASE(focused_lg_beam_with_radiation_reaction) {
   // with the LL model must integrate without failure, keep u·u = 1 at every knot (LL keeps u·a = 0
   // by construction), give thread-independent results, and push the electrons (γ trace max > 1).
   Campaign c;
-  c.laser.profile = "laguerre_gauss";
+  c.laser.profile = LaserProfile::LaguerreGauss;
   c.laser.p = 1;
   c.laser.m = 1;
-  c.laser.polarization = "circular_plus";
+  c.laser.polarization = Polarization::CircularPlus;
   c.laser.a0 = 2.0;
   c.laser.waist = 3 * 800e-9;
   c.laser.duration = 5e-15;
   c.electrons.count = 3;
   c.electrons.radius = 2e-6;
-  c.trajectory.model = "landau_lifshitz";
+  c.trajectory.model = TrajectoryModel::LandauLifshitz;
   auto sc = make_scenario<scenarios::ThomsonScenario>(c);
   SolveOptions opt;
   opt.threads = 1;

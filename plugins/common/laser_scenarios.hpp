@@ -35,10 +35,10 @@ inline std::string campaign_path(const Campaign& c, const std::string& p) {
 // refused by name.
 inline std::vector<ElectronInit> campaign_ensemble(const Campaign& c, double gamma) {
   const auto& e = c.electrons;
-  if (e.distribution == "sunflower") return sunflower_disk(e.count, e.radius);
-  if (e.distribution == "gaussian") return gaussian_beam(e, gamma, c.run.seed);
-  if (e.distribution == "list") return read_electron_csv(campaign_path(c, e.file));
-  throw ConfigError("EDM-CFG-405", "electrons.distribution: unknown value '" + e.distribution +
+  if (e.distribution == Distribution::Sunflower) return sunflower_disk(e.count, e.radius);
+  if (e.distribution == Distribution::Gaussian) return gaussian_beam(e, gamma, c.run.seed);
+  if (e.distribution == Distribution::List) return read_electron_csv(campaign_path(c, e.file));
+  throw ConfigError("EDM-CFG-405", std::string("electrons.distribution: unknown value '") + name(e.distribution) +
                                        "' (sunflower | gaussian | list)");
 }
 
@@ -55,19 +55,19 @@ class LaserScenario : public ScenarioBase {
     const double half = laser_->tau0() > 0 ? P * laser_->tau0() : P * 2.0 * std::numbers::pi;
     xi_start_ = -half;
     xi_end_ = half;
-    const std::string& model = c.trajectory.model;
-    if (model == "lorentz") {
+    const TrajectoryModel model = c.trajectory.model;
+    if (model == TrajectoryModel::Lorentz) {
       model_ = Model::Lorentz;
-    } else if (model == "landau_lifshitz") {
+    } else if (model == TrajectoryModel::LandauLifshitz) {
       model_ = Model::LandauLifshitz;
       tau_rad_ = units_.tau_rad();
-    } else if (model == "tracks") {
+    } else if (model == TrajectoryModel::Tracks) {
       model_ = Model::Tracks;
       if (c.trajectory.file.empty())
         throw ConfigError("EDM-CFG-402", "trajectory.model = \"tracks\" needs trajectory.file");
       load_tracks(campaign_path(c, c.trajectory.file));
     } else {
-      throw ConfigError("EDM-CFG-403", "trajectory.model: unknown value '" + model +
+      throw ConfigError("EDM-CFG-403", std::string("trajectory.model: unknown value '") + name(model) +
                                            "' (lorentz | landau_lifshitz | tracks)");
     }
   }
@@ -156,9 +156,9 @@ class ThomsonScenario : public LaserScenario {
  public:
   explicit ThomsonScenario(const Campaign& c) : LaserScenario(c, +1) {
     std::vector<ElectronInit> ens = campaign_ensemble(c, 1.0);
-    if (c.electrons.distribution == "sunflower")
+    if (c.electrons.distribution == Distribution::Sunflower)
       for (auto& el : ens) el.z = c.laser.focus;
-    else if (c.electrons.distribution == "gaussian")
+    else if (c.electrons.distribution == Distribution::Gaussian)
       for (auto& el : ens) el.z += c.laser.focus;
     set_electrons(ens);
   }
@@ -180,7 +180,7 @@ class InverseThomsonScenario : public LaserScenario {
     // uᶻ = √(γ² − 1) = √((γ−1)(γ+1)): the second form keeps every digit of a small γ − 1.
     const double uz = gm1 > 0 ? std::sqrt(gm1 * (gm1 + 2.0)) : std::sqrt((gamma - 1) * (gamma + 1));
     std::vector<ElectronInit> ens = campaign_ensemble(c, gamma);
-    if (e.distribution == "sunflower")
+    if (e.distribution == Distribution::Sunflower)
       for (auto& el : ens) el.uz = uz;
     set_electrons(ens);
   }

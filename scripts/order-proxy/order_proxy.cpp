@@ -4,8 +4,8 @@
 // bound by FP64 latency instead, but reads fewer lines when lanes share intervals all the same). This solves a few electrons of a
 // campaign, finds every pixel's retarded time at a few samples (bisection on the spline), and prints
 // for each pixel order the mean number of distinct intervals per quarter-warp, summed over the 4
-// quarters of a warp — a proxy for wavefronts per load (4 at best). H200, benchmark cell: rings 1
-// pitch wide 14.0 → 12.06 ms per electron, half a pitch 9.5–11.8 → 10.04 ms (BENCHMARKS.md).
+// quarters of a warp — a proxy for wavefronts per load (4 at best). How the proxy tracked the H200's
+// times for ring bands of different widths: BENCHMARKS.md, second session.
 //   build and run: scripts/order-proxy/run [CAMPAIGN] [ELECTRONS]
 #include <edm/accumulator.hpp>
 #include <edm/campaign.hpp>

@@ -2,7 +2,8 @@
 """edm_plot.py RUN: the PNGs of an edm run folder, into RUN/plots/ (called by `edm plot RUN`).
 
 Reads RUN/field.h5 (centre-pixel trace, /gamma) and RUN/spectrum.h5 (written by `edm spectrum`:
-fluence, spectra, harmonic maps). Uses matplotlib's Agg backend, so it never needs a display.
+fluence, spectra, harmonic maps) through edmio (share/python/edmio.py, found beside this folder).
+Uses matplotlib's Agg backend, so it never needs a display.
 Exit status 0 on success; 1 with one line "edm_plot.py: error: ..." on stderr otherwise.
 """
 import os
@@ -13,7 +14,10 @@ import matplotlib
 matplotlib.use("Agg")  # before pyplot: no display on clusters or in tests
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-import h5py  # noqa: E402
+
+# edmio lives in share/python (source tree) or <prefix>/share/edm/python (installed): beside plot/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "python"))
+import edmio  # noqa: E402
 
 
 class PlotError(Exception):
@@ -295,7 +299,7 @@ def main(argv):
     os.makedirs(out, exist_ok=True)
     written = []
 
-    with h5py.File(spec_path, "r") as s, h5py.File(field_path, "r") as f:
+    with edmio.load_spectrum(spec_path) as s, edmio.load_run(run) as f:
         omega = need(s, "/axes/omega", "frequency axis")[...]
         x = need(s, "/axes/x", "pixel x")[...]
         y = need(s, "/axes/y", "pixel y")[...]
@@ -355,8 +359,8 @@ def main(argv):
             save(fig, out, "spectrum_vs_angle.png", written)
 
         # Field trace at the centre pixel (a hyperslab: the cube is never read whole).
-        ix = int(s["/on_axis"].attrs.get("ix", len(x) // 2))
-        iy = int(s["/on_axis"].attrs.get("iy", len(y) // 2))
+        ix = int(s.attrs_of("/on_axis").get("ix", len(x) // 2))
+        iy = int(s.attrs_of("/on_axis").get("iy", len(y) // 2))
         t = need(f, "/axes/t", "time axis")[...]
         bucket = "E_far" if "/E_far/x" in f else "E"
         fig, ax = plt.subplots(figsize=(7, 4.2))
@@ -387,7 +391,7 @@ def main(argv):
             maps = s["/harmonics/maps"][...]
             order = s["/harmonics/order"][...]
             hw = s["/harmonics/omega"][...]
-            of = s["/harmonics"].attrs.get("of", b"laser")
+            of = s.attrs_of("/harmonics").get("of", b"laser")
             of = of.decode() if isinstance(of, bytes) else str(of)
             for k in range(maps.shape[0]):
                 n = int(order[k])
@@ -404,6 +408,6 @@ def main(argv):
 if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv))
-    except (PlotError, OSError, KeyError) as e:
+    except (PlotError, edmio.EdmReadError, OSError, KeyError) as e:
         print(f"edm_plot.py: error: {e}", file=sys.stderr)
         sys.exit(1)

@@ -27,8 +27,9 @@ class HeadOn : public edm::ScenarioBase {
     gamma_ = s["gamma"].value_or(10.0);
     if (count_ < 1) throw std::invalid_argument("[head_on] count must be >= 1, got " + std::to_string(count_));
     if (!(gamma_ >= 1.0)) throw std::invalid_argument("[head_on] gamma must be >= 1, got " + std::to_string(gamma_));
-    if (c.trajectory.model != "lorentz")
-      throw std::invalid_argument("head_on supports trajectory model \"lorentz\" only, got \"" + c.trajectory.model + "\"");
+    if (c.trajectory.model != edm::TrajectoryModel::Lorentz)
+      throw std::invalid_argument(std::string("head_on supports trajectory model \"lorentz\" only, got \"") +
+                                  edm::name(c.trajectory.model) + "\"");
 
     // Counter-propagating laser (s = −1) unless the campaign's [laser] direction says otherwise.
     laser_ = edm::make_laser(c.laser, units_, -1);

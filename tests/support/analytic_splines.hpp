@@ -17,7 +17,7 @@ Worldline static_charge(double x, double y, double z);
 Worldline uniform_motion(std::array<double, 3> x0, std::array<double, 3> u);
 // Helix: radius r, lab angular frequency Ω about ẑ, drift βz (β⊥ = Ω r, needs β⊥² + βz² < 1).
 Worldline helical_orbit(double radius, double omega, double beta_z);
-// Exact plane-wave orbit (DESIGN §8): laser along s ẑ (s = ±1), light-front momentum h = γ − s uᶻ,
+// Exact plane-wave orbit (share/docs/design.md): laser along s ẑ (s = ±1), light-front momentum h = γ − s uᶻ,
 // transverse momentum u_⊥ = (ax sin φ, ay cos φ), φ = h τ + phase (ax = a0, ay = 0: linear, the
 // figure-8; ax = ay = a0/√2: circular). Closed form for t, x, z (no quadrature).
 Worldline plane_wave_orbit(double ax, double ay, double h, int s, double phase = 0.0,

@@ -1,4 +1,4 @@
-// The exact trajectory of an electron in a plane-wave pulse (DESIGN §8), shared by the trajectory
+// The exact trajectory of an electron in a plane-wave pulse (share/docs/design.md), shared by the trajectory
 // and field validation tests: an independent reference that never touches the solver or splines.
 #pragma once
 #include <gsl/gsl_integration.h>
@@ -12,7 +12,7 @@
 
 namespace edm::test {
 
-// Exact trajectory in a plane wave (DESIGN §8), charge q = −1 (normalised):
+// Exact trajectory in a plane wave (share/docs/design.md), charge q = −1 (normalised):
 //   u⊥(ξ) = u⊥0 − ∫E⊥ dξ,  h = γ − s uᶻ constant,  γ = (1 + u⊥² + h²)/(2h),  dξ/dτ = h,
 //   dx⊥/dξ = u⊥/h, dt/dξ = γ/h, dz/dξ = uᶻ/h.
 // Positions are double integrals of the field; both levels use 16-point Gauss–Legendre on cells of

@@ -1,7 +1,7 @@
-// The field accumulator (DESIGN §4): device buffers of Nx × Ny × 3 × N_samples doubles per bucket
-// that persist across electron batches; one launch per electron over (pixel, sample chunk)
-// work-items, each owning its slots (no atomics), in electron order on one in-order queue — so a
-// given device adds the same contributions in the same order whatever the batching.
+// The field accumulator: device buffers of Nx × Ny × 3 × N_samples doubles per bucket that persist
+// across electron batches; one launch per group of electrons over (pixel, sample chunk) work-items,
+// each owning its slots (no atomics), in electron order on one in-order queue — so a given device
+// adds the same contributions in the same order whatever the batching.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -1,47 +1,133 @@
 // The campaign: every setting of a run, resolved from defaults < campaign file < environment
-// (EDM_*) < command line, validated, in SI as the user wrote it. Key names are public interface
-// (DESIGN §6): add keys freely, rename none. The schema (schema.hpp) is the single list of keys.
+// (EDM_*) < command line, validated, in SI as the user wrote it. Key names are public interface:
+// add keys freely, rename none. Each key is declared once, in the key table
+// (core/src/config/keys.cpp, walked through schema.hpp): its member here holds the type and the
+// default, its table line the rest (unit, range or choices, meaning, environment name, CLI flag).
+// Choices are typed enums from parse time on; name() gives the word a campaign file uses.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <toml++/toml.h>
 
-#include "edm/schema.hpp"  // KeySpec must be complete where the `plugin_keys = {}` defaults are used
+#include "edm/kernel_options.hpp"  // PixelOrder (accumulator.pixel_order)
+#include "edm/schema.hpp"          // KeySpec must be complete where the `plugin_keys = {}` defaults are used
 
 namespace edm {
+
+// The choices of the enumerated keys. The enum's order is the order of its names in Choices<E>.
+enum class Mode { Total, Split };                                 // run.mode: E, B [+ E_far, B_far]
+enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profile
+enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
+enum class Envelope { Gaussian, Constant };                       // laser.envelope
+enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
+enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
+enum class ScreenWindow { Auto, Explicit };                       // screen.window
+enum class FieldKernel { Newton };                                // accumulator.kernel
+
+// The words of each enum, as campaign files, messages and the manifest write them (index = value).
+template <class E>
+struct Choices;
+template <>
+struct Choices<Mode> {
+  static constexpr std::array names{"total", "split"};
+};
+template <>
+struct Choices<LaserProfile> {
+  static constexpr std::array names{"plane_wave", "gaussian", "laguerre_gauss"};
+};
+template <>
+struct Choices<Polarization> {
+  static constexpr std::array names{"linear", "circular_plus", "circular_minus"};
+};
+template <>
+struct Choices<Envelope> {
+  static constexpr std::array names{"gaussian", "constant"};
+};
+template <>
+struct Choices<Distribution> {
+  static constexpr std::array names{"sunflower", "gaussian", "list"};
+};
+template <>
+struct Choices<TrajectoryModel> {
+  static constexpr std::array names{"lorentz", "landau_lifshitz", "tracks"};
+};
+template <>
+struct Choices<ScreenWindow> {
+  static constexpr std::array names{"auto", "explicit"};
+};
+template <>
+struct Choices<FieldKernel> {
+  static constexpr std::array names{"newton"};
+};
+template <>
+struct Choices<PixelOrder> {  // the same words as pixel_order_name (test_key_table checks)
+  static constexpr std::array names{"auto", "rings", "tiles", "rows"};
+};
+
+template <class E>
+concept Choice = std::is_enum_v<E> && requires { Choices<E>::names; };
+
+// The word of a choice ("split"); "?" for a value outside the enum (a cast).
+template <Choice E>
+constexpr const char* name(E e) {
+  const auto i = static_cast<std::size_t>(e);
+  return i < Choices<E>::names.size() ? Choices<E>::names[i] : "?";
+}
+
+namespace detail {
+// Index of `word` among `names`; ConfigError EDM-CFG-008 listing them (with a did-you-mean) if absent.
+std::size_t choice_index(const char* const* names, std::size_t n, std::string_view word);
+}  // namespace detail
+
+// The enum value of a word ("split" → Mode::Split); ConfigError EDM-CFG-008 if it is none of them.
+template <Choice E>
+E parse_choice(std::string_view word) {
+  return static_cast<E>(detail::choice_index(Choices<E>::names.data(), Choices<E>::names.size(), word));
+}
+
+// A choice that did not come through a campaign (a section built in code) checked against its key's
+// choices in the table: ConfigError `id` (default EDM-CFG-008) naming the key.
+template <Choice E>
+void check_key_value(std::string_view key, E value, const char* id = nullptr) {
+  check_key_choice(key, static_cast<std::size_t>(value), id);
+}
 
 struct RunSection {
   std::string scenario = "inverse_thomson";
   std::string output = "runs/quickstart";
-  std::string mode = "total";  // total | split
+  Mode mode = Mode::Total;
   std::uint64_t seed = 1;
 };
 
 struct LaserSection {
-  std::string profile = "gaussian";  // plane_wave | gaussian | laguerre_gauss
+  LaserProfile profile = LaserProfile::Gaussian;
   double wavelength = 800e-9;        // m
   double a0 = 0.1;                   // used unless pulse_energy > 0
   double pulse_energy = 0.0;         // J; > 0 overrides a0 (gaussian, laguerre_gauss)
-  std::string polarization = "linear";  // linear | circular_plus | circular_minus
+  Polarization polarization = Polarization::Linear;
   double duration = 26.7e-15;        // s, τ0 of exp(−(ξ/τ0)²)
-  std::string envelope = "gaussian"; // gaussian | constant
+  Envelope envelope = Envelope::Gaussian;
   double waist = 20e-6;              // m
   int p = 0;                         // radial index (laguerre_gauss)
   int m = 0;                         // azimuthal index (laguerre_gauss)
   double phase = 0.0;                // rad
   double focus = 0.0;                // m
-  // Propagation direction s = ±1 along z. Not a campaign key of its own: the scenario sets it
-  // (thomson +1, inverse_thomson −1) unless [laser] direction is given.
-  int direction = 0;                 // 0 = scenario's choice
+  // Propagation direction s = ±1 along z, an optional key: the scenario chooses (thomson +1,
+  // inverse_thomson −1) unless [laser] direction is given.
+  int direction = 0;                 // 0 = absent: the scenario's choice
 };
 
 struct ElectronsSection {
-  std::string distribution = "sunflower";  // sunflower | gaussian | list
+  Distribution distribution = Distribution::Sunflower;
   std::uint64_t count = 16;
   double radius = 5e-6;        // m (sunflower)
   double gamma = 5.0;          // inverse_thomson: Lorentz factor of the beam
@@ -52,7 +138,7 @@ struct ElectronsSection {
 };
 
 struct TrajectorySection {
-  std::string model = "lorentz";  // lorentz | landau_lifshitz | tracks
+  TrajectoryModel model = TrajectoryModel::Lorentz;
   int knots_per_period = 16;      // knots per proper-time carrier period
   std::string file;               // tracks: HDF5 file of external trajectories
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak
@@ -68,20 +154,27 @@ struct ScreenSection {
   int ny = 64;
   int samples = 512;
   int samples_per_period = 512;   // dt = T / samples_per_period
-  std::string window = "auto";    // auto | explicit
+  ScreenWindow window = ScreenWindow::Auto;
   double t_start = 0.0;           // s, absolute lab time of sample 0 (window = explicit)
   bool allow_clipping = false;    // clipped electrons are reported instead of refused
 };
 
+// The kernel tunables (everything from sample_chunks to interleave) change speed only; 0 lets the
+// device choose (kernel_options.hpp says what each does).
 struct AccumulatorSection {
-  std::string kernel = "newton";
+  FieldKernel kernel = FieldKernel::Newton;
   int newton_iters = 2;
   bool coef_reuse = true;
   int sample_chunks = 0;          // 0 = chosen from the device
   int work_group = 0;             // 0 = chosen from the device
   int electron_group = 0;         // electrons per launch, summed in registers; 0 = from the device
   int tile_width = 0;             // pixels per tile row of a work-group; 0 = from the device
-  std::string pixel_order = "auto";  // auto | rings | tiles | rows (which pixels share a warp)
+  PixelOrder pixel_order = PixelOrder::Auto;  // which pixels share a warp
+  int max_registers = 0;          // register cap (NVIDIA): 0 = from the device, -1 = none
+  int state_local = 0;            // solver state in local memory: 0 = from the device, 1 on, -1 off
+  int fast_recip = 0;             // divisions from refined seeds: 0 = from the device, 1 on, -1 off
+  int nv_seed = 0;                // seeds from NVIDIA's FP64 approximations: 0 = device, 1 on, -1 off
+  int interleave = 0;             // the group's solves phase by phase: 0 = from the device, 1 on, -1 off
   std::int64_t electron_batch = 0;  // 0 = single pass; -1 = "auto" (from the host memory budget)
   bool batch_overlap = true;
   std::string devices = "auto";   // auto | all | "0,1" | a name substring
@@ -103,11 +196,11 @@ struct Campaign {
   // plugin's key list by core before the plugin sees it; keys the file leaves out hold the plugin's
   // declared default (so the plugin and the manifest see every effective value).
   toml::table scenario_section;
-  // "section.key" → origin, for every key of the schema.
+  // "section.key" → origin, for every key of the table (an alias is recorded as its targets).
   std::map<std::string, Origin> origins;
 
-  // The effective campaign as TOML (every key, SI): what run.toml's [config]-like sections hold
-  // and what `edm run` on that file would replay.
+  // The effective campaign as TOML (every key of the table, SI): run.toml's [campaign], and what
+  // `edm run` on that file would replay.
   toml::table to_toml() const;
 };
 
@@ -120,8 +213,8 @@ struct Override {
 
 // Reads and validates a campaign file. Errors (ConfigError) name file:line:col and the key; unknown
 // keys get a did-you-mean. `plugin_keys` are the keys of the scenario plugin's own section.
-// Environment knobs EDM_ELECTRON_BATCH, EDM_ELECTRON_BATCH_OVERLAP, EDM_COEF_REUSE,
-// EDM_SAMPLE_CHUNKS, EDM_NEWTON_ITERS, EDM_DEVICE are read here unless `read_environment` is false.
+// Every key with an environment name in the table (EDM_NEWTON_ITERS, EDM_DEVICE, …; `edm schema`
+// lists them) is read from the environment unless `read_environment` is false.
 Campaign load_campaign(const std::filesystem::path& file, const std::vector<Override>& overrides,
                        const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
 // Same, from TOML text (tests; `name` stands in for the file name in messages).

@@ -1,9 +1,12 @@
-// One exception hierarchy with context (STYLE 10–11). Core never prints and never exits: it throws
-// these; apps/ chooses messages and exit codes. Every user-facing error carries a short stable id
-// (EDM-CFG-012) that people can search for.
+// One exception hierarchy with context. Core never prints and never exits: it throws these; apps/
+// chooses messages and exit codes. Every error carries a short stable id (EDM-CFG-012) that people
+// can search for; each id is registered once, with its exit code, meaning and what to do, in
+// core/src/error/ids.def (`edm explain ID`, share/docs/errors.md).
 #pragma once
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace edm {
 
@@ -11,7 +14,8 @@ class Error : public std::runtime_error {
  public:
   Error(std::string id, const std::string& what) : std::runtime_error(what), id_(std::move(id)) {}
   const std::string& id() const { return id_; }
-  // Exit code the app uses for this family (2 = user input, 3 = device, 4 = I/O, 5 = plugin, 1 = other).
+  // Exit code the app uses for this family (2 = user input, 3 = device, 4 = I/O, 5 = plugin,
+  // 6 = physics, 130 = stopped, 1 = other).
   virtual int exit_code() const { return 1; }
 
  private:
@@ -77,5 +81,22 @@ class Interrupted : public Error {
 
 // Decoded name of an OpenCL status code (CL_OUT_OF_RESOURCES, …).
 const char* cl_status_name(int status);
+
+// One registered error id. The exit code is the one edm returns for it, which is the exit code of
+// the family thrown at its sites (tests/test_error_ids.cpp checks every site against this table).
+struct ErrorIdInfo {
+  std::string_view id;       // "EDM-CFG-006"
+  int exit_code;             // 1 other, 2 input, 3 device, 4 I/O, 5 plugin, 6 physics, 130 stopped
+  bool shared;               // the same problem, detected at several throw sites on purpose
+  std::string_view meaning;  // one line: what went wrong
+  std::string_view action;   // one line: what the user should do about it
+};
+
+// Every registered id, in the registry's order (grouped by prefix, numbers ascending).
+std::span<const ErrorIdInfo> error_ids();
+// The entry of `id`, or nullptr when it is not registered (ids from out-of-tree plugins).
+const ErrorIdInfo* find_error_id(std::string_view id);
+// What an exit code stands for, in a few words ("campaign or command-line input").
+std::string_view exit_code_meaning(int exit_code);
 
 }  // namespace edm

@@ -1,4 +1,4 @@
-// run.toml: the manifest of a run (DESIGN §5) — provenance, every effective setting and where it
+// run.toml: the manifest of a run (share/docs/outputs.md) — provenance, every effective setting and where it
 // came from, the physics inputs in SI, window coverage, timing, FLOPs and memory. It holds the whole
 // effective campaign under [campaign], so `edm run RUN/run.toml` replays the run.
 #pragma once
@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/kinematics.hpp"
 #include "edm/run_summary.hpp"
 #include "edm/units.hpp"
 
@@ -24,6 +25,9 @@ struct ManifestExtras {
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
+  // The initial ensemble (from the scenario's initial states): [kinematics], which `edm spectrum
+  // --of line` reads (share/docs/outputs.md). electrons = 0 writes no section.
+  EnsembleKinematics kinematics;
 };
 
 toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,

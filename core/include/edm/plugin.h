@@ -1,8 +1,14 @@
 /* The scenario plugin ABI: plain C, versioned. A plugin is a shared library that exports one symbol,
- *   const edm_plugin_v1* edm_plugin_query(void);
- * The host checks struct_size and abi_version before calling anything (STYLE 12). No C++ types
- * and no exceptions cross this boundary; plugins may use libedm's C++ API inside (they link it).
- * plugin_sdk.hpp turns a C++ class into this table. */
+ *   const edm_plugin_v2* edm_plugin_query(void);
+ * The host checks abi_version and struct_size before calling anything else. Only C types cross this
+ * boundary, in both directions: the campaign reaches the plugin as an edm_campaign_v2 (TOML text and
+ * typed accessors), the scenario comes back as an edm_scenario_v1 table of function pointers, and
+ * errors come back as text. Plugins may use libedm's C++ API inside (they link it); no C++ object
+ * and no exception crosses. plugin_sdk.hpp turns a C++ class into this table.
+ *
+ * ABI history: 1 passed the campaign as a pointer to the host's C++ edm::Campaign (an "opaque"
+ * handle whose strings, maps and TOML table plugins read); a plugin built for it is refused with
+ * "wrong ABI version 1". 2 passes edm_campaign_v2. */
 #ifndef EDM_PLUGIN_H
 #define EDM_PLUGIN_H
 #include <stddef.h>
@@ -12,7 +18,7 @@
 extern "C" {
 #endif
 
-#define EDM_PLUGIN_ABI_VERSION 1u
+#define EDM_PLUGIN_ABI_VERSION 2u
 #define EDM_PLUGIN_ENTRY "edm_plugin_query"
 
 /* One key of the plugin's own campaign section [<name>]. */
@@ -33,7 +39,8 @@ typedef struct edm_track {
 
 /* A created scenario: the ensemble, the laser and the trajectory model of one campaign.
  * All functions are called concurrently from several threads and must not mutate `self`.
- * Units are normalised (edm/units.hpp). Return 0 on success; on failure write a message to err. */
+ * Units are normalised (edm/units.hpp). Return 0 on success; on failure write a message to err.
+ * (Version 1 of this table; ABI 2 left it as it was.) */
 typedef struct edm_scenario_v1 {
   void* self;
   void (*destroy)(void* self);
@@ -53,11 +60,46 @@ typedef struct edm_scenario_v1 {
   double tau_max;        /* hard cap on proper time per electron (runaway guard) */
 } edm_scenario_v1;
 
-struct edm_campaign; /* opaque: a const edm::Campaign* on the C++ side */
+/* Return codes of the campaign accessors. */
+#define EDM_KEY_OK 0
+#define EDM_KEY_UNKNOWN 1          /* the effective campaign has no such key */
+#define EDM_KEY_WRONG_TYPE 2       /* the key holds a value of another type (nothing is written) */
+#define EDM_KEY_BUFFER_TOO_SHORT 3 /* get_string: *needed says how many bytes the value takes */
+#define EDM_KEY_BAD_ARGUMENT 4     /* a NULL key or output pointer */
 
-typedef struct edm_plugin_v1 {
-  uint32_t struct_size;   /* sizeof(edm_plugin_v1) as the plugin was built */
-  uint32_t abi_version;   /* EDM_PLUGIN_ABI_VERSION */
+/* The validated, effective campaign a plugin is created for: defaults < file < environment <
+ * command line already merged, every core key present, the plugin's own section complete (keys the
+ * file left out hold the plugin's declared defaults), SI units as the user writes them.
+ *
+ * Keys are "section.key": "laser.a0", "screen.nx" for core keys (`edm schema` lists them) and
+ * "<scenario>.key" for the plugin's own section. Each accessor returns an EDM_KEY_* code and
+ * writes its output only on EDM_KEY_OK. get_double also reads an integer key (as a double);
+ * get_int reads integers only; get_bool writes 0 or 1. get_string writes the value and its NUL into
+ * buf when len is large enough, and always sets *needed (when not NULL) to strlen(value) + 1; with a
+ * buffer too short it returns EDM_KEY_BUFFER_TOO_SHORT and leaves buf empty (buf[0] = 0 if len > 0).
+ * The one key whose type depends on its value: accumulator.electron_batch is the string "auto" or
+ * an integer. laser.direction is absent (EDM_KEY_UNKNOWN) when the campaign leaves the direction to
+ * the scenario.
+ *
+ * Everything here is owned by the host and valid only during the create call: copy what you keep.
+ * Fields are only ever appended; check struct_size before reading one added later. */
+typedef struct edm_campaign_v2 {
+  uint32_t struct_size;      /* sizeof(edm_campaign_v2) as the host was built */
+  uint32_t reserved;         /* 0 */
+  const void* ctx;           /* the host's; pass it back to the accessors */
+  const char* scenario;      /* [run] scenario: the name of the plugin's own section */
+  const char* campaign_file; /* the campaign file the host read ("" when built in code); relative
+                                data paths in it are already resolved to absolute ones */
+  const char* toml;          /* the same effective campaign as TOML text (every key) */
+  int (*get_double)(const void* ctx, const char* key, double* out);
+  int (*get_int)(const void* ctx, const char* key, int64_t* out);
+  int (*get_bool)(const void* ctx, const char* key, int* out);
+  int (*get_string)(const void* ctx, const char* key, char* buf, size_t len, size_t* needed);
+} edm_campaign_v2;
+
+typedef struct edm_plugin_v2 {
+  uint32_t struct_size;   /* sizeof(edm_plugin_v2) as the plugin was built */
+  uint32_t abi_version;   /* EDM_PLUGIN_ABI_VERSION; these two fields stay first in every version */
   const char* name;       /* scenario name, = [run] scenario and the plugin's section name */
   const char* version;
   const char* description;
@@ -65,10 +107,10 @@ typedef struct edm_plugin_v1 {
   const edm_key_spec* keys;    /* the plugin's section keys */
   uint32_t n_keys;
   /* Creates the scenario for a validated campaign. Returns 0 and fills *out, or non-zero with err. */
-  int (*create)(const struct edm_campaign* campaign, edm_scenario_v1* out, char* err, size_t err_len);
-} edm_plugin_v1;
+  int (*create)(const edm_campaign_v2* campaign, edm_scenario_v1* out, char* err, size_t err_len);
+} edm_plugin_v2;
 
-typedef const edm_plugin_v1* (*edm_plugin_query_fn)(void);
+typedef const edm_plugin_v2* (*edm_plugin_query_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -1,19 +1,24 @@
 // Header-only helper for plugin authors: write a C++ class, get the C table (plugin.h).
 //
 //   class MyScenario : public edm::ScenarioBase { ... };
-//   EDM_DEFINE_PLUGIN(MyScenario, "my_scenario", "1.0", "what it does", models, keys)
+//   EDM_DEFINE_PLUGIN(MyScenario, "my_scenario", "1.0", "what it does", models, keys, n_keys)
 //
-// Exceptions thrown by the class are caught here and turned into error strings, so none crosses
-// the C boundary. See share/plugin_template for a complete out-of-tree example.
+// The class is constructed from a `const edm::Campaign&` that this header rebuilds inside the
+// plugin from the C data the host passes (edm_campaign_v2: the effective campaign as TOML text), so
+// no C++ object crosses the boundary. Exceptions thrown by the class are caught here and turned
+// into error strings, so none crosses it either. See share/plugin_template for a complete
+// out-of-tree example.
 #pragma once
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
 
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/plugin.h"
-#include "edm/plugins.hpp"
 
 namespace edm {
 
@@ -50,10 +55,38 @@ inline void write_err(char* err, size_t len, const std::exception& ex) {
   }
 }
 
-template <class T>
-int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t err_len) {
+// The plugin's C++ view of the campaign, from C data only: the effective TOML text parsed by
+// libedm's own campaign reader (linked into the plugin), without the environment (the host has
+// merged it already) and with the scenario's section taken as the host validated it. Parsing the
+// whole text rather than copying fields one by one keeps every key, including keys added later.
+inline Campaign campaign_from_c(const edm_campaign_v2* in) {
+  if (!in || in->struct_size < sizeof(edm_campaign_v2) || !in->toml || !in->scenario)
+    throw PluginError("EDM-PLG-040", "the host passed no campaign, or one of an older layout (" +
+                                         std::to_string(in ? in->struct_size : 0u) + " bytes, this plugin needs " +
+                                         std::to_string(sizeof(edm_campaign_v2)) + ")");
+  toml::table root;
   try {
-    auto* s = new T(from_handle(handle));
+    root = toml::parse(std::string_view(in->toml), std::string_view("effective campaign from edm"));
+  } catch (const toml::parse_error& e) {
+    throw PluginError("EDM-PLG-041", "the campaign text from edm does not parse: " + std::string(e.description()));
+  }
+  // The scenario's section was checked by the host against this plugin's own key list (defaults
+  // filled in); the core reader knows only core sections, so it reads the rest.
+  toml::table section;
+  if (const toml::table* t = root.get_as<toml::table>(in->scenario)) section = *t;
+  root.erase(in->scenario);
+  std::ostringstream core;
+  core << root;
+  Campaign c = parse_campaign(core.str(), "effective campaign from edm", {}, {}, /*read_environment=*/false);
+  c.scenario_section = std::move(section);
+  c.file = in->campaign_file ? in->campaign_file : "";
+  return c;
+}
+
+template <class T>
+int create(const edm_campaign_v2* campaign, edm_scenario_v1* out, char* err, size_t err_len) {
+  try {
+    auto* s = new T(campaign_from_c(campaign));
     out->self = s;
     out->destroy = [](void* self) { delete static_cast<T*>(self); };
     out->electron_count = [](const void* self) {
@@ -108,8 +141,8 @@ int create(const edm_campaign* handle, edm_scenario_v1* out, char* err, size_t e
 // Defines the entry symbol. MODELS: a NULL-terminated const char* array; KEYS: an edm_key_spec
 // array (or nullptr) and its length.
 #define EDM_DEFINE_PLUGIN(CLASS, NAME, VERSION, DESCRIPTION, MODELS, KEYS, N_KEYS)             \
-  extern "C" __attribute__((visibility("default"))) const edm_plugin_v1* edm_plugin_query(void) { \
-    static const edm_plugin_v1 desc = {sizeof(edm_plugin_v1), EDM_PLUGIN_ABI_VERSION, NAME,       \
+  extern "C" __attribute__((visibility("default"))) const edm_plugin_v2* edm_plugin_query(void) { \
+    static const edm_plugin_v2 desc = {sizeof(edm_plugin_v2), EDM_PLUGIN_ABI_VERSION, NAME,       \
                                        VERSION, DESCRIPTION, MODELS, KEYS, N_KEYS,              \
                                        &edm::sdk::create<CLASS>};                               \
     return &desc;                                                                               \

@@ -1,4 +1,4 @@
-// Plugin discovery and loading (STYLE 13–14): search EDM_PLUGIN_PATH, then the build tree's and the
+// Plugin discovery and loading: search EDM_PLUGIN_PATH, then the build tree's and the
 // install's plugin folders, for files ending in ".edmplugin"; open with RTLD_NOW | RTLD_LOCAL, query
 // the entry symbol, check size and ABI version, then register. One bad plugin never aborts the rest:
 // its failure is collected for `edm plugins`.
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/kinematics.hpp"
 #include "edm/plugin.h"
 #include "edm/schema.hpp"
 
@@ -16,18 +17,18 @@ namespace edm {
 
 struct PluginFailure {
   std::filesystem::path path;
-  std::string reason;  // "wrong ABI version 7 (this edm speaks 1)", "not a plugin: no symbol edm_plugin_query", dlerror() …
+  std::string reason;  // "wrong ABI version 7 (this edm speaks 2)", "not a plugin: no symbol edm_plugin_query", dlerror() …
 };
 
 class Plugin {
  public:
-  const edm_plugin_v1& descriptor() const { return *desc_; }
+  const edm_plugin_v2& descriptor() const { return *desc_; }
   std::string name() const { return desc_->name; }
   std::vector<std::string> models() const;
   std::vector<KeySpec> keys() const;  // the plugin's section keys as KeySpecs (section = name)
   const std::filesystem::path& path() const { return path_; }
 
-  Plugin(std::filesystem::path path, void* handle, const edm_plugin_v1* desc)
+  Plugin(std::filesystem::path path, void* handle, const edm_plugin_v2* desc)
       : path_(std::move(path)), handle_(handle), desc_(desc) {}
   ~Plugin();
   Plugin(const Plugin&) = delete;
@@ -36,7 +37,7 @@ class Plugin {
  private:
   std::filesystem::path path_;
   void* handle_;
-  const edm_plugin_v1* desc_;
+  const edm_plugin_v2* desc_;
 };
 
 class PluginRegistry {
@@ -83,12 +84,26 @@ class Scenario {
   edm_scenario_v1 s_{};
 };
 
-// The opaque handle plugins receive, and back.
-inline const edm_campaign* to_handle(const Campaign& c) {
-  return reinterpret_cast<const edm_campaign*>(&c);
-}
-inline const Campaign& from_handle(const edm_campaign* h) {
-  return *reinterpret_cast<const Campaign*>(h);
-}
+// The campaign as a plugin receives it (edm_campaign_v2 in plugin.h): the effective campaign as
+// TOML text, and typed accessors over the same table, so only C types cross the boundary. Built
+// from Campaign::to_toml, so every key the campaign writes is reachable without this class naming
+// any of them. Pinned in memory (the C struct points back into it); valid while it lives.
+class CampaignView {
+ public:
+  explicit CampaignView(const Campaign& campaign);
+  CampaignView(const CampaignView&) = delete;
+  CampaignView& operator=(const CampaignView&) = delete;
+  const edm_campaign_v2* get() const { return &c_; }
+  const toml::table& table() const { return table_; }
+
+ private:
+  toml::table table_;
+  std::string scenario_, file_, text_;
+  edm_campaign_v2 c_{};
+};
+
+// What the expected emission line needs from the ensemble as the scenario starts it (its initial
+// states, before any field): means over every electron (kinematics.hpp).
+EnsembleKinematics initial_kinematics(const Scenario& scenario);
 
 }  // namespace edm

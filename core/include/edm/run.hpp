@@ -1,6 +1,7 @@
-// One cell, end to end (DESIGN §1 data flow): campaign → scenario plugin → window → batches of
-// trajectories (GSL, all cores) → accumulator (OpenCL, persistent buffers) → finish (slabs) →
-// field.h5 + run.toml. Core never prints: progress goes to a RunObserver the app supplies.
+// One cell, end to end (the data flow of share/docs/developing.md): campaign → scenario plugin →
+// window → batches of trajectories (GSL, all cores) → accumulator (OpenCL, persistent buffers) →
+// finish (slabs) → field.h5 + run.toml. Core never prints: progress goes to a RunObserver the app
+// supplies.
 #pragma once
 #include <atomic>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The detector screen and its observer-time window, normalised. Pixels sit on a regular grid
 // x_i = −hwx + i·2hwx/(nx−1) (x = 0 when nx = 1), same for y, in the plane z = Z. Observer times are
 // kept screen-relative, t_rel = t − |Z| (units c = 1), so that a far screen loses no digits
-// (DESIGN §2); the absolute lab time is t_rel + |Z|.
+// (share/docs/design.md, screen-relative times); the absolute lab time is t_rel + |Z|.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -13,7 +13,7 @@
 
 namespace edm {
 
-enum class Mode { Total, Split };
+// Mode (run.mode) is a campaign choice: campaign.hpp.
 inline int bucket_count(Mode m) { return m == Mode::Total ? 2 : 4; }  // E, B [, E_far, B_far]
 const char* bucket_name(int bucket);  // "E", "B", "E_far", "B_far"
 

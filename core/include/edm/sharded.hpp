@@ -1,5 +1,5 @@
-// ShardedFieldAccumulator (DESIGN §4): one FieldAccumulator per device; every batch is split over
-// the same devices in contiguous blocks of electrons, the devices run concurrently (launches are
+// ShardedFieldAccumulator: one FieldAccumulator per device; every batch is split over the same
+// devices in contiguous blocks of electrons, the devices run concurrently (launches are
 // asynchronous), and finish() reduces every cube into device 0's with CLBlast, slab by slab, then
 // downloads once. Agreement with one device: relative L2 < 1e-12 (addition order differs).
 #pragma once

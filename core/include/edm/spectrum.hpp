@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "edm/kinematics.hpp"
+
 namespace edm {
 
 // ---------------------------------------------------------------------------------------------
@@ -52,26 +54,43 @@ const char* window_name(Window w);
 // The N window weights (symmetric: w_j = f(j/(N−1)); N = 1 gives {1}).
 std::vector<double> window_weights(Window w, std::size_t n);
 
-// What the harmonic maps count in: the laser carrier ω, or the on-axis backscatter line of an
-// inverse-Thomson beam ω_1 = ω (1+β)/(1−β) / (1 + a0²/2) (DESIGN §8), which needs γ and a0.
+// What the harmonic maps count in: the laser carrier ω, or the expected on-axis line ω_1 of the run
+// (expected_line_omega below).
 enum class HarmonicBase { Laser, Line };
 HarmonicBase parse_harmonic_base(const std::string& name);  // "laser" | "line"; EDM-SPEC-002
 const char* harmonic_base_name(HarmonicBase b);
-// ω (1+β)/(1−β) / (1 + a0²/2), with (1+β)/(1−β) = γ²(1+β)² so a large γ loses no digits.
+// ω (1+β)/(1−β) / (1 + a0²/2): the on-axis line of a head-on beam of Lorentz factor γ, with
+// (1+β)/(1−β) = γ²(1+β)² so a large γ loses no digits.
 double backscatter_line_omega(double laser_omega, double gamma, double a0);
 
 // The physics of a run the analysis needs, from RUN/run.toml: [laser] omega and a0 (the effective
-// a0), the scenario, and γ of the beam ([campaign.electrons] gamma) when the scenario is
-// inverse_thomson (for other scenarios the campaign's γ key is an unused default, so it is not
-// reported: gamma = 0).
+// a0), the side of the screen ([screen] distance), and the initial ensemble's kinematics
+// ([kinematics], kinematics.hpp), which the driver records for every scenario.
 struct RunPhysics {
   std::string scenario;
   double laser_omega = 0;  // rad/s
   double a0 = 0;
-  double gamma = 0;  // 0 = not known
+  // Mean initial γ of the ensemble ([kinematics] gamma_mean); for a run.toml written before
+  // [kinematics] existed, [campaign.electrons] gamma when the scenario was inverse_thomson. 0 = not known.
+  double gamma = 0;
+  int screen_side = 0;  // sign of the screen's z: the on-axis pixel looks along screen_side·ẑ; 0 = not known
+  EnsembleKinematics kinematics;  // electrons = 0: not recorded (older run.toml)
 };
-// Throws ConfigError EDM-SPEC-010 naming RUN/run.toml when it is missing or lacks [laser] omega.
+// Throws ConfigError naming RUN/run.toml: EDM-SPEC-010 when it is missing, EDM-SPEC-012 when it
+// lacks [laser] omega.
 RunPhysics read_run_physics(const std::filesystem::path& run_dir);
+
+// The on-axis fundamental the run should show, rad/s, for `--of line` (share/docs/outputs.md):
+//   ω_1 = ω_L h / (⟨γ⟩ − n̂·⟨u⟩),  n̂ = σ ẑ (σ = screen_side), averaged over a carrier period in the
+// pulse, with the light-front momentum h = γ − s u_z conserved (s = laser direction). With
+// ⟨u_⊥²⟩ = u_⊥0² + a0²/2 (edm's a0 gives |a_⊥|² = a0²/2 on average for linear and circular
+// polarisation alike): looking along the laser (σ = s) ω_1 = ω_L; looking back at its source
+// (σ = −s) ω_1 = ω_L h² / (1 + u_⊥0² + a0²/2), which is backscatter_line_omega for a head-on beam.
+// gamma > 0 overrides the run: the backscatter line of a head-on beam of that γ. a0 ≥ 0 overrides
+// the run's a0. Throws ConfigError EDM-SPEC-022 when the run records no kinematics and no γ.
+double expected_line_omega(const RunPhysics& physics, double gamma = 0, double a0 = -1);
+// Whether expected_line_omega can answer without a γ override.
+bool line_known(const RunPhysics& physics);
 
 struct SpectrumOptions {
   Window window = Window::Hann;

@@ -1,8 +1,9 @@
-// field.h5: the HDF5 output of a run (DESIGN §5). One float64 dataset per component shaped
-// (Ny, Nx, N_samples), C order, time fastest: /E/x … /B/z (+ /E_far/*, /B_far/* in split mode),
-// axes /axes/x, /axes/y, /axes/t in SI, openPMD mesh attributes where they fit, the γ(τ) trace in
-// /gamma. Written slab by slab under a temporary name in the run folder and renamed when complete,
-// so a crash, a full disk or an error never leaves a field.h5 that looks finished.
+// field.h5: the HDF5 output of a run (share/docs/outputs.md). One float64 dataset per component
+// shaped (Ny, Nx, N_samples), C order, time fastest: /E/x … /B/z (+ /E_far/*, /B_far/* in split
+// mode), axes /axes/x, /axes/y, /axes/t in SI, the γ(τ) trace in /gamma. The file is valid openPMD
+// 1.1.0: the field groups are openPMD mesh records under /data/0/meshes/, and /E, /B, … are hard
+// links to them. Written slab by slab under a temporary name in the run folder and renamed when
+// complete, so a crash, a full disk or an error never leaves a field.h5 that looks finished.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +20,9 @@ struct FieldFileInfo {
   std::string run_id, edm_version, scenario;
   std::uint64_t electrons = 0;
   Mode mode = Mode::Total;
+  // openPMD's author, date ("YYYY-MM-DD HH:mm:ss tz") and machine; empty: EDM_AUTHOR or
+  // login@host, the time the file is created (UTC), the host name.
+  std::string author, date, machine;
 };
 
 class FieldWriter {

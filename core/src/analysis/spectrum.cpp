@@ -130,11 +130,51 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
     if (lambda > 0) p.laser_omega = 2 * kPi * si::c / lambda;
   }
   if (!(p.laser_omega > 0))
-    throw ConfigError("EDM-SPEC-010", manifest.string() + ": no [laser] omega or wavelength");
+    throw ConfigError("EDM-SPEC-012", manifest.string() + ": no [laser] omega or wavelength");
   p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
-  if (p.scenario == "inverse_thomson")
+  const double z = t["screen"]["distance"].value_or(t["campaign"]["screen"]["distance"].value_or(0.0));
+  p.screen_side = z > 0 ? 1 : z < 0 ? -1 : 0;
+  if (const toml::table* k = t["kinematics"].as_table()) {
+    EnsembleKinematics& e = p.kinematics;
+    e.electrons = std::uint64_t(std::max<std::int64_t>(0, (*k)["electrons"].value_or<std::int64_t>(0)));
+    e.laser_direction = int((*k)["laser_direction"].value_or<std::int64_t>(0));
+    e.light_front_h = (*k)["light_front_h"].value_or(0.0);
+    e.gamma_mean = (*k)["gamma_mean"].value_or(0.0);
+    e.u_perp2_mean = (*k)["u_perp2_mean"].value_or(0.0);
+    if (e.electrons == 0 || (e.laser_direction != 1 && e.laser_direction != -1) || !(e.light_front_h > 0) ||
+        !(e.gamma_mean >= 1) || !(e.u_perp2_mean >= 0))
+      throw ConfigError("EDM-SPEC-013", manifest.string() +
+                                            ": [kinematics] needs electrons ≥ 1, laser_direction ±1, "
+                                            "light_front_h > 0, gamma_mean ≥ 1 and u_perp2_mean ≥ 0");
+    p.gamma = e.gamma_mean;
+  } else if (p.scenario == "inverse_thomson") {
+    // A run.toml written before [kinematics] existed: the line is that of today's inverse_thomson
+    // plugin, a head-on beam of [campaign.electrons] gamma (which misses [inverse_thomson]
+    // gamma_minus_one; newer runs record the ensemble itself). Other scenarios of that time have no
+    // line but the laser's.
     p.gamma = t["electrons"]["gamma"].value_or(t["campaign"]["electrons"]["gamma"].value_or(0.0));
+  }
   return p;
+}
+
+bool line_known(const RunPhysics& p) { return p.kinematics.electrons > 0 || p.gamma >= 1; }
+
+double expected_line_omega(const RunPhysics& p, double gamma, double a0) {
+  const double a = a0 >= 0 ? a0 : p.a0;
+  if (gamma > 0) {
+    if (!(gamma >= 1)) throw ConfigError("EDM-SPEC-022", "--gamma " + format_g(gamma) + " is not a Lorentz factor (≥ 1)");
+    return backscatter_line_omega(p.laser_omega, gamma, a);
+  }
+  const EnsembleKinematics& k = p.kinematics;
+  if (k.electrons > 0) {
+    if (p.screen_side == 0)
+      throw ConfigError("EDM-SPEC-022", "--of line needs the side of the screen: run.toml has no [screen] distance");
+    if (p.screen_side == k.laser_direction) return p.laser_omega;  // along the laser: h / h
+    return p.laser_omega * k.light_front_h * k.light_front_h / (1 + k.u_perp2_mean + 0.5 * a * a);
+  }
+  if (p.gamma >= 1) return backscatter_line_omega(p.laser_omega, p.gamma, a);  // older run.toml (above)
+  throw ConfigError("EDM-SPEC-022", "--of line needs the initial ensemble: the run.toml of scenario '" + p.scenario +
+                                        "' has no [kinematics] (written by an older edm; use --of laser or --gamma)");
 }
 
 SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options) {
@@ -162,13 +202,13 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   r.nx = shape[1];
   r.samples = shape[2];
   if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
-    throw IoError("EDM-IO-015", field_file.string() + ": axes do not match the field datasets");
-  if (r.samples < 2) throw IoError("EDM-IO-015", field_file.string() + ": fewer than 2 time samples");
+    throw IoError("EDM-IO-016", field_file.string() + ": axes do not match the field datasets");
+  if (r.samples < 2) throw IoError("EDM-IO-017", field_file.string() + ": fewer than 2 time samples");
   const std::size_t N = r.samples, nx = r.nx, ny = r.ny, npix = nx * ny;
   r.dt = (t.back() - t.front()) / double(N - 1);
-  if (!(r.dt > 0)) throw IoError("EDM-IO-015", field_file.string() + ": /axes/t is not increasing");
+  if (!(r.dt > 0)) throw IoError("EDM-IO-016", field_file.string() + ": /axes/t is not increasing");
   r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
-  if (r.screen_z == 0) throw IoError("EDM-IO-015", field_file.string() + ": no screen_z attribute");
+  if (r.screen_z == 0) throw IoError("EDM-IO-016", field_file.string() + ": no screen_z attribute");
   r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
   r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
   r.nyquist_omega = kPi / r.dt;
@@ -192,12 +232,10 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
     if (opt.of == HarmonicBase::Laser) {
       r.base_omega = physics.laser_omega;
     } else {
-      const double gamma = opt.gamma > 0 ? opt.gamma : physics.gamma;
-      const double a0 = opt.a0 >= 0 ? opt.a0 : physics.a0;
-      if (!(gamma >= 1))
-        throw ConfigError("EDM-SPEC-022", "--of line needs the beam γ: scenario '" + physics.scenario +
-                                              "' has none in run.toml (use --of laser or --gamma)");
-      r.base_omega = backscatter_line_omega(physics.laser_omega, gamma, a0);
+      // The screen of this field file decides which way the on-axis pixel looks.
+      RunPhysics p = physics;
+      if (p.screen_side == 0) p.screen_side = r.screen_z > 0 ? 1 : -1;
+      r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
     }
     for (int n : opt.harmonics) {
       if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
@@ -430,6 +468,7 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
       h5::write_attr(f, "run_id", r.run_id);
       h5::write_attr(f, "mode", r.mode);
       h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
+      h5::write_attr(f, "edm_layout", "edm spectrum.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
       if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
         throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
     } catch (...) {

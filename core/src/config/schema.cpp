@@ -1,114 +1,23 @@
-// The campaign schema: one KeySpec per core key (DESIGN §6), the single list that validation
-// (campaign.cpp), `edm schema` and the did-you-mean read. Defaults here must equal the struct
-// defaults in campaign.hpp; tests/test_campaign.cpp checks that they do.
-#include "edm/schema.hpp"
-
+// Values and rules of campaign keys (values.hpp): type conversion of TOML nodes and override text,
+// range rules and choices with their messages, TOML text of a value, the did-you-mean. Core keys
+// (keys.cpp), plugin keys and the library guards all go through these, so a rule reads the same
+// wherever it is applied.
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "config/values.hpp"
+#include "edm/campaign.hpp"
+#include "edm/error.hpp"
 
 namespace edm {
+namespace config {
 
 namespace {
-
-std::vector<KeySpec> build_schema() {
-  // Columns: section, key, type, unit, default (TOML text), meaning, choices, constraint.
-  const std::vector<std::string> none;
-  return {
-      // [run]
-      {"run", "scenario", "string", "", "\"inverse_thomson\"",
-       "scenario plugin (`edm plugins` lists them); its own keys live in section [<scenario>]", none, ""},
-      {"run", "output", "string", "", "\"runs/quickstart\"", "run folder: field.h5, run.toml, plots", none, ""},
-      {"run", "mode", "string", "", "\"total\"", "field buckets: total (E, B) or split (adds E_far, B_far)",
-       {"total", "split"}, ""},
-      {"run", "seed", "int", "", "1", "seed of every random draw (gaussian ensembles)", none, ">=0"},
-      // [laser]
-      {"laser", "profile", "string", "", "\"gaussian\"", "laser field model",
-       {"plane_wave", "gaussian", "laguerre_gauss"}, ""},
-      {"laser", "wavelength", "float", "m", "800e-9", "carrier wavelength λ (ω = 2πc/λ)", none, ">0"},
-      {"laser", "a0", "float", "", "0.1", "peak normalised amplitude eE0/(m c ω) (unless pulse_energy > 0)",
-       none, ">=0"},
-      {"laser", "pulse_energy", "float", "J", "0.0",
-       "pulse energy; > 0 sets a0 from it (gaussian, laguerre_gauss)", none, ">=0"},
-      {"laser", "polarization", "string", "", "\"linear\"", "polarisation of the carrier",
-       {"linear", "circular_plus", "circular_minus"}, ""},
-      {"laser", "duration", "float", "s", "26.7e-15", "τ0 of the envelope exp(−(ξ/τ0)²)", none, ">0"},
-      {"laser", "envelope", "string", "", "\"gaussian\"", "temporal envelope", {"gaussian", "constant"}, ""},
-      {"laser", "waist", "float", "m", "20e-6", "beam waist w0 (gaussian, laguerre_gauss)", none, ">0"},
-      {"laser", "p", "int", "", "0", "radial mode index (laguerre_gauss)", none, ">=0"},
-      {"laser", "m", "int", "", "0", "azimuthal mode index, OAM (laguerre_gauss)", none, ""},
-      {"laser", "phase", "float", "rad", "0.0", "carrier phase φ0", none, ""},
-      {"laser", "focus", "float", "m", "0.0", "z of the focus", none, ""},
-      // Optional: absent means the scenario's choice (thomson +1, inverse_thomson −1), so the
-      // default is empty rather than a value a user could write.
-      {"laser", "direction", "int", "", "", "propagation direction s = ±1 along z (absent: the scenario's choice)",
-       none, "+-1"},
-      // [electrons]
-      {"electrons", "distribution", "string", "", "\"sunflower\"", "ensemble shape",
-       {"sunflower", "gaussian", "list"}, ""},
-      {"electrons", "count", "int", "", "16", "number of electrons (sunflower, gaussian)", none, ">=1"},
-      {"electrons", "radius", "float", "m", "5e-6", "disk radius (sunflower)", none, ">=0"},
-      {"electrons", "gamma", "float", "", "5.0", "Lorentz factor of the beam (inverse_thomson)", none, ">=1"},
-      {"electrons", "file", "string", "", "\"\"",
-       "CSV t0,x,y,z,ux,uy,uz in SI, u = γβ (list); relative to the campaign file", none, ""},
-      {"electrons", "sigma_x", "float", "m", "1e-6", "rms size along x (gaussian)", none, ">=0"},
-      {"electrons", "sigma_y", "float", "m", "1e-6", "rms size along y (gaussian)", none, ">=0"},
-      {"electrons", "sigma_z", "float", "m", "1e-6", "rms size along z (gaussian)", none, ">=0"},
-      {"electrons", "energy_spread", "float", "", "0.0", "relative rms spread of γ (gaussian)", none, ">=0"},
-      {"electrons", "emittance_x", "float", "m·rad", "0.0", "normalised emittance in x (gaussian)", none, ">=0"},
-      {"electrons", "emittance_y", "float", "m·rad", "0.0", "normalised emittance in y (gaussian)", none, ">=0"},
-      // [trajectory]
-      {"trajectory", "model", "string", "", "\"lorentz\"", "equations of motion or external tracks",
-       {"lorentz", "landau_lifshitz", "tracks"}, ""},
-      {"trajectory", "knots_per_period", "int", "", "16", "spline knots per proper-time carrier period", none,
-       ">=1"},
-      {"trajectory", "file", "string", "", "\"\"", "HDF5 file of external trajectories (tracks)", none, ""},
-      {"trajectory", "padding", "float", "", "6.0",
-       "envelope durations τ0 integrated before and after the peak", none, ">0"},
-      {"trajectory", "rtol", "float", "", "1e-13", "GSL odeiv2 relative tolerance", none, ">0"},
-      {"trajectory", "atol", "float", "", "1e-15", "GSL odeiv2 absolute tolerance (normalised units)", none, ">0"},
-      // [screen]
-      {"screen", "distance", "float", "m", "0.05", "z of the screen plane (negative: behind the interaction)",
-       none, "!=0"},
-      {"screen", "half_width", "float", "m", "2e-3", "sets half_width_x and half_width_y (a square screen)",
-       none, ">0"},
-      {"screen", "half_width_x", "float", "m", "2e-3", "half width of the screen along x", none, ">0"},
-      {"screen", "half_width_y", "float", "m", "2e-3", "half width of the screen along y", none, ">0"},
-      {"screen", "nx", "int", "", "64", "pixels along x", none, ">=1"},
-      {"screen", "ny", "int", "", "64", "pixels along y", none, ">=1"},
-      {"screen", "samples", "int", "", "512", "observer time samples per pixel", none, ">=1"},
-      {"screen", "samples_per_period", "int", "", "512", "samples per laser period: dt = T / samples_per_period",
-       none, ">=1"},
-      {"screen", "window", "string", "", "\"auto\"", "time window: auto (corner-anchored) or explicit (t_start)",
-       {"auto", "explicit"}, ""},
-      {"screen", "t_start", "float", "s", "0.0", "absolute lab time of sample 0 (window = explicit)", none, ""},
-      {"screen", "allow_clipping", "bool", "", "false", "report clipped electrons instead of refusing the run",
-       none, ""},
-      // [accumulator]
-      {"accumulator", "kernel", "string", "", "\"newton\"", "field kernel (retarded-time solver)", none, ""},
-      {"accumulator", "newton_iters", "int", "", "2", "Newton iterations per sample (env EDM_NEWTON_ITERS)", none,
-       ">=1"},
-      {"accumulator", "coef_reuse", "bool", "", "true", "reuse spline coefficients between samples (env EDM_COEF_REUSE)",
-       none, ""},
-      {"accumulator", "sample_chunks", "int", "", "0", "samples per work-item chunk, 0 = from the device (env EDM_SAMPLE_CHUNKS)",
-       none, ">=0"},
-      {"accumulator", "work_group", "int", "", "0", "OpenCL work-group size, 0 = from the device", none, ">=0"},
-      {"accumulator", "electron_group", "int", "", "0",
-       "electrons per kernel launch, summed in registers (bit-identical for any value); 0 = from the device",
-       none, ">=0"},
-      {"accumulator", "tile_width", "int", "", "0",
-       "pixels per row of a work-group's pixel tile (pixel_order tiles; divides work_group); 0 = 4", none, ">=0"},
-      {"accumulator", "pixel_order", "string", "", "\"auto\"",
-       "which pixels share a warp (speed only, results bit-identical): rings around the axis, tiles, "
-       "rows; auto = rings (tiles if tile_width > 0)",
-       {"auto", "rings", "tiles", "rows"}, ""},
-      {"accumulator", "electron_batch", "int|string", "", "0",
-       "electrons per batch: 0 = single pass, \"auto\" = from host memory (env EDM_ELECTRON_BATCH)", none, ">=0"},
-      {"accumulator", "batch_overlap", "bool", "", "true",
-       "solve batch k+1 while batch k runs on the device (env EDM_ELECTRON_BATCH_OVERLAP)", none, ""},
-      {"accumulator", "devices", "string", "", "\"auto\"",
-       "\"auto\" | \"all\" | \"0,1\" | a device-name substring (env EDM_DEVICE)", none, ""},
-  };
-}
 
 std::string lower(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -127,35 +36,219 @@ std::size_t levenshtein(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+// Shortest text that reads back as the same double ("1", "-1", "0.5", "8e-07").
+std::string shortest(double x) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
+bool parse_number(const std::string& s, double& x) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  x = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(x);
+}
+
+// A constraint string (KeySpec::constraint) read once per check.
+struct Rule {
+  enum Kind { None, Above, AtLeast, NonZero, PlusMinusOne, Between } kind = None;
+  double lo = 0, hi = 0;
+};
+
+Rule parse_rule(const KeySpec& spec) {
+  const std::string& c = spec.constraint;
+  Rule r;
+  const auto dots = c.find("..");
+  if (c.empty()) return r;
+  if (c == "!=0") {
+    r.kind = Rule::NonZero;
+  } else if (c == "+-1") {
+    r.kind = Rule::PlusMinusOne;
+  } else if (c.rfind(">=", 0) == 0 && parse_number(c.substr(2), r.lo)) {
+    r.kind = Rule::AtLeast;
+  } else if (c.rfind(">", 0) == 0 && parse_number(c.substr(1), r.lo)) {
+    r.kind = Rule::Above;
+  } else if (dots != std::string::npos && parse_number(c.substr(0, dots), r.lo) &&
+             parse_number(c.substr(dots + 2), r.hi) && r.lo <= r.hi) {
+    r.kind = Rule::Between;
+  } else {
+    throw ConfigError(kBadRule, "[" + spec.section + "] " + spec.key + ": the declared constraint '" + c +
+                                    "' is not a rule (>X, >=X, !=0, +-1 or A..B)");
+  }
+  return r;
+}
+
 }  // namespace
 
-const std::vector<KeySpec>& core_schema() {
-  static const std::vector<KeySpec> schema = build_schema();
-  return schema;
+[[noreturn]] void fail(const char* id, const std::string& where, const std::string& section,
+                       const std::string& key, const std::string& problem) {
+  throw ConfigError(id, where + ": [" + section + "]" + (key.empty() ? "" : " " + key) + ": " + problem);
 }
 
-const std::vector<std::string>& core_sections() {
-  static const std::vector<std::string> sections = {"run",        "laser",  "electrons",
-                                                    "trajectory", "screen", "accumulator"};
-  return sections;
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
 }
 
-const KeySpec* find_core_key(const std::string& section, const std::string& key) {
-  for (const auto& k : core_schema())
-    if (k.section == section && k.key == key) return &k;
-  return nullptr;
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+  const std::string m = closest_match(word, candidates);
+  return m.empty() ? std::string() : " (did you mean '" + m + "'?)";
 }
+
+std::string format_double(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+std::string describe(const toml::node& n) {
+  std::ostringstream os;
+  if (n.is_string()) {
+    os << "a string (\"" << *n.value<std::string>() << "\")";
+  } else if (n.is_integer()) {
+    os << "an integer (" << *n.value<std::int64_t>() << ")";
+  } else if (n.is_floating_point()) {
+    os << "a float (" << format_double(*n.value<double>()) << ")";
+  } else if (n.is_boolean()) {
+    os << "a boolean (" << (*n.value<bool>() ? "true" : "false") << ")";
+  } else if (n.is_table()) {
+    os << "a table";
+  } else if (n.is_array()) {
+    os << "an array";
+  } else {
+    os << "a " << n.type();
+  }
+  return os.str();
+}
+
+namespace {
+
+std::string expected(const std::string& type) {
+  if (type == "int") return "an integer";
+  if (type == "float") return "a number";
+  if (type == "bool") return "true or false";
+  if (type == "string") return "a string";
+  if (type == "int|string") return "an integer or \"auto\"";
+  return type;
+}
+
+}  // namespace
+
+std::string rule_problem(const KeySpec& spec, double x) {
+  const Rule r = parse_rule(spec);
+  switch (r.kind) {
+    case Rule::None:
+      return "";
+    case Rule::Above:
+      return x > r.lo ? "" : "must be > " + shortest(r.lo);
+    case Rule::AtLeast:
+      return x >= r.lo ? "" : "must be >= " + shortest(r.lo);
+    case Rule::NonZero:
+      return x != 0 ? "" : "must not be 0";
+    case Rule::PlusMinusOne:
+      return x == 1 || x == -1 ? "" : "must be +1 or -1";
+    case Rule::Between:
+      return x >= r.lo && x <= r.hi ? "" : "must be >= " + shortest(r.lo) + " and <= " + shortest(r.hi);
+  }
+  return "";
+}
+
+void check_value(const KeySpec& spec, KeyValue& v, const std::string& where) {
+  if (spec.type == "int|string" && std::holds_alternative<std::string>(v)) {
+    // The only string an int|string key takes is "auto", stored as −1 (campaign.hpp).
+    const auto& s = std::get<std::string>(v);
+    if (s != "auto")
+      fail(kBadChoice, where, spec.section, spec.key,
+           "'" + s + "' is not allowed: use an integer or \"auto\"" + did_you_mean(s, {"auto"}));
+    v = std::int64_t{-1};
+    return;
+  }
+  if (auto* s = std::get_if<std::string>(&v)) {
+    if (!spec.choices.empty() &&
+        std::find(spec.choices.begin(), spec.choices.end(), *s) == spec.choices.end())
+      fail(kBadChoice, where, spec.section, spec.key,
+           "'" + *s + "' is not one of " + join(spec.choices) + did_you_mean(*s, spec.choices));
+    return;
+  }
+  double x = 0;
+  std::string shown;
+  if (auto* i = std::get_if<std::int64_t>(&v)) {
+    x = static_cast<double>(*i);
+    shown = std::to_string(*i);
+  } else if (auto* d = std::get_if<double>(&v)) {
+    x = *d;
+    shown = format_double(*d);
+    if (!std::isfinite(*d))
+      fail(kNotFinite, where, spec.section, spec.key, "got " + shown + "; a finite number is needed");
+  } else {
+    return;  // bool
+  }
+  const std::string problem = rule_problem(spec, x);
+  if (!problem.empty()) fail(kOutOfRange, where, spec.section, spec.key, problem + ", got " + shown);
+}
+
+KeyValue from_node(const KeySpec& spec, const toml::node& n, const std::string& where) {
+  const std::string& t = spec.type;
+  if ((t == "int" || t == "int|string") && n.is_integer()) return *n.value<std::int64_t>();
+  if (t == "float" && (n.is_floating_point() || n.is_integer())) return *n.value<double>();
+  if (t == "bool" && n.is_boolean()) return *n.value<bool>();
+  if ((t == "string" || t == "int|string") && n.is_string()) return *n.value<std::string>();
+  fail(kWrongType, where, spec.section, spec.key, "expected " + expected(t) + ", got " + describe(n));
+}
+
+KeyValue from_text(const KeySpec& spec, std::string text, const std::string& where) {
+  const std::string& t = spec.type;
+  auto bad = [&]() -> KeyValue {
+    fail(kWrongType, where, spec.section, spec.key, "expected " + expected(t) + ", got '" + text + "'");
+  };
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    // A quoted value is a string whatever the key's type: `--set run.mode="split"`.
+    std::string s = text.substr(1, text.size() - 2);
+    if (t == "string" || t == "int|string") return s;
+    return bad();
+  }
+  if (t == "string") return text;
+  if (t == "int" || t == "int|string") {
+    std::string digits = (!text.empty() && text[0] == '+') ? text.substr(1) : text;
+    std::int64_t i = 0;
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+    if (!digits.empty() && r.ec == std::errc() && r.ptr == digits.data() + digits.size()) return i;
+    if (t == "int|string" && !text.empty() && !std::isdigit(static_cast<unsigned char>(text[0])) &&
+        text[0] != '-' && text[0] != '+')
+      return text;
+    return bad();
+  }
+  if (t == "float") {
+    if (text.empty()) return bad();
+    char* end = nullptr;
+    const double d = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size()) return bad();
+    return d;
+  }
+  if (t == "bool") {
+    const std::string l = lower(text);
+    if (l == "true" || l == "1" || l == "yes" || l == "on") return true;
+    if (l == "false" || l == "0" || l == "no" || l == "off") return false;
+    return bad();
+  }
+  return bad();
+}
+
+}  // namespace config
 
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates) {
   // Case-insensitive edit distance; a suggestion must be within about a third of the word's length
   // (at least 1), so that "nxx" finds "nx" and "wavelenght" finds "wavelength" but "foo" finds
   // nothing among unrelated short keys.
-  const std::string w = lower(word);
+  const std::string w = config::lower(word);
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
   for (const auto& c : candidates) {
-    const std::string lc = lower(c);
-    const std::size_t d = levenshtein(w, lc);
+    const std::string lc = config::lower(c);
+    const std::size_t d = config::levenshtein(w, lc);
     const std::size_t limit = std::max<std::size_t>(1, std::min(w.size(), lc.size()) / 3 + 1);
     if (d <= limit && d < std::max(w.size(), lc.size()) && d < best_d) {
       best = c;
@@ -164,5 +257,62 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   }
   return best;
 }
+
+std::string rule_text(const std::string& c) {
+  if (c == "+-1") return "+1 or -1";
+  if (c == "!=0") return "not 0";
+  if (c.rfind(">=", 0) == 0) return ">= " + c.substr(2);
+  if (c.rfind(">", 0) == 0) return "> " + c.substr(1);
+  return c;  // "" or a range A..B
+}
+
+std::string toml_text(const KeyValue& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&value)) return *b ? "true" : "false";
+  if (const auto* s = std::get_if<std::string>(&value)) {
+    // A TOML basic string: quotes, backslashes and control characters escaped.
+    std::string out = "\"";
+    for (const char ch : *s) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (ch == '"' || ch == '\\') {
+        out += '\\';
+        out += ch;
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      } else {
+        out += ch;
+      }
+    }
+    return out + "\"";
+  }
+  // A float as the shortest text that reads back exactly, always with a '.' or an exponent so that
+  // TOML reads a float ("5.0", "8e-7": the exponent without its leading zeros).
+  std::string t = config::shortest(std::get<double>(value));
+  const auto e = t.find('e');
+  if (e != std::string::npos) {
+    std::string mant = t.substr(0, e), exp = t.substr(e + 1);
+    const bool neg = !exp.empty() && exp[0] == '-';
+    if (!exp.empty() && (exp[0] == '-' || exp[0] == '+')) exp.erase(0, 1);
+    exp.erase(0, std::min(exp.find_first_not_of('0'), exp.size() - 1));
+    return mant + "e" + (neg ? "-" : "") + exp;
+  }
+  if (t.find_first_of(".in") == std::string::npos) t += ".0";  // not for inf / nan
+  return t;
+}
+
+namespace detail {
+
+std::size_t choice_index(const char* const* names, std::size_t n, std::string_view word) {
+  std::vector<std::string> all(names, names + n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (word == names[i]) return i;
+  const std::string w(word);
+  throw ConfigError(config::kBadChoice,
+                    "'" + w + "' is not one of " + config::join(all) + config::did_you_mean(w, all));
+}
+
+}  // namespace detail
 
 }  // namespace edm

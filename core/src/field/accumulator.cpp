@@ -1,17 +1,23 @@
-// FieldAccumulator (DESIGN §4): persistent device buffers per bucket in the layout [comp][k][position]
-// (position fastest; position → pixel by the pixel order's permutation, see cl/lienard_wiechert.cl), one kernel launch per group of G electrons
-// on one in-order queue, and a slab-by-slab download through a device-side transpose into the output
-// layout (iy, ix, k).
+// FieldAccumulator: persistent device buffers per bucket in the layout [comp][k][position]
+// (position fastest; position → pixel by the pixel order's permutation, see cl/lienard_wiechert.cl),
+// one kernel launch per group of G electrons on one in-order queue, and a slab-by-slab download
+// through a device-side transpose into the output layout (iy, ix, k). The device's defaults for the
+// kernel's tunables come from one table (field/tuning.cpp); the kernels' arguments are bound by
+// name (field/kernel_args.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <deque>
+#include <map>
 #include <string>
 
 #include "edm/accumulator.hpp"
 #include "field/fnv1a.hpp"
+#include "field/kernel_args.hpp"
+#include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/tuning.hpp"
 
 #include <clblast.h>
 
@@ -22,7 +28,9 @@ struct FieldAccumulator::Impl {
   Screen screen;
   Mode mode;
   KernelOptions options;
-  cl::Kernel lw, transpose, light_front;
+  detail::BoundKernel<detail::kLwAccumulate> lw;
+  detail::BoundKernel<detail::kSlabTranspose> transpose;
+  detail::BoundKernel<detail::kLwLightFront> light_front;
   std::vector<std::int32_t> pixel_of;  // pixel at each device position (pixel_permutation)
   std::uint64_t layout_hash = 0;
   cl::Buffer pixel_of_buf, position_of_buf;  // the permutation and its inverse
@@ -59,45 +67,46 @@ struct FieldAccumulator::Impl {
                                       e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) * 1e-9;
     passes.clear();
   }
+
+  // Construction, in order (the constructor's steps).
+  void create_kernels(const cl::Program& program, detail::KernelTuning& tuning);
+  void upload_pixel_order();
+  void create_buckets();
+  void bind_screen_arguments();
+  // accumulate()'s steps.
+  void release_finished_batches();
+  cl::Buffer upload(const SplineBatch& batch);
+  void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
+  cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch);
 };
 
 namespace {
 
-// Sample chunks from the device when not set: enough work-items to fill the device many times
-// (GPUs: 512 are resident per SM at 128 registers, and more waves shorten the tail: H200,
-// benchmark cell, C = 4 → 8: 12.24 → 12.02 ms per electron; CPUs: PoCL runs work-groups on its
-// threads, and more, smaller pieces balance better — 2 cores, 41² screen: C = 1 273, 4 236,
-// 16 219 ms per electron), never more chunks than samples. Each extra chunk costs one cold
-// retarded-time solve per pixel, so C stays as small as that allows.
-int auto_chunks(const DeviceInfo& d, const Screen& s) {
-  const double target = 8192.0 * d.compute_units;
-  int c = int(std::ceil(target / double(s.pixels())));
-  return std::clamp(c, 1, std::max(1, std::min(s.samples, 64)));
+// The device's kernel-argument space (≥ 1 KiB by the standard, 4 KiB on NVIDIA); it bounds the
+// electrons per launch, which travel by value.
+std::size_t max_parameter_bytes(const Device& d) {
+  try {
+    return d.device().getInfo<CL_DEVICE_MAX_PARAMETER_SIZE>();
+  } catch (const cl::Error&) {
+    return 1024;
+  }
 }
 
-// Electrons per launch when not set. GPUs: the cube read-modify-write (96 bytes per slot in total
-// mode, 192 in split mode) is divided by G; 4 is enough to make it negligible (H200, benchmark
-// cell, final kernel: G = 2 10.61, 4 10.04, 8 10.67 ms per electron; one kernel earlier G = 1 was
-// 4.3 ms slower than G = 8, and G = 12 no longer fits the solver states in local memory: 16.2 vs
-// 12.4; BENCHMARKS.md).
-// CPUs: the slot traffic is cached and small, but the G independent solves of a sample give the
-// out-of-order core work to overlap with each solve's dependent chain (PoCL, 2 cores, 41² screen,
-// C = 16: G = 1 219, 2 207, 4 199 ms per electron).
-int auto_group(const DeviceInfo&) { return 4; }
-
-// Register cap when not set (only NVIDIA's compiler takes one): 128 on NVIDIA GPUs, the most that
-// lets 4 work-groups of 128 (16 warps) share an SM (65536 registers). Capping mattered when the
-// quintic kernel needed ~163 registers uncapped (none 8.75, 128 8.32, 120 8.12, 112 8.81 ms per
-// electron on the H200's benchmark cell); the kernel with the NVIDIA seeds and the light front per
-// batch runs 128 / 124 / none / 120 at 6.57 / 6.59 / 6.58 / 6.66 ms, and lower caps slow it
-// (112 / 104: +1 / +8 % before that last step; BENCHMARKS.md).
-int auto_registers(const DeviceInfo& d) {
-  return d.type == "GPU" && d.vendor.find("NVIDIA") != std::string::npos ? 128 : -1;
+// The compile-time defines of the field program (cl/lienard_wiechert.cl lists them).
+std::map<std::string, std::string> program_defines(const detail::KernelTuning& t, Mode mode, const Screen& screen) {
+  const KernelOptions& o = t.options;
+  return {{"NEWTON_ITERS", std::to_string(o.newton_iters)},
+          {"COEF_REUSE", o.coef_reuse ? "1" : "0"},
+          {"SAMPLE_CHUNKS", std::to_string(o.sample_chunks)},
+          {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
+          {"ELECTRON_GROUP", std::to_string(o.electron_group)},
+          {"SCREEN_SIGN", screen.z >= 0.0 ? "1.0" : "-1.0"},
+          {"LW_STATE_LOCAL", t.fixed_work_group > 0 ? "1" : "0"},
+          {"LW_FAST_RECIP", o.fast_recip > 0 ? "1" : "0"},
+          {"LW_INTERLEAVE", o.interleave > 0 ? "1" : "0"},
+          {"LW_NV_SEED", o.nv_seed > 0 ? "1" : "0"},
+          {"LW_WG", std::to_string(std::max<std::size_t>(1, t.fixed_work_group))}};
 }
-
-// Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
-// interval index packed into one int).
-constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
 
 }  // namespace
 
@@ -136,8 +145,7 @@ std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, i
   const double px = s.nx > 1 ? 2.0 * s.half_x / (s.nx - 1) : 0.0, py = s.ny > 1 ? 2.0 * s.half_y / (s.ny - 1) : 0.0;
   // Bands half a pitch wide: a quarter-warp (8 lanes, one L1 wavefront per distinct interval
   // of a 16-byte load) then spans ~2 knots radially and about as much from electrons off the
-  // axis. H200, benchmark cell: band 1 pitch 12.06, 0.7: 10.65, 0.5: 10.04, 0.35: 10.03,
-  // 0.25: 10.61 ms per electron (BENCHMARKS.md).
+  // axis; thinner bands gain nothing (BENCHMARKS.md, "Tuning defaults", "Every device").
   const double band = 0.5 * (std::max(px, py) > 0 ? std::max(px, py) : 1.0);
   struct Key {
     std::int64_t band;
@@ -199,178 +207,97 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   m.device = std::move(device);
   m.screen = screen;
   m.mode = mode;
-  m.options = options;
   const DeviceInfo& info = m.device->info();
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
-  if (options.newton_iters < 1 || options.newton_iters > 64)
-    throw ConfigError("EDM-ACC-005", "accumulator.newton_iters = " + std::to_string(options.newton_iters) +
-                                         " (allowed 1..64)");
-  if (options.sample_chunks < 0 || options.work_group < 0)
-    throw ConfigError("EDM-ACC-006", "accumulator.sample_chunks and accumulator.work_group must be >= 0");
-  if (options.electron_group < 0 || options.electron_group > 64)
-    throw ConfigError("EDM-ACC-008", "accumulator.electron_group = " + std::to_string(options.electron_group) +
-                                         " (allowed 1..64, 0 = from the device)");
-  if (m.options.sample_chunks == 0) m.options.sample_chunks = auto_chunks(info, screen);
-  if (m.options.electron_group == 0) m.options.electron_group = auto_group(info);
-  {
-    // The launch's electrons travel as a kernel argument of 48 bytes each (see the kernel); the
-    // device's parameter space (≥ 1 KiB by the standard, 4 KiB on NVIDIA) bounds the group.
-    std::size_t param = 1024;
-    try {
-      param = m.device->device().getInfo<CL_DEVICE_MAX_PARAMETER_SIZE>();
-    } catch (const cl::Error&) {
-    }
-    const std::size_t fit = param > 256 ? (param - 256) / 48 : 1;
-    if (std::size_t(m.options.electron_group) > fit)
-      throw ConfigError("EDM-ACC-015", "accumulator.electron_group = " + std::to_string(m.options.electron_group) +
-                                           " exceeds the " + std::to_string(fit) + " electrons per launch that the " +
-                                           "kernel parameters of " + m.where() + " can hold");
-  }
-  m.options.sample_chunks = std::min(m.options.sample_chunks, screen.samples);
-
-  // Memory check before any allocation (also callable before anything else is done).
+  detail::KernelTuning tuning = detail::resolve_tuning(options, info, max_parameter_bytes(*m.device), screen, m.where());
+  m.options = tuning.options;
+  // The memory guard before any allocation (the driver also calls it before anything else).
   m.bucket_bytes = check_device_memory(info, screen, mode);
-  const int nb = bucket_count(mode);
-  const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
-                              ", samples = " + std::to_string(screen.samples);
 
-  // Solver state in local memory (see the kernel) sizes its arrays by the work-group size, which
-  // must then be fixed before the build: the set value, else 128 (or the device's maximum).
-  // Auto: on GPUs when G × work-group states fit the local memory; CPUs keep it in registers.
-  std::size_t wg_fixed = 0;
-  {
-    const std::size_t wg = m.options.work_group > 0 ? std::size_t(m.options.work_group)
-                                                    : std::min<std::size_t>(128, std::max<std::size_t>(1, info.max_work_group));
-    const std::uint64_t need = std::uint64_t(m.options.electron_group) * wg * kStateBytes;
-    const bool fits = need + 1024 <= info.local_memory;
-    if (m.options.state_local == 0) m.options.state_local = info.type == "GPU" && fits ? 1 : -1;
-    if (m.options.state_local > 0) {
-      if (!fits)
-        throw ConfigError("EDM-ACC-013", "solver state of " + std::to_string(m.options.electron_group) + " electrons × " +
-                                             std::to_string(wg) + " work-items (" + std::to_string(need) +
-                                             " bytes) does not fit the local memory of " + m.where() +
-                                             "; lower accumulator.electron_group or work_group");
-      wg_fixed = wg;
-    }
-  }
-  // GPUs: the refined seeds save the IEEE slow-path branch of 3 divisions and 2 square roots per
-  // slot (H200: 8.42 → 7.72 ms per electron); CPUs divide in hardware, faster than the refinements
-  // (PoCL: 224 against 200 ms; BENCHMARKS.md).
-  if (m.options.fast_recip == 0) m.options.fast_recip = info.type == "GPU" ? 1 : -1;
-  // NVIDIA: the refinements start from the FP64 approximation instructions (MUFU.RCP64H / RSQ64H
-  // through inline PTX, measured to 2⁻²⁰ there) instead of a float round trip: one refinement
-  // instead of two and no F2F conversions (H200: 7.72 → 6.93 ms per electron; BENCHMARKS.md).
-  // Inline PTX compiles only on NVIDIA's OpenCL, so asking for it elsewhere is an error.
-  const bool nvidia = info.vendor.find("NVIDIA") != std::string::npos;
-  if (m.options.nv_seed == 0) m.options.nv_seed = nvidia && m.options.fast_recip > 0 ? 1 : -1;
-  if (m.options.nv_seed > 0 && !(nvidia && m.options.fast_recip > 0))
-    throw ConfigError("EDM-ACC-025", "kernel option nv_seed (NVIDIA's FP64 approximation instructions as seeds of "
-                                     "fast_recip) needs an NVIDIA device and fast_recip on; " + m.where() +
-                                     (nvidia ? " has fast_recip off" : " is not an NVIDIA device"));
-  // CPUs: the group's solves phase by phase give the out-of-order core independent work to overlap
-  // (PoCL, 2 cores: BENCHMARKS.md); GPUs would need G coefficient sets in registers at once.
-  if (m.options.interleave == 0) m.options.interleave = info.type == "CPU" && wg_fixed == 0 ? 1 : -1;
-  if (m.options.interleave > 0 && wg_fixed > 0)
-    throw ConfigError("EDM-ACC-024", "the interleaved solve (kernel option interleave) keeps the solver state in "
-                                     "registers; it cannot be combined with the state in local memory on " + m.where());
-  const std::map<std::string, std::string> defines = {
-      {"NEWTON_ITERS", std::to_string(m.options.newton_iters)},
-      {"COEF_REUSE", m.options.coef_reuse ? "1" : "0"},
-      {"SAMPLE_CHUNKS", std::to_string(m.options.sample_chunks)},
-      {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
-      {"ELECTRON_GROUP", std::to_string(m.options.electron_group)},
-      {"SCREEN_SIGN", screen.z >= 0.0 ? "1.0" : "-1.0"},
-      {"LW_STATE_LOCAL", wg_fixed > 0 ? "1" : "0"},
-      {"LW_FAST_RECIP", m.options.fast_recip > 0 ? "1" : "0"},
-      {"LW_INTERLEAVE", m.options.interleave > 0 ? "1" : "0"},
-      {"LW_NV_SEED", m.options.nv_seed > 0 ? "1" : "0"},
-      {"LW_WG", std::to_string(std::max<std::size_t>(1, wg_fixed))}};
-  if (m.options.max_registers == 0) m.options.max_registers = auto_registers(info);
-  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defines,
-                                          std::max(0, m.options.max_registers));
+  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, program_defines(tuning, mode, screen),
+                                          std::max(0, tuning.options.max_registers));
   try {
-    try {
-      m.build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(m.device->device());
-    } catch (const cl::Error&) {
-      m.build_log.clear();  // a log is informative only
-    }
-    m.lw = cl::Kernel(program, "lw_accumulate");
-    m.transpose = cl::Kernel(program, "slab_transpose");
-    m.light_front = cl::Kernel(program, "lw_light_front");
-    // Work-group size: the kernel's preferred multiple (warp/wavefront/SIMD width) times what fits
-    // up to 128 work-items (a GPU hides latency with several groups per CU; H200: 64, 128 equal,
-    // 256 slower), unless the local-memory state fixed it above.
-    const auto& dev = m.device->device();
-    const std::size_t kmax = m.lw.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
-    std::size_t mult = 1;
-    try {
-      mult = m.lw.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(dev);
-    } catch (const cl::Error&) {
-      mult = 1;
-    }
-    mult = std::max<std::size_t>(1, mult);
-    std::size_t wg = wg_fixed > 0                  ? wg_fixed
-                     : m.options.work_group > 0 ? std::size_t(m.options.work_group)
-                                                : std::max(mult, std::min<std::size_t>(128, kmax) / mult * mult);
-    if (wg > kmax)
-      throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) + " exceeds the kernel's "
-                                           "maximum of " + std::to_string(kmax) + " on " + m.where());
-    // Pixel order (see PixelOrder): rings unless tiles or rows are asked for, on every device, so
-    // that devices of a run share one layout (reduce, checkpoints). H200, benchmark cell, final
-    // kernel: rows 22.3 ms per electron, 4 × 8 tiles 19.2, rings 10.0 (BENCHMARKS.md).
-    PixelOrder order = m.options.pixel_order;
-    if (order == PixelOrder::Auto)
-      order = m.options.tile_width > 0 ? PixelOrder::Tiles : m.options.tile_width < 0 ? PixelOrder::Rows : PixelOrder::Rings;
-    std::size_t tw = 0;
-    if (order == PixelOrder::Tiles) {
-      tw = m.options.tile_width > 0 ? std::size_t(m.options.tile_width) : (wg % 4 == 0 ? 4 : 1);
-      if (wg % tw != 0)
-        throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) + " does not divide the work-group size " +
-                                             std::to_string(wg));
-    }
-    m.options.pixel_order = order;
-    m.options.work_group = int(wg);
-    m.options.tile_width = int(tw);
-    m.local = wg;
-    m.pixel_of = pixel_permutation(screen, order, int(tw), tw > 0 ? int(wg / tw) : 0);
-    std::vector<std::int32_t> position_of(m.pixel_of.size());
-    for (std::size_t q = 0; q < m.pixel_of.size(); ++q) position_of[std::size_t(m.pixel_of[q])] = std::int32_t(q);
-    m.layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
-    for (std::int32_t v : m.pixel_of)
-      for (int b = 0; b < 4; ++b) m.layout_hash = detail::fnv1a_byte(m.layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
-    const std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + wg - 1) / wg;
-    m.global = groups_per_chunk * wg * std::size_t(m.options.sample_chunks);
-    const std::size_t perm_bytes = m.pixel_of.size() * sizeof(std::int32_t);
-    m.pixel_of_buf = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, perm_bytes);
-    m.position_of_buf = cl::Buffer(m.device->context(), CL_MEM_READ_ONLY, perm_bytes);
-    m.device->queue().enqueueWriteBuffer(m.pixel_of_buf, CL_TRUE, 0, perm_bytes, m.pixel_of.data());
-    m.device->queue().enqueueWriteBuffer(m.position_of_buf, CL_TRUE, 0, perm_bytes, position_of.data());
-
-    // Buffers created and zeroed once; they persist across batches.
-    for (int b = 0; b < nb; ++b) {
-      m.buckets.emplace_back(m.device->context(), CL_MEM_READ_WRITE, std::size_t(m.bucket_bytes));
-      m.device->queue().enqueueFillBuffer(m.buckets.back(), 0.0, 0, std::size_t(m.bucket_bytes));
-    }
-    const Screen& s = screen;
-    m.lw.setArg(3, s.nx);
-    m.lw.setArg(4, s.ny);
-    m.lw.setArg(5, s.samples);
-    m.lw.setArg(6, s.half_x);
-    m.lw.setArg(7, s.half_y);
-    m.lw.setArg(8, s.z);
-    m.lw.setArg(9, s.t0_rel);
-    m.lw.setArg(10, s.dt);
-    m.lw.setArg(11, m.buckets[0]);
-    m.lw.setArg(12, m.buckets[1]);
-    // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
-    m.lw.setArg(13, m.buckets[mode == Mode::Split ? 2 : 0]);
-    m.lw.setArg(14, m.buckets[mode == Mode::Split ? 3 : 1]);
-    m.lw.setArg(15, m.pixel_of_buf);
+    m.create_kernels(program, tuning);
+    m.upload_pixel_order();
+    m.create_buckets();
+    m.bind_screen_arguments();
     m.device->queue().flush();
   } catch (const cl::Error& e) {
-    throw_device_error(e, "creating the field buffers (" + setting + ") on " + m.where());
+    throw_device_error(e, "creating the field buffers (screen nx = " + std::to_string(screen.nx) + ", ny = " +
+                              std::to_string(screen.ny) + ", samples = " + std::to_string(screen.samples) + ") on " +
+                              m.where());
   }
+}
+
+// The kernels, checked against their signatures, and then the launch shape, which needs the
+// built kernel's work-group limits: the options are final after this.
+void FieldAccumulator::Impl::create_kernels(const cl::Program& program, detail::KernelTuning& tuning) {
+  try {
+    build_log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device->device());
+  } catch (const cl::Error&) {
+    build_log.clear();  // a log is informative only
+  }
+  const std::string source = detail::kernel_source(std::string(detail::kLwAccumulate.file));
+  lw = {program, source};
+  transpose = {program, source};
+  light_front = {program, source};
+  const auto& dev = device->device();
+  const std::size_t kmax = lw.kernel().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev);
+  std::size_t mult = 1;
+  try {
+    mult = lw.kernel().getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(dev);
+  } catch (const cl::Error&) {
+    mult = 1;
+  }
+  detail::resolve_launch_shape(tuning, device->info(), kmax, mult, where());
+  options = tuning.options;
+  local = std::size_t(options.work_group);
+}
+
+// The pixel order's permutation and its inverse on the device, and the layout's fingerprint.
+void FieldAccumulator::Impl::upload_pixel_order() {
+  const int tw = options.tile_width;
+  pixel_of = pixel_permutation(screen, options.pixel_order, tw, tw > 0 ? int(local / std::size_t(tw)) : 0);
+  std::vector<std::int32_t> position_of(pixel_of.size());
+  for (std::size_t q = 0; q < pixel_of.size(); ++q) position_of[std::size_t(pixel_of[q])] = std::int32_t(q);
+  layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
+  for (std::int32_t v : pixel_of)
+    for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
+  const std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + local - 1) / local;
+  global = groups_per_chunk * local * std::size_t(options.sample_chunks);
+  const std::size_t perm_bytes = pixel_of.size() * sizeof(std::int32_t);
+  pixel_of_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, perm_bytes);
+  position_of_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, perm_bytes);
+  device->queue().enqueueWriteBuffer(pixel_of_buf, CL_TRUE, 0, perm_bytes, pixel_of.data());
+  device->queue().enqueueWriteBuffer(position_of_buf, CL_TRUE, 0, perm_bytes, position_of.data());
+}
+
+// Buffers created and zeroed once; they persist across batches.
+void FieldAccumulator::Impl::create_buckets() {
+  for (int b = 0; b < bucket_count(mode); ++b) {
+    buckets.emplace_back(device->context(), CL_MEM_READ_WRITE, std::size_t(bucket_bytes));
+    device->queue().enqueueFillBuffer(buckets.back(), 0.0, 0, std::size_t(bucket_bytes));
+  }
+}
+
+// The field kernel's arguments that stay the same for every launch.
+void FieldAccumulator::Impl::bind_screen_arguments() {
+  const Screen& s = screen;
+  lw.set("nx", s.nx);
+  lw.set("ny", s.ny);
+  lw.set("samples", s.samples);
+  lw.set("half_x", s.half_x);
+  lw.set("half_y", s.half_y);
+  lw.set("zs", s.z);
+  lw.set("t0_rel", s.t0_rel);
+  lw.set("dt", s.dt);
+  lw.set("E", buckets[0]);
+  lw.set("B", buckets[1]);
+  // Total mode: the far buffers are not touched (SPLIT_MODE 0); E and B stand in for them.
+  lw.set("Ef", buckets[mode == Mode::Split ? 2 : 0]);
+  lw.set("Bf", buckets[mode == Mode::Split ? 3 : 1]);
+  lw.set("pixel_of", pixel_of_buf);
 }
 
 FieldAccumulator::~FieldAccumulator() {
@@ -389,15 +316,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-010", "accumulate() after finish() on " + m.where());
   if (batch.electrons.empty()) return;
-  // Release the coefficient buffers of batches whose launches are done.
-  try {
-    while (!m.in_flight.empty() &&
-           m.in_flight.front().last.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE)
-      m.in_flight.pop_front();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "checking earlier launches on " + m.where());
-  }
-
+  m.release_finished_batches();
   // Validate the spline table before the device reads it (an out-of-range offset would be an
   // out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
   // which the light-front pass and the kernel's paired loads rely on).
@@ -407,37 +326,64 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
       throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
+  cl::Buffer coef = m.upload(batch);
+  m.form_light_front(coef, batch);
+  cl::Event last = m.launch_groups(coef, batch);
+  try {
+    m.device->queue().flush();  // start the launches now; no host round trip per launch
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "flushing the launches on " + m.where());
+  }
+  m.in_flight.push_back({std::move(coef), last});
+}
 
+// Releases the coefficient buffers of batches whose launches are done.
+void FieldAccumulator::Impl::release_finished_batches() {
+  try {
+    while (!in_flight.empty() && in_flight.front().last.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() == CL_COMPLETE)
+      in_flight.pop_front();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "checking earlier launches on " + where());
+  }
+}
+
+cl::Buffer FieldAccumulator::Impl::upload(const SplineBatch& batch) {
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   cl::Buffer coef;
   try {
-    coef = cl::Buffer(m.device->context(), CL_MEM_READ_WRITE, bytes);
+    coef = cl::Buffer(device->context(), CL_MEM_READ_WRITE, bytes);
     // A blocking write on the transfer queue: it does not wait for earlier kernels on the compute
     // queue, and when it returns the data is on the device, so the caller may free the batch.
-    m.device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+    device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
   } catch (const cl::Error& e) {
     throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
                               std::to_string(batch.electrons.front().index) + "…" +
-                              std::to_string(batch.electrons.back().index) + ") to " + m.where());
+                              std::to_string(batch.electrons.back().index) + ") to " + where());
   }
+  return coef;
+}
 
-  // The light front t − s_z z over the t-quintic of every interval, once for the batch, ahead of its
-  // launches on the same in-order queue (lw_form_light_front in cl/lw_slot.cl says why).
+// The light front t − s_z z over the t-quintic of every interval, once for the batch, ahead of its
+// launches on the same in-order queue (lw_form_light_front in cl/lw_slot.cl says why).
+void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const SplineBatch& batch) {
   try {
     const std::uint64_t intervals = batch.coef.size() / kCoefPerInterval;
-    m.light_front.setArg(0, coef);
-    m.light_front.setArg(1, cl_ulong(intervals));
+    light_front.set("coef", coef);
+    light_front.set("intervals", cl_ulong(intervals));
     cl::Event ev;
-    m.device->queue().enqueueNDRangeKernel(m.light_front, cl::NullRange,
-                                           cl::NDRange((intervals + 63) / 64 * 64), cl::NullRange, nullptr, &ev);
-    m.passes.push_back(ev);
+    device->queue().enqueueNDRangeKernel(light_front.kernel(), cl::NullRange, cl::NDRange((intervals + 63) / 64 * 64),
+                                         cl::NullRange, nullptr, &ev);
+    passes.push_back(ev);
   } catch (const cl::Error& err) {
     throw_device_error(err, "forming the light front of electrons " + std::to_string(batch.electrons.front().index) +
-                                "…" + std::to_string(batch.electrons.back().index) + " on " + m.where());
+                                "…" + std::to_string(batch.electrons.back().index) + " on " + where());
   }
+}
 
+// One launch per group of G electrons, in electron order; returns the last launch's event.
+cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const SplineBatch& batch) {
   cl::Event last;
-  const std::size_t n = batch.electrons.size(), G = std::size_t(m.options.electron_group);
+  const std::size_t n = batch.electrons.size(), G = std::size_t(options.electron_group);
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
     // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
@@ -455,28 +401,23 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
       g[5] = el.tau0 + el.dtau * double(el.n_intervals);
     }
     try {
-      m.lw.setArg(0, coef);
-      m.lw.setArg(1, group.size() * sizeof(double), group.data());
-      m.lw.setArg(2, cl_int(count));
+      lw.set("coef", coef);
+      lw.set_bytes("grp", group.size() * sizeof(double), group.data());
+      lw.set("count", cl_int(count));
       cl::Event ev;
-      m.device->queue().enqueueNDRangeKernel(m.lw, cl::NullRange, cl::NDRange(m.global),
-                                             cl::NDRange(m.local), nullptr, &ev);
-      m.launches.push_back(ev);
+      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(global), cl::NDRange(local),
+                                           nullptr, &ev);
+      launches.push_back(ev);
       last = ev;
-      ++m.timing.launches;
-      m.timing.electrons += count;
+      ++timing.launches;
+      timing.electrons += count;
     } catch (const cl::Error& err) {
       throw_device_error(err, "launching the field kernel for electrons " +
                                   std::to_string(batch.electrons[first].index) + "…" +
-                                  std::to_string(batch.electrons[first + count - 1].index) + " on " + m.where());
+                                  std::to_string(batch.electrons[first + count - 1].index) + " on " + where());
     }
   }
-  try {
-    m.device->queue().flush();  // start the launches now; no host round trip per launch
-  } catch (const cl::Error& err) {
-    throw_device_error(err, "flushing the launches on " + m.where());
-  }
-  m.in_flight.push_back({std::move(coef), last});
+  return last;
 }
 
 void FieldAccumulator::drain() {
@@ -511,16 +452,16 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
       for (int comp = 0; comp < 3; ++comp)
         for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab) {
           const int rows = std::min(rows_per_slab, s.ny - iy0);
-          m.transpose.setArg(0, m.buckets[std::size_t(b)]);
-          m.transpose.setArg(1, staging);
-          m.transpose.setArg(2, s.nx);
-          m.transpose.setArg(3, s.ny);
-          m.transpose.setArg(4, s.samples);
-          m.transpose.setArg(5, comp);
-          m.transpose.setArg(6, iy0);
-          m.transpose.setArg(7, rows);
-          m.transpose.setArg(8, m.position_of_buf);
-          m.device->queue().enqueueNDRangeKernel(m.transpose, cl::NullRange,
+          m.transpose.set("src", m.buckets[std::size_t(b)]);
+          m.transpose.set("dst", staging);
+          m.transpose.set("nx", s.nx);
+          m.transpose.set("ny", s.ny);
+          m.transpose.set("samples", s.samples);
+          m.transpose.set("comp", comp);
+          m.transpose.set("iy0", iy0);
+          m.transpose.set("rows", rows);
+          m.transpose.set("position_of", m.position_of_buf);
+          m.device->queue().enqueueNDRangeKernel(m.transpose.kernel(), cl::NullRange,
                                                  cl::NDRange(std::size_t(s.samples), std::size_t(rows) * s.nx),
                                                  cl::NullRange);
           const std::size_t n = std::size_t(rows) * s.nx * s.samples;

@@ -1,6 +1,7 @@
 // OpenCL device runtime: enumerate platforms/devices, select by spec, open a context with an in-order
-// profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + vendor
-// quirks, STYLE 6) with an on-disk binary cache keyed by everything that changes the binary (STYLE 7).
+// profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + every vendor
+// quirk, each with its reason) with an on-disk binary cache keyed by everything that changes the
+// binary (source, options, platform, driver, device: an incomplete key is worse than no cache).
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -346,20 +348,24 @@ int opencl_c_version(const cl::Device& d) {
 
 }  // namespace
 
-cl::Program Device::program(const std::vector<std::string>& files,
-                            const std::map<std::string, std::string>& defines, int max_registers) {
-  // 1. Source: generated defines (tunables), then the common helpers, then the kernels.
+namespace {
+
+// The program's source: generated defines (tunables), then the common helpers, then the kernels.
+std::string program_source(const std::vector<std::string>& files, const std::map<std::string, std::string>& defines) {
   std::string source = "// generated defines\n";
   for (const auto& [k, v] : defines) source += "#define " + k + " " + v + "\n";
   source += detail::kernel_source("common.cl") + "\n";
   for (const auto& f : files) source += detail::kernel_source(f) + "\n";
+  return source;
+}
 
-  // 2. Options, with every vendor quirk here.
+// The build options, with every vendor quirk here.
+std::string build_options(const cl::Device& device, bool nvidia, int max_registers) {
   std::string options;
   // -cl-std=CL1.2: our source is 1.2-compatible; asking for it explicitly keeps OpenCL 3.0
   // compilers (NVIDIA, PoCL) from enabling 2.x/3.0 semantics we do not test. A device whose
   // OpenCL C is older than 1.2 rejects the option, so it is only passed where supported.
-  if (opencl_c_version(device_) >= 12) options += "-cl-std=CL1.2 ";
+  if (opencl_c_version(device) >= 12) options += "-cl-std=CL1.2 ";
   // No -cl-fast-relaxed-math / -cl-mad-enable / -cl-unsafe-math-optimizations: the retarded-time
   // residual and the 1/(X·u)³ factors need IEEE double semantics (and sums must be reproducible).
   // FP_CONTRACT is switched off in common.cl for the same reason.
@@ -368,52 +374,66 @@ cl::Program Device::program(const std::vector<std::string>& files,
   // NVIDIA: -cl-nv-verbose makes the build log carry ptxas's resource usage (registers per
   // work-item, spill stores/loads, stack) — the first thing to read when tuning a kernel there
   // (FieldAccumulator::build_log, printed by `edm bench`). Other platforms reject the option.
-  const bool nvidia = platform_.getInfo<CL_PLATFORM_NAME>().find("NVIDIA") != std::string::npos;
   if (nvidia) options += "-cl-nv-verbose ";
   // NVIDIA: -cl-nv-maxrregcount=N caps registers per work-item (ptxas spills beyond it); the
   // only occupancy control OpenCL offers there (no launch bounds).
   if (nvidia && max_registers > 0) options += "-cl-nv-maxrregcount=" + std::to_string(max_registers) + " ";
   // PoCL: program binaries are supported for the CPU device and embed the target CPU, which is
-  // why the key includes the device name (PoCL names it after the CPU, e.g. pthread-skylake-…).
+  // why the cache key includes the device name (PoCL names it after the CPU, e.g. pthread-skylake-…).
+  return options;
+}
 
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::string key_text = source + '\0' + options + '\0' + platform_.getInfo<CL_PLATFORM_NAME>() +
-                               '\0' + platform_.getInfo<CL_PLATFORM_VERSION>() + '\0' + info_.name +
-                               '\0' + info_.vendor + '\0' + info_.driver_version + '\0' +
-                               info_.device_version;
-  // 64-bit FNV-1a with two different offsets gives a 128-bit key (collisions would silently load a
-  // wrong binary, so the key is wide and covers every input of the compiler).
+// 64-bit FNV-1a with two different offsets gives a 128-bit key (collisions would silently load a
+// wrong binary, so the key is wide and covers every input of the compiler).
+std::string cache_key(const std::string& key_text) {
   char hex[40];
-  std::snprintf(hex, sizeof hex, "%016llx%016llx",
-                (unsigned long long)detail::fnv1a(key_text),
+  std::snprintf(hex, sizeof hex, "%016llx%016llx", (unsigned long long)detail::fnv1a(key_text),
                 (unsigned long long)detail::fnv1a(key_text, 0x84222325cbf29ce4ULL));
-  if (auto it = programs_.find(hex); it != programs_.end()) return it->second;
+  return hex;
+}
 
-  const auto dir = cache_dir();
-  const bool use_cache = cache_enabled() && !dir.empty();
-  const auto file = dir / (std::string(hex) + ".bin");
-
-  // 3. Cache hit: any failure to read, load or build the binary is a miss.
-  if (use_cache) {
-    try {
-      std::ifstream in(file, std::ios::binary);
-      if (in) {
-        std::vector<unsigned char> bin((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (!bin.empty()) {
-          cl::Program::Binaries bins{bin};
-          std::vector<cl_int> status;
-          cl::Program p(context_, {device_}, bins, &status);
-          p.build({device_}, options.c_str());
-          programs_[hex] = p;
-          return p;
-        }
-      }
-    } catch (...) {
-      // miss: fall through to a build from source
-    }
+// A cached binary, built for the device; any failure to read, load or build it is a miss.
+std::optional<cl::Program> load_cached(const cl::Context& context, const cl::Device& device,
+                                       const std::filesystem::path& file, const std::string& options) {
+  try {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::vector<unsigned char> bin((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bin.empty()) return std::nullopt;
+    cl::Program::Binaries bins{bin};
+    std::vector<cl_int> status;
+    cl::Program p(context, {device}, bins, &status);
+    p.build({device}, options.c_str());
+    return p;
+  } catch (...) {
+    return std::nullopt;
   }
+}
 
-  // 4. Build from source; on failure, the build log and the options go into the BuildError.
+// Stores the program's binary atomically (temp file + rename); a failing write only costs the next
+// run a build.
+void store_cached(const cl::Program& program, const std::filesystem::path& dir, const std::string& key) {
+  const auto tmp = dir / (key + ".tmp." + std::to_string(::getpid()));
+  try {
+    auto bins = program.getInfo<CL_PROGRAM_BINARIES>();
+    if (bins.size() != 1 || bins[0].empty()) return;
+    std::filesystem::create_directories(dir);
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(bins[0].data()), std::streamsize(bins[0].size()));
+      if (!out) throw std::runtime_error("write");
+    }
+    std::filesystem::rename(tmp, dir / (key + ".bin"));
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+  }
+}
+
+}  // namespace
+
+// Builds from source; on failure, the build log and the options go into the BuildError.
+cl::Program Device::build_from_source(const std::string& source, const std::string& options) {
   cl::Program program;
   try {
     program = cl::Program(context_, source);
@@ -433,27 +453,33 @@ cl::Program Device::program(const std::vector<std::string>& files,
                          info_.name + ") failed: " + cl_status_name(e.err()),
                      log, options);
   }
+  return program;
+}
 
-  // 5. Store atomically (temp file + rename); a failing write only costs the next run a build.
+cl::Program Device::program(const std::vector<std::string>& files,
+                            const std::map<std::string, std::string>& defines, int max_registers) {
+  const std::string source = program_source(files, defines);
+  const bool nvidia = platform_.getInfo<CL_PLATFORM_NAME>().find("NVIDIA") != std::string::npos;
+  const std::string options = build_options(device_, nvidia, max_registers);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string key = cache_key(source + '\0' + options + '\0' + platform_.getInfo<CL_PLATFORM_NAME>() +
+                                    '\0' + platform_.getInfo<CL_PLATFORM_VERSION>() + '\0' + info_.name +
+                                    '\0' + info_.vendor + '\0' + info_.driver_version + '\0' +
+                                    info_.device_version);
+  if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+
+  const auto dir = cache_dir();
+  const bool use_cache = cache_enabled() && !dir.empty();
   if (use_cache) {
-    try {
-      auto bins = program.getInfo<CL_PROGRAM_BINARIES>();
-      if (bins.size() == 1 && !bins[0].empty()) {
-        std::filesystem::create_directories(dir);
-        const auto tmp = dir / (std::string(hex) + ".tmp." + std::to_string(::getpid()));
-        {
-          std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-          out.write(reinterpret_cast<const char*>(bins[0].data()), std::streamsize(bins[0].size()));
-          if (!out) throw std::runtime_error("write");
-        }
-        std::filesystem::rename(tmp, file);
-      }
-    } catch (...) {
-      std::error_code ec;
-      std::filesystem::remove(dir / (std::string(hex) + ".tmp." + std::to_string(::getpid())), ec);
+    if (auto cached = load_cached(context_, device_, dir / (key + ".bin"), options)) {
+      programs_[key] = *cached;
+      return *cached;
     }
   }
-  programs_[hex] = program;
+  cl::Program program = build_from_source(source, options);
+  if (use_cache) store_cached(program, dir, key);
+  programs_[key] = program;
   return program;
 }
 

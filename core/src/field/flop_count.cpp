@@ -10,6 +10,7 @@
 
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
+#include "edm/schema.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm {
@@ -92,8 +93,7 @@ inline Counted lw_rsqrt_nr(Counted x) {
 
 double flop_per_slot(const KernelOptions& options, Mode mode) {
   using namespace flopcount;
-  if (options.newton_iters < 1)
-    throw ConfigError("EDM-ACC-005", "newton_iters must be >= 1 for a FLOP count");
+  check_key_value("accumulator.newton_iters", options.newton_iters, "EDM-ACC-005");  // the key table's rule
   // Helix x = r sin τ, y = r cos τ, z = u_z τ (proper time; γ constant, t = γτ), r = 0.3, u_z = 4.9:
   // γ ≈ 5 as in the benchmark cell; 16 knots per period, 40 periods.
   const double r = 0.3, uz = 4.9, gamma = std::sqrt(1 + r * r + uz * uz);
@@ -146,7 +146,7 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
       }
     }
   if (histogram.empty())
-    throw Error("EDM-ACC-020", "flop_per_slot: no warm sample on the reference trajectory");
+    throw Error("EDM-ACC-030", "flop_per_slot: no warm sample on the reference trajectory");
   std::uint64_t best = 0, seen = 0;
   for (const auto& [count, slots] : histogram)
     if (slots > seen) best = count, seen = slots;

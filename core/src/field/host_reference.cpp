@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "edm/accumulator.hpp"
 #include "edm/error.hpp"
@@ -69,6 +70,68 @@ struct SolverDeleter {
 
 }  // namespace
 
+namespace {
+
+// The retarded time of observer o on the spline (Brent on the residual), or nothing when it lies
+// outside the spline's span.
+std::optional<double> retarded_tau(gsl_root_fsolver* solver, Observer& o, double tau0, double tau_end,
+                                   double eps_abs) {
+  gsl_function F{&residual, &o};
+  const double g0 = residual(tau0, &o), g1 = residual(tau_end, &o);
+  // A sample whose residual at a span end is zero within rounding sits ON the boundary (the auto
+  // window puts sample 0 exactly at the corner arrival of the first knot); the span is closed, as
+  // in the kernel, so it counts.
+  const double g_round = 64 * 2.220446049250313e-16 * double(std::fabs(o.t_obs) + 1);
+  if (g0 < -g_round || g1 > g_round) return std::nullopt;
+  if (g0 <= 0) return tau0;
+  if (g1 >= 0) return tau_end;
+  gsl_root_fsolver_set(solver, &F, tau0, tau_end);
+  double tau = 0.5 * (tau0 + tau_end);
+  for (int it = 0; it < 300; ++it) {
+    if (gsl_root_fsolver_iterate(solver) != GSL_SUCCESS) break;
+    tau = gsl_root_fsolver_root(solver);
+    const double lo = gsl_root_fsolver_x_lower(solver), hi = gsl_root_fsolver_x_upper(solver);
+    if (gsl_root_test_interval(lo, hi, eps_abs, 2e-16) == GSL_SUCCESS) break;
+  }
+  return tau;
+}
+
+// The field at the observer of the spline's state at τ, in the textbook 3-vector form (Jackson
+// 14.14), unit positive charge, c = 1, 1/(4πε0) = 1:
+//   E = (n̂ − β)/(γ²κ³R²) + n̂ × ((n̂ − β) × β̇)/(κ³R),  κ = 1 − n̂·β,  β̇ = dβ/dt.
+// Enear and Efar are the two terms, n the unit vector to the observer.
+void lw_field(const Spline& sp, double tau, const Observer& o, double Enear[3], double Efar[3], double n[3]) {
+  double y[kSplineComponents];
+  sp.eval(tau, y);
+  const double r[3] = {o.px - y[1], o.py - y[2], o.pz - y[3]};
+  const double R = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+  for (int i = 0; i < 3; ++i) n[i] = r[i] / R;
+  // γ from the mass shell of the spatial u (not the spline's u⁰ component, which agrees with it
+  // only to interpolation accuracy) — the same convention as the kernel.
+  const double u[3] = {y[5], y[6], y[7]};
+  const double g = std::sqrt(1.0 + (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]));
+  const double beta[3] = {u[0] / g, u[1] / g, u[2] / g};
+  // β̇ = dβ/dt = (1/γ) d(u/γ)/dτ = (a γ − u a⁰)/γ³.
+  const double bd[3] = {(y[9] * g - u[0] * y[8]) / (g * g * g), (y[10] * g - u[1] * y[8]) / (g * g * g),
+                        (y[11] * g - u[2] * y[8]) / (g * g * g)};
+  // κ = (γ − n̂·u)/γ = (1 + |n̂ × u|²)/(γ(γ + n̂·u)) with γ² = 1 + |u|²: no cancellation.
+  const double nxu[3] = {n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]};
+  const double nu = n[0] * u[0] + n[1] * u[1] + n[2] * u[2];
+  const double kappa = (1.0 + nxu[0] * nxu[0] + nxu[1] * nxu[1] + nxu[2] * nxu[2]) / (g * (g + nu));
+  const double k3 = kappa * kappa * kappa;
+  const double nb_[3] = {n[0] - beta[0], n[1] - beta[1], n[2] - beta[2]};
+  const double cross1[3] = {nb_[1] * bd[2] - nb_[2] * bd[1], nb_[2] * bd[0] - nb_[0] * bd[2],
+                            nb_[0] * bd[1] - nb_[1] * bd[0]};
+  const double cross2[3] = {n[1] * cross1[2] - n[2] * cross1[1], n[2] * cross1[0] - n[0] * cross1[2],
+                            n[0] * cross1[1] - n[1] * cross1[0]};
+  for (int i = 0; i < 3; ++i) {
+    Enear[i] = nb_[i] / (g * g * k3 * R * R);
+    Efar[i] = cross2[i] / (k3 * R);
+  }
+}
+
+}  // namespace
+
 std::vector<double> host_reference_field(const Screen& screen, Mode mode, const SplineBatch& batch) {
   const int nb = bucket_count(mode);
   const std::size_t S = std::size_t(screen.samples), nx = std::size_t(screen.nx), ny = std::size_t(screen.ny);
@@ -85,60 +148,12 @@ std::vector<double> host_reference_field(const Screen& screen, Mode mode, const 
     for (std::size_t iy = 0; iy < ny; ++iy)
       for (std::size_t ix = 0; ix < nx; ++ix) {
         Observer o{&sp, 0, screen.pixel_x(int(ix)), screen.pixel_y(int(iy)), screen.z};
-        gsl_function F{&residual, &o};
         for (std::size_t k = 0; k < S; ++k) {
           o.t_obs = (long double)screen.t_rel(int(k)) + std::fabs((long double)screen.z);
-          const double g0 = residual(e.tau0, &o), g1 = residual(tau_end, &o);
-          // A sample whose residual at a span end is zero within rounding sits ON the boundary
-          // (the auto window puts sample 0 exactly at the corner arrival of the first knot); the
-          // span is closed, as in the kernel, so it counts.
-          const double g_round = 64 * 2.220446049250313e-16 * double(std::fabs(o.t_obs) + 1);
-          if (g0 < -g_round || g1 > g_round) continue;  // retarded time outside the spline: nothing
-          double tau;
-          if (g0 <= 0) {
-            tau = e.tau0;
-          } else if (g1 >= 0) {
-            tau = tau_end;
-          } else {
-            gsl_root_fsolver_set(solver.get(), &F, e.tau0, tau_end);
-            tau = 0.5 * (e.tau0 + tau_end);
-            for (int it = 0; it < 300; ++it) {
-              if (gsl_root_fsolver_iterate(solver.get()) != GSL_SUCCESS) break;
-              tau = gsl_root_fsolver_root(solver.get());
-              const double lo = gsl_root_fsolver_x_lower(solver.get()), hi = gsl_root_fsolver_x_upper(solver.get());
-              if (gsl_root_test_interval(lo, hi, eps_abs, 2e-16) == GSL_SUCCESS) break;
-            }
-          }
-          // Textbook 3-vector form (Jackson 14.14), unit positive charge, c = 1, 1/(4πε0) = 1:
-          //   E = (n̂ − β)/(γ²κ³R²) + n̂ × ((n̂ − β) × β̇)/(κ³R),  κ = 1 − n̂·β,  β̇ = dβ/dt.
-          double y[kSplineComponents];
-          sp.eval(tau, y);
-          const double r[3] = {o.px - y[1], o.py - y[2], o.pz - y[3]};
-          const double R = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-          const double n[3] = {r[0] / R, r[1] / R, r[2] / R};
-          // γ from the mass shell of the spatial u (not the spline's u⁰ component, which agrees
-          // with it only to interpolation accuracy) — the same convention as the kernel.
-          const double u[3] = {y[5], y[6], y[7]};
-          const double g = std::sqrt(1.0 + (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]));
-          const double beta[3] = {u[0] / g, u[1] / g, u[2] / g};
-          // β̇ = dβ/dt = (1/γ) d(u/γ)/dτ = (a γ − u a⁰)/γ³.
-          const double bd[3] = {(y[9] * g - u[0] * y[8]) / (g * g * g), (y[10] * g - u[1] * y[8]) / (g * g * g),
-                                (y[11] * g - u[2] * y[8]) / (g * g * g)};
-          // κ = (γ − n̂·u)/γ = (1 + |n̂ × u|²)/(γ(γ + n̂·u)) with γ² = 1 + |u|²: no cancellation.
-          const double nxu[3] = {n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2], n[0] * u[1] - n[1] * u[0]};
-          const double nu = n[0] * u[0] + n[1] * u[1] + n[2] * u[2];
-          const double kappa = (1.0 + nxu[0] * nxu[0] + nxu[1] * nxu[1] + nxu[2] * nxu[2]) / (g * (g + nu));
-          const double k3 = kappa * kappa * kappa;
-          const double nb_[3] = {n[0] - beta[0], n[1] - beta[1], n[2] - beta[2]};
-          double Enear[3], Efar[3];
-          const double cross1[3] = {nb_[1] * bd[2] - nb_[2] * bd[1], nb_[2] * bd[0] - nb_[0] * bd[2],
-                                    nb_[0] * bd[1] - nb_[1] * bd[0]};
-          const double cross2[3] = {n[1] * cross1[2] - n[2] * cross1[1], n[2] * cross1[0] - n[0] * cross1[2],
-                                    n[0] * cross1[1] - n[1] * cross1[0]};
-          for (int i = 0; i < 3; ++i) {
-            Enear[i] = nb_[i] / (g * g * k3 * R * R);
-            Efar[i] = cross2[i] / (k3 * R);
-          }
+          const std::optional<double> tau = retarded_tau(solver.get(), o, e.tau0, tau_end, eps_abs);
+          if (!tau) continue;  // retarded time outside the spline: nothing
+          double Enear[3], Efar[3], n[3];
+          lw_field(sp, *tau, o, Enear, Efar, n);
           const double Et[3] = {Enear[0] + Efar[0], Enear[1] + Efar[1], Enear[2] + Efar[2]};
           auto put = [&](int bucket, const double v[3], bool cross_n) {
             double w[3] = {v[0], v[1], v[2]};

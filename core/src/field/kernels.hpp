@@ -1,5 +1,5 @@
 // Internal: the OpenCL C sources of cl/, embedded at build time (cmake/EmbedKernels.cmake) or read
-// from EDM_CL_PATH=<dir> at run time so a kernel can be edited without relinking (STYLE 5).
+// from EDM_CL_PATH=<dir> at run time so a kernel can be edited without relinking.
 #pragma once
 #include <map>
 #include <string>

@@ -35,6 +35,8 @@ class Device {
                       const std::map<std::string, std::string>& defines, int max_registers = 0);
 
  private:
+  cl::Program build_from_source(const std::string& source, const std::string& options);
+
   DeviceInfo info_;
   cl::Platform platform_;
   cl::Device device_;

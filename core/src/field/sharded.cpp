@@ -22,7 +22,7 @@ SplineBatch slice_batch(const SplineBatch& b, std::size_t first, std::size_t cou
 
 ShardedFieldAccumulator::ShardedFieldAccumulator(const std::vector<DeviceInfo>& devices, const Screen& screen,
                                                  Mode mode, const KernelOptions& options) {
-  if (devices.empty()) throw ConfigError("EDM-DEV-003", "no device to accumulate on");
+  if (devices.empty()) throw ConfigError("EDM-DEV-004", "no device to accumulate on");
   // Every device's buffers are created (and the memory guard checked) before anything is solved.
   for (const auto& d : devices) accs_.emplace_back(open_device(d), screen, mode, options);
 }

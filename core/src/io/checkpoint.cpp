@@ -110,6 +110,7 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
       Handle a(H5Acreate2(root, "format", t.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
       H5Awrite(a.get(), t.get(), kFormat);
     }
+    h5::write_attr(root, "edm_layout", "edm checkpoint.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
     put_string(root, "run_id", st.run_id, partial);
     put_string(root, "campaign", st.campaign_text, partial);
     put_attr_u64(root, "next_electron", st.next_electron);

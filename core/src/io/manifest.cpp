@@ -46,15 +46,17 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                      {"checkpoints_written", int64_t(s.checkpoints_written)}});
 
   const auto& a = campaign.accumulator;
+  // Where every key's value came from: one entry per key of the key table and of the scenario's
+  // section (Campaign::origins holds them all).
   toml::table origins;
   for (const auto& [key, origin] : campaign.origins) origins.insert(key, origin_name(origin));
   toml::table config{{"scenario", campaign.run.scenario},
-                     {"mode", campaign.run.mode},
+                     {"mode", name(campaign.run.mode)},
                      {"electron_batch", int64_t(s.electron_batch)},
                      {"electron_batch_setting", a.electron_batch < 0 ? std::string("auto")
                                                                      : std::to_string(a.electron_batch)},
                      {"batch_overlap", a.batch_overlap},
-                     {"kernel", a.kernel},
+                     {"kernel", name(a.kernel)},
                      {"newton_iters", a.newton_iters},
                      {"coef_reuse", a.coef_reuse},
                      {"sample_chunks", x.sample_chunks},
@@ -67,23 +69,29 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                      {"nv_seed", x.nv_seed},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
-                     {"model", campaign.trajectory.model},
+                     {"model", name(campaign.trajectory.model)},
                      {"checkpoint_every", int64_t(s.checkpoint_every)}};
   config.insert("origin", std::move(origins));
   m.insert("config", std::move(config));
 
   const auto& L = campaign.laser;
-  m.insert("laser", toml::table{{"profile", L.profile},
+  m.insert("laser", toml::table{{"profile", name(L.profile)},
                                 {"wavelength", L.wavelength},
                                 {"omega", units.omega},
                                 {"a0", x.a0_effective},
-                                {"polarization", L.polarization},
+                                {"polarization", name(L.polarization)},
                                 {"duration", L.duration},
-                                {"envelope", L.envelope}});
-  m.insert("electrons", toml::table{{"distribution", campaign.electrons.distribution},
+                                {"envelope", name(L.envelope)}});
+  m.insert("electrons", toml::table{{"distribution", name(campaign.electrons.distribution)},
                                     {"count", int64_t(s.electrons)},
                                     {"batches", int64_t(s.batches)},
                                     {"knots_total", int64_t(s.knots_total)}});
+  if (const EnsembleKinematics& k = x.kinematics; k.electrons > 0)
+    m.insert("kinematics", toml::table{{"electrons", int64_t(k.electrons)},
+                                       {"laser_direction", k.laser_direction},
+                                       {"light_front_h", k.light_front_h},
+                                       {"gamma_mean", k.gamma_mean},
+                                       {"u_perp2_mean", k.u_perp2_mean}});
   const Screen& sc = s.screen;
   m.insert("screen", toml::table{{"nx", sc.nx},
                                  {"ny", sc.ny},
@@ -93,7 +101,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"half_width_y", sc.half_y * units.length()},
                                  {"dt", sc.dt * units.time()},
                                  {"t_start", (sc.t0_rel + std::abs(sc.z)) * units.time()},
-                                 {"window", campaign.screen.window}});
+                                 {"window", name(campaign.screen.window)}});
   const auto& cov = s.coverage;
   m.insert("window", toml::table{{"covered", cov.clipped_electrons() == 0},
                                  {"clipped_electrons", int64_t(cov.clipped_electrons())},

@@ -4,8 +4,14 @@
 
 #include <hdf5.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <vector>
 
 #include "edm/error.hpp"
@@ -22,19 +28,37 @@ Handle create_group(hid_t parent, const char* name, const std::filesystem::path&
   return g;
 }
 
+// openPMD strings are fixed-length plain ASCII; the size includes the terminating NUL so that
+// the NULLTERM padding is honest and every reader (C, h5py, openPMD-api) sees the same text.
 void attr_string(hid_t obj, const char* name, const std::string& value) {
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), value.size() ? value.size() : 1);
+  H5Tset_size(type.get(), value.size() + 1);
   H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a.get(), type.get(), value.c_str());
 }
 
+// A 1-D array of fixed-length strings (openPMD axisLabels), each padded to the longest + NUL.
+void attr_strings(hid_t obj, const char* name, const std::vector<std::string>& values) {
+  std::size_t width = 1;
+  for (const auto& v : values) width = std::max(width, v.size() + 1);
+  std::vector<char> buf(width * values.size(), '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) values[i].copy(buf.data() + i * width, values[i].size());
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), width);
+  H5Tset_strpad(type.get(), H5T_STR_NULLTERM);
+  hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle a(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), type.get(), buf.data());
+}
+
+// One value is written as a scalar attribute, several as a 1-D array.
 void attr_doubles(hid_t obj, const char* name, const std::vector<double>& v) {
   hsize_t n = v.size();
   Handle space(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Handle a(H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Handle a(H5Acreate2(obj, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a.get(), H5T_NATIVE_DOUBLE, v.data());
 }
 
@@ -42,6 +66,12 @@ void attr_u64(hid_t obj, const char* name, std::uint64_t v) {
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(obj, name, H5T_NATIVE_UINT64, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a.get(), H5T_NATIVE_UINT64, &v);
+}
+
+void attr_u32(hid_t obj, const char* name, std::uint32_t v) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(obj, name, H5T_STD_U32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), H5T_NATIVE_UINT32, &v);
 }
 
 void write_1d(hid_t parent, const char* name, const std::vector<double>& v, const char* unit,
@@ -59,6 +89,128 @@ void write_1d(hid_t parent, const char* name, const std::vector<double>& v, cons
 // openPMD unitDimension: powers of (L, M, T, I, θ, N, J).
 const std::array<double, 7> kDimE = {1, 1, -3, -1, 0, 0, 0};  // V/m = kg·m·s⁻³·A⁻¹
 const std::array<double, 7> kDimB = {0, 1, -2, -1, 0, 0, 0};  // T = kg·s⁻²·A⁻¹
+
+// The one iteration of a run (share/docs/outputs.md, "openPMD"): every field sits under
+// /data/0/meshes/, and /E, /B, … are second hard links to the same groups.
+constexpr const char* kIterationPath = "/data/0/";
+constexpr const char* kMeshesPath = "meshes/";
+
+std::string host_name() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+// openPMD's recommended `author` ("author and contact"): EDM_AUTHOR when set, else the account
+// that ran edm, as login@host.
+std::string default_author() {
+  if (const char* a = std::getenv("EDM_AUTHOR"); a && *a) return a;
+  std::string login;
+  if (const passwd* pw = getpwuid(geteuid()); pw && pw->pw_name) login = pw->pw_name;
+  if (login.empty())
+    if (const char* u = std::getenv("USER")) login = u;
+  return (login.empty() ? "unknown" : login) + "@" + host_name();
+}
+
+// openPMD's `date` format "YYYY-MM-DD HH:mm:ss tz", in UTC.
+std::string utc_date() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S +0000", &tm);
+  return buf;
+}
+
+std::string hdf5_version() {
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  return "hdf5@" + std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+}
+
+// edm's own root attributes, then the openPMD 1.1.0 root attributes (required: openPMD,
+// openPMDextension, basePath, meshesPath, iterationEncoding, iterationFormat; recommended:
+// author, software, softwareVersion, date; optional: machine, softwareDependencies).
+void write_root_attributes(hid_t f, const Screen& screen, const Normalization& units, const FieldFileInfo& info) {
+  attr_string(f, "edm_version", info.edm_version);
+  attr_string(f, "run_id", info.run_id);
+  attr_string(f, "scenario", info.scenario);
+  attr_string(f, "mode", info.mode == Mode::Total ? "total" : "split");
+  attr_string(f, "units", "SI: E in V/m, B in T, lengths in m, times in s");
+  attr_u64(f, "electron_count", info.electrons);
+  attr_doubles(f, "screen_z", {screen.z * units.length()});
+  attr_string(f, "edm_layout", "openPMD 1.1.0 (meshes under /data/0/meshes/; /E, /B, /axes, /gamma are edm's paths)");
+
+  attr_string(f, "openPMD", "1.1.0");
+  attr_u32(f, "openPMDextension", 0);  // the base standard only
+  attr_string(f, "basePath", "/data/%T/");
+  attr_string(f, "meshesPath", kMeshesPath);
+  attr_string(f, "iterationEncoding", "groupBased");
+  attr_string(f, "iterationFormat", "/data/%T/");
+  attr_string(f, "author", info.author.empty() ? default_author() : info.author);
+  attr_string(f, "software", "edm");
+  attr_string(f, "softwareVersion", info.edm_version);
+  attr_string(f, "date", info.date.empty() ? utc_date() : info.date);
+  attr_string(f, "machine", info.machine.empty() ? host_name() : info.machine);
+  attr_string(f, "softwareDependencies", hdf5_version());
+}
+
+void write_axes(hid_t f, const Screen& screen, const Normalization& units, const std::filesystem::path& path) {
+  const double L = units.length(), T = units.time();
+  Handle axes = create_group(f, "axes", path);
+  std::vector<double> xs(screen.nx), ys(screen.ny), ts(screen.samples);
+  for (int i = 0; i < screen.nx; ++i) xs[i] = screen.pixel_x(i) * L;
+  for (int j = 0; j < screen.ny; ++j) ys[j] = screen.pixel_y(j) * L;
+  // Absolute lab-frame observer time on the laser's clock: t = t_rel + |Z| (normalised).
+  for (int k = 0; k < screen.samples; ++k) ts[k] = (screen.t_rel(k) + std::abs(screen.z)) * T;
+  write_1d(axes.get(), "x", xs, "m", path);
+  write_1d(axes.get(), "y", ys, "m", path);
+  write_1d(axes.get(), "t", ts, "s", path);
+}
+
+// /data/0/ with openPMD's iteration attributes. The run is one iteration; its `time` is the origin
+// of the laser's clock, so that the mesh axis t (absolute observer time) needs no offset, and
+// `dt` is the observer sample step. The observer time is a mesh axis, not the iteration time.
+Handle create_iteration(hid_t f, const Screen& screen, const Normalization& units, const std::filesystem::path& path) {
+  Handle data = create_group(f, "data", path);
+  Handle it = create_group(data.get(), "0", path);
+  attr_doubles(it.get(), "time", {0.0});
+  attr_doubles(it.get(), "dt", {screen.dt * units.time()});
+  attr_doubles(it.get(), "timeUnitSI", {1.0});
+  attr_string(it.get(), "comment",
+              "edm writes one iteration per run: time = 0 is the origin of the laser's clock (the envelope "
+              "centre crosses z = 0 at t = 0); the observer time of the screen is the mesh axis t, and dt is "
+              "its sample step");
+  return create_group(it.get(), "meshes", path);
+}
+
+// The openPMD mesh-record attributes of one field group (E, B, E_far, B_far): a (y, x, t) grid,
+// C order, every axis already in SI (m, m, s), hence gridUnitSI = 1.
+void write_mesh_attributes(hid_t g, const char* name, bool electric, const Screen& screen, const Normalization& units) {
+  const double L = units.length(), T = units.time();
+  const double dx = screen.nx > 1 ? 2 * screen.half_x / (screen.nx - 1) * L : 0;
+  const double dy = screen.ny > 1 ? 2 * screen.half_y / (screen.ny - 1) * L : 0;
+  const auto& dim = electric ? kDimE : kDimB;
+  attr_string(g, "geometry", "cartesian");
+  attr_string(g, "dataOrder", "C");
+  attr_strings(g, "axisLabels", {"y", "x", "t"});
+  attr_doubles(g, "gridSpacing", {dy, dx, screen.dt * T});
+  attr_doubles(g, "gridGlobalOffset",
+               {screen.pixel_y(0) * L, screen.pixel_x(0) * L, (screen.t_rel(0) + std::abs(screen.z)) * T});
+  attr_doubles(g, "gridUnitSI", {1.0});
+  // Not in openPMD 1.1.0: the per-axis dimensions (L, L, T) under the name and layout (7 powers
+  // per axis) that the openPMD 2.0 draft gives them, so that a reader can tell that t is time.
+  std::vector<double> grid_dim(21, 0.0);
+  grid_dim[0] = grid_dim[7] = 1.0;  // y, x: length
+  grid_dim[14 + 2] = 1.0;           // t: time
+  attr_doubles(g, "gridUnitDimension", grid_dim);
+  attr_doubles(g, "unitDimension", std::vector<double>(dim.begin(), dim.end()));
+  attr_doubles(g, "timeOffset", {0.0});
+  attr_string(g, "comment",
+              std::string(name) + (electric ? " (V/m)" : " (T)") +
+                  " on the screen plane: axes y, x are pixel centres (m), axis t is the absolute lab-frame "
+                  "observer time on the laser's clock (s), not a spatial axis");
+}
 
 }  // namespace
 
@@ -87,51 +239,24 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
   I.file = Handle(H5Fcreate(I.partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!I.file.valid()) io_fail("cannot create the field file", I.partial_path);
   hid_t f = I.file.get();
-
-  const double L = units.length(), T = units.time();
-  attr_string(f, "edm_version", info.edm_version);
-  attr_string(f, "run_id", info.run_id);
-  attr_string(f, "scenario", info.scenario);
-  attr_string(f, "mode", info.mode == Mode::Total ? "total" : "split");
-  attr_string(f, "units", "SI: E in V/m, B in T, lengths in m, times in s");
-  attr_u64(f, "electron_count", info.electrons);
-  attr_doubles(f, "screen_z", {screen.z * L});
-  attr_string(f, "openPMD", "1.1.0");
-  attr_string(f, "meshesPath", "/");
-
-  {
-    Handle axes = create_group(f, "axes", I.partial_path);
-    std::vector<double> xs(screen.nx), ys(screen.ny), ts(screen.samples);
-    for (int i = 0; i < screen.nx; ++i) xs[i] = screen.pixel_x(i) * L;
-    for (int j = 0; j < screen.ny; ++j) ys[j] = screen.pixel_y(j) * L;
-    // Absolute lab-frame observer time on the laser's clock: t = t_rel + |Z| (normalised).
-    for (int k = 0; k < screen.samples; ++k) ts[k] = (screen.t_rel(k) + std::abs(screen.z)) * T;
-    write_1d(axes.get(), "x", xs, "m", I.partial_path);
-    write_1d(axes.get(), "y", ys, "m", I.partial_path);
-    write_1d(axes.get(), "t", ts, "s", I.partial_path);
-  }
+  write_root_attributes(f, screen, units, info);
+  write_axes(f, screen, units, I.partial_path);
+  Handle meshes = create_iteration(f, screen, units, I.partial_path);
 
   const int buckets = bucket_count(info.mode);
   hsize_t dims[3] = {hsize_t(screen.ny), hsize_t(screen.nx), hsize_t(screen.samples)};
   Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
-  const double dx = screen.nx > 1 ? 2 * screen.half_x / (screen.nx - 1) * L : 0;
-  const double dy = screen.ny > 1 ? 2 * screen.half_y / (screen.ny - 1) * L : 0;
+  const char* cname[3] = {"x", "y", "z"};
   I.datasets.resize(buckets);
   for (int b = 0; b < buckets; ++b) {
     const bool electric = (b % 2) == 0;
-    Handle g = create_group(f, bucket_name(b), I.partial_path);
-    attr_string(g.get(), "geometry", "cartesian");
-    attr_string(g.get(), "dataOrder", "C");
-    attr_string(g.get(), "axisLabels", "y,x,t");
-    attr_doubles(g.get(), "gridSpacing", {dy, dx, screen.dt * T});
-    attr_doubles(g.get(), "gridGlobalOffset",
-                 {screen.pixel_y(0) * L, screen.pixel_x(0) * L, (screen.t_rel(0) + std::abs(screen.z)) * T});
-    attr_doubles(g.get(), "gridUnitSI", {1.0});
-    attr_doubles(g.get(), "unitDimension",
-                 std::vector<double>((electric ? kDimE : kDimB).begin(), (electric ? kDimE : kDimB).end()));
-    attr_doubles(g.get(), "timeOffset", {0.0});
+    Handle g = create_group(meshes.get(), bucket_name(b), I.partial_path);
+    // The historical path /E (…) names the same group: a hard link, so both names are equal
+    // (neither can dangle) and /E/x is the very dataset /data/0/meshes/E/x.
+    check(H5Lcreate_hard(meshes.get(), bucket_name(b), f, bucket_name(b), H5P_DEFAULT, H5P_DEFAULT),
+          std::string("cannot link /") + bucket_name(b), I.partial_path);
+    write_mesh_attributes(g.get(), bucket_name(b), electric, screen, units);
     for (int c = 0; c < 3; ++c) {
-      const char* cname[3] = {"x", "y", "z"};
       Handle d(H5Dcreate2(g.get(), cname[c], H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
                           H5P_DEFAULT),
                H5Dclose);
@@ -139,6 +264,8 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
       attr_doubles(d.get(), "unitSI", {1.0});
       attr_string(d.get(), "unit", electric ? "V/m" : "T");
       attr_doubles(d.get(), "position", {0.0, 0.0, 0.0});
+      attr_string(d.get(), "comment",
+                  std::string(bucket_name(b)) + "_" + cname[c] + " in " + (electric ? "V/m" : "T"));
       I.datasets[b][c] = std::move(d);
     }
   }
@@ -237,7 +364,7 @@ std::vector<double> read_field_component(const std::filesystem::path& file, cons
   // would overrun) and must be really stored before anything is allocated.
   const hssize_t npoints = H5Sget_simple_extent_npoints(space.get());
   if (npoints < 0 || (dims[0] && dims[1] && (hsize_t(npoints) / dims[0] / dims[1] != dims[2])))
-    throw IoError("EDM-IO-014", name + " in " + file.string() + " has an impossible shape");
+    throw IoError("EDM-IO-018", name + " in " + file.string() + " has an impossible shape");
   h5::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
   std::vector<double> v(dims[0] * dims[1] * dims[2]);
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)

@@ -11,8 +11,10 @@
 #include <numbers>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "edm/error.hpp"
+#include "edm/schema.hpp"
 
 namespace edm {
 
@@ -163,10 +165,12 @@ double PortableRng::normal() {
 }
 
 std::vector<ElectronInit> gaussian_beam(const ElectronsSection& s, double gamma, std::uint64_t seed) {
-  if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-207", "electrons: gamma must be >= 1");
-  if (s.sigma_x < 0 || s.sigma_y < 0 || s.sigma_z < 0 || s.energy_spread < 0 || s.emittance_x < 0 ||
-      s.emittance_y < 0)
-    throw ConfigError("EDM-CFG-208", "electrons: sigma_*, energy_spread and emittance_* must be >= 0");
+  // A section built in code has not been through the key table: the guards ask the table.
+  check_key_value("electrons.gamma", gamma, "EDM-CFG-207");
+  for (const auto& [key, v] : {std::pair{"electrons.sigma_x", s.sigma_x}, {"electrons.sigma_y", s.sigma_y},
+                               {"electrons.sigma_z", s.sigma_z}, {"electrons.energy_spread", s.energy_spread},
+                               {"electrons.emittance_x", s.emittance_x}, {"electrons.emittance_y", s.emittance_y}})
+    check_key_value(key, v, "EDM-CFG-208");
   // Uncorrelated beam at its waist: σ_ux = ε_n/σ_x (normalised emittance ε_n = σ_x σ_ux).
   const double sux = s.sigma_x > 0 ? s.emittance_x / s.sigma_x : 0.0;
   const double suy = s.sigma_y > 0 ? s.emittance_y / s.sigma_y : 0.0;

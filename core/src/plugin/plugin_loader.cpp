@@ -1,4 +1,4 @@
-// Plugin discovery and two-phase loading (STYLE 12–14): find *.edmplugin files on the search path,
+// Plugin discovery and two-phase loading: find *.edmplugin files on the search path,
 // dlopen each with RTLD_NOW | RTLD_LOCAL, query the C descriptor and check its size and ABI version
 // before calling anything else, then register. A bad file becomes a PluginFailure with the reason;
 // it never stops the others from loading.
@@ -60,7 +60,7 @@ std::vector<fs::path> scan(const fs::path& entry) {
 // The plugin's section keys must be usable by core's validation: a name, a known type, and a
 // default that is TOML of that type (or empty: no default). Checked at load so that a plugin bug is
 // reported by `edm plugins`, not as a confusing campaign error later.
-std::string check_keys(const edm_plugin_v1& d) {
+std::string check_keys(const edm_plugin_v2& d) {
   std::set<std::string> names;
   for (uint32_t i = 0; i < d.n_keys; ++i) {
     const edm_key_spec& k = d.keys[i];
@@ -184,7 +184,7 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
         continue;
       }
       const auto query = reinterpret_cast<edm_plugin_query_fn>(sym);
-      const edm_plugin_v1* desc = query();
+      const edm_plugin_v2* desc = query();
       if (!desc) {
         fail(EDM_PLUGIN_ENTRY " returned NULL");
         continue;
@@ -196,9 +196,10 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
              std::to_string(EDM_PLUGIN_ABI_VERSION) + ")");
         continue;
       }
-      if (desc->struct_size < sizeof(edm_plugin_v1)) {
-        fail("descriptor too small: " + std::to_string(desc->struct_size) + " bytes, ABI 1 needs " +
-             std::to_string(sizeof(edm_plugin_v1)));
+      if (desc->struct_size < sizeof(edm_plugin_v2)) {
+        fail("descriptor too small: " + std::to_string(desc->struct_size) + " bytes, ABI " +
+             std::to_string(EDM_PLUGIN_ABI_VERSION) + " needs " +
+             std::to_string(sizeof(edm_plugin_v2)));
         continue;
       }
       if (!desc->name || !*desc->name) {

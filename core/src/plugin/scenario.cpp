@@ -1,4 +1,5 @@
-// Scenario: RAII and error translation over a plugin's C scenario table.
+// Scenario: RAII and error translation over a plugin's C scenario table, and the kinematics of the
+// ensemble it starts (for the manifest).
 #include <string>
 
 #include "edm/error.hpp"
@@ -33,7 +34,8 @@ template <class Fallback>
 
 Scenario::Scenario(const Plugin& plugin, const Campaign& campaign) {
   char err[1024] = {0};
-  if (plugin.descriptor().create(to_handle(campaign), &s_, err, sizeof err) != 0)
+  const CampaignView view(campaign);  // only C types cross: the view lives through create
+  if (plugin.descriptor().create(view.get(), &s_, err, sizeof err) != 0)
     rethrow_plugin_error<PluginError>(
         "scenario '" + plugin.name() + "' (" + plugin.path().string() + ") refused the campaign: ", err, "EDM-PLG-020");
 }
@@ -67,6 +69,30 @@ edm_track Scenario::track(std::uint64_t i) const {
   if (!s_.track || s_.track(s_.self, i, &t, err, sizeof err) != 0)
     rethrow_plugin_error<PhysicsError>("track of electron " + std::to_string(i) + ": ", err, "EDM-TRJ-003");
   return t;
+}
+
+EnsembleKinematics initial_kinematics(const Scenario& scenario) {
+  EnsembleKinematics k;
+  const std::uint64_t n = scenario.electron_count();
+  if (n == 0) return k;
+  const int s = scenario.laser_direction();
+  double h = 0, gamma = 0, uperp2 = 0;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    double y[8];
+    scenario.initial_state(i, y);
+    const double up2 = y[5] * y[5] + y[6] * y[6];
+    // h (γ + s u_z) = 1 + u_⊥²: the quotient keeps the digits that γ − s u_z loses for an electron
+    // moving fast along the laser.
+    h += s * y[7] > 0 ? (1 + up2) / (y[4] + s * y[7]) : y[4] - s * y[7];
+    gamma += y[4];
+    uperp2 += up2;
+  }
+  k.electrons = n;
+  k.laser_direction = s;
+  k.light_front_h = h / double(n);
+  k.gamma_mean = gamma / double(n);
+  k.u_perp2_mean = uperp2 / double(n);
+  return k;
 }
 
 }  // namespace edm

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "edm/error.hpp"
+#include "edm/schema.hpp"
 
 namespace edm {
 namespace {
@@ -262,11 +263,11 @@ void SplineBatch::release() {
 
 SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, std::uint64_t count,
                                const SolveOptions& options) {
-  if (options.knots_per_period < 2)
-    throw ConfigError("EDM-CFG-301", "trajectory.knots_per_period must be >= 2");
+  // SolveOptions built in code have not been through the key table: the guard asks the table.
+  check_key_value("trajectory.knots_per_period", options.knots_per_period, "EDM-CFG-301");
   if (!scenario.has_rhs() && !scenario.has_tracks())
-    throw PhysicsError("EDM-TRJ-031", "scenario has neither equations of motion nor tracks");
-  // GSL's default handler aborts; core never aborts (STYLE 11): failures come back as status codes.
+    throw PhysicsError("EDM-TRJ-004", "scenario has neither equations of motion nor tracks");
+  // GSL's default handler aborts; core never aborts: failures come back as status codes.
   gsl_set_error_handler_off();
 
   std::vector<Knots> knots(count);

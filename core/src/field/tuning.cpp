@@ -1,0 +1,172 @@
+// The field kernel's device tuning: the table of defaults per vendor and device type, and how a
+// request's explicit values apply over it (tuning.hpp). Only speed depends on these values: every
+// slot gets the same additions in the same order whatever they are.
+#include "field/tuning.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "edm/error.hpp"
+#include "edm/schema.hpp"
+
+namespace edm::detail {
+namespace {
+
+// Why each value: BENCHMARKS.md, section "Tuning defaults", the subsection named in the first
+// column. Rows are tried in order; the last one matches every device.
+// clang-format off
+constexpr TuningRow kRows[] = {
+    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave
+    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false},
+    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false},
+    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true},
+    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false},
+};
+// clang-format on
+
+// The same on every device, since the devices of one run must share one cube layout (the reduce
+// and checkpoints compare it): BENCHMARKS.md, "Tuning defaults", "Every device".
+constexpr PixelOrder kPixelOrder = PixelOrder::Rings;
+constexpr int kTileWidth = 4;  // when tiles are asked for without a width (if it divides the work-group)
+
+// The launch's electrons travel by value, 6 doubles each (lw_group in cl/lienard_wiechert.cl); the
+// other arguments take at most 256 bytes of the parameter space.
+constexpr std::size_t kGroupBytesPerElectron = 6 * sizeof(double);
+constexpr std::size_t kOtherArgumentBytes = 256;
+
+bool matches(const TuningRow& r, const DeviceInfo& d) {
+  return (!*r.vendor || d.vendor.find(r.vendor) != std::string::npos) && (!*r.type || d.type == r.type);
+}
+
+// Ranges of the explicit values (0 = from the device): the key table's rules, for options built in
+// code rather than read from a campaign (tests, tools).
+void check_request(const KernelOptions& o) {
+  check_key_value("accumulator.newton_iters", o.newton_iters, "EDM-ACC-005");
+  check_key_value("accumulator.sample_chunks", o.sample_chunks, "EDM-ACC-006");
+  check_key_value("accumulator.work_group", o.work_group, "EDM-ACC-006");
+  check_key_value("accumulator.electron_group", o.electron_group, "EDM-ACC-008");
+}
+
+// Enough work-items to fill every compute unit many times over, never more chunks than samples.
+// Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
+int default_chunks(const TuningRow& row, const DeviceInfo& d, const Screen& s) {
+  const double target = double(row.work_items_per_cu) * d.compute_units;
+  const int c = int(std::ceil(target / double(s.pixels())));
+  return std::clamp(c, 1, std::max(1, std::min(s.samples, row.max_chunks)));
+}
+
+void check_group_fits(int group, std::size_t max_parameter_bytes, const std::string& where) {
+  const std::size_t fit = max_parameter_bytes > kOtherArgumentBytes
+                              ? (max_parameter_bytes - kOtherArgumentBytes) / kGroupBytesPerElectron
+                              : 1;
+  if (std::size_t(group) > fit)
+    throw ConfigError("EDM-ACC-015", "accumulator.electron_group = " + std::to_string(group) +
+                                         " exceeds the " + std::to_string(fit) +
+                                         " electrons per launch that the kernel parameters of " + where +
+                                         " can hold");
+}
+
+// The solver state in local memory sizes its arrays by the work-group, which is then fixed before
+// the build: the set value, else the row's (or the device's maximum). Returns that work-group, or 0
+// when the state stays in registers.
+std::size_t resolve_state_local(KernelOptions& o, const TuningRow& row, const DeviceInfo& d,
+                                const std::string& where) {
+  const std::size_t wg = o.work_group > 0 ? std::size_t(o.work_group)
+                                          : std::min<std::size_t>(std::size_t(row.work_group),
+                                                                  std::max<std::size_t>(1, d.max_work_group));
+  const std::uint64_t need = std::uint64_t(o.electron_group) * wg * kStateBytes;
+  const bool fits = need + 1024 <= d.local_memory;
+  if (o.state_local == 0) o.state_local = row.state_local && fits ? 1 : -1;
+  if (o.state_local <= 0) return 0;
+  if (!fits)
+    throw ConfigError("EDM-ACC-013", "solver state of " + std::to_string(o.electron_group) + " electrons × " +
+                                         std::to_string(wg) + " work-items (" + std::to_string(need) +
+                                         " bytes) does not fit the local memory of " + where +
+                                         "; lower accumulator.electron_group or work_group");
+  return wg;
+}
+
+// NVIDIA's seeds are inline PTX, which only NVIDIA's OpenCL compiles: asking for them elsewhere, or
+// without fast_recip (whose seeds they are), is an error.
+void resolve_seeds(KernelOptions& o, const TuningRow& row, const DeviceInfo& d, const std::string& where) {
+  if (o.fast_recip == 0) o.fast_recip = row.fast_recip ? 1 : -1;
+  const bool nvidia = d.vendor.find("NVIDIA") != std::string::npos;
+  if (o.nv_seed == 0) o.nv_seed = row.nv_seed && o.fast_recip > 0 ? 1 : -1;
+  if (o.nv_seed > 0 && !(nvidia && o.fast_recip > 0))
+    throw ConfigError("EDM-ACC-025",
+                      "kernel option nv_seed (NVIDIA's FP64 approximation instructions as seeds of "
+                      "fast_recip) needs an NVIDIA device and fast_recip on; " +
+                          where + (nvidia ? " has fast_recip off" : " is not an NVIDIA device"));
+}
+
+// The phase-by-phase solve holds the group's state in registers (cl/lienard_wiechert.cl).
+void resolve_interleave(KernelOptions& o, const TuningRow& row, std::size_t fixed_work_group,
+                        const std::string& where) {
+  if (o.interleave == 0) o.interleave = row.interleave && fixed_work_group == 0 ? 1 : -1;
+  if (o.interleave > 0 && fixed_work_group > 0)
+    throw ConfigError("EDM-ACC-024",
+                      "the interleaved solve (kernel option interleave) keeps the solver state in "
+                      "registers; it cannot be combined with the state in local memory on " +
+                          where);
+}
+
+}  // namespace
+
+std::span<const TuningRow> tuning_table() { return kRows; }
+
+const TuningRow& tuning_row(const DeviceInfo& device) {
+  for (const TuningRow& r : kRows)
+    if (matches(r, device)) return r;
+  return kRows[std::size(kRows) - 1];  // unreachable: the last row matches every device
+}
+
+KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& device,
+                            std::size_t max_parameter_bytes, const Screen& screen, const std::string& where) {
+  check_request(requested);
+  const TuningRow& row = tuning_row(device);
+  KernelTuning t{requested, 0};
+  KernelOptions& o = t.options;
+  if (o.sample_chunks == 0) o.sample_chunks = default_chunks(row, device, screen);
+  if (o.electron_group == 0) o.electron_group = row.electron_group;
+  check_group_fits(o.electron_group, max_parameter_bytes, where);
+  o.sample_chunks = std::min(o.sample_chunks, screen.samples);
+  t.fixed_work_group = resolve_state_local(o, row, device, where);
+  resolve_seeds(o, row, device, where);
+  resolve_interleave(o, row, t.fixed_work_group, where);
+  if (o.max_registers == 0) o.max_registers = row.max_registers;
+  return t;
+}
+
+void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t kernel_max_work_group,
+                          std::size_t preferred_multiple, const std::string& where) {
+  KernelOptions& o = t.options;
+  // The kernel's preferred multiple (warp, wavefront or SIMD width) times what fits up to the row's
+  // work-group, unless the local-memory state fixed it or it is set.
+  const std::size_t mult = std::max<std::size_t>(1, preferred_multiple);
+  const std::size_t aim =
+      std::min<std::size_t>(std::size_t(tuning_row(device).work_group), kernel_max_work_group);
+  const std::size_t wg = t.fixed_work_group > 0 ? t.fixed_work_group
+                         : o.work_group > 0     ? std::size_t(o.work_group)
+                                                : std::max(mult, aim / mult * mult);
+  if (wg > kernel_max_work_group)
+    throw ConfigError("EDM-ACC-007", "accumulator.work_group = " + std::to_string(wg) +
+                                         " exceeds the kernel's "
+                                         "maximum of " +
+                                         std::to_string(kernel_max_work_group) + " on " + where);
+  PixelOrder order = o.pixel_order;
+  if (order == PixelOrder::Auto)
+    order = o.tile_width > 0 ? PixelOrder::Tiles : o.tile_width < 0 ? PixelOrder::Rows : kPixelOrder;
+  std::size_t tw = 0;
+  if (order == PixelOrder::Tiles) {
+    tw = o.tile_width > 0 ? std::size_t(o.tile_width) : (wg % kTileWidth == 0 ? kTileWidth : 1);
+    if (wg % tw != 0)
+      throw ConfigError("EDM-ACC-009", "tile width " + std::to_string(tw) +
+                                           " does not divide the work-group size " + std::to_string(wg));
+  }
+  o.pixel_order = order;
+  o.work_group = int(wg);
+  o.tile_width = int(tw);
+}
+
+}  // namespace edm::detail

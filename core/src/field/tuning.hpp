@@ -1,0 +1,64 @@
+// The field kernel's device tuning (internal): one small table of defaults per vendor and device
+// type, and the functions that apply a request over it (in the manner of CLBlast's database: a row
+// gives the defaults, the caller's explicit values win, combinations that cannot work are refused
+// by name). The measurement behind each row's values is in BENCHMARKS.md, section
+// "Tuning defaults", under the row's name.
+#pragma once
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "edm/device.hpp"
+#include "edm/kernel_options.hpp"
+#include "edm/screen.hpp"
+
+namespace edm::detail {
+
+// The defaults for devices whose vendor contains `vendor` ("" = any) and whose type is `type`
+// ("" = any); the first matching row of tuning_table() applies.
+struct TuningRow {
+  const char* name;  // the row's name, also its subsection in BENCHMARKS.md "Tuning defaults"
+  const char* vendor;
+  const char* type;
+  int work_items_per_cu;  // sample_chunks: enough (position, chunk) work-items for this many per
+                          // compute unit, at most max_chunks and never more than the samples
+  int max_chunks;
+  int electron_group;      // G, electrons per launch
+  int work_group;          // the work-group aimed for (rounded down to the kernel's preferred multiple)
+  bool state_local;        // the solver state in local memory whenever it fits
+  int max_registers;       // register cap (NVIDIA's compiler only); −1 = none
+  bool fast_recip;         // refined seeds for the divisions and square roots of the per-slot path
+  bool nv_seed;            // those seeds from NVIDIA's FP64 approximation instructions
+  bool interleave;         // the group's warm solves phase by phase (only with the state in registers)
+  PixelOrder pixel_order;  // the order when neither pixel_order nor tile_width asks for one
+  int tile_width;          // pixels per tile row when tiles are asked for without a width
+};
+
+std::span<const TuningRow> tuning_table();
+const TuningRow& tuning_row(const DeviceInfo& device);
+
+// The options after the device's defaults are applied (every 0 replaced), before the build.
+struct KernelTuning {
+  KernelOptions options;
+  // > 0: the solver state lives in local memory, whose arrays are sized by the work-group, so the
+  // work-group is fixed to this before the build (the define LW_WG); 0: chosen after the build.
+  std::size_t fixed_work_group = 0;
+};
+
+// Applies `requested` over the device's row: explicit values are kept, zeros take the row's
+// default; ConfigError naming the option when the values cannot work together on this device
+// (`where` names the device in the message). max_parameter_bytes: the device's kernel-argument
+// space (it bounds G: the launch's electrons travel by value).
+KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& device,
+                            std::size_t max_parameter_bytes, const Screen& screen, const std::string& where);
+
+// After the build: the work-group from the kernel's limits (unless fixed before), then the pixel
+// order and its tile width. Sets options.work_group, pixel_order and tile_width.
+void resolve_launch_shape(KernelTuning& tuning, const DeviceInfo& device, std::size_t kernel_max_work_group,
+                          std::size_t preferred_multiple, const std::string& where);
+
+// Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
+// interval index packed into one int; cl/lienard_wiechert.cl).
+constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
+
+}  // namespace edm::detail

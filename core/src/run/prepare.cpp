@@ -1,0 +1,185 @@
+// Prepare the cell (the run driver's first stage, shared with `edm bench`): the plugin's scenario,
+// the screen with its observer window fixed from the initial states, and each electron started
+// early enough, along its free straight line, that its light reaches even the farthest corner
+// before sample 0 (the corner-anchored coverage condition holds by construction); the solver
+// integrates until its light has passed every pixel after the last sample.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <numbers>
+#include <optional>
+
+#include "edm/error.hpp"
+#include "edm/run.hpp"
+
+namespace edm {
+namespace {
+
+// The scenario's electrons, each started earlier along its free straight line (the scenario's initial
+// state lies before the pulse, where the motion is uniform up to a field of exp(−padding²)), so
+// that light from its first knot reaches every pixel before sample 0. The wrapper forwards every
+// other call to the plugin's table unchanged.
+struct ExtendedStart {
+  const Scenario* inner = nullptr;
+  std::vector<std::array<double, 8>> start;
+};
+
+edm_scenario_v1 extended_table(ExtendedStart& ext) {
+  edm_scenario_v1 t = ext.inner->raw();
+  t.self = &ext;
+  t.destroy = [](void*) {};  // the wrapper owns nothing; the plugin's scenario outlives it
+  t.electron_count = [](const void* self) {
+    return static_cast<std::uint64_t>(static_cast<const ExtendedStart*>(self)->start.size());
+  };
+  t.initial_state = [](const void* self, uint64_t i, double y[8], char*, size_t) {
+    const auto& st = static_cast<const ExtendedStart*>(self)->start[i];
+    std::copy(st.begin(), st.end(), y);
+    return 0;
+  };
+  t.rhs = [](const void* self, double tau, const double y[8], double dy[8]) {
+    const auto& raw = static_cast<const ExtendedStart*>(self)->inner->raw();
+    return raw.rhs(raw.self, tau, y, dy);
+  };
+  t.laser_field = [](const void* self, const double x4[4], double E[3], double B[3]) {
+    const auto& raw = static_cast<const ExtendedStart*>(self)->inner->raw();
+    raw.laser_field(raw.self, x4, E, B);
+  };
+  t.track = nullptr;
+  return t;
+}
+
+// Proper time Δ ≥ 0 to go back along the straight line of state y so that its light reaches the
+// farthest pixel no later than t0_rel. The latest arrival decreases monotonically going back
+// (a time-like worldline), so doubling then bisection finds it.
+double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
+  auto shifted = [&](double d, double out[8]) {
+    for (int c = 0; c < 8; ++c) out[c] = y[c];
+    for (int c = 0; c < 4; ++c) out[c] = y[c] - d * y[4 + c];
+  };
+  double tmp[8];
+  if (screen.latest_arrival_rel(y) <= t0_rel) return 0.0;
+  double hi = 1.0;
+  for (int i = 0; i < 200; ++i, hi *= 2) {
+    shifted(hi, tmp);
+    if (screen.latest_arrival_rel(tmp) <= t0_rel) break;
+  }
+  double lo = 0;
+  for (int i = 0; i < 100 && hi - lo > 1e-9 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    shifted(mid, tmp);
+    (screen.latest_arrival_rel(tmp) <= t0_rel ? hi : lo) = mid;
+  }
+  return hi * (1 + 1e-12) + 1e-9;  // land strictly inside the covered side
+}
+
+// The window's first sample (screen-relative). Auto: centred on the first light, at the pixel
+// nearest an electron, of the electrons meeting the envelope peak (ξ = 0) on their free straight
+// lines, so the interaction is in view whatever the Doppler compression (Thomson from rest or
+// inverse Thomson). Explicit: [screen] t_start.
+double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
+                    const Normalization& units, const std::vector<std::array<double, 8>>& init) {
+  if (campaign.screen.window != ScreenWindow::Auto) return campaign.screen.t_start / units.time() - std::abs(screen.z);
+  const int sdir = scenario.laser_direction();
+  double first = INFINITY;
+  for (const auto& y : init) {
+    const double xi = y[0] - sdir * y[3], h = y[4] - sdir * y[7];
+    double ev[8];
+    for (int c = 0; c < 8; ++c) ev[c] = y[c];
+    for (int c = 0; c < 4; ++c) ev[c] -= xi / h * y[4 + c];
+    first = std::min(first, screen.earliest_arrival_rel(ev));
+  }
+  return first - 0.5 * screen.dt * (screen.samples - 1);
+}
+
+// Moves every start of `ext` back along its straight line until its light reaches every pixel
+// before sample 0; returns the largest shift (proper time), by which the runaway guard grows.
+double extend_starts(ExtendedStart& ext, const Campaign& campaign, const Screen& screen,
+                     const Normalization& units) {
+  const Scenario& scenario = *ext.inner;
+  double max_shift = 0;
+  for (std::uint64_t i = 0; i < ext.start.size(); ++i) {
+    auto& y = ext.start[i];
+    const double d = backward_shift(screen, y.data(), screen.t0_rel);
+    // A window opening far before the interaction needs a long free flight, stored knot by knot:
+    // refuse one that would cost more than 1e8 knots (38 GB) for a single electron.
+    const double h = y[4] - scenario.laser_direction() * y[7];
+    const double knots = d / (2.0 * std::numbers::pi / h / campaign.trajectory.knots_per_period);
+    if (knots > 1e8) {
+      char msg[400];
+      std::snprintf(msg, sizeof msg,
+                    "[screen] t_start / samples: the observer window opens so early that electron %llu "
+                    "would need %.3g extra knots (%.3g s of proper time) of free flight before the "
+                    "interaction; choose a later t_start, fewer samples or window = \"auto\"",
+                    (unsigned long long)i, knots, d * units.time());
+      throw ConfigError("EDM-WIN-002", msg);
+    }
+    for (int c = 0; c < 4; ++c) y[c] -= d * y[4 + c];
+    max_shift = std::max(max_shift, d);
+  }
+  return max_shift;
+}
+
+}  // namespace
+
+struct PreparedCell::Impl {
+  std::unique_ptr<Scenario> plugin_scenario;
+  ExtendedStart ext;
+  std::optional<Scenario> extended;
+  Normalization units;
+  Screen screen;
+  Mode mode = Mode::Total;
+  std::uint64_t n = 0;
+  SolveOptions solve;
+};
+
+PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugins)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  I.plugin_scenario = std::make_unique<Scenario>(plugins.get(campaign.run.scenario), campaign);
+  const Scenario& scenario = *I.plugin_scenario;
+  I.units = Normalization::from_wavelength(campaign.laser.wavelength);
+  I.screen = make_screen(campaign.screen, I.units);
+  I.mode = campaign.run.mode;
+  I.n = scenario.electron_count();
+  if (I.n == 0) throw ConfigError("EDM-RUN-002", "[electrons] the scenario produced no electrons");
+
+  // The initial states are known before any solve, so the window is fixed first; tracks carry
+  // their own start and end, so only integrated trajectories are extended.
+  std::vector<std::array<double, 8>> init(I.n);
+  for (std::uint64_t i = 0; i < I.n; ++i) scenario.initial_state(i, init[i].data());
+  I.screen.t0_rel = window_start(campaign, scenario, I.screen, I.units, init);
+  I.ext = ExtendedStart{I.plugin_scenario.get(), init};
+  if (!scenario.has_tracks()) {
+    const double max_shift = extend_starts(I.ext, campaign, I.screen, I.units);
+    edm_scenario_v1 table = extended_table(I.ext);
+    table.tau_max += max_shift;
+    I.extended.emplace(table);
+  }
+
+  I.solve.knots_per_period = campaign.trajectory.knots_per_period;
+  // One γ-trace grid for the whole ensemble (from electron 0), so batches and ranks merge exactly.
+  const double h0 = init[0][4] - scenario.laser_direction() * init[0][7];
+  I.solve.gamma_trace_dtau = 2.0 * std::numbers::pi / (4.0 * h0);
+  I.solve.rtol = campaign.trajectory.rtol;
+  I.solve.atol = campaign.trajectory.atol;
+  const Screen* sp = &I.screen;
+  const double t_last = I.screen.t_rel(I.screen.samples - 1);
+  I.solve.observe_done = [sp, t_last](const double y[8]) { return sp->earliest_arrival_rel(y) > t_last; };
+}
+
+PreparedCell::~PreparedCell() = default;
+const Scenario& PreparedCell::plugin_scenario() const { return *impl_->plugin_scenario; }
+const Scenario& PreparedCell::solver_scenario() const {
+  return impl_->extended ? *impl_->extended : *impl_->plugin_scenario;
+}
+const Normalization& PreparedCell::units() const { return impl_->units; }
+const Screen& PreparedCell::screen() const { return impl_->screen; }
+Mode PreparedCell::mode() const { return impl_->mode; }
+std::uint64_t PreparedCell::electrons() const { return impl_->n; }
+const SolveOptions& PreparedCell::solve_options() const { return impl_->solve; }
+SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
+  return solve_trajectories(solver_scenario(), first, count, impl_->solve);
+}
+
+}  // namespace edm

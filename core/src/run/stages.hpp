@@ -1,0 +1,106 @@
+// The run driver's stages (internal), in the order run_campaign (run.cpp) calls them:
+//   prepare  PreparedCell (prepare.cpp): scenario, units, screen, window, extended starts
+//   plan     plan.cpp: memory guard, run folder, devices and ranks, slabs, batch size, dry run
+//   batches  batches.cpp: start or resume, the batch loop with overlap, checkpoints
+//   finish   finish.cpp: reduce and download in slabs into field.h5, commit (rename), manifest
+// Each stage reads the RunContext and what the stages before it produced, and fills its part of
+// the RunSummary.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "edm/run.hpp"
+#include "edm/sharded.hpp"
+#include "edm/writer.hpp"
+#include "run/ranks.hpp"
+
+namespace edm::detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+inline double seconds_since(Clock::time_point t0) { return seconds_between(t0, Clock::now()); }
+
+// What every stage reads: the run's inputs and its start.
+struct RunContext {
+  const Campaign& campaign;
+  const RunOptions& options;
+  RunObserver& observer;
+  Clock::time_point t_start;
+};
+
+// ---- plan (plan.cpp) -----------------------------------------------------------------------------
+
+struct RunPlan {
+  Ranks ranks;
+  std::vector<DeviceInfo> devices;   // this rank's devices
+  std::uint64_t first = 0, end = 0;  // this rank's electrons [first, end)
+  std::uint64_t batch = 1;           // B, electrons per batch
+  int rows_per_slab = 1;             // screen rows per download slab
+  std::uint64_t slab_bytes = 0;
+  std::uint64_t local_electrons() const { return end - first; }
+};
+
+// The memory guard, first of all: a cube the selected devices cannot hold is refused before
+// anything else is done.
+void refuse_oversized_cube(const Campaign& campaign);
+// Sets the output paths of the summary; refuses a folder that holds results (or a checkpoint that
+// `edm run` would lose) unless the options allow it.
+void claim_run_folder(const RunContext& ctx, RunSummary& summary);
+// The devices (reported to the observer), the MPI ranks and this rank's block of the ensemble.
+RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
+// The download slabs and the batch size B ("auto": from one solved electron and the host budget).
+void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
+void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
+
+// ---- batches (batches.cpp) -----------------------------------------------------------------------
+
+// What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
+struct BatchState {
+  GammaTrace gamma;
+  std::uint64_t next = 0;  // the first electron not yet summed
+  std::uint64_t batches_done = 0;
+  double kernel_before = 0;            // kernel seconds before a resume
+  std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
+  std::string campaign_text;           // the effective campaign, saved with every checkpoint
+  std::filesystem::path checkpoint_file;
+  Clock::time_point t_first_launch;
+};
+
+// A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
+// timings so far from the checkpoint.
+BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint64_t electrons,
+                           ShardedFieldAccumulator& acc, RunSummary& summary);
+// Solve, accumulate and release batch after batch; with batch_overlap the solve of the next batch
+// runs while the device works on this one. Checkpoints on schedule and on a stop request (then
+// Interrupted). Every error leaves with the devices idle and no thread running.
+void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                 ShardedFieldAccumulator& acc, BatchState& state, RunSummary& summary);
+
+// ---- finish (finish.cpp) -------------------------------------------------------------------------
+
+// Rank 0 creates the run folder and field.h5.partial in `writer` (the other ranks write nothing).
+void open_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                     std::optional<FieldWriter>& writer, RunSummary& summary);
+// Reduces across devices, downloads in slabs, reduces each slab across ranks to rank 0, which writes
+// it; fills the field, kernel and reduce timings. Returns the seconds spent writing the slabs.
+double download_field(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                      ShardedFieldAccumulator& acc, const BatchState& state, FieldWriter* writer,
+                      RunSummary& summary);
+// Rank 0: the γ trace and attributes into field.h5, then the rename to field.h5.
+void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const GammaTrace& gamma, double write_seconds, FieldWriter& writer,
+                       RunSummary& summary);
+// Rank 0: run.toml. If it cannot be written, field.h5 goes back to field.h5.partial (a field without
+// its manifest would look like a finished run).
+void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                        const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
+                        const RunSummary& summary);
+
+}  // namespace edm::detail
