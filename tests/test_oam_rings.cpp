@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(bad_ring_options_name_the_option) {
   off.centre_x = 2e-3;
   refused(off, "EDM-OAM-001", "--ring-centre");
   refused(radii({5e-4, 1.2e-3}), "EDM-OAM-002", "--ring-radii");
-  refused(radii({-1e-4}), "EDM-OAM-002", "--ring-radii");
+  refused(radii({-1e-4}), "EDM-OAM-007", "--ring-radii");
   edm::RingOptions shifted = radii({8e-4});  // fits about the axis, not about (5e-4, 0)
   shifted.centre_given = true;
   shifted.centre_x = 5e-4;

@@ -77,6 +77,17 @@ def map_plot(data, x, y, z, title, unit, out, name, written):
 SIGMA_NAMES = {0: ("+1", "plus"), 1: ("−1", "minus")}
 
 
+class SpectrumGroup:
+    """A group of spectrum.h5 read through edmio: g["ell"] is s["/oam/ell"], g.attrs its attributes."""
+
+    def __init__(self, s, path):
+        self.s, self.path = s, path
+        self.attrs = s.attrs_of(path)
+
+    def __getitem__(self, name):
+        return self.s[f"{self.path}/{name}"]
+
+
 def text_attr(obj, name, default=""):
     v = obj.attrs.get(name, default)
     return v.decode() if isinstance(v, bytes) else str(v)
@@ -111,13 +122,13 @@ def bilinear(img, x, y, xs, ys):
 
 def plot_phase_maps(s, x, y, z, omega_l, out, written):
     """Phase of A_σ per harmonic and circular component, shaded by amplitude, rings drawn."""
-    hf = s["/harmonic_field"]
+    hf = SpectrumGroup(s, "/harmonic_field")
     amp, phase = hf["circular_amplitude"][...], hf["circular_phase"][...]
     order, wbin = hf["order"][...], hf["omega_bin"][...]
     nu = int(hf.attrs.get("normal", 1))
     radii = s["/oam/radius"][...] if "/oam/radius" in s else np.array([])
-    cx = float(s["/oam"].attrs.get("centre_x", 0.0)) if "/oam" in s else 0.0
-    cy = float(s["/oam"].attrs.get("centre_y", 0.0)) if "/oam" in s else 0.0
+    oam = SpectrumGroup(s, "/oam")
+    cx, cy = float(oam.attrs.get("centre_x", 0.0)), float(oam.attrs.get("centre_y", 0.0))
     ext = [x[0] * 1e3, x[-1] * 1e3, y[0] * 1e3, y[-1] * 1e3]
     for h in range(amp.shape[0]):
         for k in range(2):
@@ -138,13 +149,13 @@ def plot_phase_maps(s, x, y, z, omega_l, out, written):
             sig, name = SIGMA_NAMES[k]
             ax.set_title(f"harmonic {int(order[h])} (ω = {wbin[h] / omega_l:.4g} ω_laser), σ = {sig}: arg A_σ\n"
                          f"{ell_label(s, h, k)}", pad=28, fontsize=10)
-            fig.colorbar(im, ax=ax, pad=0.14).set_label("phase (rad), e^{−iωt}, azimuth about the normal")
+            fig.colorbar(im, ax=ax, pad=0.14).set_label("phase (rad), e^(−iωt), azimuth about the normal")
             save(fig, out, f"phase_{int(order[h])}_sigma_{name}.png", written)
 
 
 def plot_ring_phases(s, out, written):
     """Unwrapped phase against the azimuth on every ring, with the fitted slope ℓ."""
-    o = s["/oam"]
+    o = SpectrumGroup(s, "/oam")
     if o["radius"].shape[0] == 0:
         return
     phi = o["azimuth"][...]
@@ -181,8 +192,8 @@ def plot_polar_intensity(s, x, y, out, written):
     maps = s["/harmonics/maps"][...]
     order = s["/harmonics/order"][...]
     z = abs(float(s.attrs["screen_z"]))
-    nu = int(s["/harmonic_field"].attrs.get("normal", 1)) if "/harmonic_field" in s else 1
-    env = s["/envelope"]
+    nu = int(s.attrs_of("/harmonic_field").get("normal", 1))
+    env = SpectrumGroup(s, "/envelope")
     cx, cy = float(env.attrs.get("centre_x", 0.0)), float(env.attrs.get("centre_y", 0.0))
     radius = env["radius"][...]
     if radius.size == 0:
@@ -214,12 +225,13 @@ def plot_envelope(s, x, y, z, out, written):
     """The band map, its envelope (the radial profile on the pixels) and the radial profile with contrast."""
     if "/envelope/map" not in s or s["/envelope/map"].shape[0] == 0:
         return
-    env = s["/envelope"]
+    env = SpectrumGroup(s, "/envelope")
     maps, order = s["/harmonics/maps"][...], s["/harmonics/order"][...]
     theta = np.arctan2(env["radius"][...], abs(z)) * 1e3
     ext = [x[0] * 1e3, x[-1] * 1e3, y[0] * 1e3, y[-1] * 1e3]
     for h in range(maps.shape[0]):
-        fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+        fig, axes = plt.subplots(1, 3, figsize=(15.5, 4.4))
+        fig.subplots_adjust(wspace=0.45)
         for ax, data, title in ((axes[0], maps[h], "band map dW/dΩ"), (axes[1], env["map"][h], "envelope (ring average)")):
             im = ax.imshow(data, origin="lower", extent=ext, aspect="equal", cmap="inferno")
             ax.set_xlabel("x (mm)")
@@ -240,7 +252,7 @@ def plot_envelope(s, x, y, z, out, written):
 
 def plot_lz_spectrum(s, omega_l, marks, out, written):
     """dW/dω, dL_z/dω through the screen and ω (dL_z/dω)/(dW/dω), the angular momentum per photon."""
-    ob = s["/observables"]
+    ob = SpectrumGroup(s, "/observables")
     w = s["/axes/omega"][...]
     dW, dL = ob["dW_domega"][...], ob["dLz_domega"][...]
     x = w / omega_l

@@ -36,9 +36,9 @@ struct RingOptions {
 };
 
 // The rings on a screen: centre, radii and samples per ring. Refuses (ConfigError naming the option)
-// a centre off the screen (EDM-OAM-001, --ring-centre), a ring that leaves it or a radius that is not
-// positive (EDM-OAM-002, --ring-radii), fewer than 8 points (EDM-OAM-003, --ring-points), a floor
-// outside (0, 1) (EDM-OAM-004, --ring-floor) or a fraction outside (0, 1] (EDM-OAM-005,
+// a centre off the screen (EDM-OAM-001, --ring-centre), a ring that leaves it (EDM-OAM-002) or a
+// radius that is not positive (EDM-OAM-007, --ring-radii), fewer than 8 points (EDM-OAM-003, --ring-points),
+// a floor outside (0, 1) (EDM-OAM-004, --ring-floor) or a fraction outside (0, 1] (EDM-OAM-005,
 // --ring-min-fraction). Auto radii on a screen too small for a ring of 2 pixels give no rings.
 struct RingPlan {
   double centre_x = 0, centre_y = 0, largest_radius = 0;

@@ -157,7 +157,7 @@ RingPlan plan_rings(const GridGeometry& g, const RingOptions& o) {
   if (!o.radii.empty()) {
     for (double r : o.radii) {
       if (!(r > 0))
-        throw ConfigError("EDM-OAM-002", "--ring-radii: radius " + format_g(r) + " m must be > 0");
+        throw ConfigError("EDM-OAM-007", "--ring-radii: radius " + format_g(r) + " m must be > 0");
       if (r > p.largest_radius * (1 + 1e-12))
         throw ConfigError("EDM-OAM-002", "--ring-radii: the ring of radius " + format_g(r) + " m about (" +
                                              format_g(p.centre_x) + ", " + format_g(p.centre_y) +

@@ -60,7 +60,7 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
   P.x = sp.x;
   P.y = sp.y;
   const std::vector<double> t = h5::read_1d(f, "/axes/t", file);
-  if (t.size() != P.n) throw IoError("EDM-IO-015", file.string() + ": /axes/t does not match the spectrum");
+  if (t.size() != P.n) throw IoError("EDM-IO-016", file.string() + ": /axes/t does not match the spectrum");
   P.t0 = t.front();
   P.dw = 2 * kPi / (double(P.n) * P.dt);
   P.area = sp.pixel_dx * sp.pixel_dy;

@@ -203,7 +203,7 @@ void write_envelope(hid_t f, const TwistedLightResult& t, const SpectrumResult& 
 
 void add_groups(const Path& staging, const SpectrumResult& sp, const TwistedLightResult& t) {
   h5::Handle file(H5Fopen(staging.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw IoError("EDM-IO-033", "cannot reopen " + staging.string());
+  if (!file.valid()) throw IoError("EDM-IO-035", "cannot reopen " + staging.string());
   write_harmonic_field(file.get(), t, sp, staging);
   write_observables(file.get(), t, sp, staging);
   write_oam(file.get(), t, staging);
@@ -234,7 +234,7 @@ void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& s
   if (ec) {
     std::error_code ignore;
     std::filesystem::remove(staging, ignore);
-    throw IoError("EDM-IO-034",
+    throw IoError("EDM-IO-036",
                   "cannot rename " + staging.string() + " to " + path.string() + ": " + ec.message());
   }
 }
