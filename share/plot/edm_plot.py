@@ -210,8 +210,9 @@ def plot_polar_intensity(s, x, y, out, written):
         im = ax.pcolormesh(P, np.arctan2(Rr, z) * 1e3, img, shading="auto", cmap="inferno")
         ax.set_rlabel_position(157.5)
         ax.tick_params(axis="y", labelsize=7, colors="tab:cyan")
-        ax.set_title(f"harmonic {int(order[h])}: dW/dΩ against θ (mrad, radial) and φ about the normal",
-                     fontsize=9, pad=18)
+        fits = "; ".join(f"σ={SIGMA_NAMES[k][0]}: {ell_label(s, h, k)}" for k in range(2)) if "/oam/ell" in s else ""
+        ax.set_title(f"harmonic {int(order[h])}: dW/dΩ against θ (mrad, radial) and φ about the normal\n{fits}",
+                     fontsize=8, pad=18)
         fig.colorbar(im, ax=ax, pad=0.12, shrink=0.85).set_label("J/sr")
         ax2 = fig.add_subplot(1, 2, 2, projection="polar")
         az = env["azimuth"][...]
