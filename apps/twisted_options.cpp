@@ -41,9 +41,9 @@ void add_twisted_options(po::options_description& desc, TwistedArgs& a) {
       "ring-radii", po::value(&a.ring_radii),
       "r1,r2,... (m): ring radii (default: 4 radii up to the largest ring on the screen)")(
       "ring-points", po::value(&a.ring_points), "samples per ring (default: a quarter pixel apart)")(
-      "ring-floor", po::value(&a.ring_floor)->default_value(1e-3),
+      "ring-floor", po::value(&a.ring_floor)->default_value(1e-3, "1e-3"),
       "amplitude floor of a ring sample, relative to the harmonic map's peak")(
-      "ring-min-fraction", po::value(&a.ring_min_fraction)->default_value(0.95),
+      "ring-min-fraction", po::value(&a.ring_min_fraction)->default_value(0.95, "0.95"),
       "fraction of a ring above the floor that a fit needs")(
       "harmonic-bin", po::value(&a.harmonic_bin)->default_value("peak"),
       "bin of each complex harmonic map: peak (of the band's screen-integrated spectrum) | nominal (n·ω_b)")(
