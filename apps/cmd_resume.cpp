@@ -1,6 +1,8 @@
 // edm resume RUN: continues a run from RUN/checkpoint.h5 (written every K batches, and on
 // SIGINT/SIGTERM) with the campaign stored in the checkpoint; on one device the result is
-// bit-identical to an uninterrupted run.
+// bit-identical to an uninterrupted run. A run of mpirun -n N is resumed with mpirun -n N edm resume
+// (every rank reads its own checkpoint file), bit-identical to an uninterrupted mpirun -n N run.
+#include <cstdlib>
 #include <iostream>
 
 #include <boost/program_options.hpp>
@@ -47,9 +49,14 @@ int cmd_resume(const Args& args) {
     void phase(const std::string& n, const std::string& d) override {
       if (!quiet) std::cerr << "[" << n << "] " << d << "\n";
     }
-  } log(vm.count("quiet") > 0);
+  };
+  // Under mpirun (a checkpoint of an mpirun run is resumed with as many ranks) only rank 0 reports.
+  const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (!mpi_rank) mpi_rank = std::getenv("PMI_RANK");
+  const bool other_rank = mpi_rank && std::string(mpi_rank) != "0";
+  Log log(vm.count("quiet") > 0 || other_rank);
   const RunSummary s = run_campaign(campaign, registry, ro, log);
-  if (!vm.count("quiet"))
+  if (!vm.count("quiet") && s.rank == 0)
     std::cout << "edm resume " << s.run_id << ": " << s.electrons << " electrons (" << s.resumed_from
               << " from the checkpoint), field " << s.field_file.string() << "\n";
   return 0;

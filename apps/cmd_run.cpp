@@ -63,8 +63,10 @@ class ConsoleObserver : public RunObserver {
 
 }  // namespace
 
-// SIGINT/SIGTERM ask the run to stop after the batch in flight: the driver writes a checkpoint and
-// returns Interrupted (exit 130), so `edm resume` can continue. A second signal kills at once.
+// SIGINT/SIGTERM ask the run to stop: within one knot of the trajectory solve, or after the batch
+// on the device (the last one and a single pass too), the driver writes a checkpoint and returns
+// Interrupted (exit 130), so `edm resume` can continue; during the download it leaves no field.h5
+// (share/docs/errors.md, "Stops"). A second signal kills at once.
 namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int sig) {

@@ -13,21 +13,9 @@
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
+#include "fuzz_plugin_keys.hpp"
 
 namespace {
-
-// The keys of a scenario section as a plugin declares them (inverse_thomson's key plus one of each
-// other type), so that the plugin-section paths (defaults, overrides, type checks) are fuzzed too.
-const std::vector<edm::KeySpec>& plugin_keys() {
-  static const std::vector<edm::KeySpec> keys = {
-      {"", "gamma_minus_one", "float", "", "0.0", "γ − 1", {}, ">=0"},
-      {"", "harmonics", "int", "", "3", "count", {}, ">=1"},
-      {"", "shape", "string", "", "\"flat\"", "choice", {"flat", "round"}, ""},
-      {"", "verbose", "bool", "", "false", "flag", {}, ""},
-      {"", "limit", "int|string", "", "\"auto\"", "int or auto", {}, ""},
-  };
-  return keys;
-}
 
 std::vector<edm::Override> overrides_in(std::string_view text) {
   std::vector<edm::Override> out;
@@ -54,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   edm::Campaign c;
   try {
     // read_environment = false: the result must depend on the input alone.
-    c = edm::parse_campaign(text, "fuzz.toml", overrides_in(text), plugin_keys(), false);
+    c = edm::parse_campaign(text, "fuzz.toml", overrides_in(text), edm::fuzz::plugin_keys(), false);
   } catch (const edm::Error&) {
     return 0;  // refused with a message: the contract
   }
@@ -64,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::ostringstream os;
   os << c.to_toml();
   // Not in a try: the replay of an accepted campaign must be accepted too (an edm::Error here is a bug).
-  edm::Campaign again = edm::parse_campaign(os.str(), "replay.toml", {}, plugin_keys(), false);
+  edm::Campaign again = edm::parse_campaign(os.str(), "replay.toml", {}, edm::fuzz::plugin_keys(), false);
   std::ostringstream os2;
   os2 << again.to_toml();
   if (os.str() != os2.str()) __builtin_trap();  // the replay changed the effective campaign

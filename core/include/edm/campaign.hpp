@@ -18,7 +18,6 @@
 
 #include <toml++/toml.h>
 
-#include "edm/kernel_options.hpp"  // PixelOrder (accumulator.pixel_order)
 #include "edm/schema.hpp"          // KeySpec must be complete where the `plugin_keys = {}` defaults are used
 
 namespace edm {
@@ -32,6 +31,16 @@ enum class Distribution { Sunflower, Gaussian, List };            // electrons.d
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
 enum class ScreenWindow { Auto, Explicit };                       // screen.window
 enum class FieldKernel { Newton };                                // accumulator.kernel
+// How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
+// share a warp). Only speed depends on it: every slot gets the same additions in the same order.
+//   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
+//          32 pixels form an arc at one distance from the axis, so their retarded times (which
+//          depend on that distance) sit within a few knots of each other for every electron of a
+//          beam near the axis, and the warp's interval loads touch a few cache lines instead of
+//          ~18 (benchmark cell; BENCHMARKS.md).
+//   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
+//   Rows:  plain row order (identity).
+enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumulator.pixel_order
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>

@@ -26,11 +26,33 @@ struct CheckpointState {
   std::uint64_t knots_total = 0, spline_bytes_per_electron = 0;
   GammaTrace gamma;
   std::vector<CoverageRecord> coverage;
+  // Under mpirun (share/docs/outputs.md, "Checkpoints under MPI"): the number of ranks and the
+  // generation, the count of checkpoints of the run so far, the same on every rank's file of one
+  // checkpoint.
+  std::uint32_t ranks = 1;
+  std::uint64_t generation = 0;
 };
 
+// RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
+// so that its rename commits the whole generation.
 inline std::filesystem::path checkpoint_path(const std::filesystem::path& run_folder) {
   return run_folder / "checkpoint.h5";
 }
+// Rank r's (r > 0) checkpoint of one generation under mpirun: RUN/checkpoint.g<G>.r<r>.h5.
+inline std::filesystem::path rank_checkpoint_path(const std::filesystem::path& run_folder,
+                                                  std::uint64_t generation, int rank) {
+  return run_folder / ("checkpoint.g" + std::to_string(generation) + ".r" + std::to_string(rank) + ".h5");
+}
+// Whether `name` is one of those rank files.
+bool is_rank_checkpoint_name(const std::string& name);
+
+// Which generation RUN/checkpoint.h5 commits, and for how many ranks (a checkpoint written
+// before ranks were recorded: 1 rank, generation 0).
+struct CheckpointCommit {
+  std::uint32_t ranks = 1;
+  std::uint64_t generation = 0;
+};
+CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file);
 
 // What a checkpoint needs of the field stage: each device's raw cube (device layout, bucket by
 // bucket, streamed in chunks so no whole-cube host copy is made) and its layout fingerprint. The run
@@ -49,8 +71,15 @@ class RawCubes {
 };
 
 void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state, RawCubes& cubes);
+// Every attribute and dataset checked against its type, shape and stored size; the γ vectors of
+// one length; the campaign text TOML. IoError (exit 4) naming the file and the dataset otherwise.
 CheckpointState read_checkpoint_state(const std::filesystem::path& file);
-// Uploads the saved cubes into `cubes` (same device count, screen and mode; IoError otherwise).
+// Throws IoError (EDM-CKP-024) unless `state` can continue a campaign of `electrons` electrons:
+// next_electron ≤ electrons, and no batch count, γ count, drain or coverage record beyond the
+// electrons done. The run driver calls it before anything is restored.
+void check_resume_state(const CheckpointState& state, std::uint64_t electrons, const std::filesystem::path& file);
+// Uploads the saved cubes into `cubes` (same device count, screen and mode; every cube dataset
+// present, really stored and finite; IoError otherwise).
 void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 
 }  // namespace edm

@@ -4,18 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "edm/campaign.hpp"  // PixelOrder
+
 namespace edm {
 
-// How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
-// share a warp). Only speed depends on it: every slot gets the same additions in the same order.
-//   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
-//          32 pixels form an arc at one distance from the axis, so their retarded times (which
-//          depend on that distance) sit within a few knots of each other for every electron of a
-//          beam near the axis, and the warp's interval loads touch a few cache lines instead of
-//          ~18 (benchmark cell; BENCHMARKS.md).
-//   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
-//   Rows:  plain row order (identity).
-enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };
+// PixelOrder itself (the cube's device layout, which pixels share a warp) is declared with the
+// campaign's choices (campaign.hpp): the key accumulator.pixel_order sets it.
 const char* pixel_order_name(PixelOrder o);  // "auto", "rings", "tiles", "rows"
 PixelOrder parse_pixel_order(const std::string& name);  // ConfigError naming the key on a bad name
 

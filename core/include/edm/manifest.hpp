@@ -28,6 +28,10 @@ struct ManifestExtras {
   // The initial ensemble (from the scenario's initial states): [kinematics], which `edm spectrum
   // --of line` reads (share/docs/outputs.md). electrons = 0 writes no section.
   EnsembleKinematics kinematics;
+  // The field file this manifest belongs to: [field_file] run_id (= [provenance] run_id, as in
+  // field.h5's root attribute) and bytes (its size once renamed into place), which `edm info`
+  // checks, so a field.h5 and a run.toml from different runs are never shown as one. 0 = no file.
+  std::uint64_t field_bytes = 0;
 };
 
 toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,

@@ -27,7 +27,9 @@ struct RunOptions {
   // Checkpoint every K batches (RUN/checkpoint.h5); 0 = automatic (on, about every 5 minutes, when
   // the measured rate predicts a run longer than 10 minutes); −1 = never.
   std::int64_t checkpoint_every = 0;
-  // Polled after every batch; when set, the driver writes a checkpoint and throws Interrupted. The
+  // A stop request, polled inside the trajectory solve (every knot), after every batch (the last
+  // one too, and single-pass runs) and between download slabs. In the batch loop the driver writes
+  // a checkpoint and throws Interrupted (exit 130); during the download it leaves no field.h5. The
   // app sets it from SIGINT/SIGTERM (core installs no signal handlers).
   const std::atomic<bool>* stop = nullptr;
   bool resume = false;           // continue from RUN/checkpoint.h5 (edm resume)
@@ -61,6 +63,8 @@ class PreparedCell {
   std::uint64_t electrons() const;
   const SolveOptions& solve_options() const;
   SplineBatch solve(std::uint64_t first, std::uint64_t count) const;
+  // The same, ending with Interrupted (EDM-TRJ-040) within one knot interval once *stop is set.
+  SplineBatch solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const;
 
  private:
   struct Impl;

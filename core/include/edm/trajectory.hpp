@@ -13,6 +13,7 @@
 // against the exact plane-wave orbits x by 200–3000×, u by 45–180×, a by ≥ 5× (BENCHMARKS.md,
 // scripts/studies/quintic_hermite.cpp).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -106,6 +107,9 @@ struct SolveOptions {
   // The integration goes on past ξ_end until observe_done(y) says the screen window is covered
   // (the core passes "earliest arrival at any pixel > last observer sample"). Empty: stop at ξ_end.
   std::function<bool(const double y[8])> observe_done;
+  // A stop request (SIGINT/SIGTERM, set by the app): polled at every knot of every electron, so a
+  // long or runaway solve ends within one knot interval; the solve then throws Interrupted.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Solves electrons [first, first + count) of the scenario on all threads. Results are in index

@@ -26,11 +26,24 @@ FieldFileSummary read_field_summary(const std::filesystem::path& field_file) {
   s.ny = shape[0];
   s.nx = shape[1];
   s.samples = shape[2];
-  for (const char* b : {"E", "B", "E_far", "B_far"})
-    if (h5::exists(f, std::string("/") + b + "/x")) s.buckets.push_back(b);
+  // Every component of every bucket has /E/x's shape and the axes its lengths, or the file is
+  // damaged: the summary must not describe a cube that spectrum or plot would refuse.
+  for (const char* b : {"E", "B", "E_far", "B_far"}) {
+    if (!h5::exists(f, std::string("/") + b + "/x")) continue;
+    s.buckets.push_back(b);
+    for (const char* c : {"x", "y", "z"}) {
+      const std::string name = std::string("/") + b + "/" + c;
+      if (h5::shape_3d(f, name, field_file) != shape)
+        throw IoError("EDM-IO-071", field_file.string() + ": " + name + " does not have the shape of /E/x");
+    }
+  }
+  if (std::find(s.buckets.begin(), s.buckets.end(), std::string("B")) == s.buckets.end())
+    throw IoError("EDM-IO-071", field_file.string() + ": /E/x without /B/x");
   const auto t = h5::read_1d(f, "/axes/t", field_file);
   const auto x = h5::read_1d(f, "/axes/x", field_file);
   const auto y = h5::read_1d(f, "/axes/y", field_file);
+  if (t.size() != s.samples || x.size() != s.nx || y.size() != s.ny)
+    throw IoError("EDM-IO-071", field_file.string() + ": /axes/x, /axes/y, /axes/t do not match the shape of /E/x");
   if (!t.empty()) s.t_first = t.front(), s.t_last = t.back();
   if (!x.empty()) s.x_min = x.front(), s.x_max = x.back();
   if (!y.empty()) s.y_min = y.front(), s.y_max = y.back();
@@ -48,6 +61,33 @@ FieldFileSummary read_field_summary(const std::filesystem::path& field_file) {
   return s;
 }
 
+namespace {
+
+// field.h5 and run.toml are one result only when they come from the same run: the manifest's run
+// id ([field_file] run_id, or [provenance] run_id for manifests written before [field_file]) must
+// be the field file's, and its recorded size the file's size. Anything else (two runs into one
+// folder, a file copied over) is refused rather than summarised as a valid run.
+void check_field_matches_manifest(const RunFolderInfo& info, const std::filesystem::path& field_file) {
+  const auto* ff = info.manifest["field_file"].as_table();
+  const std::string want_id = ff ? (*ff)["run_id"].value_or(std::string())
+                                 : info.manifest["provenance"]["run_id"].value_or(std::string());
+  std::string why;
+  if (!want_id.empty() && info.field->run_id != want_id)
+    why = "its run id is " + info.field->run_id + ", the manifest's " + want_id;
+  if (ff && why.empty()) {
+    const auto want_bytes = (*ff)["bytes"].value<std::int64_t>();
+    std::error_code ec;
+    const auto bytes = std::filesystem::file_size(field_file, ec);
+    if (want_bytes && !ec && std::int64_t(bytes) != *want_bytes)
+      why = "it has " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(*want_bytes);
+  }
+  if (!why.empty())
+    throw IoError("EDM-INFO-010", field_file.string() + " does not belong to " + (info.folder / "run.toml").string() +
+                                      ": " + why + " (two runs wrote this folder, or a file was replaced)");
+}
+
+}  // namespace
+
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
   RunFolderInfo info;
   info.folder = folder;
@@ -63,7 +103,10 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
     throw ConfigError("EDM-INFO-002", manifest.string() + ":" + std::to_string(b.line) + ":" +
                                           std::to_string(b.column) + ": " + std::string(e.description()));
   }
-  if (std::filesystem::exists(folder / "field.h5")) info.field = read_field_summary(folder / "field.h5");
+  if (std::filesystem::exists(folder / "field.h5")) {
+    info.field = read_field_summary(folder / "field.h5");
+    check_field_matches_manifest(info, folder / "field.h5");
+  }
   if (std::filesystem::exists(folder / "spectrum.h5"))
     info.spectrum = read_spectrum_summary(folder / "spectrum.h5");
   for (const auto& e : std::filesystem::recursive_directory_iterator(folder)) {

@@ -342,8 +342,8 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   for (std::size_t iy0 = 0; iy0 < ny; iy0 += rows_per_slab) {
     const std::size_t iy1 = std::min(ny, iy0 + rows_per_slab);
     for (int c = 0; c < 3; ++c) {
-      h5::read_rows(f, eb + comp[c], iy0, iy1, E[c], field_file);
-      h5::read_rows(f, bb + comp[c], iy0, iy1, B[c], field_file);
+      h5::read_rows(f, eb + comp[c], shape, iy0, iy1, E[c], field_file);
+      h5::read_rows(f, bb + comp[c], shape, iy0, iy1, B[c], field_file);
     }
     std::atomic<std::size_t> next{iy0};
     std::exception_ptr failure;

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <fcntl.h>
 
+#include <toml++/toml.h>
+
 #include "edm/error.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 using namespace edm::h5;
 
@@ -26,19 +29,78 @@ void put_attr_f64(hid_t obj, const char* name, double v) {
   Handle a(H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &v);
 }
-std::uint64_t get_attr_u64(hid_t obj, const char* name, const std::filesystem::path& f) {
+// The checked readers of the checkpoint's own layout: a value of another type (a string
+// next_electron), another shape, or a failing read is refused with the file and the name, never
+// read as 0.
+Handle open_attr(hid_t obj, const char* name, H5T_class_t cls, const std::filesystem::path& f) {
   Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
   if (!a.valid()) io_fail(std::string("checkpoint lacks attribute ") + name, f);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  Handle space(H5Aget_space(a.get()), H5Sclose);
+  if (!type.valid() || !space.valid() || H5Tget_class(type.get()) != cls ||
+      H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw IoError("EDM-CKP-020", f.string() + ": attribute " + name + " is not a single " +
+                                     (cls == H5T_INTEGER ? "integer" : "floating-point number"));
+  return a;
+}
+std::uint64_t get_attr_u64(hid_t obj, const char* name, const std::filesystem::path& f) {
+  Handle a = open_attr(obj, name, H5T_INTEGER, f);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_sign(type.get()) == H5T_SGN_2) {  // a signed integer must not be negative
+    std::int64_t v = 0;
+    if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0 || v < 0)
+      throw IoError("EDM-CKP-020", f.string() + ": attribute " + name + " is unreadable or negative");
+    return std::uint64_t(v);
+  }
   std::uint64_t v = 0;
-  H5Aread(a.get(), H5T_NATIVE_UINT64, &v);
+  if (H5Aread(a.get(), H5T_NATIVE_UINT64, &v) < 0)
+    throw IoError("EDM-CKP-020", f.string() + ": cannot read attribute " + name);
   return v;
 }
+// Timings and the γ grid step: finite and not negative.
 double get_attr_f64(hid_t obj, const char* name, const std::filesystem::path& f) {
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  if (!a.valid()) io_fail(std::string("checkpoint lacks attribute ") + name, f);
+  Handle a = open_attr(obj, name, H5T_FLOAT, f);
   double v = 0;
-  H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v);
+  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0)
+    throw IoError("EDM-CKP-020", f.string() + ": cannot read attribute " + name);
+  if (!std::isfinite(v) || v < 0)
+    throw IoError("EDM-CKP-023", f.string() + ": attribute " + name + " = " + std::to_string(v) +
+                                     " is not a finite non-negative number");
   return v;
+}
+std::string get_format(hid_t obj, const std::filesystem::path& f) {
+  const htri_t has = H5Aexists(obj, "format");
+  std::string v;
+  if (has > 0) {
+    Handle a(H5Aopen(obj, "format", H5P_DEFAULT), H5Aclose);
+    Handle type(a.valid() ? H5Aget_type(a.get()) : -1, H5Tclose);
+    Handle space(a.valid() ? H5Aget_space(a.get()) : -1, H5Sclose);
+    if (type.valid() && space.valid() && H5Tget_class(type.get()) == H5T_STRING &&
+        H5Tis_variable_str(type.get()) == 0 && H5Sget_simple_extent_npoints(space.get()) == 1 &&
+        H5Tget_size(type.get()) < 256) {
+      std::string buf(H5Tget_size(type.get()), '\0');
+      if (H5Aread(a.get(), type.get(), buf.data()) >= 0) v = buf.c_str();
+    }
+  }
+  if (v != kFormat)
+    throw IoError("EDM-CKP-027", f.string() + " is not an edm checkpoint (attribute format is not \"" +
+                                     std::string(kFormat) + "\")");
+  return v;
+}
+
+// A 1-D dataset of the checkpoint: its element class, and its declared length really stored
+// before anything is allocated (a corrupt extent of 2⁴⁰ elements is refused, not allocated).
+Handle open_vec(hid_t parent, const char* name, H5T_class_t cls, const std::filesystem::path& f, hsize_t* n) {
+  Handle d(H5Dopen2(parent, name, H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) io_fail(std::string("checkpoint lacks ") + name, f);
+  Handle sp(H5Dget_space(d.get()), H5Sclose);
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (!sp.valid() || !type.valid() || H5Sget_simple_extent_ndims(sp.get()) != 1 || H5Tget_class(type.get()) != cls)
+    throw IoError("EDM-CKP-021", f.string() + ": dataset " + name + " is not a 1-D " +
+                                     (cls == H5T_FLOAT ? "floating-point" : "integer") + " dataset");
+  H5Sget_simple_extent_dims(sp.get(), n, nullptr);
+  h5::check_stored(d.get(), *n, "EDM-CKP-022", f.string() + ": dataset " + name);
+  return d;
 }
 
 void put_string(hid_t parent, const char* name, const std::string& text, const std::filesystem::path& f) {
@@ -49,10 +111,9 @@ void put_string(hid_t parent, const char* name, const std::string& text, const s
   if (n) check(H5Dwrite(d.get(), H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()), "cannot write", f);
 }
 std::string get_string(hid_t parent, const char* name, const std::filesystem::path& f) {
-  Handle d(H5Dopen2(parent, name, H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) io_fail(std::string("checkpoint lacks ") + name, f);
-  Handle sp(H5Dget_space(d.get()), H5Sclose);
-  std::string s(std::size_t(H5Sget_simple_extent_npoints(sp.get())), '\0');
+  hsize_t n = 0;
+  Handle d = open_vec(parent, name, H5T_INTEGER, f, &n);
+  std::string s(static_cast<std::size_t>(n), '\0');
   if (!s.empty()) check(H5Dread(d.get(), H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, s.data()), "cannot read", f);
   return s;
 }
@@ -67,10 +128,9 @@ void put_vec(hid_t parent, const char* name, const std::vector<T>& v, hid_t type
 }
 template <class T>
 std::vector<T> get_vec(hid_t parent, const char* name, hid_t type, const std::filesystem::path& f) {
-  Handle d(H5Dopen2(parent, name, H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) io_fail(std::string("checkpoint lacks ") + name, f);
-  Handle sp(H5Dget_space(d.get()), H5Sclose);
-  std::vector<T> v(std::size_t(H5Sget_simple_extent_npoints(sp.get())));
+  hsize_t n = 0;
+  Handle d = open_vec(parent, name, H5Tget_class(type), f, &n);
+  std::vector<T> v(static_cast<std::size_t>(n));
   if (!v.empty()) check(H5Dread(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "cannot read", f);
   return v;
 }
@@ -98,9 +158,9 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
   auto partial = file;
   partial += ".partial";
   std::error_code ec;
-  std::filesystem::remove(partial, ec);
+  move_aside(partial);  // not this writer's: an earlier write cut short is kept, never truncated
   try {
-    Handle f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    Handle f(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!f.valid()) io_fail("cannot create the checkpoint", partial);
     hid_t root = f.get();
     {
@@ -115,6 +175,8 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     put_string(root, "campaign", st.campaign_text, partial);
     put_attr_u64(root, "next_electron", st.next_electron);
     put_attr_u64(root, "batches_done", st.batches_done);
+    put_attr_u64(root, "ranks", st.ranks);
+    put_attr_u64(root, "generation", st.generation);
     put_attr_u64(root, "devices", acc.devices());
     // The raw cube is in the device layout, which depends on the pixel order (and is the same on
     // every device of a run): its fingerprint, checked on resume.
@@ -184,75 +246,156 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
   }
 }
 
+namespace {
+
+// The γ trace and the coverage records: vectors of one length each (the writer of the field file
+// indexes them together), record fields that convert to electron indices without UB.
+void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesystem::path& file) {
+  auto fail = [&](const std::string& what) { throw IoError("EDM-CKP-023", file.string() + ": " + what); };
+  st.gamma.dtau = get_attr_f64(root, "gamma_dtau", file);
+  const auto lo = get_vec<std::uint64_t>(root, "gamma_sum_lo", H5T_NATIVE_UINT64, file);
+  const auto hi = get_vec<std::uint64_t>(root, "gamma_sum_hi", H5T_NATIVE_UINT64, file);
+  st.gamma.min = get_vec<double>(root, "gamma_min", H5T_NATIVE_DOUBLE, file);
+  st.gamma.max = get_vec<double>(root, "gamma_max", H5T_NATIVE_DOUBLE, file);
+  st.gamma.count = get_vec<std::uint64_t>(root, "gamma_count", H5T_NATIVE_UINT64, file);
+  const std::size_t n = st.gamma.count.size();
+  if (lo.size() != n || hi.size() != n || st.gamma.min.size() != n || st.gamma.max.size() != n)
+    fail("the γ trace datasets (gamma_sum_lo/hi, gamma_min, gamma_max, gamma_count) differ in length");
+  if (n > 0 && !(st.gamma.dtau > 0)) fail("attribute gamma_dtau is not positive");
+  st.gamma.sum.clear();
+  for (std::size_t i = 0; i < n; ++i) st.gamma.sum.push_back(GammaTrace::from_halves(hi[i], lo[i]));
+  const auto de = get_vec<std::uint64_t>(root, "drain_electron", H5T_NATIVE_UINT64, file);
+  const auto dv = get_vec<double>(root, "drain", H5T_NATIVE_DOUBLE, file);
+  if (de.size() != dv.size()) fail("datasets drain_electron and drain differ in length");
+  for (std::size_t i = 0; i < de.size(); ++i) st.gamma.drain.push_back({de[i], dv[i]});
+  const auto cov = get_vec<double>(root, "coverage", H5T_NATIVE_DOUBLE, file);
+  if (cov.size() % 4 != 0) fail("dataset coverage does not hold whole records of 4 values");
+  for (std::size_t i = 0; i < cov.size(); i += 4) {
+    // Electron index and dropped slots are stored as doubles: whole, non-negative, exact (< 2⁵³).
+    for (std::size_t k : {i, i + 3})
+      if (!(cov[k] >= 0 && cov[k] < 9007199254740992.0 && cov[k] == std::floor(cov[k])))
+        fail("dataset coverage holds a record whose electron or slot count is not a whole number");
+    st.coverage.push_back({std::uint64_t(cov[i]), cov[i + 1], cov[i + 2], std::uint64_t(cov[i + 3])});
+  }
+}
+
+}  // namespace
+
+bool is_rank_checkpoint_name(const std::string& name) {
+  // checkpoint.g<digits>.r<digits>.h5
+  const std::string head = "checkpoint.g", tail = ".h5";
+  if (name.size() <= head.size() + tail.size() || name.compare(0, head.size(), head) != 0 ||
+      name.compare(name.size() - tail.size(), tail.size(), tail) != 0)
+    return false;
+  const std::string mid = name.substr(head.size(), name.size() - head.size() - tail.size());
+  const auto dot = mid.find(".r");
+  const auto digits = [](const std::string& t) {
+    return !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  };
+  return dot != std::string::npos && digits(mid.substr(0, dot)) && digits(mid.substr(dot + 2));
+}
+
+CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file) {
+  h5::silence();
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) io_fail("cannot open the checkpoint", file);
+  CheckpointCommit c;
+  if (H5Aexists(f.get(), "ranks") > 0) c.ranks = std::uint32_t(get_attr_u64(f.get(), "ranks", file));
+  if (H5Aexists(f.get(), "generation") > 0) c.generation = get_attr_u64(f.get(), "generation", file);
+  return c;
+}
+
 CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   h5::silence();
   if (!std::filesystem::exists(file)) throw IoError("EDM-CKP-001", "no checkpoint at " + file.string());
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   hid_t root = f.get();
+  get_format(root, file);
   CheckpointState st;
   st.run_id = get_string(root, "run_id", file);
   st.campaign_text = get_string(root, "campaign", file);
+  try {
+    (void)toml::parse(st.campaign_text, file.string() + " [campaign]");
+  } catch (const toml::parse_error& e) {
+    const auto& b = e.source().begin;
+    throw IoError("EDM-CKP-028", file.string() + ": dataset campaign is not TOML (line " + std::to_string(b.line) +
+                                     ", column " + std::to_string(b.column) + ": " + std::string(e.description()) + ")");
+  }
   st.next_electron = get_attr_u64(root, "next_electron", file);
   st.batches_done = get_attr_u64(root, "batches_done", file);
-  st.devices = std::uint32_t(get_attr_u64(root, "devices", file));
+  const std::uint64_t devices = get_attr_u64(root, "devices", file);
+  if (devices < 1 || devices > 65536)
+    throw IoError("EDM-CKP-023", file.string() + ": attribute devices = " + std::to_string(devices) + " is impossible");
+  st.devices = std::uint32_t(devices);
   st.knots_total = get_attr_u64(root, "knots_total", file);
   st.spline_bytes_per_electron = get_attr_u64(root, "spline_bytes_per_electron", file);
   st.trajectories = get_attr_f64(root, "trajectories", file);
   st.trajectories_overlapped = get_attr_f64(root, "trajectories_overlapped", file);
   st.kernel = get_attr_f64(root, "kernel", file);
-  st.gamma.dtau = get_attr_f64(root, "gamma_dtau", file);
-  {
-    const auto lo = get_vec<std::uint64_t>(root, "gamma_sum_lo", H5T_NATIVE_UINT64, file);
-    const auto hi = get_vec<std::uint64_t>(root, "gamma_sum_hi", H5T_NATIVE_UINT64, file);
-    if (lo.size() != hi.size()) io_fail("checkpoint γ sums are inconsistent", file);
-    st.gamma.sum.clear();
-    for (std::size_t i = 0; i < lo.size(); ++i) st.gamma.sum.push_back(GammaTrace::from_halves(hi[i], lo[i]));
-  }
-  st.gamma.min = get_vec<double>(root, "gamma_min", H5T_NATIVE_DOUBLE, file);
-  st.gamma.max = get_vec<double>(root, "gamma_max", H5T_NATIVE_DOUBLE, file);
-  st.gamma.count = get_vec<std::uint64_t>(root, "gamma_count", H5T_NATIVE_UINT64, file);
-  const auto de = get_vec<std::uint64_t>(root, "drain_electron", H5T_NATIVE_UINT64, file);
-  const auto dv = get_vec<double>(root, "drain", H5T_NATIVE_DOUBLE, file);
-  for (std::size_t i = 0; i < de.size() && i < dv.size(); ++i) st.gamma.drain.push_back({de[i], dv[i]});
-  const auto cov = get_vec<double>(root, "coverage", H5T_NATIVE_DOUBLE, file);
-  for (std::size_t i = 0; i + 3 < cov.size(); i += 4)
-    st.coverage.push_back({std::uint64_t(cov[i]), cov[i + 1], cov[i + 2], std::uint64_t(cov[i + 3])});
+  read_gamma_and_coverage(root, st, file);
   return st;
+}
+
+void check_resume_state(const CheckpointState& st, std::uint64_t electrons, const std::filesystem::path& file) {
+  auto fail = [&](const std::string& what) {
+    throw IoError("EDM-CKP-024", file.string() + ": " + what + " (the campaign has " + std::to_string(electrons) +
+                                     " electrons); the checkpoint is damaged or from another run");
+  };
+  if (st.next_electron > electrons)
+    fail("next_electron = " + std::to_string(st.next_electron) + " is past the last electron");
+  if (st.batches_done > st.next_electron)
+    fail("batches_done = " + std::to_string(st.batches_done) + " exceeds the " + std::to_string(st.next_electron) +
+         " electrons done");
+  for (const auto c : st.gamma.count)
+    if (c > st.next_electron) fail("gamma_count counts more electrons than the " + std::to_string(st.next_electron) + " done");
+  for (const auto& [e, d] : st.gamma.drain)
+    if (e >= st.next_electron) fail("drain_electron names electron " + std::to_string(e) + ", not yet done");
+  for (const auto& r : st.coverage)
+    if (r.electron >= st.next_electron) fail("coverage names electron " + std::to_string(r.electron) + ", not yet done");
 }
 
 void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
   h5::silence();
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
-  if (get_attr_u64(f.get(), "devices", file) != acc.devices())
-    throw IoError("EDM-CKP-002", file.string() + " was written with " +
-                                     std::to_string(get_attr_u64(f.get(), "devices", file)) +
+  get_format(f.get(), file);
+  const std::uint64_t devices = get_attr_u64(f.get(), "devices", file);
+  if (devices != acc.devices())
+    throw IoError("EDM-CKP-002", file.string() + " was written with " + std::to_string(devices) +
                                      " device(s); resume with the same device count (--device)");
-  {
-    // Checkpoints from before the pixel orders (no fingerprint) were in tile order on GPUs and row
-    // order on CPUs; rather than guess, they are refused.
-    Handle a(H5Aopen(f.get(), "layout_hash", H5P_DEFAULT), H5Aclose);
-    const std::uint64_t want = acc.layout_hash();
-    if (!a.valid() || get_attr_u64(f.get(), "layout_hash", file) != want)
-      throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
-                                   "(accumulator.pixel_order / tile_width / work_group differ); resume with the "
-                                   "settings it was written with");
-  }
+  // Checkpoints from before the pixel orders (no fingerprint) were in tile order on GPUs and row
+  // order on CPUs; rather than guess, they are refused.
+  if (H5Aexists(f.get(), "layout_hash") <= 0 || get_attr_u64(f.get(), "layout_hash", file) != acc.layout_hash())
+    throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
+                                 "(accumulator.pixel_order / tile_width / work_group differ); resume with the "
+                                 "settings it was written with");
   for (std::size_t d = 0; d < acc.devices(); ++d) {
     std::vector<Handle> sets;
     for (int b = 0; b < acc.buckets(); ++b) {
-      sets.emplace_back(H5Dopen2(f.get(), cube_name(d, b).c_str(), H5P_DEFAULT), H5Dclose);
-      if (!sets.back().valid()) io_fail("checkpoint lacks " + cube_name(d, b), file);
-      Handle sp(H5Dget_space(sets.back().get()), H5Sclose);
-      if (std::uint64_t(H5Sget_simple_extent_npoints(sp.get())) != acc.doubles_per_bucket())
+      const std::string name = cube_name(d, b);
+      Handle set(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+      if (!set.valid()) io_fail("checkpoint lacks " + name, file);
+      Handle sp(H5Dget_space(set.get()), H5Sclose);
+      Handle type(H5Dget_type(set.get()), H5Tclose);
+      if (H5Sget_simple_extent_ndims(sp.get()) != 1 ||
+          std::uint64_t(H5Sget_simple_extent_npoints(sp.get())) != acc.doubles_per_bucket())
         throw IoError("EDM-CKP-003", file.string() + ": the saved cube does not match this screen and mode");
+      if (H5Tget_class(type.get()) != H5T_FLOAT)
+        throw IoError("EDM-CKP-021", file.string() + ": cube dataset " + name + " is not floating-point");
+      // A cube dataset that was never written reads as zeros: a silent loss of every electron so far.
+      h5::check_stored(set.get(), acc.doubles_per_bucket(), "EDM-CKP-025", file.string() + ": cube dataset " + name);
+      sets.push_back(std::move(set));
     }
     acc.upload(d, [&](int b, std::uint64_t off, double* data, std::size_t cnt) {
       const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
       check(H5Dread(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
                     H5P_DEFAULT, data),
             "cannot read the checkpoint cube", file);
+      for (std::size_t i = 0; i < cnt; ++i)
+        if (!std::isfinite(data[i]))
+          throw IoError("EDM-CKP-026", file.string() + ": cube dataset " + cube_name(d, b) + " holds a non-finite value at " +
+                                           std::to_string(off + i));
     });
   }
 }

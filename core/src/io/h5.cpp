@@ -38,17 +38,89 @@ bool exists(hid_t file, const std::string& path) {
   return true;
 }
 
-static Handle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& where) {
+std::string file_name(hid_t obj) {
+  const ssize_t n = H5Fget_name(obj, nullptr, 0);
+  if (n <= 0) return "?";
+  std::string s(std::size_t(n) + 1, '\0');
+  if (H5Fget_name(obj, s.data(), s.size()) < 0) return "?";
+  s.resize(std::size_t(n));
+  return s;
+}
+
+void check_stored(hid_t dset, hsize_t n, const char* id, const std::string& where) {
+  if (n == 0) return;
+  const hsize_t stored = H5Dget_storage_size(dset);
+  Handle dcpl(H5Dget_create_plist(dset), H5Pclose);
+  Handle type(H5Dget_type(dset), H5Tclose);
+  const bool chunked = dcpl.valid() && H5Pget_layout(dcpl.get()) == H5D_CHUNKED;
+  const std::size_t elem = type.valid() ? H5Tget_size(type.get()) : 0;
+  constexpr hsize_t kMaxRatio = 4096;
+  const bool ok = chunked ? stored > 0 && n / kMaxRatio <= stored / sizeof(double)
+                          : elem > 0 && n <= stored / elem;
+  if (!ok)
+    throw IoError(id, where + " declares " + std::to_string(n) + " elements but stores only " +
+                          std::to_string(stored) + " bytes (never written or corrupt)");
+}
+
+namespace {
+
+Handle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& where) {
   Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.valid()) throw IoError("EDM-IO-011", "no dataset " + name + " in " + where.string());
   return d;
 }
 
+// The dataset's extent after the checks every reader needs: the expected rank, a product of
+// dimensions that does not wrap, a floating-point element type and the declared size really stored.
+std::vector<hsize_t> checked_extent(hid_t d, int rank, const std::string& name, const std::filesystem::path& where) {
+  const std::string what = name + " in " + where.string();
+  Handle space(H5Dget_space(d), H5Sclose);
+  const int ndims = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+  if (ndims != rank)
+    throw IoError(rank == 3 ? "EDM-IO-012" : "EDM-IO-074",
+                  what + " is not " + std::to_string(rank) + "-D (rank " + std::to_string(ndims) + ")");
+  std::vector<hsize_t> dims(std::size_t(rank), 0);
+  if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) != rank)
+    throw IoError("EDM-IO-013", "cannot read the extent of " + what);
+  hsize_t n = 1;
+  for (hsize_t v : dims) {
+    if (v && n > (hsize_t(1) << 62) / v) throw IoError("EDM-IO-014", what + " has an impossible shape");
+    n *= v;
+  }
+  Handle type(H5Dget_type(d), H5Tclose);
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_FLOAT)
+    throw IoError("EDM-IO-070", what + " is not a floating-point dataset");
+  check_stored(d, n, "EDM-IO-073", what);
+  return dims;
+}
+
+// Opens attribute `name` of obj when it exists and is a one-element attribute of class `cls`
+// (an invalid handle when absent); anything else present under that name is damage.
+Handle open_scalar_attr(hid_t obj, const char* name, H5T_class_t cls, const char* expected) {
+  const htri_t has = H5Aexists(obj, name);
+  if (has == 0) return {};
+  const std::string what = std::string("attribute ") + name + " in " + file_name(obj);
+  if (has < 0) throw IoError("EDM-IO-072", "cannot look up " + what);
+  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  Handle type(a.valid() ? H5Aget_type(a.get()) : -1, H5Tclose);
+  Handle space(a.valid() ? H5Aget_space(a.get()) : -1, H5Sclose);
+  if (!type.valid() || !space.valid()) throw IoError("EDM-IO-072", "cannot open " + what);
+  const H5T_class_t c = H5Tget_class(type.get());
+  const bool numeric = c == H5T_FLOAT || c == H5T_INTEGER;
+  if (!(c == cls || (cls == H5T_FLOAT && numeric)))
+    throw IoError("EDM-IO-072", what + " is not " + expected);
+  // One element only: H5Aread writes every element, and the buffers below hold one.
+  if (const hssize_t n = H5Sget_simple_extent_npoints(space.get()); n != 1)
+    throw IoError("EDM-IO-072", what + " holds " + std::to_string(n) + " values, not one");
+  return a;
+}
+
+}  // namespace
+
 std::vector<double> read_1d(hid_t file, const std::string& name, const std::filesystem::path& where) {
   Handle d = open_dataset(file, name, where);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  std::vector<double> v(n > 0 ? std::size_t(n) : 0);
+  const auto dims = checked_extent(d.get(), 1, name, where);
+  std::vector<double> v(static_cast<std::size_t>(dims[0]));
   if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw IoError("EDM-IO-013", "cannot read " + name + " from " + where.string());
   return v;
@@ -56,27 +128,26 @@ std::vector<double> read_1d(hid_t file, const std::string& name, const std::file
 
 std::array<std::size_t, 3> shape_3d(hid_t file, const std::string& name, const std::filesystem::path& where) {
   Handle d = open_dataset(file, name, where);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  if (H5Sget_simple_extent_ndims(space.get()) != 3)
-    throw IoError("EDM-IO-012", name + " in " + where.string() + " is not 3-D");
-  hsize_t dims[3] = {0, 0, 0};
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  const auto dims = checked_extent(d.get(), 3, name, where);
   return {std::size_t(dims[0]), std::size_t(dims[1]), std::size_t(dims[2])};
 }
 
-void read_rows(hid_t file, const std::string& name, std::size_t iy0, std::size_t iy1,
-               std::vector<double>& out, const std::filesystem::path& where) {
+void read_rows(hid_t file, const std::string& name, const std::array<std::size_t, 3>& shape, std::size_t iy0,
+               std::size_t iy1, std::vector<double>& out, const std::filesystem::path& where) {
   Handle d = open_dataset(file, name, where);
-  Handle fspace(H5Dget_space(d.get()), H5Sclose);
-  hsize_t dims[3] = {0, 0, 0};
-  if (H5Sget_simple_extent_ndims(fspace.get()) != 3)
-    throw IoError("EDM-IO-012", name + " in " + where.string() + " is not 3-D");
-  H5Sget_simple_extent_dims(fspace.get(), dims, nullptr);
+  const auto dims = checked_extent(d.get(), 3, name, where);
+  if (dims[0] != shape[0] || dims[1] != shape[1] || dims[2] != shape[2])
+    throw IoError("EDM-IO-071", name + " in " + where.string() + " has shape (" + std::to_string(dims[0]) + ", " +
+                                    std::to_string(dims[1]) + ", " + std::to_string(dims[2]) + "), expected (" +
+                                    std::to_string(shape[0]) + ", " + std::to_string(shape[1]) + ", " +
+                                    std::to_string(shape[2]) + ") like the other field components");
   if (iy0 >= iy1 || iy1 > dims[0])
     throw IoError("EDM-IO-014", "rows out of range reading " + name + " from " + where.string());
+  Handle fspace(H5Dget_space(d.get()), H5Sclose);
   hsize_t start[3] = {hsize_t(iy0), 0, 0};
   hsize_t count[3] = {hsize_t(iy1 - iy0), dims[1], dims[2]};
-  H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  if (!fspace.valid() || H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
+    throw IoError("EDM-IO-013", "cannot select rows of " + name + " in " + where.string());
   Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
   out.resize(count[0] * count[1] * count[2]);
   if (!out.empty() &&
@@ -85,33 +156,32 @@ void read_rows(hid_t file, const std::string& name, std::size_t iy0, std::size_t
 }
 
 std::optional<std::string> attr_string(hid_t obj, const char* name) {
-  if (H5Aexists(obj, name) <= 0) return std::nullopt;
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
+  Handle a = open_scalar_attr(obj, name, H5T_STRING, "a string");
+  if (!a.valid()) return std::nullopt;
+  const std::string what = std::string("attribute ") + name + " in " + file_name(obj);
   Handle type(H5Aget_type(a.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING) return std::nullopt;
   if (H5Tis_variable_str(type.get()) > 0) {
     char* s = nullptr;
     Handle mem(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose);
-    if (H5Aread(a.get(), mem.get(), &s) < 0 || !s) return std::nullopt;
+    if (!mem.valid() || H5Aread(a.get(), mem.get(), &s) < 0 || !s) throw IoError("EDM-IO-072", "cannot read " + what);
     std::string out(s);
     H5free_memory(s);
     return out;
   }
-  std::string buf(H5Tget_size(type.get()), '\0');
-  if (H5Aread(a.get(), type.get(), buf.data()) < 0) return std::nullopt;
+  // A fixed-size string: its declared size must be what the attribute really stores.
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || H5Aget_storage_size(a.get()) < size) throw IoError("EDM-IO-072", what + " is damaged");
+  std::string buf(size, '\0');
+  if (H5Aread(a.get(), type.get(), buf.data()) < 0) throw IoError("EDM-IO-072", "cannot read " + what);
   return std::string(buf.c_str());  // fixed-size strings are NUL-padded
 }
 
 std::optional<double> attr_double(hid_t obj, const char* name) {
-  if (H5Aexists(obj, name) <= 0) return std::nullopt;
-  Handle a(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose);
-  Handle type(H5Aget_type(a.get()), H5Tclose);
-  const H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_FLOAT && cls != H5T_INTEGER) return std::nullopt;
-  Handle space(H5Aget_space(a.get()), H5Sclose);
-  if (H5Sget_simple_extent_npoints(space.get()) != 1) return std::nullopt;
+  Handle a = open_scalar_attr(obj, name, H5T_FLOAT, "a number");
+  if (!a.valid()) return std::nullopt;
   double v = 0;  // HDF5 converts integer attributes to double on read
-  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0) return std::nullopt;
+  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0)
+    throw IoError("EDM-IO-072", std::string("cannot read attribute ") + name + " in " + file_name(obj));
   return v;
 }
 

@@ -68,17 +68,25 @@ class Handle {
   herr_t (*close_)(hid_t) = nullptr;
 };
 
-// Read side. All throw IoError naming the file and the object.
+// Read side. All throw IoError naming the file and the object; nothing a file declares (a rank, a
+// size, a type) is taken on trust before it is checked against what the file really holds.
 Handle open_file(const std::filesystem::path& file);
 bool exists(hid_t file, const std::string& path);
+// A 1-D floating-point dataset (any float width; read as double).
 std::vector<double> read_1d(hid_t file, const std::string& name, const std::filesystem::path& where);
-// Shape of a 3-D dataset (ny, nx, ns); throws if it is not 3-D.
+// Shape of a 3-D floating-point dataset (ny, nx, ns) whose declared size is really stored.
 std::array<std::size_t, 3> shape_3d(hid_t file, const std::string& name, const std::filesystem::path& where);
-// Rows [iy0, iy1) of a (ny, nx, ns) dataset into out (resized to (iy1 − iy0)·nx·ns).
-void read_rows(hid_t file, const std::string& name, std::size_t iy0, std::size_t iy1,
-               std::vector<double>& out, const std::filesystem::path& where);
+// Rows [iy0, iy1) of a (ny, nx, ns) dataset into out (resized to (iy1 − iy0)·nx·ns). The dataset must
+// have exactly `shape` (the caller indexes every component with one shape: a B or E/y shorter than
+// E/x is refused here instead of being read past).
+void read_rows(hid_t file, const std::string& name, const std::array<std::size_t, 3>& shape, std::size_t iy0,
+               std::size_t iy1, std::vector<double>& out, const std::filesystem::path& where);
+// Scalar attributes: nullopt when absent; IoError (EDM-IO-072, naming the file and the attribute)
+// when present but of another type or shape, or unreadable: a wrong type is damage, not a default.
 std::optional<std::string> attr_string(hid_t obj, const char* name);
 std::optional<double> attr_double(hid_t obj, const char* name);  // any numeric scalar attribute
+// The file that holds obj, for messages ("?" if HDF5 cannot say).
+std::string file_name(hid_t obj);
 
 // Write side (files built under .partial by the caller).
 void write_attr(hid_t obj, const char* name, const std::string& value);
@@ -97,17 +105,11 @@ inline void check(herr_t status, const std::string& what, const std::filesystem:
 }
 
 // Throws IoError (with `id`, `where` naming file and dataset) unless `n` elements of `dset` are
-// really stored: some storage exists and the declared size is within 4096× of it. deflate, the
-// usual HDF5 filter, cannot compress more than ~1032:1, so real data always passes; what fails is a
-// dataset that was never written or whose extent was corrupted, and no allocation exceeds 4096× the
-// bytes actually in the file.
-inline void check_stored(hid_t dset, hsize_t n, const char* id, const std::string& where) {
-  if (n == 0) return;
-  const hsize_t stored = H5Dget_storage_size(dset);
-  constexpr hsize_t kMaxRatio = 4096;
-  if (stored == 0 || n / kMaxRatio > stored / sizeof(double))
-    throw IoError(id, where + " declares " + std::to_string(n) + " elements but stores only " +
-                          std::to_string(stored) + " bytes (never written or corrupt)");
-}
+// really stored. A contiguous or compact dataset stores every element (n × element size bytes); a
+// chunked one some storage within 4096× of the declared size: deflate, the usual HDF5 filter,
+// cannot compress more than ~1032:1, so real data always passes. What fails is a dataset that was
+// never written or whose extent was corrupted, and no allocation exceeds 4096× the bytes actually
+// in the file.
+void check_stored(hid_t dset, hsize_t n, const char* id, const std::string& where);
 
 }  // namespace edm::h5

@@ -140,6 +140,10 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                  {"spline_bytes_per_electron", double(s.spline_bytes_per_electron)},
                                  {"device_buffer_bytes", double(s.device_buffer_bytes)},
                                  {"host_estimate", s.host_estimate_bytes}});
+  if (x.field_bytes > 0)
+    m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
+                                       {"run_id", s.run_id},
+                                       {"bytes", int64_t(x.field_bytes)}});
   m.insert("campaign", campaign.to_toml());
   return m;
 }
@@ -174,9 +178,21 @@ bool is_manifest(const std::filesystem::path& file) {
 }
 
 std::string campaign_text_from_manifest(const std::filesystem::path& file) {
-  auto t = toml::parse_file(file.string());
+  toml::table t;
+  try {
+    t = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    // is_manifest parsed it a moment ago: the file changed or cannot be read now.
+    const auto& b = e.source().begin;
+    throw IoError("EDM-IO-075", file.string() + ":" + std::to_string(b.line) + ":" + std::to_string(b.column) +
+                                    ": cannot read the manifest: " + std::string(e.description()));
+  }
   auto* c = t["campaign"].as_table();
   if (!c) throw ConfigError("EDM-CFG-090", file.string() + ": manifest has no [campaign] table");
+  // The replay looks the scenario up before it parses the rest: a missing or non-string one is
+  // named here rather than reported as an unknown scenario "".
+  if (!(*c)["run"]["scenario"].is_string())
+    throw ConfigError("EDM-CFG-090", file.string() + ": the manifest's [campaign] has no run.scenario string");
   std::ostringstream os;
   os << *c;
   return os.str();

@@ -53,7 +53,7 @@ std::vector<double> read_1d(hid_t group, const std::string& file, const std::str
   if (type.id < 0 || H5Tget_class(type.id) != H5T_FLOAT)
     throw IoError("EDM-IO-043", where + " is not a floating-point dataset");
   hsize_t n = 0;
-  H5Sget_simple_extent_dims(space.id, &n, nullptr);
+  if (H5Sget_simple_extent_dims(space.id, &n, nullptr) != 1) throw IoError("EDM-IO-042", where + ": unreadable extent");
   h5::check_stored(d.id, n, "EDM-IO-054", where);  // n comes from the file: not taken on trust
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)

@@ -16,6 +16,7 @@
 
 #include "edm/error.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 using namespace edm::h5;
 
@@ -234,9 +235,10 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
   I.partial_path += ".partial";
   I.screen = screen;
   I.units = units;
-  std::error_code ec;
-  std::filesystem::remove(I.partial_path, ec);
-  I.file = Handle(H5Fcreate(I.partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  // A partial file already there is not this writer's (it may be a complete field whose manifest
+  // could not be written, which edm told the user to keep): moved aside, never truncated.
+  move_aside(I.partial_path);
+  I.file = Handle(H5Fcreate(I.partial_path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!I.file.valid()) io_fail("cannot create the field file", I.partial_path);
   hid_t f = I.file.get();
   write_root_attributes(f, screen, units, info);

@@ -11,6 +11,7 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "run/overlap.hpp"
+#include "run/ranks.hpp"
 #include "run/sharded_cubes.hpp"
 #include "run/stages.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::uint64_t first,
                         std::uint64_t count) {
   try {
-    return cell.solve(first, count);
+    return cell.solve(first, count, ctx.options.stop);
   } catch (const PhysicsError& e) {
     // The integration runs until the electrons' light has passed the last sample; a window
     // that ends absurdly late turns into a runaway integration, which is a campaign problem.
@@ -75,7 +76,7 @@ void schedule_checkpoints(const RunContext& ctx, BatchState& state, std::uint64_
   }
 }
 
-void save_checkpoint(const BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
+CheckpointState checkpoint_state(const BatchState& state, ShardedFieldAccumulator& acc, const RunSummary& S) {
   CheckpointState st;
   st.run_id = S.run_id;
   st.campaign_text = state.campaign_text;
@@ -88,9 +89,93 @@ void save_checkpoint(const BatchState& state, ShardedFieldAccumulator& acc, RunS
   st.spline_bytes_per_electron = S.spline_bytes_per_electron;
   st.gamma = state.gamma;
   st.coverage = S.coverage.records;
-  ShardedCubes cubes(acc);
-  write_checkpoint(state.checkpoint_file, st, cubes);
+  st.generation = state.generation + 1;
+  return st;
+}
+
+// Writes this rank's file when `mine`; then every rank learns whether all writes succeeded. A
+// failure anywhere fails every rank (with its own error where it happened), so none goes on to
+// commit a generation that lacks a rank.
+void write_agreed(const Ranks& R, bool mine, const std::filesystem::path& file, const CheckpointState& st,
+                  ShardedFieldAccumulator& acc) {
+  std::exception_ptr error;
+  int failed[1] = {0};
+  if (mine) {
+    try {
+      ShardedCubes cubes(acc);
+      write_checkpoint(file, st, cubes);
+    } catch (...) {
+      error = std::current_exception();
+      failed[0] = 1;
+    }
+  }
+  agree_max(R, failed, 1);
+  if (error) std::rethrow_exception(error);
+  if (failed[0])
+    throw IoError("EDM-CKP-041", "another rank could not write its checkpoint of generation " +
+                                     std::to_string(st.generation) + "; the previous checkpoint stands");
+}
+
+// One checkpoint of every rank, committed together (share/docs/outputs.md, "Checkpoints under
+// MPI"): the ranks > 0 write their files of generation G first; when all are durable, rank 0 writes
+// checkpoint.h5, whose rename commits G; only then do the ranks > 0 remove their generation G − 1.
+// A kill at any moment leaves checkpoint.h5 naming a generation whose every file is there, so a
+// resume never mixes generations. Collective: every rank calls it at the same batch boundary.
+void save_checkpoint(const RunPlan& plan, BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
+  const Ranks& R = plan.ranks;
+  CheckpointState st = checkpoint_state(state, acc, S);
+  st.ranks = std::uint32_t(R.size);
+  if (R.size == 1) {
+    ShardedCubes cubes(acc);
+    write_checkpoint(state.checkpoint_file, st, cubes);
+  } else {
+    write_agreed(R, R.rank != 0, rank_checkpoint_path(S.folder, st.generation, R.rank), st, acc);
+    write_agreed(R, R.rank == 0, state.checkpoint_file, st, acc);
+    if (R.rank != 0 && state.generation > 0) {
+      std::error_code ec;
+      std::filesystem::remove(rank_checkpoint_path(S.folder, state.generation, R.rank), ec);
+    }
+  }
+  state.generation = st.generation;
   ++S.checkpoints_written;
+}
+
+bool stop_requested(const RunContext& ctx) { return ctx.options.stop && ctx.options.stop->load(); }
+
+// A stop request at a batch boundary (after a batch, the last one included, or during a solve,
+// whose batch is then not summed). Everything summed so far is resumable, so it is saved, even
+// when that is nothing or everything (`edm resume` then only finishes), and the run ends with
+// Interrupted (exit 130). The device must be idle. Under mpirun every rank comes here together.
+[[noreturn]] void checkpoint_and_stop(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                      BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
+  save_checkpoint(plan, state, acc, S);
+  ctx.observer.phase("checkpoint", state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
+  throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(state.next - plan.first) + " of " +
+                                       std::to_string(plan.local_electrons()) + " electrons" +
+                                       (plan.ranks.size > 1 ? " of this rank" : "") + " (" +
+                                       std::to_string(cell.electrons()) + " in all); checkpoint written to " +
+                                       state.checkpoint_file.string() + " — continue with `edm resume " +
+                                       S.folder.string() + "`");
+}
+
+// The checkpoint this rank resumes from: checkpoint.h5 says which generation it commits and for how
+// many ranks; rank 0's state is in it, the others' in their files of that generation.
+std::filesystem::path resume_file(const RunPlan& plan, BatchState& state, const RunSummary& S) {
+  const CheckpointCommit commit = read_checkpoint_commit(state.checkpoint_file);
+  if (commit.ranks != std::uint32_t(plan.ranks.size))
+    throw ConfigError("EDM-CKP-010", state.checkpoint_file.string() + " was written by " +
+                                         std::to_string(commit.ranks) + " process(es); resume it with as many (" +
+                                         (commit.ranks > 1 ? "mpirun -n " + std::to_string(commit.ranks) + " "
+                                                           : std::string("no mpirun: ")) +
+                                         "edm resume), not " + std::to_string(plan.ranks.size));
+  state.generation = commit.generation;
+  if (plan.ranks.rank == 0) return state.checkpoint_file;
+  const auto file = rank_checkpoint_path(S.folder, commit.generation, plan.ranks.rank);
+  if (!std::filesystem::exists(file))
+    throw IoError("EDM-CKP-040", state.checkpoint_file.string() + " commits generation " +
+                                     std::to_string(commit.generation) + ", but rank " +
+                                     std::to_string(plan.ranks.rank) + "'s file " + file.string() + " is missing");
+  return file;
 }
 
 }  // namespace
@@ -101,10 +186,15 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
   state.checkpoint_file = checkpoint_path(S.folder);
   state.next = plan.first;
   if (ctx.options.resume) {
-    if (plan.ranks.size > 1) throw ConfigError("EDM-CKP-010", "edm resume runs in one process (no mpirun)");
-    const CheckpointState st = read_checkpoint_state(state.checkpoint_file);
+    const auto file = resume_file(plan, state, S);
+    const CheckpointState st = read_checkpoint_state(file);
+    check_resume_state(st, N, file);
+    if (st.next_electron < plan.first || st.next_electron > plan.end)
+      throw IoError("EDM-CKP-042", file.string() + ": next_electron " + std::to_string(st.next_electron) +
+                                       " lies outside this rank's electrons [" + std::to_string(plan.first) + ", " +
+                                       std::to_string(plan.end) + "]");
     ShardedCubes cubes(acc);
-    load_checkpoint_cube(state.checkpoint_file, cubes);
+    load_checkpoint_cube(file, cubes);
     S.run_id = st.run_id;
     state.next = st.next_electron;
     state.batches_done = st.batches_done;
@@ -116,37 +206,47 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
     S.knots_total = st.knots_total;
     S.spline_bytes_per_electron = st.spline_bytes_per_electron;
     S.resumed_from = state.next;
-    ctx.observer.phase("resume", "from " + state.checkpoint_file.string() + ": " +
-                                     std::to_string(state.next) + " of " + std::to_string(N) +
-                                     " electrons already summed");
+    ctx.observer.phase("resume", "from " + file.string() + ": " + std::to_string(state.next) + " of " +
+                                     std::to_string(N) + " electrons already summed");
   }
-  // Checkpoints only in one process (MPI ranks would each need their own).
-  state.checkpoint_every = plan.ranks.size > 1 ? -1 : ctx.options.checkpoint_every;
+  state.checkpoint_every = ctx.options.checkpoint_every;
   std::ostringstream os;
   os << ctx.campaign.to_toml();
   state.campaign_text = os.str();
   return state;
 }
 
-void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                 ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
-  const bool overlap = ctx.campaign.accumulator.batch_overlap;
-  const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
-  state.t_first_launch = Clock::now();
-  bool launched = false;
-  // Joined on every way out of this function; what it throws comes back through wait().
+namespace {
+
+// One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
+// False when the solve was stopped on request (nothing of the batch is summed then).
+struct BatchLoop {
+  const RunContext& ctx;
+  const PreparedCell& cell;
+  const RunPlan& plan;
+  ShardedFieldAccumulator& acc;
+  BatchState& state;
+  RunSummary& S;
+  bool overlap = false, launched = false;
+  // Joined on every way out of run_batches; what it throws comes back through wait().
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
-  const auto wait_for_device = [&] {
+
+  void wait_for_device() {
     if (const auto idle = watcher.wait()) device_idle_at = *idle;
-  };
-  for (std::uint64_t b0 = start, k = k0; b0 < plan.end; b0 += B, ++k) {
-    const std::uint64_t count = std::min(B, plan.end - b0);
+  }
+
+  bool run_one(std::uint64_t b0, std::uint64_t count, std::uint64_t k, std::uint64_t k0) {
     ctx.observer.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                            ": electrons " + std::to_string(b0) + "–" +
                                            std::to_string(b0 + count - 1));
     const auto t0 = Clock::now();
-    SplineBatch batch = solve_batch(ctx, cell, b0, count);
+    SplineBatch batch;
+    try {
+      batch = solve_batch(ctx, cell, b0, count);
+    } catch (const Interrupted&) {
+      return false;
+    }
     const auto t1 = Clock::now();
     S.timing.trajectories += seconds_between(t0, t1);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
@@ -162,31 +262,52 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     acc.accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
     if (overlap)
-      watcher.start([&acc] { acc.drain(); });
+      watcher.start([this] { acc.drain(); });
     else
       acc.drain();
     ctx.observer.batch_done(b0 + count - plan.first, plan.local_electrons(), seconds_since(ctx.t_start));
-
-    // Checkpoints: every K batches, and on a stop request (then leave cleanly).
     state.next = b0 + count;
     state.batches_done = k + 1;
-    const bool stop = ctx.options.stop && ctx.options.stop->load();
-    schedule_checkpoints(ctx, state, start, k0, k, state.next, plan.end);
+    return true;
+  }
+};
+
+}  // namespace
+
+void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                 ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
+  BatchLoop loop{ctx, cell, plan, acc, state, S};
+  loop.overlap = ctx.campaign.accumulator.batch_overlap;
+  const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
+  state.t_first_launch = Clock::now();
+  // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
+  // every rank goes round this loop as often as the rank with the most batches left.
+  for (std::uint64_t k = k0;; ++k) {
+    const std::uint64_t b0 = state.next;
+    const std::uint64_t count = b0 < plan.end ? std::min(B, plan.end - b0) : 0;
+    if (count == 0 && plan.ranks.size == 1) break;
+    const bool solved = count == 0 || loop.run_one(b0, count, k, k0);
+    // Checkpoints: every K batches; and on a stop request after any batch (the last one too: a
+    // single-pass run has only that one) or during a solve, then leave cleanly.
+    if (count > 0 && solved) schedule_checkpoints(ctx, state, start, k0, k, state.next, plan.end);
     const std::int64_t K = state.checkpoint_every;
-    if (state.next < plan.end && (stop || (K > 0 && (k + 1) % std::uint64_t(K) == 0))) {
-      wait_for_device();
-      save_checkpoint(state, acc, S);
+    int flags[3] = {!solved || stop_requested(ctx),
+                    count > 0 && state.next < plan.end && K > 0 && (k + 1) % std::uint64_t(K) == 0,
+                    state.next < plan.end};
+    agree_max(plan.ranks, flags, 3);
+    if (flags[0]) {
+      loop.wait_for_device();
+      checkpoint_and_stop(ctx, cell, plan, state, acc, S);
+    }
+    if (flags[1]) {
+      loop.wait_for_device();
+      save_checkpoint(plan, state, acc, S);
       ctx.observer.phase("checkpoint",
                          state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
-      if (stop)
-        throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(state.next) + " of " +
-                                             std::to_string(cell.electrons()) +
-                                             " electrons; checkpoint written to " +
-                                             state.checkpoint_file.string() +
-                                             " — continue with `edm resume " + S.folder.string() + "`");
     }
+    if (!flags[2]) break;
   }
-  wait_for_device();
+  loop.wait_for_device();
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
 }
 

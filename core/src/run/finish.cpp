@@ -3,6 +3,7 @@
 // into field.h5.partial, adds the γ trace, renames the file into place and writes run.toml.
 #include <string>
 
+#include "edm/checkpoint.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
@@ -11,6 +12,21 @@
 #include "run/stages.hpp"
 
 namespace edm::detail {
+namespace {
+
+// A stop request during the download or the write: the cube has been reduced across devices, so it
+// is no longer resumable from here; the run ends with nothing under field.h5 (the writer removes its
+// own .partial) and the last checkpoint, if one was written, still stands.
+void throw_if_stopped(const RunContext& ctx, const RunSummary& S, const char* phase) {
+  if (!ctx.options.stop || !ctx.options.stop->load()) return;
+  const auto ckpt = checkpoint_path(S.folder);
+  throw Interrupted("EDM-RUN-043", std::string("stopped on request during the ") + phase + "; no field.h5 was written" +
+                                       (std::filesystem::exists(ckpt)
+                                            ? "; the last checkpoint stands: `edm resume " + S.folder.string() + "`"
+                                            : ""));
+}
+
+}  // namespace
 
 void open_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                      std::optional<FieldWriter>& writer, RunSummary& S) {
@@ -36,6 +52,7 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   double write_seconds = 0;
   acc.finish(
       [&](int b, int c, int y0, int y1, const double* d) {
+        throw_if_stopped(ctx, S, "download");
         const auto tw = Clock::now();
         const std::size_t n = std::size_t(y1 - y0) * std::size_t(screen.nx) * std::size_t(screen.samples);
         if (ranks.size > 1) {
@@ -57,6 +74,7 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
 
 void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                        const GammaTrace& gamma, double write_seconds, FieldWriter& writer, RunSummary& S) {
+  throw_if_stopped(ctx, S, "write");
   writer.write_gamma_trace(gamma, cell.units());
   writer.set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
   const auto tc = Clock::now();
@@ -107,7 +125,11 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
                         const RunSummary& S) {
-  const ManifestExtras x = manifest_extras(ctx, cell, plan, acc, per_rank, S);
+  ManifestExtras x = manifest_extras(ctx, cell, plan, acc, per_rank, S);
+  // field.h5 and run.toml are committed as a pair: the manifest names the field file it belongs to.
+  std::error_code size_ec;
+  x.field_bytes = std::filesystem::file_size(S.field_file, size_ec);
+  if (size_ec) x.field_bytes = 0;
   try {
     write_manifest(S.manifest_file, make_manifest(ctx.campaign, S, cell.units(), x));
   } catch (const IoError& e) {

@@ -178,6 +178,11 @@ const Screen& PreparedCell::screen() const { return impl_->screen; }
 Mode PreparedCell::mode() const { return impl_->mode; }
 std::uint64_t PreparedCell::electrons() const { return impl_->n; }
 const SolveOptions& PreparedCell::solve_options() const { return impl_->solve; }
+SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const {
+  SolveOptions options = impl_->solve;
+  options.stop = stop;
+  return solve_trajectories(solver_scenario(), first, count, options);
+}
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
   return solve_trajectories(solver_scenario(), first, count, impl_->solve);
 }

@@ -162,4 +162,22 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
   return t;
 }
 
+void agree_max(const Ranks& ranks, int* flags, int n) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size > 1) MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#else
+  (void)ranks;
+  (void)flags;
+  (void)n;
+#endif
+}
+
+void barrier(const Ranks& ranks) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size > 1) MPI_Barrier(MPI_COMM_WORLD);
+#else
+  (void)ranks;
+#endif
+}
+
 }  // namespace edm

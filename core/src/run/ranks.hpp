@@ -20,5 +20,10 @@ Ranks current_ranks();
 void reduce_slab_to_root(const double* in, double* out, std::size_t n);
 // Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings.
 RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& summary);
+// Every rank's flags[i] becomes the largest over the ranks (a collective: every rank calls it at
+// the same point). With one rank it leaves the flags as they are.
+void agree_max(const Ranks& ranks, int* flags, int n);
+// Waits until every rank has arrived (no-op with one rank).
+void barrier(const Ranks& ranks);
 
 }  // namespace edm

@@ -62,7 +62,12 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.electrons = cell.electrons();
   S.screen = cell.screen();
   S.slots = cell.electrons() * cell.screen().slots_per_electron();
+  // One writer per folder, held from its first check to the last rename (it is released when this
+  // function returns or throws). Rank 0 holds it for the whole mpirun job.
+  RunFolderLock lock;
+  if (!options.dry_run && current_ranks().rank == 0) lock = lock_run_folder(ctx);
   claim_run_folder(ctx, S);
+  if (lock.held()) set_aside_leftovers(ctx, S);
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
@@ -88,8 +93,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   if (plan.ranks.rank != 0) return S;
   commit_field_file(ctx, cell, plan, state.gamma, write_seconds, *writer, S);
   write_run_manifest(ctx, cell, plan, acc, per_rank, S);
-  std::error_code ec;
-  std::filesystem::remove(state.checkpoint_file, ec);  // the run is complete: the checkpoint has served
+  remove_checkpoints(S);
   return S;
 }
 

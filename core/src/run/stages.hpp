@@ -16,6 +16,7 @@
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
 #include "edm/writer.hpp"
+#include "io/run_lock.hpp"
 #include "run/ranks.hpp"
 
 namespace edm::detail {
@@ -33,6 +34,16 @@ struct RunContext {
   RunObserver& observer;
   Clock::time_point t_start;
 };
+
+// ---- the run folder (folder.cpp) -----------------------------------------------------------------
+
+// The run folder's exclusive lock (created with the folder when missing); ConfigError EDM-RUN-040
+// naming the holder when another process writes there. A stale lock is taken over with a warning.
+RunFolderLock lock_run_folder(const RunContext& ctx);
+// Moves aside (with a timestamp) what earlier runs left under this run's temporary names.
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary);
+// After the manifest: removes the run's checkpoints (every rank's).
+void remove_checkpoints(const RunSummary& summary);
 
 // ---- plan (plan.cpp) -----------------------------------------------------------------------------
 
@@ -69,7 +80,8 @@ struct BatchState {
   double kernel_before = 0;            // kernel seconds before a resume
   std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
   std::string campaign_text;           // the effective campaign, saved with every checkpoint
-  std::filesystem::path checkpoint_file;
+  std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
+  std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
 };
 

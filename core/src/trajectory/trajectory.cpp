@@ -83,6 +83,12 @@ int ode_function(double tau, const double y[], double f[], void* params) {
   return GSL_SUCCESS;
 }
 
+// The solve was asked to stop (share/docs/errors.md, exit 130): the batch loop turns this into a
+// checkpoint of the electrons summed so far.
+[[noreturn]] void throw_stopped(std::uint64_t electron) {
+  throw Interrupted("EDM-TRJ-040", "the trajectory solve was stopped on request at electron " + std::to_string(electron));
+}
+
 Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
   double y[8], dy[8];
   sc.initial_state(i, y);
@@ -109,6 +115,7 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
   record(tau);
   int extra = done() ? 2 : -1;
   for (std::uint64_t j = 1; extra != 0; ++j) {
+    if (opt.stop && opt.stop->load(std::memory_order_relaxed)) throw_stopped(i);
     const double target = double(j) * k.dtau;
     if (target > sc.tau_max())
       throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + std::to_string(sc.tau_max()) +
@@ -277,6 +284,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
   auto worker = [&]() {
     for (std::uint64_t k; !failed && (k = next++) < count;) {
       try {
+        if (options.stop && options.stop->load(std::memory_order_relaxed)) throw_stopped(first + k);
         knots[k] = scenario.has_rhs() ? integrate_electron(scenario, first + k, options)
                                       : resample_track(scenario, first + k, options);
       } catch (...) {
@@ -296,6 +304,8 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
     const std::string who = "electron " + std::to_string(first + k) + ": ";
     try {
       std::rethrow_exception(errors[k]);
+    } catch (const Interrupted&) {
+      throw;  // a stop request, not a failure of this electron
     } catch (const Error& e) {
       throw PhysicsError(e.id(), who + e.what());
     } catch (const std::exception& e) {

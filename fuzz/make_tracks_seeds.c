@@ -1,8 +1,8 @@
-/* Writes the HDF5 seeds of tests/fuzz_corpus/tracks/ (valid tracks, a field-like file, wrong shapes
+/* Writes the HDF5 seeds of fuzz/corpus/tracks/ (valid tracks, a field-like file, wrong shapes
  * and types, non-increasing t, huge declared sizes with nothing stored). Not part of the build: run
- * by hand in that folder when the seeds need remaking (invalid_truncated.h5 = first 2000 bytes of
- * valid_one.h5):
- *   gcc make_tracks_seeds.c -I/usr/include/hdf5/serial -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 && ./a.out */
+ * by hand in fuzz/corpus/tracks/ when the seeds need remaking (invalid_truncated.h5 = first 2000
+ * bytes of valid_one.h5):
+ *   gcc ../../make_tracks_seeds.c -I/usr/include/hdf5/serial -L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5 && ./a.out */
 #include <hdf5.h>
 #include <string.h>
 static hid_t fapl(void){ hid_t p=H5Pcreate(H5P_FILE_ACCESS); H5Pset_libver_bounds(p,H5F_LIBVER_LATEST,H5F_LIBVER_LATEST); return p;}

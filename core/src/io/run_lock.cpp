@@ -1,0 +1,154 @@
+// The run-folder lock and move_aside (io/run_lock.hpp).
+#include "io/run_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "edm/error.hpp"
+
+namespace edm {
+namespace {
+
+std::string this_host() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::string read_record(int fd) {
+  std::string text;
+  char buf[512];
+  ssize_t n;
+  if (lseek(fd, 0, SEEK_SET) < 0) return text;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() < 4096) text.append(buf, std::size_t(n));
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+[[noreturn]] void lock_fail(const std::string& what, const std::filesystem::path& path, int err) {
+  throw IoError("EDM-RUN-041", what + " " + path.string() + ": " + std::strerror(err));
+}
+
+// The holder as the message names it; the pid is checked when the holder is on this host, because
+// a flock is also held by a child that inherited the descriptor after its parent died.
+std::string describe_holder(const std::string& record) {
+  if (record.empty()) return "another process (its record is not written yet)";
+  long pid = 0;
+  char host[256] = {};
+  std::string text = record;
+  if (std::sscanf(record.c_str(), "pid %ld on host %255s", &pid, host) == 2 && host == this_host() && pid > 0 &&
+      ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+    text += " (that process is gone, but a process it started still holds the lock)";
+  return text;
+}
+
+}  // namespace
+
+RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
+  RunFolderLock lock;
+  lock.folder_ = folder;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    std::filesystem::create_directories(folder, ec);
+    if (ec) throw IoError("EDM-RUN-041", "cannot create the run folder " + folder.string() + ": " + ec.message());
+    lock.created_folder_ = true;
+  }
+  const auto path = path_in(folder);
+  // A previous holder removes the file while it still holds it; a lock taken on that removed file
+  // would lock nothing, so the inode is compared with the name's after locking, and taken again.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) lock_fail("cannot create the lock file", path, errno);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      const std::string record = read_record(fd);
+      ::close(fd);
+      if (err != EWOULDBLOCK) lock_fail("cannot lock", path, err);
+      throw ConfigError("EDM-RUN-040", "run folder " + folder.string() + " is in use by " + describe_holder(record) +
+                                           " (lock " + path.string() + "): wait for it to finish, or choose "
+                                           "another [run] output");
+    }
+    struct stat by_fd {}, by_name {};
+    if (::fstat(fd, &by_fd) != 0 || ::stat(path.c_str(), &by_name) != 0 || by_fd.st_ino != by_name.st_ino ||
+        by_fd.st_dev != by_name.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    lock.stale_ = read_record(fd);  // the lock was free: whatever is recorded is a dead holder's
+    const std::string record =
+        "pid " + std::to_string(::getpid()) + " on host " + this_host() + " since " + utc_stamp() + "\n";
+    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) != ssize_t(record.size())) {
+      const int err = errno;
+      ::unlink(path.c_str());
+      ::close(fd);
+      lock_fail("cannot write the lock file", path, err);
+    }
+    lock.fd_ = fd;
+    return lock;
+  }
+  throw IoError("EDM-RUN-041", "cannot lock " + path.string() + ": it is removed and made again faster than it can be taken");
+}
+
+RunFolderLock::RunFolderLock(RunFolderLock&& o) noexcept
+    : fd_(o.fd_), folder_(std::move(o.folder_)), created_folder_(o.created_folder_), stale_(std::move(o.stale_)) {
+  o.fd_ = -1;
+}
+
+RunFolderLock& RunFolderLock::operator=(RunFolderLock&& o) noexcept {
+  if (this != &o) {
+    release();
+    fd_ = o.fd_;
+    folder_ = std::move(o.folder_);
+    created_folder_ = o.created_folder_;
+    stale_ = std::move(o.stale_);
+    o.fd_ = -1;
+  }
+  return *this;
+}
+
+RunFolderLock::~RunFolderLock() { release(); }
+
+void RunFolderLock::release() noexcept {
+  if (fd_ < 0) return;
+  ::unlink(path_in(folder_).c_str());
+  ::close(fd_);
+  fd_ = -1;
+  if (created_folder_) {
+    std::error_code ec;
+    std::filesystem::remove(folder_, ec);  // only when empty: a failed run leaves nothing behind
+  }
+}
+
+std::optional<std::filesystem::path> move_aside(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return std::nullopt;
+  const std::string base = file.string() + "." + utc_stamp();
+  std::filesystem::path target = base;
+  for (int n = 1; std::filesystem::exists(std::filesystem::symlink_status(target, ec)); ++n)
+    target = base + "-" + std::to_string(n);
+  std::filesystem::rename(file, target, ec);
+  if (ec)
+    throw IoError("EDM-RUN-044", "cannot move " + file.string() + " aside to " + target.string() + ": " +
+                                     ec.message() + " (it is kept where it is; nothing was written over it)");
+  return target;
+}
+
+}  // namespace edm

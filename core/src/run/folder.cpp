@@ -1,0 +1,38 @@
+// The run folder's lock and its leftovers (io/run_lock.hpp): taken by run_campaign before the
+// folder's first check and held to the last rename, so one process at a time writes a folder.
+#include "io/run_lock.hpp"
+#include "edm/checkpoint.hpp"
+#include "run/stages.hpp"
+
+namespace edm::detail {
+
+RunFolderLock lock_run_folder(const RunContext& ctx) {
+  RunFolderLock lock = RunFolderLock::acquire(ctx.campaign.run.output);
+  if (!lock.stale_record().empty())
+    ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of a run that " +
+                         "ended without releasing it (" + lock.stale_record() + ")");
+  return lock;
+}
+
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
+  // edm's temporary names, as an earlier run may have left them: a complete field that lost its
+  // manifest (edm told the user to keep it), or a write cut short. Not this run's files, so they
+  // are moved aside, never removed or written over.
+  const auto ckpt = checkpoint_path(S.folder);
+  for (auto file : {S.field_file, S.manifest_file, ckpt}) {
+    file += ".partial";
+    if (const auto kept = move_aside(file))
+      ctx.observer.warning("kept " + file.string() + " from an earlier run: moved aside to " + kept->string());
+  }
+}
+
+void remove_checkpoints(const RunSummary& S) {
+  // The run is complete: its checkpoints have served (rank 0's checkpoint.h5 and, under mpirun,
+  // the other ranks' files, which are this run's too).
+  std::error_code ec;
+  std::filesystem::remove(checkpoint_path(S.folder), ec);
+  for (const auto& e : std::filesystem::directory_iterator(S.folder, ec))
+    if (is_rank_checkpoint_name(e.path().filename().string())) std::filesystem::remove(e.path(), ec);
+}
+
+}  // namespace edm::detail
