@@ -6,6 +6,7 @@
 #include "edm/twisted_light.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -179,7 +180,9 @@ void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const T
   std::vector<std::vector<double>> row_acc(rows_per_slab);
   for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += rows_per_slab) {
     const std::size_t iy1 = std::min(P.ny, iy0 + rows_per_slab);
-    for (std::size_t q = 0; q < nc; ++q) h5::read_rows(f, P.datasets[q], iy0, iy1, slab[q], file);
+    // Every component must have the spectrum's shape; read_rows refuses one that does not.
+    const std::array<std::size_t, 3> shape = {P.ny, P.nx, P.n};
+    for (std::size_t q = 0; q < nc; ++q) h5::read_rows(f, P.datasets[q], shape, iy0, iy1, slab[q], file);
     std::atomic<std::size_t> next{iy0};
     std::exception_ptr failure;
     std::mutex failure_mutex;
