@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <boost/program_options.hpp>
@@ -83,47 +84,61 @@ const std::atomic<bool>* install_stop_handlers() {
   return &g_stop;
 }
 
+// --max-host-memory in MiB: a positive finite number of at most 2^40 MiB (1 EiB), in bytes.
+std::uint64_t host_memory_option(const po::variables_map& vm) {
+  if (!vm.count("max-host-memory")) return 0;
+  const std::string text = vm["max-host-memory"].as<std::string>();
+  char* end = nullptr;
+  const double mib = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(mib >= 1 && mib <= 0x1p40))
+    throw ConfigError("EDM-CLI-006",
+                      "--max-host-memory " + text + ": the host limit must be a number of MiB from 1 to 2^40");
+  return std::uint64_t(mib * double(1 << 20));
+}
+
 int cmd_run(const Args& args) {
   po::options_description desc("edm run CAMPAIGN.toml [options]");
   std::vector<std::string> sets;
   std::string campaign_file;
-  std::uint64_t max_host_mib = 0;
   std::int64_t checkpoint_every = 0;
   desc.add_options()("help,h", "this help")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value (repeatable)");
   add_key_flags(desc);  // --output/-o, --device/--devices, --electron-batch: the key table's flags
   desc.add_options()("overwrite", "replace results already in the run folder")(
       "dry-run", "validate and estimate, run nothing")(
-      "max-host-memory", po::value(&max_host_mib), "host budget for electron_batch = auto, MiB")(
+      "max-host-memory", po::value<std::string>(), "host memory limit, MiB: bounds the run's peak and sizes electron_batch = auto")(
       "checkpoint-every", po::value(&checkpoint_every),
       "write RUN/checkpoint.h5 every K batches (default: automatic for runs predicted > 10 min; -1: never)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
-  if (!std::filesystem::exists(campaign_file))
-    throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
+  // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
+  check_campaign_file(campaign_file);
 
   auto overrides = parse_set_options(sets);
   for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
 
-  const auto registry = PluginRegistry::discover();
+  // Only the campaign's scenario plugin is opened (another plugin on the path cannot crash this run).
   Campaign campaign;
+  std::optional<PluginRegistry> found;
   if (is_manifest(campaign_file)) {
     // Replay: the manifest's [campaign] is the whole effective campaign.
     const std::string text = campaign_text_from_manifest(campaign_file);
     const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
-    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides,
-                              registry.get(scenario).keys());
+    found.emplace(PluginRegistry::discover(scenario));
+    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides, found->get(scenario).keys());
   } else {
     const std::string scenario = peek_scenario(campaign_file, overrides);
-    campaign = load_campaign(campaign_file, overrides, registry.get(scenario).keys());
+    found.emplace(PluginRegistry::discover(scenario));
+    campaign = load_campaign(campaign_file, overrides, found->get(scenario).keys());
   }
+  const PluginRegistry& registry = *found;
 
   RunOptions ro;
   ro.overwrite = vm.count("overwrite") > 0;
   ro.dry_run = vm.count("dry-run") > 0;
-  ro.max_host_memory = max_host_mib << 20;
+  ro.max_host_memory = host_memory_option(vm);
   ro.checkpoint_every = checkpoint_every;
   ro.stop = install_stop_handlers();
   // Under mpirun only rank 0 reports progress.

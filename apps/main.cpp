@@ -2,6 +2,7 @@
 // stable id and the family's exit code (core never prints and never exits; this file does), and
 // points at `edm explain ID`, which prints the id's meaning and what to do from the registry.
 #include <cstdlib>
+#include <filesystem>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -115,6 +116,11 @@ int main(int argc, char** argv) {
     return mpi.fail(report(e, "error", "  options: " + e.options() + "\n  build log:\n" + e.log() + "\n"));
   } catch (const edm::Error& e) {
     return mpi.fail(report(e));
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file-system call that no stage checked itself: an I/O error naming the path, never "internal".
+    const std::string path = e.path1().string();
+    return mpi.fail(report(edm::IoError("EDM-IO-094", (path.empty() ? std::string() : path + ": ") +
+                                                         e.code().message())));
   } catch (const boost::program_options::error& e) {
     return mpi.fail(report(edm::ConfigError("EDM-CLI-001", std::string("edm ") + argv[1] + ": " + e.what())));
   } catch (const std::exception& e) {

@@ -2,8 +2,17 @@
 
 # edm_add_plugin(<name> SOURCES ...): a scenario plugin as a MODULE library in build/plugins/<name>/,
 # hidden visibility so that only the entry symbol edm_plugin_query is exported.
+# Beside the library, libedm_<name>.edmplugin.scenario holds the scenario's name (SCENARIO, default
+# <name>): `edm run` opens only the plugin of its scenario, and knows the others' names without
+# executing their code.
 function(edm_add_plugin name)
-  cmake_parse_arguments(P "" "" "SOURCES" ${ARGN})
+  cmake_parse_arguments(P "" "SCENARIO" "SOURCES" ${ARGN})
+  if(NOT P_SCENARIO)
+    set(P_SCENARIO ${name})
+  endif()
+  set(descriptor ${EDM_PLUGIN_BUILD_DIR}/${name}/libedm_${name}.edmplugin.scenario)
+  file(WRITE ${descriptor} "${P_SCENARIO}\n")
+  install(FILES ${descriptor} DESTINATION ${EDM_PLUGIN_INSTALL_DIR}/${name})
   add_library(edm_plugin_${name} MODULE ${P_SOURCES})
   target_link_libraries(edm_plugin_${name} PRIVATE edm::edm)
   set_target_properties(edm_plugin_${name} PROPERTIES

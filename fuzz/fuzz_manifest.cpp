@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const edm::Error&) {
     return 0;
   }
-  if (c.electrons.distribution == "list" || c.trajectory.model == "tracks") return 0;  // paths: see fuzz_campaign
+  if (c.electrons.distribution == edm::Distribution::List || c.trajectory.model == edm::TrajectoryModel::Tracks) return 0;  // paths: see fuzz_campaign
   std::ostringstream os, os2;
   os << c.to_toml();
   const edm::Campaign replay = edm::parse_campaign(os.str(), "replay.toml", {}, edm::fuzz::plugin_keys(), false);

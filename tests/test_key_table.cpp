@@ -101,6 +101,13 @@ struct Probes {
   std::vector<double> bad, good;
 };
 Probes probes(const std::string& c) {
+  // A composite rule: every part's bad numbers are bad; the good ones are those of the last part
+  // (the narrowest, a physical range), which must satisfy every part.
+  if (const auto semi = c.find(';'); semi != std::string::npos) {
+    Probes first = probes(c.substr(0, semi)), rest = probes(c.substr(semi + 1));
+    rest.bad.insert(rest.bad.end(), first.bad.begin(), first.bad.end());
+    return rest;
+  }
   Probes p;
   const auto dots = c.find("..");
   if (c == "!=0") {

@@ -137,9 +137,10 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_single_pass_run) {
 
 BOOST_AUTO_TEST_CASE(sigterm_stops_a_long_trajectory_solve_within_a_second) {
   const auto dir = edm::test::temp_dir("sig_solve");
-  // Very fine knots: the solve of these 4 electrons takes far longer than the bound below on 2
-  // cores, so only the stop flag inside the integration loop can end it in time.
-  const auto campaign = write(dir, "cell.toml", cell(4, 0, "knots_per_period = 200000"));
+  // The finest knots the key table allows, over a long integration span: the solve of these 64
+  // electrons takes far longer than the bound below on 2 cores, so only the stop flag inside the
+  // integration loop can end it in time.
+  const auto campaign = write(dir, "cell.toml", cell(64, 0, "knots_per_period = 4096\npadding = 20"));
   const auto part = dir / "part";
   const pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string()});
   double after = 0;

@@ -175,6 +175,10 @@ class InverseThomsonScenario : public LaserScenario {
     const auto& e = c.electrons;
     const double gm1 = c.scenario_section["gamma_minus_one"].value_or(0.0);
     if (gm1 < 0) throw ConfigError("EDM-CFG-406", "inverse_thomson.gamma_minus_one must be >= 0");
+    // The same physical range as electrons.gamma (1..1e6, core/src/config/keys.cpp).
+    if (!(gm1 <= 1e6))
+      throw ConfigError("EDM-CFG-408", "inverse_thomson.gamma_minus_one = " + std::to_string(gm1) +
+                                           ": must be <= 1e6 (a finite γ − 1 of at most 1e6)");
     const double gamma = gm1 > 0 ? 1.0 + gm1 : e.gamma;
     if (!(gamma >= 1.0)) throw ConfigError("EDM-CFG-407", "electrons.gamma must be >= 1");
     // uᶻ = √(γ² − 1) = √((γ−1)(γ+1)): the second form keeps every digit of a small γ − 1.

@@ -6,7 +6,7 @@
 namespace {
 const edm_key_spec kKeys[] = {
     {"gamma_minus_one", "float", "", "0.0",
-     "γ − 1 of the beam; when > 0 it replaces electrons.gamma (keeps every digit at low energy)"},
+     "γ − 1 of the beam, 0..1e6; when > 0 it replaces electrons.gamma (keeps every digit at low energy)"},
 };
 }  // namespace
 

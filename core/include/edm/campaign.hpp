@@ -153,6 +153,9 @@ struct TrajectorySection {
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak
   double rtol = 1e-13;            // GSL odeiv2 relative tolerance
   double atol = 1e-15;            // GSL odeiv2 absolute tolerance (normalised units)
+  std::int64_t max_knots = 100000000;             // predicted knots per electron refused above this
+  std::int64_t max_total_knots = 1000000000000;   // predicted knots of the whole ensemble refused above this
+  int gamma_trace_points = 64;    // γ(τ) trace samples per Doppler-shifted carrier period
 };
 
 struct ScreenSection {
@@ -230,6 +233,11 @@ Campaign load_campaign(const std::filesystem::path& file, const std::vector<Over
 Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                         const std::vector<Override>& overrides,
                         const std::vector<KeySpec>& plugin_keys = {}, bool read_environment = true);
+// Refuses what cannot be a campaign file before anything opens it: a missing file (ConfigError
+// EDM-CFG-002), a directory (EDM-CFG-050), a FIFO, socket or device (IoError EDM-IO-091, never
+// opened: a FIFO would block), a path the system cannot look up (a name too long, a parent that is
+// a file: IoError EDM-IO-090). load_campaign and peek_scenario call it; an empty file is EDM-CFG-051.
+void check_campaign_file(const std::filesystem::path& file);
 // Reads just [run] scenario (to find the plugin before full validation).
 std::string peek_scenario(const std::filesystem::path& file, const std::vector<Override>& overrides);
 

@@ -46,6 +46,13 @@ class PluginRegistry {
   static PluginRegistry discover();
   // Searches exactly these folders/files (tests).
   static PluginRegistry from_paths(const std::vector<std::filesystem::path>& paths);
+  // Only the plugin of `scenario` is opened in this process (edm run): a library whose descriptor
+  // file (`<library>.scenario`, written by edm_add_plugin) names another scenario is not opened at
+  // all, one without a descriptor is probed in a forked child first. Without a scenario (discover(),
+  // from_paths(paths)), every candidate is probed in a child before it is opened here, so a plugin
+  // that crashes (an aborting constructor, a wild pointer) is a load failure, never edm's crash.
+  static PluginRegistry discover(const std::string& scenario);
+  static PluginRegistry from_paths(const std::vector<std::filesystem::path>& paths, const std::string& scenario);
 
   const std::vector<std::unique_ptr<Plugin>>& plugins() const { return plugins_; }
   const std::vector<PluginFailure>& failures() const { return failures_; }
@@ -56,6 +63,7 @@ class PluginRegistry {
  private:
   std::vector<std::unique_ptr<Plugin>> plugins_;
   std::vector<PluginFailure> failures_;
+  std::vector<std::string> elsewhere_;  // scenarios found but not opened (another scenario was asked)
 };
 
 // A created scenario (RAII over edm_scenario_v1) with C++ error translation.

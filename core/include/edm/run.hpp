@@ -65,6 +65,18 @@ class PreparedCell {
   SplineBatch solve(std::uint64_t first, std::uint64_t count) const;
   // The same, ending with Interrupted (EDM-TRJ-040) within one knot interval once *stop is set.
   SplineBatch solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const;
+  // The solve's budget, predicted before any solve from each electron's free straight line: the
+  // knots it will store (the proper time until both the pulse's end, ξ = ξ_end, and the observer
+  // window's last light are passed, over the knot spacing 2π/(h·knots_per_period)), capped by the
+  // scenario's tau_max (beyond it the solve stops with EDM-TRJ-011). The plan refuses a runaway
+  // from these numbers (run/plan.cpp).
+  struct Budget {
+    double max_knots = 0;    // the largest per-electron prediction
+    double total_knots = 0;  // summed over the ensemble
+    std::uint64_t worst = 0; // the electron with the largest prediction
+    double worst_tau = 0;    // its proper time (normalised)
+  };
+  const Budget& budget() const;
 
  private:
   struct Impl;

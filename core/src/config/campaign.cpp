@@ -312,11 +312,24 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
 }
 
 std::string read_file(const std::filesystem::path& file) {
+  check_campaign_file(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(kNoFile, file.string() + ": cannot open the campaign file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return ss.str();
+  if (!in.good() && !in.eof()) throw IoError("EDM-IO-092", file.string() + ": reading the campaign file failed");
+  std::string text = ss.str();
+  // An empty file (or one of blanks and comments only) would run the defaults as if it were a
+  // campaign: refuse it. The parsed table's emptiness is checked too (parse_campaign's callers).
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw ConfigError("EDM-CFG-051", file.string() + ": the campaign file is empty");
+  return text;
+}
+
+// A file that holds no section and no key (comments only) is refused like an empty one.
+void refuse_keyless(const std::string& text, const std::filesystem::path& file) {
+  if (parse_toml(text, file.string()).empty())
+    throw ConfigError("EDM-CFG-051", file.string() + ": the campaign file holds no keys (only comments)");
 }
 
 }  // namespace
@@ -365,9 +378,26 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
   return std::move(c);
 }
 
+void check_campaign_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(file, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)  // a name too long, a parent not a folder, …
+    throw IoError("EDM-IO-090", file.string() + ": cannot read the campaign file: " + ec.message());
+  if (st.type() == std::filesystem::file_type::not_found)
+    throw ConfigError(kNoFile, file.string() + ": no such campaign file");
+  if (st.type() == std::filesystem::file_type::directory)
+    throw ConfigError("EDM-CFG-050", file.string() + ": is a directory, not a campaign file");
+  // Never opened: a FIFO would block the open until a writer comes, a device would stream forever.
+  if (st.type() != std::filesystem::file_type::regular)
+    throw IoError("EDM-IO-091", file.string() + ": is not a regular file (a FIFO, socket or device); "
+                                                "give a campaign file (.toml) or a run.toml");
+}
+
 Campaign load_campaign(const std::filesystem::path& file, const std::vector<Override>& overrides,
                        const std::vector<KeySpec>& plugin_keys, bool read_environment) {
-  Campaign c = parse_campaign(read_file(file), file.string(), overrides, plugin_keys, read_environment);
+  const std::string text = read_file(file);
+  refuse_keyless(text, file);
+  Campaign c = parse_campaign(text, file.string(), overrides, plugin_keys, read_environment);
   c.file = file;
   return c;
 }

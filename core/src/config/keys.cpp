@@ -110,16 +110,22 @@ std::vector<CoreKey> run_keys() {
 std::vector<CoreKey> laser_keys() {
   return {
       EDM_KEY(laser, profile, "", "", "laser field model"),
-      EDM_KEY(laser, wavelength, "m", ">0", "carrier wavelength λ (ω = 2πc/λ)"),
-      EDM_KEY(laser, a0, "", ">=0", "peak normalised amplitude eE0/(m c ω) (unless pulse_energy > 0)"),
-      EDM_KEY(laser, pulse_energy, "J", ">=0",
+      // From hard X-rays (10 pm) to far infrared (1 mm): beyond them the knot and sample counts of a
+      // pulse run away (a period per knot spacing) or a period spans more than the screen.
+      EDM_KEY(laser, wavelength, "m", ">0;1e-11..1e-3", "carrier wavelength λ (ω = 2πc/λ)"),
+      // Beyond 1e4 no laser exists and the motion is radiation-dominated (Lorentz alone is wrong).
+      EDM_KEY(laser, a0, "", "0..1e4", "peak normalised amplitude eE0/(m c ω) (unless pulse_energy > 0)"),
+      // Up to 1 MJ: ten times the largest laser pulses built.
+      EDM_KEY(laser, pulse_energy, "J", "0..1e6",
               "pulse energy; > 0 sets a0 from it (gaussian, laguerre_gauss)"),
       EDM_KEY(laser, polarization, "", "", "polarisation of the carrier"),
-      EDM_KEY(laser, duration, "s", ">0", "τ0 of the envelope exp(−(ξ/τ0)²)"),
+      // An attosecond to a microsecond: the knots grow with the periods in the pulse.
+      EDM_KEY(laser, duration, "s", ">0;1e-18..1e-6", "τ0 of the envelope exp(−(ξ/τ0)²)"),
       EDM_KEY(laser, envelope, "", "", "temporal envelope"),
-      EDM_KEY(laser, waist, "m", ">0", "beam waist w0 (gaussian, laguerre_gauss)"),
-      EDM_KEY(laser, p, "", ">=0", "radial mode index (laguerre_gauss)"),
-      EDM_KEY(laser, m, "", "", "azimuthal mode index, OAM (laguerre_gauss)"),
+      EDM_KEY(laser, waist, "m", ">0;1e-9..10", "beam waist w0 (gaussian, laguerre_gauss)"),
+      // Laguerre polynomials of order p cost p terms per field call; 100 is far past any experiment.
+      EDM_KEY(laser, p, "", "0..100", "radial mode index (laguerre_gauss)"),
+      EDM_KEY(laser, m, "", "-100..100", "azimuthal mode index, OAM (laguerre_gauss)"),
       EDM_KEY(laser, phase, "rad", "", "carrier phase φ0"),
       EDM_KEY(laser, focus, "m", "", "z of the focus"),
       EDM_KEY(laser, direction, "", "+-1",
@@ -130,9 +136,11 @@ std::vector<CoreKey> laser_keys() {
 std::vector<CoreKey> electrons_keys() {
   return {
       EDM_KEY(electrons, distribution, "", "", "ensemble shape"),
-      EDM_KEY(electrons, count, "", ">=1", "number of electrons (sunflower, gaussian)"),
-      EDM_KEY(electrons, radius, "m", ">=0", "disk radius (sunflower)"),
-      EDM_KEY(electrons, gamma, "", ">=1", "Lorentz factor of the beam (inverse_thomson)"),
+      // 1e9 electrons hold 256 GB of states alone before any solve (the plan also checks the host).
+      EDM_KEY(electrons, count, "", "1..1e9", "number of electrons (sunflower, gaussian)"),
+      EDM_KEY(electrons, radius, "m", "0..1", "disk radius (sunflower)"),
+      // Up to 1e6 (0.5 TeV), past every accelerator; the Doppler factor 4γ² then shortens a period by 4e12.
+      EDM_KEY(electrons, gamma, "", "1..1e6", "Lorentz factor of the beam (inverse_thomson)"),
       EDM_KEY(electrons, file, "", "",
               "CSV t0,x,y,z,ux,uy,uz in SI, u = γβ (list); relative to the campaign file"),
       EDM_KEY(electrons, sigma_x, "m", ">=0", "rms size along x (gaussian)"),
@@ -148,11 +156,18 @@ std::vector<CoreKey> trajectory_keys() {
   return {
       EDM_KEY(trajectory, model, "", "", "equations of motion or external tracks"),
       // The solver needs two knots per period to resample a carrier period at all.
-      EDM_KEY(trajectory, knots_per_period, "", ">=2", "spline knots per proper-time carrier period"),
+      EDM_KEY(trajectory, knots_per_period, "", "2..4096", "spline knots per proper-time carrier period"),
       EDM_KEY(trajectory, file, "", "", "HDF5 file of external trajectories (tracks)"),
-      EDM_KEY(trajectory, padding, "", ">0", "envelope durations τ0 integrated before and after the peak"),
+      // exp(−padding²) underflows a double past 27: more padding integrates nothing but free flight.
+      EDM_KEY(trajectory, padding, "", ">0;1e-3..27", "envelope durations τ0 integrated before and after the peak"),
       EDM_KEY(trajectory, rtol, "", ">0", "GSL odeiv2 relative tolerance"),
       EDM_KEY(trajectory, atol, "", ">0", "GSL odeiv2 absolute tolerance (normalised units)"),
+      EDM_KEY(trajectory, max_knots, "", "1..1e12",
+              "largest predicted knots per electron (from the pulse, γ and the window) before any solve"),
+      EDM_KEY(trajectory, max_total_knots, "", "1..1e15", "largest predicted knots of the whole ensemble"),
+      // Four points per period missed γ's peak by 13 % at a0 = 50; 64 catch it within a percent.
+      EDM_KEY(trajectory, gamma_trace_points, "", "4..4096",
+              "γ(τ) trace samples per Doppler-shifted carrier period (field.h5 gamma trace)"),
   };
 }
 

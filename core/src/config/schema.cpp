@@ -137,7 +137,10 @@ std::string expected(const std::string& type) {
 
 }  // namespace
 
-std::string rule_problem(const KeySpec& spec, double x) {
+namespace {
+
+// One part of a rule (a constraint is parts joined by ';', every one must hold).
+std::string part_problem(const KeySpec& spec, double x) {
   const Rule r = parse_rule(spec);
   switch (r.kind) {
     case Rule::None:
@@ -150,10 +153,27 @@ std::string rule_problem(const KeySpec& spec, double x) {
       return x != 0 ? "" : "must not be 0";
     case Rule::PlusMinusOne:
       return x == 1 || x == -1 ? "" : "must be +1 or -1";
-    case Rule::Between:
-      return x >= r.lo && x <= r.hi ? "" : "must be >= " + shortest(r.lo) + " and <= " + shortest(r.hi);
+    case Rule::Between:  // the bound that is broken
+      if (x < r.lo) return "must be >= " + shortest(r.lo);
+      return x <= r.hi ? "" : "must be <= " + shortest(r.hi);
   }
   return "";
+}
+
+}  // namespace
+
+std::string rule_problem(const KeySpec& spec, double x) {
+  // A composite rule (">0;1e-11..1e-3": positive, and within a physical range) is checked part by
+  // part; the first broken part is reported.
+  std::string rest = spec.constraint;
+  for (;;) {
+    const auto semi = rest.find(';');
+    KeySpec part = spec;
+    part.constraint = rest.substr(0, semi);
+    const std::string problem = part_problem(part, x);
+    if (!problem.empty() || semi == std::string::npos) return problem;
+    rest = rest.substr(semi + 1);
+  }
 }
 
 void check_value(const KeySpec& spec, KeyValue& v, const std::string& where) {
@@ -259,6 +279,8 @@ std::string closest_match(const std::string& word, const std::vector<std::string
 }
 
 std::string rule_text(const std::string& c) {
+  if (const auto semi = c.find(';'); semi != std::string::npos)
+    return rule_text(c.substr(0, semi)) + ", " + rule_text(c.substr(semi + 1));
   if (c == "+-1") return "+1 or -1";
   if (c == "!=0") return "not 0";
   if (c.rfind(">=", 0) == 0) return ">= " + c.substr(2);

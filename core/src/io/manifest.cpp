@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -27,6 +30,79 @@ std::string hostname() {
   char buf[256] = {0};
   gethostname(buf, sizeof buf - 1);
   return buf;
+}
+
+
+// TOML text of a table with every key quoted where TOML needs it (toml++ writes a key such as
+// it's bare, which no TOML reader accepts: the manifest would not read back). Values are written
+// by toml++ (its strings, numbers and dates are valid TOML); tables and arrays are walked here.
+std::string toml_key(std::string_view k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (bare) return std::string(k);
+  std::string q = "\"";
+  for (unsigned char c : k) {
+    if (c == '"' || c == '\\') {
+      q += '\\';
+      q += char(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\u%04x", c);
+      q += b;
+    } else {
+      q += char(c);
+    }
+  }
+  return q + "\"";
+}
+
+bool array_of_tables(const toml::node& v) {
+  const toml::array* a = v.as_array();
+  return a && !a->empty() && std::all_of(a->begin(), a->end(), [](const toml::node& e) { return e.is_table(); });
+}
+
+void write_inline(std::ostream& os, const toml::node& v) {
+  if (const toml::table* t = v.as_table()) {
+    os << "{";
+    bool first = true;
+    for (auto&& [k, e] : *t) {
+      os << (first ? " " : ", ") << toml_key(k.str()) << " = ";
+      write_inline(os, e);
+      first = false;
+    }
+    os << (first ? "}" : " }");
+  } else if (const toml::array* a = v.as_array()) {
+    os << "[";
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      os << (i ? ", " : " ");
+      write_inline(os, *a->get(i));
+    }
+    os << (a->empty() ? "]" : " ]");
+  } else {
+    v.visit([&](const auto& x) { os << x; });
+  }
+}
+
+void write_table(std::ostream& os, const toml::table& t, const std::string& prefix) {
+  for (auto&& [k, v] : t)
+    if (!v.is_table() && !array_of_tables(v)) {
+      os << toml_key(k.str()) << " = ";
+      write_inline(os, v);
+      os << "\n";
+    }
+  for (auto&& [k, v] : t) {
+    const std::string name = prefix + toml_key(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      os << "\n[" << name << "]\n";
+      write_table(os, *sub, name + ".");
+    } else if (array_of_tables(v)) {
+      for (const toml::node& e : *v.as_array()) {
+        os << "\n[[" << name << "]]\n";
+        write_table(os, *e.as_table(), name + ".");
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -153,9 +229,12 @@ void write_manifest(const std::filesystem::path& path, const toml::table& manife
   tmp += ".partial";
   {
     std::ofstream out(tmp);
-    out << "# edm run manifest: `edm run " << path.string()
+    // The path in the comment without line breaks: a newline in it would end the comment.
+    std::string shown = path.string();
+    std::replace_if(shown.begin(), shown.end(), [](char c) { return c == '\n' || c == '\r'; }, '?');
+    out << "# edm run manifest: `edm run " << shown
         << "` replays this run ([campaign] holds the effective campaign)\n";
-    out << manifest << "\n";
+    write_table(out, manifest, "");
     out.flush();
     if (!out) {
       std::error_code ec;

@@ -1,13 +1,24 @@
 // Plugin discovery and two-phase loading: find *.edmplugin files on the search path,
 // dlopen each with RTLD_NOW | RTLD_LOCAL, query the C descriptor and check its size and ABI version
 // before calling anything else, then register. A bad file becomes a PluginFailure with the reason;
-// it never stops the others from loading.
+// it never stops the others from loading. A plugin's code can crash edm (a constructor that aborts,
+// a query returning a wild pointer), so nothing of a plugin runs in this process before it has run
+// once in a forked child: a run loads only its scenario's plugin, found by the descriptor file
+// `<library>.scenario` that edm_add_plugin writes beside it (no code executed), or by probing a
+// library without one in a child; `edm plugins` probes every candidate in a child and reports a
+// crash as a load failure.
 #include <dlfcn.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "edm/error.hpp"
@@ -84,6 +95,119 @@ std::string check_keys(const edm_plugin_v2& d) {
   return "";
 }
 
+// Phase 1: open and query; nothing of the plugin runs but its constructors and its query
+// function. Returns the checked descriptor (and the handle), or null with the reason.
+const edm_plugin_v2* open_checked(const fs::path& file, void*& handle, std::string& reason) {
+  dlerror();
+  handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    reason = "cannot load: " + str_or_empty(dlerror());
+    return nullptr;
+  }
+  auto fail = [&](std::string why) -> const edm_plugin_v2* {
+    dlclose(handle);
+    handle = nullptr;
+    reason = std::move(why);
+    return nullptr;
+  };
+  dlerror();
+  void* sym = dlsym(handle, EDM_PLUGIN_ENTRY);
+  if (!sym) return fail("not a plugin: no symbol " EDM_PLUGIN_ENTRY);
+  const auto query = reinterpret_cast<edm_plugin_query_fn>(sym);
+  const edm_plugin_v2* desc = query();
+  if (!desc) return fail(EDM_PLUGIN_ENTRY " returned NULL");
+  // The version is read first: struct_size and abi_version are the two fields every version
+  // keeps at the front, and a wrong version explains a wrong size.
+  if (desc->abi_version != EDM_PLUGIN_ABI_VERSION)
+    return fail("wrong ABI version " + std::to_string(desc->abi_version) + " (this edm speaks " +
+                std::to_string(EDM_PLUGIN_ABI_VERSION) + ")");
+  if (desc->struct_size < sizeof(edm_plugin_v2))
+    return fail("descriptor too small: " + std::to_string(desc->struct_size) + " bytes, ABI " +
+                std::to_string(EDM_PLUGIN_ABI_VERSION) + " needs " + std::to_string(sizeof(edm_plugin_v2)));
+  if (!desc->name || !*desc->name) return fail("descriptor has no scenario name");
+  if (!desc->create) return fail("descriptor of '" + std::string(desc->name) + "' has no create function");
+  if (desc->n_keys > 0 && !desc->keys)
+    return fail("descriptor of '" + std::string(desc->name) + "' declares " + std::to_string(desc->n_keys) +
+                " keys but no key table");
+  if (std::string bad = check_keys(*desc); !bad.empty())
+    return fail("descriptor of '" + std::string(desc->name) + "': " + bad);
+  // Everything `edm plugins` prints is read once here, so a wild pointer in it crashes the probe.
+  std::string touch = str_or_empty(desc->version) + str_or_empty(desc->description);
+  if (desc->models)
+    for (const char* const* m = desc->models; *m; ++m) touch += *m;
+  for (uint32_t i = 0; i < desc->n_keys; ++i)
+    touch += str_or_empty(desc->keys[i].unit) + str_or_empty(desc->keys[i].meaning);
+  return desc;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGILL: return "SIGILL";
+    case SIGFPE: return "SIGFPE";
+    case SIGALRM: return "SIGALRM, no answer within 10 s";
+    default: return "a signal";
+  }
+}
+
+// Runs open_checked in a forked child. True with the scenario name when it succeeded there; false
+// with the reason (the child's own, or its crash) otherwise. The child has 10 s (a plugin that
+// hangs in its constructor is a failure too).
+bool probe_in_child(const fs::path& file, std::string& name, std::string& reason) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    reason = "cannot probe: pipe failed";
+    return false;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    reason = "cannot probe: fork failed";
+    return false;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(10);
+    void* handle = nullptr;
+    std::string why;
+    const edm_plugin_v2* d = open_checked(file, handle, why);
+    const std::string msg = d ? "N" + std::string(d->name) : "F" + why;
+    const ssize_t n = write(fds[1], msg.data(), msg.size());
+    _exit(n == ssize_t(msg.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, std::size_t(n));
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    reason = std::string("crashed while loading or querying it (") + signal_name(WTERMSIG(status)) +
+             "); edm did not load it";
+    return false;
+  }
+  if (msg.empty() || (msg[0] != 'N' && msg[0] != 'F')) {
+    reason = "the probe of it exited without an answer (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    return false;
+  }
+  (msg[0] == 'N' ? name : reason) = msg.substr(1);
+  return msg[0] == 'N';
+}
+
+// The scenario named by the descriptor file beside a library ("" if there is none).
+std::string descriptor_name(const fs::path& file) {
+  std::ifstream in(fs::path(file.string() + ".scenario"));
+  std::string name;
+  if (in) std::getline(in, name);
+  while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+  return name;
+}
+
 fs::path executable_dir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -133,15 +257,17 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
       start = colon + 1;
     }
   }
-  if (*EDM_PLUGIN_BUILD_DIR) out.emplace_back(EDM_PLUGIN_BUILD_DIR);
-  if (*EDM_PLUGIN_INSTALL_DIR) out.emplace_back(EDM_PLUGIN_INSTALL_DIR);
-  // A relocated install (a tarball unpacked elsewhere): look beside the running executable too.
+  // The running executable's own folders first: an installed (or relocated) edm finds the plugins
+  // installed with it, a build tree's edm its build folder; the compiled-in install and build
+  // folders only after them (the build tree's must never shadow an install's).
   const fs::path exe = executable_dir();
   if (!exe.empty()) {
     out.push_back((exe / ".." / "plugins").lexically_normal());
     out.push_back((exe / ".." / EDM_PLUGIN_INSTALL_RELDIR).lexically_normal());
     out.push_back((exe / ".." / "lib" / "edm" / "plugins").lexically_normal());
   }
+  if (*EDM_PLUGIN_INSTALL_DIR) out.emplace_back(EDM_PLUGIN_INSTALL_DIR);
+  if (*EDM_PLUGIN_BUILD_DIR) out.emplace_back(EDM_PLUGIN_BUILD_DIR);
   // Same folder twice (exe-relative = build folder in a build tree) is listed once.
   std::vector<fs::path> unique;
   for (auto p : out) {
@@ -154,8 +280,24 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
 
 PluginRegistry PluginRegistry::discover() { return from_paths(default_search_path()); }
 
-PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
+PluginRegistry PluginRegistry::discover(const std::string& scenario) {
+  return from_paths(default_search_path(), scenario);
+}
+
+PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) { return from_paths(paths, ""); }
+
+PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths, const std::string& scenario) {
   PluginRegistry reg;
+  // Whether `file` may be opened in this process: its descriptor file names the scenario wanted
+  // (nothing executed), or a probe in a child succeeded (and, with a scenario, named it). Libraries
+  // of other scenarios are only remembered by name; a reason is a load failure.
+  const auto admit = [&](const fs::path& file, std::string& reason) {
+    std::string name = scenario.empty() ? std::string() : descriptor_name(file);
+    if (name.empty() && !probe_in_child(file, name, reason)) return false;
+    if (scenario.empty() || name == scenario) return true;
+    reg.elsewhere_.push_back(name);
+    return false;
+  };
   // The same file reached through two search entries (EDM_PLUGIN_PATH = the build folder) is one
   // file, not a duplicate: compare canonical paths.
   std::set<fs::path> seen;
@@ -166,57 +308,24 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) {
       if (ec) canon = file;
       if (!seen.insert(canon).second) continue;
 
-      // Phase 1: open and query; nothing of the plugin runs but its query function.
-      dlerror();
-      void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!handle) {
-        reg.failures_.push_back({file, "cannot load: " + str_or_empty(dlerror())});
+      std::string reason;
+      void* handle = nullptr;
+      const edm_plugin_v2* desc = nullptr;
+      if (!admit(file, reason)) {
+        if (!reason.empty()) reg.failures_.push_back({file, std::move(reason)});
         continue;
       }
-      auto fail = [&](std::string reason) {
-        dlclose(handle);
+      if (!(desc = open_checked(file, handle, reason))) {
         reg.failures_.push_back({file, std::move(reason)});
+        continue;
+      }
+      auto fail = [&](std::string why) {
+        dlclose(handle);
+        reg.failures_.push_back({file, std::move(why)});
       };
-      dlerror();
-      void* sym = dlsym(handle, EDM_PLUGIN_ENTRY);
-      if (!sym) {
-        fail("not a plugin: no symbol " EDM_PLUGIN_ENTRY);
-        continue;
-      }
-      const auto query = reinterpret_cast<edm_plugin_query_fn>(sym);
-      const edm_plugin_v2* desc = query();
-      if (!desc) {
-        fail(EDM_PLUGIN_ENTRY " returned NULL");
-        continue;
-      }
-      // The version is read first: struct_size and abi_version are the two fields every version
-      // keeps at the front, and a wrong version explains a wrong size.
-      if (desc->abi_version != EDM_PLUGIN_ABI_VERSION) {
-        fail("wrong ABI version " + std::to_string(desc->abi_version) + " (this edm speaks " +
-             std::to_string(EDM_PLUGIN_ABI_VERSION) + ")");
-        continue;
-      }
-      if (desc->struct_size < sizeof(edm_plugin_v2)) {
-        fail("descriptor too small: " + std::to_string(desc->struct_size) + " bytes, ABI " +
-             std::to_string(EDM_PLUGIN_ABI_VERSION) + " needs " +
-             std::to_string(sizeof(edm_plugin_v2)));
-        continue;
-      }
-      if (!desc->name || !*desc->name) {
-        fail("descriptor has no scenario name");
-        continue;
-      }
-      if (!desc->create) {
-        fail("descriptor of '" + std::string(desc->name) + "' has no create function");
-        continue;
-      }
-      if (desc->n_keys > 0 && !desc->keys) {
-        fail("descriptor of '" + std::string(desc->name) + "' declares " + std::to_string(desc->n_keys) +
-             " keys but no key table");
-        continue;
-      }
-      if (std::string bad = check_keys(*desc); !bad.empty()) {
-        fail("descriptor of '" + std::string(desc->name) + "': " + bad);
+      if (const std::string named = descriptor_name(file); !named.empty() && named != desc->name) {
+        fail("its descriptor file names scenario '" + named + "' but the library is '" + desc->name +
+             "': rebuild the plugin");
         continue;
       }
       // Phase 2: register, first one wins.
@@ -239,6 +348,8 @@ const Plugin& PluginRegistry::get(const std::string& scenario) const {
     if (p->name() == scenario) return *p;
     names.push_back(p->name());
   }
+  for (const auto& n : elsewhere_)
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   std::string msg = "unknown scenario '" + scenario + "'";
   const std::string near = closest_match(scenario, names);
   if (!near.empty()) msg += " (did you mean '" + near + "'?)";

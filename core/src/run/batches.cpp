@@ -6,6 +6,7 @@
 // electron order whatever B is, so a batched run is bit-identical to the single pass.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "edm/checkpoint.hpp"
@@ -17,6 +18,22 @@
 
 namespace edm::detail {
 namespace {
+
+// Seconds with an SI prefix and four significant digits ("2.67e-14" is "26.7 fs", never "0.000000 s").
+std::string format_time(double seconds) {
+  static const struct {
+    double scale;
+    const char* unit;
+  } units[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "µs"}, {1e-9, "ns"}, {1e-12, "ps"}, {1e-15, "fs"}, {1e-18, "as"}};
+  const double a = std::abs(seconds);
+  for (const auto& u : units)
+    if (a >= u.scale || u.scale == 1e-18) {
+      char b[48];
+      std::snprintf(b, sizeof b, "%.4g %s", a == 0 ? 0.0 : seconds / u.scale, a == 0 ? "s" : u.unit);
+      return b;
+    }
+  return "";
+}
 
 SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::uint64_t first,
                         std::uint64_t count) {
@@ -30,8 +47,8 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
       const double t_last = screen.t_rel(screen.samples - 1);
       throw ConfigError("EDM-WIN-003",
                         std::string("[screen] t_start / samples: the observer window ends at ") +
-                            std::to_string((t_last + std::abs(screen.z)) * cell.units().time()) +
-                            " s, too late for the trajectories to reach (" + e.what() + ")");
+                            format_time((t_last + std::abs(screen.z)) * cell.units().time()) +
+                            ", too late for the trajectories to reach (" + e.what() + ")");
     }
     throw;
   }
@@ -50,9 +67,9 @@ void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineB
     const double T = cell.units().time();
     throw PhysicsError("EDM-WIN-001",
                        "the observer window is not covered by electron " + std::to_string(r.electron) +
-                           " (margin at start " + std::to_string(r.margin_start * T) + " s, at end " +
-                           std::to_string(r.margin_end * T) +
-                           " s): use [screen] window = \"auto\", fewer samples, or allow_clipping = true");
+                           " (margin at start " + format_time(r.margin_start * T) + ", at end " +
+                           format_time(r.margin_end * T) +
+                           "): use [screen] window = \"auto\", fewer samples, or allow_clipping = true");
   }
   state.gamma.merge(batch.gamma);
   S.spline_bytes_per_electron = std::max<std::uint64_t>(S.spline_bytes_per_electron, batch.bytes() / count);

@@ -2,6 +2,7 @@
 // ranks (each rank a contiguous block of the ensemble), the download slabs and the batch size;
 // and the dry run's estimates. Every input problem surfaces here, before any device time is spent.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -24,12 +25,79 @@ std::uint64_t mem_available() {
   return 0;
 }
 
+// The resident set of this process now (VmRSS): the runtime, the plugin and the ensemble's states
+// are already there when the plan counts what it will add.
+std::uint64_t current_rss() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+std::string mib(double bytes) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.4g MiB", bytes / double(1 << 20));
+  return b;
+}
+
+// The host memory the run may use: --max-host-memory, or what this process holds plus what the
+// machine has available.
+std::uint64_t host_limit(const RunOptions& o, std::uint64_t rss_now) {
+  return o.max_host_memory ? o.max_host_memory : rss_now + mem_available();
+}
+
+// Host bytes of one electron while its batch is alive: its knots (state and 4-acceleration, 12
+// doubles each) while it is solved and its coefficients (kCoefPerInterval doubles per interval)
+// are built, both at once at the end of the solve.
+double host_bytes_per_electron(const PreparedCell& cell) {
+  return cell.budget().max_knots * double(12 + kCoefPerInterval) * double(sizeof(double));
+}
+
+// The per-electron and whole-ensemble knot budgets ([trajectory] max_knots, max_total_knots).
+void refuse_runaway_knots(const Campaign& campaign, const PreparedCell& cell) {
+  const PreparedCell::Budget& b = cell.budget();
+  const TrajectorySection& t = campaign.trajectory;
+  char msg[600];
+  if (b.max_knots > double(t.max_knots)) {
+    std::snprintf(msg, sizeof msg,
+                  "electron %llu would need %.3g spline knots (%.3g s of proper time at %d knots per "
+                  "Doppler-shifted period), over trajectory.max_knots = %lld (%s of splines): the pulse, the "
+                  "Lorentz factor or the observer window is out of proportion; check laser.wavelength, "
+                  "laser.duration, trajectory.padding, electrons.gamma and [screen] samples",
+                  (unsigned long long)b.worst, b.max_knots, b.worst_tau * cell.units().time(),
+                  t.knots_per_period, (long long)t.max_knots,
+                  mib(b.max_knots * kCoefPerInterval * sizeof(double)).c_str());
+    throw ConfigError("EDM-RUN-030", msg);
+  }
+  if (b.total_knots > double(t.max_total_knots)) {
+    std::snprintf(msg, sizeof msg,
+                  "the ensemble would need %.3g spline knots in all (%llu electrons, up to %.3g each), over "
+                  "trajectory.max_total_knots = %lld; use fewer electrons or raise the limit",
+                  b.total_knots, (unsigned long long)cell.electrons(), b.max_knots,
+                  (long long)t.max_total_knots);
+    throw ConfigError("EDM-RUN-031", msg);
+  }
+}
+
 }  // namespace
 
-void refuse_oversized_cube(const Campaign& campaign) {
+void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options) {
   const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
   for (const auto& d : select_devices(campaign.accumulator.devices))
     check_device_memory(d, bare, campaign.run.mode);
+  // The ensemble's states are held three times before any solve (the plugin's, the initial and the
+  // extended starts, 8 doubles each), plus the plugin's own draw: refuse a count the host cannot
+  // hold before the plugin allocates it.
+  if (campaign.electrons.distribution == Distribution::List) return;  // bounded by the file
+  const double need = double(campaign.electrons.count) * 4.0 * 8.0 * sizeof(double);
+  const std::uint64_t rss = current_rss();
+  const double limit = double(host_limit(options, rss));
+  if (double(rss) + need > limit)
+    throw ConfigError("EDM-RUN-033", "electrons.count = " + std::to_string(campaign.electrons.count) +
+                                         ": the ensemble's states alone need " + mib(need) + " of host memory, " +
+                                         "with " + mib(double(rss)) + " in use over the limit of " + mib(limit) +
+                                         (options.max_host_memory ? " (--max-host-memory)" : " (this machine)"));
 }
 
 void claim_run_folder(const RunContext& ctx, RunSummary& S) {
@@ -37,9 +105,20 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
   S.folder = ctx.campaign.run.output;
   S.field_file = S.folder / "field.h5";
   S.manifest_file = S.folder / "run.toml";
+  // Looked up with error codes: a name too long or a parent that is a file is an I/O error naming
+  // the path, not an exception from the file system library.
+  const auto exists = [&](const std::filesystem::path& p) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(p, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+      throw IoError("EDM-IO-093", "[run] output " + p.string() + ": " + ec.message());
+    if (ec == std::errc::not_a_directory)
+      throw IoError("EDM-IO-093", "[run] output " + S.folder.string() + ": a parent of it is a file, not a folder");
+    return std::filesystem::exists(st);
+  };
   if (!options.dry_run && !options.overwrite &&
-      (std::filesystem::exists(S.field_file) || std::filesystem::exists(S.manifest_file) ||
-       (!options.resume && std::filesystem::exists(checkpoint_path(S.folder)))))
+      (exists(S.field_file) || exists(S.manifest_file) ||
+       (!options.resume && exists(checkpoint_path(S.folder)))))
     throw ConfigError("EDM-RUN-001",
                       "run folder " + S.folder.string() +
                           " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
@@ -78,23 +157,61 @@ void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan
   plan.rows_per_slab = int(std::clamp<std::uint64_t>((64ull << 20) / row_bytes, 1, std::uint64_t(screen.ny)));
   plan.slab_bytes = row_bytes * std::uint64_t(plan.rows_per_slab);
 
-  // "auto" measures one electron's spline bytes and fits B into the host budget.
+  // Runaways are refused before anything is solved, from the predicted knots.
+  refuse_runaway_knots(ctx.campaign, cell);
+  const HostMemory m = host_memory(ctx, cell, plan, S);
+
+  // "auto" fits B into the host budget from the predicted bytes per electron.
   const std::int64_t asked = ctx.campaign.accumulator.electron_batch;
   std::uint64_t B = asked > 0 ? std::uint64_t(asked) : N;
   if (asked < 0) {
-    SplineBatch probe = cell.solve(0, 1);
-    const double bpe = double(probe.bytes()) * 1.25;
-    const std::uint64_t avail =
-        ctx.options.max_host_memory ? ctx.options.max_host_memory : mem_available() / 2;
-    const std::uint64_t budget = avail > 2 * plan.slab_bytes ? avail - 2 * plan.slab_bytes : avail / 2;
-    B = std::clamp<std::uint64_t>(std::uint64_t(double(budget) / std::max(bpe, 1.0)), 1, N);
+    const double avail = ctx.options.max_host_memory ? m.limit : m.fixed + (m.limit - m.fixed) / 2;
+    const double budget = std::max(0.0, avail - m.fixed);
+    const double alive = ctx.campaign.accumulator.batch_overlap ? 2.0 : 1.0;
+    B = std::clamp<std::uint64_t>(std::uint64_t(budget / std::max(alive * m.per_electron, 1.0)), 1, N);
     ctx.observer.phase("batch", "electron_batch = auto → " + std::to_string(B) + " (host budget " +
-                                    std::to_string(budget >> 20) + " MiB)");
+                                    mib(budget) + ")");
   }
   plan.batch = std::max<std::uint64_t>(1, std::min(B, N));
   S.electron_batch = asked == 0 ? 0 : plan.batch;
   const std::uint64_t n_local = plan.local_electrons();
   S.batches = n_local ? (n_local + plan.batch - 1) / plan.batch : 0;
+  refuse_host_overflow(ctx, cell, plan, m);
+}
+
+HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const RunSummary& S) {
+  HostMemory m;
+  const std::uint64_t rss = current_rss();
+  m.limit = double(host_limit(ctx.options, rss));
+  // Fixed: what is resident now, the download staging (a slab and its reduced copy) and, on a CPU
+  // device (its buffers are host memory), the field cube.
+  bool cpu = false;
+  for (const auto& d : plan.devices) cpu = cpu || d.type == "CPU";
+  m.fixed = double(rss) + 2.0 * double(plan.slab_bytes) + (cpu ? double(S.device_buffer_bytes) : 0.0);
+  // Per electron of a batch: its knots and coefficients; a CPU device's copy of the uploaded
+  // splines.
+  const double spline = cell.budget().max_knots * double(kCoefPerInterval) * double(sizeof(double));
+  m.per_electron = host_bytes_per_electron(cell) + (cpu ? spline : 0.0);
+  return m;
+}
+
+void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                          const HostMemory& m) {
+  // With overlap and more than one batch, the next batch is solved while this one is on the device.
+  const bool overlap = ctx.campaign.accumulator.batch_overlap && plan.batch < plan.local_electrons();
+  const double batches_alive = overlap ? 2.0 : 1.0;
+  const double need = m.fixed + batches_alive * double(plan.batch) * m.per_electron;
+  if (need <= m.limit) return;
+  char msg[700];
+  std::snprintf(msg, sizeof msg,
+                "the run would need about %s of host memory (%s in use and staging, %llu electrons per batch "
+                "at %s each, up to %.3g knots per electron), over the limit of %s%s; set "
+                "accumulator.electron_batch (or \"auto\"), fewer electrons or samples, or raise the limit",
+                mib(need).c_str(), mib(m.fixed).c_str(), (unsigned long long)plan.batch,
+                mib(m.per_electron * batches_alive).c_str(), cell.budget().max_knots, mib(m.limit).c_str(),
+                ctx.options.max_host_memory ? " (--max-host-memory)" : " (this machine)");
+  throw ConfigError("EDM-RUN-032", msg);
 }
 
 void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& S) {

@@ -120,6 +120,56 @@ double extend_starts(ExtendedStart& ext, const Campaign& campaign, const Screen&
   return max_shift;
 }
 
+// Proper time along the free straight line of state y until its light has left every pixel after
+// the window's last sample (the solver's observe_done condition). The earliest arrival grows along
+// a time-like worldline, so doubling then bisection finds it; past 2^200 it is reported as such.
+double forward_span(const Screen& screen, const double y[8], double t_last) {
+  auto moved = [&](double d, double out[8]) {
+    for (int c = 0; c < 8; ++c) out[c] = y[c];
+    for (int c = 0; c < 4; ++c) out[c] = y[c] + d * y[4 + c];
+  };
+  double tmp[8];
+  if (screen.earliest_arrival_rel(y) > t_last) return 0.0;
+  double hi = 1.0;
+  for (int i = 0; i < 200; ++i, hi *= 2) {
+    moved(hi, tmp);
+    if (screen.earliest_arrival_rel(tmp) > t_last) break;
+  }
+  double lo = 0;
+  for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    moved(mid, tmp);
+    (screen.earliest_arrival_rel(tmp) > t_last ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+// The knots each electron's solve will store, from its (extended) start on its free straight line:
+// the light-front phase ξ = t − s z grows at the constant rate h = γ − s uᶻ on that line, so the
+// pulse is passed after (ξ_end − ξ)/h; the window's light after forward_span. The larger of the two
+// (capped by tau_max) over the knot spacing, plus the three knots the solver adds at the end.
+PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<std::array<double, 8>>& start,
+                                    const Screen& screen, int knots_per_period, double tau_max) {
+  PreparedCell::Budget b;
+  const int s = scenario.laser_direction();
+  const double t_last = screen.t_rel(screen.samples - 1);
+  for (std::uint64_t i = 0; i < start.size(); ++i) {
+    const auto& y = start[i];
+    const double h = y[4] - s * y[7];
+    if (!(h > 0)) continue;  // the solver refuses it with EDM-TRJ-010
+    const double tau_xi = std::max(0.0, (scenario.xi_end() - (y[0] - s * y[3])) / h);
+    const double tau = std::min(std::max(tau_xi, forward_span(screen, y.data(), t_last)), tau_max);
+    const double knots = tau * h * knots_per_period / (2.0 * std::numbers::pi) + 3.0;
+    b.total_knots += knots;
+    if (knots > b.max_knots) {
+      b.max_knots = knots;
+      b.worst = i;
+      b.worst_tau = tau;
+    }
+  }
+  return b;
+}
+
 }  // namespace
 
 struct PreparedCell::Impl {
@@ -131,6 +181,7 @@ struct PreparedCell::Impl {
   Mode mode = Mode::Total;
   std::uint64_t n = 0;
   SolveOptions solve;
+  Budget budget;
 };
 
 PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugins)
@@ -155,12 +206,16 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
     edm_scenario_v1 table = extended_table(I.ext);
     table.tau_max += max_shift;
     I.extended.emplace(table);
+    I.budget = predict_budget(scenario, I.ext.start, I.screen, campaign.trajectory.knots_per_period,
+                              table.tau_max);
   }
 
   I.solve.knots_per_period = campaign.trajectory.knots_per_period;
   // One γ-trace grid for the whole ensemble (from electron 0), so batches and ranks merge exactly.
   const double h0 = init[0][4] - scenario.laser_direction() * init[0][7];
-  I.solve.gamma_trace_dtau = 2.0 * std::numbers::pi / (4.0 * h0);
+  // Fine enough to catch γ's peak within a period (trajectory.gamma_trace_points; test_bounds checks
+  // the maximum against the exact one at a0 = 50).
+  I.solve.gamma_trace_dtau = 2.0 * std::numbers::pi / (double(campaign.trajectory.gamma_trace_points) * h0);
   I.solve.rtol = campaign.trajectory.rtol;
   I.solve.atol = campaign.trajectory.atol;
   const Screen* sp = &I.screen;
@@ -183,6 +238,7 @@ SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const 
   options.stop = stop;
   return solve_trajectories(solver_scenario(), first, count, options);
 }
+const PreparedCell::Budget& PreparedCell::budget() const { return impl_->budget; }
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
   return solve_trajectories(solver_scenario(), first, count, impl_->solve);
 }

@@ -57,7 +57,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.run_id = make_run_id();
 
   // Prepare and plan: every input problem surfaces before any device time is spent.
-  refuse_oversized_cube(campaign);
+  refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
   S.electrons = cell.electrons();
   S.screen = cell.screen();

@@ -59,7 +59,8 @@ struct RunPlan {
 
 // The memory guard, first of all: a cube the selected devices cannot hold is refused before
 // anything else is done.
-void refuse_oversized_cube(const Campaign& campaign);
+// The ensemble's states are refused there too when they cannot fit the host limit.
+void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options);
 // Sets the output paths of the summary; refuses a folder that holds results (or a checkpoint that
 // `edm run` would lose) unless the options allow it.
 void claim_run_folder(const RunContext& ctx, RunSummary& summary);
@@ -67,6 +68,16 @@ void claim_run_folder(const RunContext& ctx, RunSummary& summary);
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
+// each electron of a batch adds (predicted from PreparedCell::budget, never from a solve).
+struct HostMemory {
+  double limit = 0, fixed = 0, per_electron = 0;
+};
+HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                       const RunSummary& summary);
+// EDM-RUN-032 when the planned batch does not fit the limit, with the numbers.
+void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                          const HostMemory& memory);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
 void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 

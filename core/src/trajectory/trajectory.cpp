@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <numbers>
@@ -89,6 +90,13 @@ int ode_function(double tau, const double y[], double f[], void* params) {
   throw Interrupted("EDM-TRJ-040", "the trajectory solve was stopped on request at electron " + std::to_string(electron));
 }
 
+// Four significant digits, never "0.000000".
+std::string shortest_text(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", x);
+  return b;
+}
+
 Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
   double y[8], dy[8];
   sc.initial_state(i, y);
@@ -118,8 +126,9 @@ Knots integrate_electron(const Scenario& sc, std::uint64_t i, const SolveOptions
     if (opt.stop && opt.stop->load(std::memory_order_relaxed)) throw_stopped(i);
     const double target = double(j) * k.dtau;
     if (target > sc.tau_max())
-      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + std::to_string(sc.tau_max()) +
-                                            " before the stop condition (ξ_end, observer window)");
+      throw PhysicsError("EDM-TRJ-011", "proper time exceeded tau_max = " + shortest_text(sc.tau_max()) +
+                                            " (normalised: units of 1/ω, a laser period is 2π) before the stop "
+                                            "condition (ξ_end, observer window)");
     const int status = gsl_odeiv2_driver_apply(drv.get(), &tau, target, y);
     if (status != GSL_SUCCESS)
       throw PhysicsError("EDM-TRJ-012", "GSL odeiv2 failed (" + std::string(gsl_strerror(status)) +

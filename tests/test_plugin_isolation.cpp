@@ -1,0 +1,78 @@
+// ctest-label: e2e
+// Plugins cannot take edm down (issue 13, item 5): with a plugin whose constructor aborts and one
+// whose query returns a wild pointer on EDM_PLUGIN_PATH, `edm run` of another scenario completes
+// (only its own plugin is opened, found by its descriptor file), `edm plugins` reports both as load
+// failures (each probed in a forked child) and exits 0, and a run asking for a scenario no plugin
+// has lists them among the failures with exit 5. An installed edm looks in its own folders first.
+#define BOOST_TEST_MODULE plugin_isolation
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+
+#include "edm/plugins.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+namespace test = edm::test;
+
+namespace {
+
+const fs::path kCrash = EDM_FIXTURE_CRASH_DIR;
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// The crashing fixtures ahead of the real plugins on the search path.
+test::CommandResult run_edm(const std::string& args) {
+  const std::string path = kCrash.string() + ":" + (test::build_dir() / "plugins").string();
+  return test::run_command("EDM_PLUGIN_PATH=" + path + " timeout 120 " + test::edm_binary().string() + " " + args);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_crashing_plugin_does_not_stop_a_run_of_another_scenario) {
+  BOOST_TEST_REQUIRE(fs::exists(kCrash / "fixture_abort_ctor.edmplugin"));
+  BOOST_TEST_REQUIRE(fs::exists(kCrash / "fixture_wild_query.edmplugin"));
+  const auto dir = test::temp_dir("isolation");
+  const auto r = run_edm("run " + (test::source_dir() / "share/campaigns/quickstart.toml").string() +
+                         " --quiet --output " + (dir / "run").string() +
+                         " --set screen.nx=4 --set screen.ny=4 --set screen.samples=32 --set electrons.count=2");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(fs::exists(dir / "run" / "field.h5"));
+}
+
+BOOST_AUTO_TEST_CASE(edm_plugins_reports_crashes_as_load_failures) {
+  const auto r = run_edm("plugins");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "inverse_thomson"), r.output);
+  BOOST_TEST(contains(r.output, "fixture_abort_ctor.edmplugin: crashed while loading or querying it (SIGABRT)"),
+             r.output);
+  BOOST_TEST(contains(r.output, "fixture_wild_query.edmplugin: crashed while loading or querying it (SIGSEGV)"),
+             r.output);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_scenario_lists_the_crashed_plugins) {
+  const auto dir = test::temp_dir("isolation_unknown");
+  const auto r = run_edm("run " + (test::source_dir() / "share/campaigns/quickstart.toml").string() +
+                         " --quiet --output " + (dir / "run").string() + " --set run.scenario=no_such_scenario");
+  BOOST_TEST(r.exit_code == 5, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "[EDM-PLG-001]"), r.output);
+  BOOST_TEST(contains(r.output, "available: "), r.output);
+  BOOST_TEST(contains(r.output, "thomson"), r.output);  // known from the descriptor files
+  BOOST_TEST(contains(r.output, "crashed while loading or querying it (SIGABRT)"), r.output);
+  BOOST_TEST(contains(r.output, "crashed while loading or querying it (SIGSEGV)"), r.output);
+}
+
+BOOST_AUTO_TEST_CASE(the_executables_own_folders_come_before_the_compiled_in_ones) {
+  ::unsetenv("EDM_PLUGIN_PATH");
+  const auto path = edm::PluginRegistry::default_search_path();
+  // This test runs from build/tests: its own install-layout folder is build/lib/edm/plugins.
+  const fs::path own = (test::build_dir() / "lib" / "edm" / "plugins").lexically_normal();
+  const auto at = std::find(path.begin(), path.end(), own);
+  BOOST_TEST_REQUIRE((at != path.end()));
+  // Every entry outside the build tree (the compiled-in install folder) comes after it.
+  const std::string build = test::build_dir().lexically_normal().string();
+  for (auto it = path.begin(); it != path.end(); ++it)
+    if (it->string().rfind(build, 0) != 0) BOOST_TEST((it > at), it->string() << " is searched before " << own);
+}
