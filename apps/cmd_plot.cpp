@@ -14,6 +14,7 @@
 #include "analysis_options.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "twisted_options.hpp"
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/spectrum.hpp"
@@ -89,6 +90,8 @@ int cmd_plot(const Args& args) {
   std::string run;
   desc.add_options()("help,h", "this help")("respectrum", "recompute spectrum.h5 even if it exists");
   add_analysis_options(desc, a);
+  TwistedArgs ta;  // issue 14: complex harmonic maps, angular momentum, ring fits
+  add_twisted_options(desc, ta);
   po::variables_map vm;
   if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
@@ -103,10 +106,7 @@ int cmd_plot(const Args& args) {
 
   if (vm.count("respectrum") || !std::filesystem::exists(dir / "spectrum.h5")) {
     std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
-    const RunPhysics phys = read_run_physics(dir);
-    const SpectrumResult r =
-        compute_spectrum(dir / "field.h5", phys, resolve_analysis_options(a, phys, dir / "field.h5"));
-    write_spectrum(dir / "spectrum.h5", r);
+    analyse_run(dir, a, ta);
   }
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
   (void)read_field_summary(dir / "field.h5");

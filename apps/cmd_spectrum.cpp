@@ -9,6 +9,7 @@
 #include "analysis_options.hpp"
 #include "commands.hpp"
 #include "options.hpp"
+#include "twisted_options.hpp"
 #include "edm/error.hpp"
 #include "edm/spectrum.hpp"
 
@@ -22,16 +23,16 @@ int cmd_spectrum(const Args& args) {
   std::string run;
   desc.add_options()("help,h", "this help")("quiet,q", "print nothing but errors");
   add_analysis_options(desc, a);
+  TwistedArgs ta;  // issue 14: complex harmonic maps, angular momentum, ring fits
+  add_twisted_options(desc, ta);
   po::variables_map vm;
   if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm spectrum: no run folder given");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
 
-  const RunPhysics phys = read_run_physics(dir);
-  const SpectrumOptions opt = resolve_analysis_options(a, phys, dir / "field.h5");
-  const SpectrumResult r = compute_spectrum(dir / "field.h5", phys, opt);
-  write_spectrum(dir / "spectrum.h5", r);
+  const AnalysisProducts products = analyse_run(dir, a, ta);  // spectrum + twisted light, one spectrum.h5
+  const SpectrumResult& r = products.spectrum;
   if (vm.count("quiet")) return 0;
 
   const double w0 = r.laser_omega;
@@ -65,6 +66,7 @@ int cmd_spectrum(const Args& args) {
     }
     std::cout << "\n";
   }
+  print_twisted_summary(std::cout, r, products.twisted);
   std::cout << "  wrote " << (dir / "spectrum.h5").string() << "\n";
   return 0;
 }

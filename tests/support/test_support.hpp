@@ -34,6 +34,17 @@ inline constexpr double far_field_flux = 1e-6;     // Σ∫S·n dt dA vs ∫dI/d
 inline constexpr double line_forms = 1e-13;        // ω h²/(1+u⊥²+a0²/2) vs γ²(1+β)²/(1+a0²/2): one line, two roundings
 }  // namespace tol
 
+// Twisted light (complex harmonic maps, OAM, angular momentum: issue 14), in their own block too.
+namespace tol {
+inline constexpr double interpolation_exact = 1e-12;  // bicubic on quadratics, bilinear on bilinears
+inline constexpr double winding_fit = 0.01;           // fitted ℓ vs the integer the physics predicts
+inline constexpr double lg_photon_j = 5e-3;           // paraxial LG pulse: ωL_z/W vs −(m + σ) (3e-3: O(1/(ωτ0)²))
+inline constexpr double lg_pulse_energy = 1e-4;       // paraxial LG pulse: W through a far plane vs U (2e-6)
+inline constexpr double mirror = 1e-9;                // circular_plus vs circular_minus: the mirror image
+inline constexpr double on_axis_null = 1e-6;          // even harmonic of linear polarisation on the axis / its peak (4e-7)
+inline constexpr double dipole_lz = 1e-2;             // a0 = 0.05 helix: ωL_z/W vs the exact rotating dipole (1.2e-3)
+}  // namespace tol
+
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
 std::filesystem::path build_dir();    // EDM_BUILD_DIR
 std::filesystem::path edm_binary();   // the built `edm`

@@ -1,0 +1,357 @@
+// The twisted-light pass over field.h5 (edm/twisted_light.hpp): a slab of rows at a time, rows in
+// parallel (each row writes its own pixels; the screen sums are added row by row in order, so results
+// do not depend on threads or slab size). Per pixel: the complex amplitudes at the harmonic bins
+// (direct DFT rows), the time-domain fluence, energy and angular-momentum densities, and the
+// unwindowed FFTs whose cross spectra give the per-bin observables. Then the ring fits and envelopes.
+#include "edm/twisted_light.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <numbers>
+#include <thread>
+
+#include "analysis/real_fft.hpp"
+#include "edm/error.hpp"
+#include "edm/units.hpp"
+#include "io/h5.hpp"
+
+namespace edm {
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+// Amplitude floor relative to the strongest circular component of the harmonic: field.h5 holds
+// ~1e-11 relative round-off (share/docs/developing.md), so below 1e-9 a phase is noise.
+constexpr double kRoundoffFloor = 1e-9;
+
+std::string format_g(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+// What the pass needs, fixed before any data is read.
+struct Pass {
+  std::size_t nx = 0, ny = 0, n = 0, nw = 0, nh = 0;
+  double dt = 0, t0 = 0, dw = 0, area = 0, zabs = 0;
+  int normal = 1;
+  bool split = false;
+  std::vector<std::string> datasets;  // flux E x y z, flux B x y z[, total E x y z, total B x y z]
+  std::vector<std::vector<std::complex<double>>> kernels;  // per harmonic: the DFT row of its bin
+  std::vector<double> omega_bin;                           // per harmonic: ω_k of its bin
+  std::vector<double> base_phase;                          // per harmonic: ω_k (t_0 − |z|/c) mod 2π
+  std::vector<std::pair<std::size_t, std::size_t>> bands;
+  std::vector<std::size_t> bins;  // per harmonic: the bin of its map
+  std::vector<double> g;          // Parseval weights
+  std::vector<double> x, y;
+};
+
+Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult& sp, HarmonicBin bin) {
+  Pass P;
+  P.nx = sp.nx;
+  P.ny = sp.ny;
+  P.n = sp.samples;
+  P.nw = sp.omega.size();
+  P.nh = sp.harmonic_orders.size();
+  P.dt = sp.dt;
+  P.x = sp.x;
+  P.y = sp.y;
+  const std::vector<double> t = h5::read_1d(f, "/axes/t", file);
+  if (t.size() != P.n) throw IoError("EDM-IO-016", file.string() + ": /axes/t does not match the spectrum");
+  P.t0 = t.front();
+  P.dw = 2 * kPi / (double(P.n) * P.dt);
+  P.area = sp.pixel_dx * sp.pixel_dy;
+  P.normal = sp.screen_z > 0 ? 1 : -1;
+  P.zabs = std::abs(sp.screen_z);
+  P.split = sp.field_used == "E_far";
+  const std::string eb = P.split ? "/E_far/" : "/E/", bb = P.split ? "/B_far/" : "/B/";
+  for (const std::string& b : {eb, bb})
+    for (const char* c : {"x", "y", "z"}) P.datasets.push_back(b + c);
+  if (P.split)
+    for (const std::string b : {"/E/", "/B/"})
+      for (const char* c : {"x", "y", "z"}) P.datasets.push_back(b + c);
+  P.g = parseval_weights(P.n);
+  const std::vector<double> w = window_weights(sp.window, P.n);
+  for (std::size_t h = 0; h < P.nh; ++h) {
+    const double half = sp.band * sp.base_omega;
+    P.bands.push_back(band_bins(sp.harmonic_omega[h] - half, sp.harmonic_omega[h] + half, P.dw, P.nw));
+    const auto [klo, khi] = P.bands[h];
+    const std::size_t k = bin == HarmonicBin::Peak
+                              ? harmonic_peak_bin(sp.integrated, klo, khi)
+                              : harmonic_nominal_bin(sp.harmonic_omega[h], P.dw, klo, khi);
+    P.bins.push_back(k);
+    P.kernels.push_back(bin_kernel(w, k));
+    // ω_k (t_0 − |z|/c) reduced mod 2π in long double: t_0 and |z|/c are each ~1e5 periods for a far
+    // screen, their difference a few.
+    const long double wk = (long double)(P.dw) * (long double)(k);
+    const long double lag = (long double)(P.t0) - (long double)(P.zabs) / (long double)(si::c);
+    P.omega_bin.push_back(double(wk));
+    P.base_phase.push_back(double(std::remainder(wk * lag, 2.0L * std::numbers::pi_v<long double>)));
+  }
+  return P;
+}
+
+struct Scratch {
+  explicit Scratch(const Pass& P)
+      : fft(P.n), buf(P.datasets.size() * P.n), spectra(2 * P.nw), acc(3 * P.nw) {}
+  analysis::RealFft fft;
+  std::vector<double> buf, spectra, acc;
+};
+
+// One row of pixels; the row's share of dW/dω, c·dU/dω, dL_z/dω goes to s.acc.
+void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vector<std::vector<double>>& slab,
+                 Scratch& s, HarmonicMaps& maps, ScreenObservables& obs) {
+  const std::size_t np = P.nx * P.ny, N = P.n, nw = P.nw, nc = P.datasets.size();
+  std::fill(s.acc.begin(), s.acc.end(), 0.0);
+  for (std::size_t ix = 0; ix < P.nx; ++ix) {
+    const std::size_t p = iy * P.nx + ix, off = ((iy - iy0) * P.nx + ix) * N;
+    const double* E[3] = {slab[0].data() + off, slab[1].data() + off, slab[2].data() + off};
+    const double* B[3] = {slab[3].data() + off, slab[4].data() + off, slab[5].data() + off};
+    const double* const* Et = E;
+    const double* const* Bt = B;
+    const double* Es[3] = {};
+    const double* Bs[3] = {};
+    if (P.split) {
+      for (int c = 0; c < 3; ++c) Es[c] = slab[6 + c].data() + off, Bs[c] = slab[9 + c].data() + off;
+      Et = Es;
+      Bt = Bs;
+    }
+    // Far-field amplitude R Ẽ e^{−iω_k R/c} (harmonics.hpp), R − |z| = ρ²/(R + |z|) without cancellation.
+    const double rho2 = P.x[ix] * P.x[ix] + P.y[iy] * P.y[iy], R = std::sqrt(rho2 + P.zabs * P.zabs);
+    const double excess = rho2 / (R + P.zabs) / si::c;  // (R − |z|)/c
+    for (std::size_t h = 0; h < P.nh; ++h) {
+      const std::complex<double> scale =
+          std::polar(R * P.dt / std::sqrt(2 * kPi), P.base_phase[h] - P.omega_bin[h] * excess);
+      for (int c = 0; c < 3; ++c) {
+        std::complex<double> sum = 0;
+        const auto& kern = P.kernels[h];
+        for (std::size_t j = 0; j < N; ++j) sum += kern[j] * E[c][j];
+        maps.cartesian[(h * 3 + c) * np + p] = scale * sum;
+      }
+    }
+    const PixelTotals t = pixel_flux_and_density(E, B, N, P.dt, P.normal);
+    obs.fluence[p] = t.fluence;
+    obs.energy_density[p] = t.energy_density;
+    obs.lz_density[p] = pixel_lz_density(Et, Bt, N, P.dt, P.x[ix], P.y[iy], P.normal);
+
+    const double* series[12] = {E[0], E[1], E[2], B[0], B[1], B[2]};
+    if (P.split)
+      for (int c = 0; c < 3; ++c) series[6 + c] = Et[c], series[9 + c] = Bt[c];
+    const double* hc[12];
+    for (std::size_t q = 0; q < nc; ++q) {
+      double* d = s.buf.data() + q * N;
+      std::copy(series[q], series[q] + N, d);
+      s.fft.transform(d);
+      hc[q] = d;
+    }
+    const double* const hE[3] = {hc[0], hc[1], hc[2]};
+    const double* const hB[3] = {hc[3], hc[4], hc[5]};
+    const double* const hEt[3] = {hc[P.split ? 6 : 0], hc[P.split ? 7 : 1], hc[P.split ? 8 : 2]};
+    const double* const hBt[3] = {hc[P.split ? 9 : 3], hc[P.split ? 10 : 4], hc[P.split ? 11 : 5]};
+    add_pixel_spectra(hE, hB, hEt, hBt, N, P.dt, P.x[ix], P.y[iy], P.normal, P.area, s.acc.data(),
+                      s.acc.data() + nw, s.acc.data() + 2 * nw, s.spectra.data());
+    for (std::size_t h = 0; h < P.nh; ++h) {
+      double f = 0, m = 0;
+      for (std::size_t k = P.bands[h].first; k <= P.bands[h].second; ++k) {
+        f += P.g[k] * s.spectra[k];
+        m += P.g[k] * s.spectra[nw + k];
+      }
+      obs.band_fluence[h * np + p] = f * P.dw;
+      obs.band_lz_density[h * np + p] = m * P.dw;
+    }
+  }
+}
+
+// The slab loop of spectrum.cpp: rows of a slab in parallel, screen sums added in row order.
+void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const TwistedLightOptions& opt,
+              HarmonicMaps& maps, ScreenObservables& obs) {
+  const std::size_t nc = P.datasets.size(), nw = P.nw;
+  const std::size_t row_bytes = nc * P.nx * P.n * sizeof(double);
+  const std::size_t rows_per_slab =
+      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
+  const std::size_t nthreads = std::max<std::size_t>(
+      1,
+      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+  std::vector<std::vector<double>> slab(nc);
+  std::vector<std::vector<double>> row_acc(rows_per_slab);
+  for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += rows_per_slab) {
+    const std::size_t iy1 = std::min(P.ny, iy0 + rows_per_slab);
+    // Every component must have the spectrum's shape; read_rows refuses one that does not.
+    const std::array<std::size_t, 3> shape = {P.ny, P.nx, P.n};
+    for (std::size_t q = 0; q < nc; ++q) h5::read_rows(f, P.datasets[q], shape, iy0, iy1, slab[q], file);
+    std::atomic<std::size_t> next{iy0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+      try {
+        Scratch s(P);
+        for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;) {
+          process_row(P, iy, iy0, slab, s, maps, obs);
+          row_acc[iy - iy0] = s.acc;
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        next = iy1;
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t i = 1; i < std::min(nthreads, iy1 - iy0); ++i) pool.emplace_back(worker);
+    worker();
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+    for (std::size_t iy = iy0; iy < iy1; ++iy)
+      for (std::size_t k = 0; k < nw; ++k) {
+        obs.dW_domega[k] += row_acc[iy - iy0][k];
+        obs.c_dU_domega[k] += row_acc[iy - iy0][nw + k];
+        obs.dLz_domega[k] += row_acc[iy - iy0][2 * nw + k];
+      }
+  }
+}
+
+// Totals from the time series and from the bins, and the per-band books.
+void finish_observables(const Pass& P, const SpectrumResult& sp, ScreenObservables& o) {
+  for (double v : o.fluence) o.energy_time += v;
+  o.energy_time *= P.area;
+  for (double v : o.lz_density) o.lz_time += v;
+  o.lz_time *= P.area;
+  for (double v : o.energy_density) o.cu_time += v;
+  o.cu_time *= si::c * P.area;
+  for (std::size_t k = 0; k < P.nw; ++k) {
+    o.energy_bins += P.g[k] * o.dW_domega[k];
+    o.lz_bins += P.g[k] * o.dLz_domega[k];
+    o.cu_bins += P.g[k] * o.c_dU_domega[k];
+  }
+  o.energy_bins *= P.dw;
+  o.lz_bins *= P.dw;
+  o.cu_bins *= P.dw;
+  for (std::size_t h = 0; h < P.nh; ++h) {
+    double w = 0, l = 0, ph = 0;
+    for (std::size_t k = P.bands[h].first; k <= P.bands[h].second; ++k) {
+      w += P.g[k] * o.dW_domega[k];
+      l += P.g[k] * o.dLz_domega[k];
+      if (k > 0) ph += P.g[k] * o.dW_domega[k] / sp.omega[k];
+    }
+    o.band_energy.push_back(w * P.dw);
+    o.band_lz.push_back(l * P.dw);
+    o.band_photon_weight.push_back(ph * P.dw);
+    o.band_j_per_photon.push_back(ph != 0 ? l / ph : std::nan(""));
+  }
+  if (!(P.area > 0)) o.energy_time = o.lz_time = o.cu_time = std::nan("");
+}
+
+// Each band's share of the screen-integrated (windowed) spectrum; a requested harmonic without
+// energy is refused before any data is read.
+std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const TwistedLightOptions& opt) {
+  double total = 0;
+  for (std::size_t k = 0; k < P.nw; ++k) total += P.g[k] * sp.integrated[k];
+  std::vector<double> share;
+  for (std::size_t h = 0; h < P.nh; ++h) {
+    double e = 0;
+    for (std::size_t k = P.bands[h].first; k <= P.bands[h].second; ++k) e += P.g[k] * sp.integrated[k];
+    share.push_back(total > 0 ? e / total : 0.0);
+    if (opt.harmonics_explicit && !(share.back() >= kNoEnergyFraction))
+      throw ConfigError("EDM-OAM-010", "--harmonics: harmonic " + std::to_string(sp.harmonic_orders[h]) +
+                                           " of the " + harmonic_base_name(sp.of) +
+                                           " (ω = " + format_g(sp.harmonic_omega[h] / sp.laser_omega) +
+                                           " ω_laser) holds no energy on this screen (" +
+                                           format_g(share.back()) + " of the spectrum's, below " +
+                                           format_g(kNoEnergyFraction) +
+                                           "): it has no phase to map; drop it from --harmonics");
+  }
+  return share;
+}
+
+// Ring fits of every harmonic and circular component, and the speckle envelopes of the band maps.
+void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
+  const std::size_t nh = r.maps.harmonics(), np = r.maps.pixels();
+  r.fits.assign(nh * 2, {});
+  r.summary.assign(nh * 2, {});
+  r.floor_abs.assign(nh * 2, 0.0);
+  for (std::size_t h = 0; h < nh; ++h) {
+    double strongest = 0, peak[2] = {0, 0};
+    for (std::size_t s = 0; s < 2; ++s) {
+      const auto* m = r.maps.circular_map(h, s);
+      for (std::size_t p = 0; p < np; ++p) peak[s] = std::max(peak[s], std::abs(m[p]));
+      strongest = std::max(strongest, peak[s]);
+    }
+    for (std::size_t s = 0; s < 2; ++s) {
+      const double floor = std::max(r.floor_relative * peak[s], kRoundoffFloor * strongest);
+      r.floor_abs[h * 2 + s] = floor;
+      auto& fits = r.fits[h * 2 + s];
+      for (double radius : r.rings.radii) {
+        if (!(r.band_share[h] >= kNoEnergyFraction)) {
+          RingFit f;
+          f.radius = radius;
+          f.status = RingStatus::NoEnergy;
+          f.message = "harmonic " + std::to_string(r.maps.order[h]) + " holds no energy on this screen";
+          fits.push_back(f);
+          continue;
+        }
+        fits.push_back(fit_ring(r.maps.circular_map(h, s), r.grid, r.maps.normal, r.rings.centre_x,
+                                r.rings.centre_y, radius, r.rings.points, floor, r.min_fraction));
+      }
+      r.summary[h * 2 + s] = summarise_rings(fits);
+    }
+    r.envelope.push_back(speckle_envelope(sp.harmonic_maps.data() + h * np, r.grid, r.maps.normal,
+                                          r.rings.centre_x, r.rings.centre_y, r.rings.largest_radius));
+  }
+}
+
+}  // namespace
+
+void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings) {
+  h5::Handle file = h5::open_file(field_file);
+  const auto x = h5::read_1d(file.get(), "/axes/x", field_file);
+  const auto y = h5::read_1d(file.get(), "/axes/y", field_file);
+  plan_rings(grid_geometry(x, y), rings);
+}
+
+TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file, const SpectrumResult& sp,
+                                         const TwistedLightOptions& opt) {
+  TwistedLightResult r;
+  if (!opt.enabled) return r;
+  r.enabled = true;
+  r.grid = grid_geometry(sp.x, sp.y);
+  r.rings = plan_rings(r.grid, opt.rings);
+  r.floor_relative = opt.rings.floor;
+  r.min_fraction = opt.rings.min_fraction;
+  h5::Handle file = h5::open_file(field_file);
+  r.bin = opt.bin;
+  const Pass P = plan_pass(file.get(), field_file, sp, opt.bin);
+  r.band_share = band_shares(P, sp, opt);
+
+  auto& m = r.maps;
+  m.nx = P.nx;
+  m.ny = P.ny;
+  m.normal = P.normal;
+  m.order = sp.harmonic_orders;
+  m.omega = sp.harmonic_omega;
+  m.bin = P.bins;
+  for (std::size_t k : P.bins) m.omega_bin.push_back(sp.omega[k]);
+  const std::size_t np = P.nx * P.ny;
+  m.cartesian.assign(P.nh * 3 * np, {});
+  auto& o = r.observables;
+  o.flux_field = P.split ? "E_far,B_far" : "E,B";
+  o.lz_field = "E,B";
+  o.dW_domega.assign(P.nw, 0.0);
+  o.dLz_domega.assign(P.nw, 0.0);
+  o.c_dU_domega.assign(P.nw, 0.0);
+  o.fluence.assign(np, 0.0);
+  o.energy_density.assign(np, 0.0);
+  o.lz_density.assign(np, 0.0);
+  o.band_fluence.assign(P.nh * np, 0.0);
+  o.band_lz_density.assign(P.nh * np, 0.0);
+
+  run_pass(file.get(), field_file, P, opt, m, o);
+  fill_circular(m);
+  finish_observables(P, sp, o);
+  fit_rings(sp, r);
+  return r;
+}
+
+}  // namespace edm
