@@ -127,10 +127,10 @@ bool runnable(const CellRecord& r, bool retry_failed) {
 }
 
 // The job array: one task per cell still to run, each `edm sweep CAMPAIGN --cell K`.
-std::string sbatch_script(const SweepArgs& a, const std::vector<std::size_t>& todo, const fs::path& output) {
+std::string sbatch_script(const SweepArgs& a, const std::vector<std::size_t>& pending, const fs::path& output) {
   std::ostringstream s;
   std::string indices;
-  for (std::size_t k : todo) indices += (indices.empty() ? "" : ",") + std::to_string(k);
+  for (std::size_t k : pending) indices += (indices.empty() ? "" : ",") + std::to_string(k);
   const fs::path out = fs::absolute(output);
   s << "#!/bin/bash\n# edm sweep: a SLURM job array, one task per cell still to run (share/docs/sweeps.md).\n"
     << "#SBATCH --job-name=edm-sweep\n#SBATCH --array=" << indices
@@ -157,10 +157,10 @@ std::string find_on_path(const std::string& name) {
 }
 
 int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output) {
-  std::vector<std::size_t> todo;
+  std::vector<std::size_t> pending;
   for (const auto& c : cells)
-    if (runnable(cell_record(output, c), a.retry_failed)) todo.push_back(c.index);
-  if (todo.empty()) {
+    if (runnable(cell_record(output, c), a.retry_failed)) pending.push_back(c.index);
+  if (pending.empty()) {
     std::cout << "edm sweep: every cell is done (or failed: --retry-failed reruns those); nothing to submit\n";
     return 0;
   }
@@ -168,7 +168,7 @@ int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const 
   if (!a.print_only && sbatch.empty())
     throw ConfigError("EDM-SWP-021", "edm sweep --slurm: no sbatch on PATH (pass --print-only to print the script)");
   const fs::path script = output / "sweep.sbatch";
-  const std::string text = sbatch_script(a, todo, output);
+  const std::string text = sbatch_script(a, pending, output);
   {
     std::ofstream f(script);
     f << text;
@@ -186,7 +186,7 @@ int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const 
   const int rc = p ? ::pclose(p) : -1;
   while (!reply.empty() && (reply.back() == '\n' || reply.back() == '\r')) reply.pop_back();
   if (rc != 0) throw Error("EDM-SWP-023", "sbatch " + script.string() + " failed: " + reply);
-  std::cout << "submitted job array " << reply << ": " << todo.size() << " cells (" << script.string()
+  std::cout << "submitted job array " << reply << ": " << pending.size() << " cells (" << script.string()
             << "); edm campaign status " << output.string() << "\n";
   return 0;
 }
@@ -199,22 +199,22 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
   const std::string spec = base.accumulator.devices == "auto" ? "all" : base.accumulator.devices;
   const std::vector<DeviceInfo> devices = select_devices(spec);
   if (devices.empty()) throw ConfigError("EDM-SWP-024", "edm sweep --parallel-devices: no device for '" + spec + "'");
-  std::deque<std::size_t> todo;
+  std::deque<std::size_t> pending;
   for (const auto& c : cells)
-    if (runnable(cell_record(output, c), a.retry_failed)) todo.push_back(c.index);
+    if (runnable(cell_record(output, c), a.retry_failed)) pending.push_back(c.index);
   std::map<pid_t, int> running;  // pid → device index
   std::vector<int> free;
   for (const auto& d : devices) free.push_back(d.index);
   bool signalled = false;
-  while (!todo.empty() || !running.empty()) {
+  while (!pending.empty() || !running.empty()) {
     const bool stopping = stop && stop->load();
     if (stopping && !signalled) {
       for (const auto& [pid, dev] : running) ::kill(pid, SIGTERM);  // each writes its checkpoint
       signalled = true;
     }
-    while (!stopping && !todo.empty() && !free.empty()) {
-      const std::size_t k = todo.front();
-      todo.pop_front();
+    while (!stopping && !pending.empty() && !free.empty()) {
+      const std::size_t k = pending.front();
+      pending.pop_front();
       const int dev = free.back();
       free.pop_back();
       std::vector<std::string> words = forwarded(a);
@@ -242,7 +242,7 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
       running[pid] = dev;
       if (!a.quiet) std::cerr << "[cell] " << cells[k].label << " on device " << dev << " (log " << log.string() << ")\n";
     }
-    if (stopping && todo.size()) todo.clear();
+    if (stopping && pending.size()) pending.clear();
     int status = 0;
     const pid_t done = ::waitpid(-1, &status, WNOHANG);
     if (done > 0 && running.count(done)) {
