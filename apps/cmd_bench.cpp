@@ -53,19 +53,8 @@ int cmd_bench(const Args& args) {
       "device", po::value(&device), "device spec (auto | 0 | gpu | name substring)")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value")(
       "no-peak", "skip the FP64 peak")("probe", "re-measure the FP64 peak instead of using the cached value")("json", "print one JSON object");
-  po::options_description hidden;
-  hidden.add_options()("campaign", po::value(&campaign_file));
-  po::positional_options_description pos;
-  pos.add("campaign", 1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) campaign_file = default_bench_campaign().string();
   if (!std::filesystem::exists(campaign_file))
     throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");

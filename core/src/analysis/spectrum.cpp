@@ -4,20 +4,16 @@
 // spectrum.h5 atomically.
 #include "edm/spectrum.hpp"
 
-#include <gsl/gsl_fft_real.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
-#include <memory>
-#include <mutex>
 #include <numbers>
-#include <thread>
 
+#include "analysis/real_fft.hpp"
+#include "analysis/slab_rows.hpp"
 #include "edm/error.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
@@ -34,29 +30,15 @@ std::string format_g(double v) {
   return buf;
 }
 
-// GSL's wavetable and workspace for one length, freed on scope exit.
-struct RealFft {
-  explicit RealFft(std::size_t n)
-      : wt(gsl_fft_real_wavetable_alloc(n), gsl_fft_real_wavetable_free),
-        ws(gsl_fft_real_workspace_alloc(n), gsl_fft_real_workspace_free),
-        n(n) {
-    if (!wt || !ws) throw Error("EDM-SPEC-030", "cannot allocate an FFT of length " + std::to_string(n));
-  }
-  // In place; afterwards data is GSL's half-complex layout: data[0] = Re X_0, data[2k−1] = Re X_k,
-  // data[2k] = Im X_k, and data[N−1] = Re X_{N/2} for even N. Adds |X_k|² into power[k].
-  void add_power(double* data, double* power) {
-    if (gsl_fft_real_transform(data, 1, n, wt.get(), ws.get()) != 0)
-      throw Error("EDM-SPEC-031", "GSL real FFT failed (length " + std::to_string(n) + ")");
-    power[0] += data[0] * data[0];
-    const std::size_t half = n / 2;
-    for (std::size_t k = 1; k < (n + 1) / 2; ++k)
-      power[k] += data[2 * k - 1] * data[2 * k - 1] + data[2 * k] * data[2 * k];
-    if (n % 2 == 0 && n > 1) power[half] += data[n - 1] * data[n - 1];
-  }
-  std::unique_ptr<gsl_fft_real_wavetable, void (*)(gsl_fft_real_wavetable*)> wt;
-  std::unique_ptr<gsl_fft_real_workspace, void (*)(gsl_fft_real_workspace*)> ws;
-  std::size_t n;
-};
+// In place (real_fft.hpp's half-complex layout), then adds |X_k|² into power[k], k = 0 … ⌊N/2⌋.
+void add_power(analysis::RealFft& fft, std::size_t n, double* data, double* power) {
+  if (!fft.transform(data)) throw Error("EDM-SPEC-031", "GSL real FFT failed (length " + std::to_string(n) + ")");
+  power[0] += data[0] * data[0];
+  const std::size_t half = n / 2;
+  for (std::size_t k = 1; k < (n + 1) / 2; ++k)
+    power[k] += data[2 * k - 1] * data[2 * k - 1] + data[2 * k] * data[2 * k];
+  if (n % 2 == 0 && n > 1) power[half] += data[n - 1] * data[n - 1];
+}
 
 }  // namespace
 
@@ -188,8 +170,8 @@ namespace {
 struct Pass {
   std::size_t N = 0, nx = 0, ny = 0, npix = 0, nw = 0, nh = 0;
   double dw = 0;
-  std::vector<double> g;                                    // one-sided Parseval weights
-  std::vector<double> w;                                    // window weights
+  std::vector<double> g;                                   // one-sided Parseval weights
+  std::vector<double> w;                                   // window weights
   std::vector<std::pair<std::size_t, std::size_t>> bands;  // bin ranges [klo, khi] of each harmonic
   double zabs = 0, nsign = 0, area = 0, pref = 0;
 };
@@ -201,14 +183,16 @@ struct Slab {
 
 // One thread's FFT and scratch vectors.
 struct RowScratch {
-  RowScratch(std::size_t N, std::size_t nw) : fft(N), buf(N), power(nw), d2(nw) {}
-  RealFft fft;
+  RowScratch(std::size_t N, std::size_t nw) : fft(N), buf(N), power(nw), d2(nw) {
+    if (!fft.allocated()) throw Error("EDM-SPEC-030", "cannot allocate an FFT of length " + std::to_string(N));
+  }
+  analysis::RealFft fft;
   std::vector<double> buf, power, d2;
 };
 
 // Axes, shape, time step and screen of the field file into r; returns the datasets' shape.
-std::array<std::size_t, 3> read_geometry(hid_t f, const std::filesystem::path& field_file, const std::string& eb,
-                                         SpectrumResult& r) {
+std::array<std::size_t, 3> read_geometry(hid_t f, const std::filesystem::path& field_file,
+                                         const std::string& eb, SpectrumResult& r) {
   r.x = h5::read_1d(f, "/axes/x", field_file);
   r.y = h5::read_1d(f, "/axes/y", field_file);
   const std::vector<double> t = h5::read_1d(f, "/axes/t", field_file);
@@ -313,7 +297,8 @@ void prepare_pass(SpectrumResult& r, const SpectrumOptions& opt, Pass& p) {
 
 // One pixel's spectrum d2 from its power, and from it the pixel's energy, peak, band integrals and
 // share of dI/dω (into acc).
-void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_t ix, RowScratch& s, double* acc) {
+void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_t ix, RowScratch& s,
+                    double* acc) {
   const std::size_t px = iy * p.nx + ix;
   const double X = r.x[ix], Y = r.y[iy];
   const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
@@ -339,8 +324,8 @@ void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_
 }
 
 // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
-void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy, std::size_t iy0, RowScratch& s,
-                  double* acc) {
+void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy, std::size_t iy0,
+                  RowScratch& s, double* acc) {
   const std::size_t N = p.N;
   const auto& E = slab.E;
   const auto& B = slab.B;
@@ -356,62 +341,41 @@ void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_
     for (int c = 0; c < 3; ++c) {
       const double* e = E[c].data() + off;
       for (std::size_t j = 0; j < N; ++j) s.buf[j] = p.w[j] * e[j];
-      s.fft.add_power(s.buf.data(), s.power.data());
+      add_power(s.fft, N, s.buf.data(), s.power.data());
     }
     pixel_spectrum(p, r, iy, ix, s, acc);
   }
 }
 
-// Rows [iy0, iy1) of a slab, shared by up to `nthreads` threads (each row is one task; rows write
-// disjoint pixels). The screen integral is summed per row into row_integrated and the rows are
-// added in order afterwards, so the result is bit-identical for every thread count and slab size.
+// Rows [iy0, iy1) of a slab in parallel (slab_rows.hpp); each row's share of dI/dω goes to its own
+// line of row_integrated, and the lines are added in row order afterwards.
 void process_slab(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy0, std::size_t iy1,
                   std::size_t nthreads, std::vector<double>& row_integrated) {
-  std::atomic<std::size_t> next{iy0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      RowScratch scratch(p.N, p.nw);
-      for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;)
-        spectrum_row(p, r, slab, iy, iy0, scratch, row_integrated.data() + (iy - iy0) * p.nw);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = iy1;  // stop the others early
-    }
-  };
-  const std::size_t nt = std::min(nthreads, iy1 - iy0);
-  std::vector<std::thread> pool;
-  for (std::size_t i = 1; i < nt; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  if (failure) std::rethrow_exception(failure);
+  analysis::for_rows_in_parallel(
+      iy0, iy1, nthreads, [&] { return RowScratch(p.N, p.nw); },
+      [&](std::size_t iy, RowScratch& s) {
+        spectrum_row(p, r, slab, iy, iy0, s, row_integrated.data() + (iy - iy0) * p.nw);
+      });
   for (std::size_t iy = iy0; iy < iy1; ++iy)
     for (std::size_t k = 0; k < p.nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * p.nw + k];
 }
 
-// The field file slab by slab: six components of (rows, nx, N) doubles within the read budget, at
-// least one row per slab.
-void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const std::string& eb, const std::string& bb,
-                      const std::array<std::size_t, 3>& shape, const SpectrumOptions& opt, const Pass& p,
-                      SpectrumResult& r) {
-  const std::size_t row_bytes = 6 * p.nx * p.N * sizeof(double);
-  const std::size_t rows_per_slab =
-      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
-  const std::size_t nthreads = std::max<std::size_t>(
-      1,
-      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
-  std::vector<double> row_integrated(rows_per_slab * p.nw);
+// The field file slab by slab: six components of (rows, nx, N) doubles within the read budget.
+void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const std::string& eb,
+                      const std::string& bb, const std::array<std::size_t, 3>& shape,
+                      const SpectrumOptions& opt, const Pass& p, SpectrumResult& r) {
+  const analysis::SlabRows plan =
+      analysis::plan_slab_rows(6 * p.nx * p.N * sizeof(double), opt.slab_bytes, opt.threads);
+  std::vector<double> row_integrated(plan.rows_per_slab * p.nw);
   Slab slab;
   const char* comp[3] = {"x", "y", "z"};
-  for (std::size_t iy0 = 0; iy0 < p.ny; iy0 += rows_per_slab) {
-    const std::size_t iy1 = std::min(p.ny, iy0 + rows_per_slab);
+  for (std::size_t iy0 = 0; iy0 < p.ny; iy0 += plan.rows_per_slab) {
+    const std::size_t iy1 = std::min(p.ny, iy0 + plan.rows_per_slab);
     for (int c = 0; c < 3; ++c) {
       h5::read_rows(f, eb + comp[c], shape, iy0, iy1, slab.E[c], field_file);
       h5::read_rows(f, bb + comp[c], shape, iy0, iy1, slab.B[c], field_file);
     }
-    process_slab(p, r, slab, iy0, iy1, nthreads, row_integrated);
+    process_slab(p, r, slab, iy0, iy1, plan.threads, row_integrated);
   }
 }
 

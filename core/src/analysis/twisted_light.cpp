@@ -7,15 +7,12 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <exception>
-#include <mutex>
 #include <numbers>
-#include <thread>
 
 #include "analysis/real_fft.hpp"
+#include "analysis/slab_rows.hpp"
 #include "edm/error.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
@@ -97,7 +94,9 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
 
 struct Scratch {
   explicit Scratch(const Pass& P)
-      : fft(P.n), buf(P.datasets.size() * P.n), spectra(2 * P.nw), acc(3 * P.nw) {}
+      : fft(P.n), buf(P.datasets.size() * P.n), spectra(2 * P.nw), acc(3 * P.nw) {
+    if (!fft.allocated()) throw Error("EDM-OAM-030", "cannot allocate an FFT of length " + std::to_string(P.n));
+  }
   analysis::RealFft fft;
   std::vector<double> buf, spectra, acc;
 };
@@ -145,7 +144,8 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
     for (std::size_t q = 0; q < nc; ++q) {
       double* d = s.buf.data() + q * N;
       std::copy(series[q], series[q] + N, d);
-      s.fft.transform(d);
+      if (!s.fft.transform(d))
+        throw Error("EDM-OAM-031", "GSL real FFT failed (length " + std::to_string(N) + ")");
       hc[q] = d;
     }
     const double* const hE[3] = {hc[0], hc[1], hc[2]};
@@ -170,40 +170,21 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
 void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const TwistedLightOptions& opt,
               HarmonicMaps& maps, ScreenObservables& obs) {
   const std::size_t nc = P.datasets.size(), nw = P.nw;
-  const std::size_t row_bytes = nc * P.nx * P.n * sizeof(double);
-  const std::size_t rows_per_slab =
-      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
-  const std::size_t nthreads = std::max<std::size_t>(
-      1,
-      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+  const analysis::SlabRows plan =
+      analysis::plan_slab_rows(nc * P.nx * P.n * sizeof(double), opt.slab_bytes, opt.threads);
   std::vector<std::vector<double>> slab(nc);
-  std::vector<std::vector<double>> row_acc(rows_per_slab);
-  for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += rows_per_slab) {
-    const std::size_t iy1 = std::min(P.ny, iy0 + rows_per_slab);
+  std::vector<std::vector<double>> row_acc(plan.rows_per_slab);
+  for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += plan.rows_per_slab) {
+    const std::size_t iy1 = std::min(P.ny, iy0 + plan.rows_per_slab);
     // Every component must have the spectrum's shape; read_rows refuses one that does not.
     const std::array<std::size_t, 3> shape = {P.ny, P.nx, P.n};
     for (std::size_t q = 0; q < nc; ++q) h5::read_rows(f, P.datasets[q], shape, iy0, iy1, slab[q], file);
-    std::atomic<std::size_t> next{iy0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto worker = [&] {
-      try {
-        Scratch s(P);
-        for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;) {
+    analysis::for_rows_in_parallel(
+        iy0, iy1, plan.threads, [&] { return Scratch(P); },
+        [&](std::size_t iy, Scratch& s) {
           process_row(P, iy, iy0, slab, s, maps, obs);
           row_acc[iy - iy0] = s.acc;
-        }
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = iy1;
-      }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < std::min(nthreads, iy1 - iy0); ++i) pool.emplace_back(worker);
-    worker();
-    for (auto& th : pool) th.join();
-    if (failure) std::rethrow_exception(failure);
+        });
     for (std::size_t iy = iy0; iy < iy1; ++iy)
       for (std::size_t k = 0; k < nw; ++k) {
         obs.dW_domega[k] += row_acc[iy - iy0][k];

@@ -27,31 +27,33 @@ const toml::node* find(const void* ctx, const char* key) {
   return n && !n->is_table() && !n->is_array() ? n : nullptr;
 }
 
-int get_double(const void* ctx, const char* key, double* out) {
+// The checks every scalar accessor makes, then `take` of the node when `has_type` accepts it.
+template <class T, class HasType, class Take>
+int get_scalar(const void* ctx, const char* key, T* out, HasType has_type, Take take) {
   if (!ctx || !key || !out) return EDM_KEY_BAD_ARGUMENT;
   const toml::node* n = find(ctx, key);
   if (!n) return EDM_KEY_UNKNOWN;
-  if (!n->is_number()) return EDM_KEY_WRONG_TYPE;
-  *out = *n->value<double>();
+  if (!has_type(*n)) return EDM_KEY_WRONG_TYPE;
+  *out = take(*n);
   return EDM_KEY_OK;
+}
+
+int get_double(const void* ctx, const char* key, double* out) {
+  return get_scalar(
+      ctx, key, out, [](const toml::node& n) { return n.is_number(); },
+      [](const toml::node& n) { return *n.value<double>(); });
 }
 
 int get_int(const void* ctx, const char* key, int64_t* out) {
-  if (!ctx || !key || !out) return EDM_KEY_BAD_ARGUMENT;
-  const toml::node* n = find(ctx, key);
-  if (!n) return EDM_KEY_UNKNOWN;
-  if (!n->is_integer()) return EDM_KEY_WRONG_TYPE;
-  *out = *n->value<std::int64_t>();
-  return EDM_KEY_OK;
+  return get_scalar(
+      ctx, key, out, [](const toml::node& n) { return n.is_integer(); },
+      [](const toml::node& n) { return *n.value<std::int64_t>(); });
 }
 
 int get_bool(const void* ctx, const char* key, int* out) {
-  if (!ctx || !key || !out) return EDM_KEY_BAD_ARGUMENT;
-  const toml::node* n = find(ctx, key);
-  if (!n) return EDM_KEY_UNKNOWN;
-  if (!n->is_boolean()) return EDM_KEY_WRONG_TYPE;
-  *out = *n->value<bool>() ? 1 : 0;
-  return EDM_KEY_OK;
+  return get_scalar(
+      ctx, key, out, [](const toml::node& n) { return n.is_boolean(); },
+      [](const toml::node& n) { return *n.value<bool>() ? 1 : 0; });
 }
 
 int get_string(const void* ctx, const char* key, char* buf, size_t len, size_t* needed) {
