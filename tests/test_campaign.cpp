@@ -10,16 +10,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "campaign_support.hpp"
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
 #include "options.hpp"
 #include "test_support.hpp"
-
-namespace edm {
-// Boost.Test prints values of failed checks.
-inline std::ostream& operator<<(std::ostream& os, Origin o) { return os << origin_name(o); }
-}  // namespace edm
 
 namespace fs = std::filesystem;
 using edm::Origin;
@@ -29,16 +25,7 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Clears the EDM_* knobs (every environment name of the key table) so that the machine's
-// environment cannot leak into a test.
-struct CleanEnvironment {
-  static void clear() {
-    for (const auto& k : edm::core_keys())
-      if (!k.spec.environment.empty()) ::unsetenv(k.spec.environment.c_str());
-  }
-  CleanEnvironment() { clear(); }
-  ~CleanEnvironment() { clear(); }
-};
+using edm::test::CleanEnvironment;
 
 // The ConfigError message of parsing `text`, or "" if it parsed.
 std::string error_of(const std::string& text, const std::vector<Override>& overrides = {}, std::string* id = nullptr) {

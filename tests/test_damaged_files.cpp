@@ -23,7 +23,7 @@
 #include "edm/manifest.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -31,32 +31,8 @@ using namespace edm;
 namespace {
 
 // 4 electrons, 4 × 3 pixels, 64 samples: the cases test refusals, not physics.
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "total"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 4
-radius = 3e-6
-gamma = 3.0
-[screen]
-distance = 0.02
-half_width_x = 6e-5
-half_width_y = 4e-5
-nx = 4
-ny = 3
-samples = 64
-samples_per_period = 128
-[accumulator]
-electron_batch = 1
-devices = "0"
-)";
+const std::string kCell = test::small_cell(
+    {.electrons = 4, .screen = "half_width_x = 6e-5\nhalf_width_y = 4e-5\nnx = 4\nny = 3\nsamples = 64\n"});
 
 struct Quiet : RunObserver {};
 

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "campaign_support.hpp"
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
@@ -19,11 +20,6 @@
 #include "edm/schema.hpp"
 #include "options.hpp"
 #include "test_support.hpp"
-
-namespace edm {
-// Boost.Test prints values of failed checks.
-inline std::ostream& operator<<(std::ostream& os, Origin o) { return os << origin_name(o); }
-}  // namespace edm
 
 using edm::CoreKey;
 using edm::KeyValue;
@@ -33,15 +29,7 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Clears every environment name of the table, so that the machine's environment cannot leak in.
-struct CleanEnvironment {
-  static void clear() {
-    for (const auto& k : edm::core_keys())
-      if (!k.spec.environment.empty()) ::unsetenv(k.spec.environment.c_str());
-  }
-  CleanEnvironment() { clear(); }
-  ~CleanEnvironment() { clear(); }
-};
+using edm::test::CleanEnvironment;
 
 std::string print(const toml::table& t) {
   std::ostringstream os;

@@ -8,21 +8,16 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <sstream>
-#include <thread>
 
 #include <toml++/toml.h>
 
 #include "edm/writer.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 using namespace edm;
 
@@ -87,12 +82,7 @@ namespace {
 std::string mpirun2() {
   return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " EDM_MPIEXEC " -n 2 --oversubscribe ";
 }
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using test::slurp;
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(two_ranks_stop_with_a_checkpoint_each_and_resume_bit_identically) {
@@ -111,25 +101,19 @@ BOOST_AUTO_TEST_CASE(two_ranks_stop_with_a_checkpoint_each_and_resume_bit_identi
   const auto part = dir / "part";
   const std::string line = mpirun2() + edm + " run " + campaign.string() + " --quiet --checkpoint-every -1 --output " +
                            part.string() + " > " + (dir / "part.log").string() + " 2>&1";
-  const char* argv[] = {"/bin/sh", "-c", line.c_str(), nullptr};
-  pid_t sh = 0;
-  BOOST_REQUIRE(posix_spawn(&sh, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) == 0);
+  const pid_t sh = test::spawn_shell(line);
   // Rank 0 holds the folder's lock and names its pid there; the batch loop has begun once
   // field.h5.partial exists. SIGTERM to rank 0 alone: the ranks agree to stop at one boundary.
   long rank0 = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(sh, &status, WNOHANG) == sh) BOOST_FAIL("the run ended before it could be stopped: " << slurp(dir / "part.log"));
-    if (fs::exists(part / "field.h5.partial") && std::sscanf(slurp(part / ".edm.lock").c_str(), "pid %ld", &rank0) == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const auto waited = test::wait_until(sh, [&] {
+    return fs::exists(part / "field.h5.partial") &&
+           std::sscanf(slurp(part / ".edm.lock").c_str(), "pid %ld", &rank0) == 1;
+  });
+  if (waited == test::Waited::Exited)
+    BOOST_FAIL("the run ended before it could be stopped: " << slurp(dir / "part.log"));
   BOOST_REQUIRE(rank0 > 0);
   kill(pid_t(rank0), SIGTERM);
-  int status = 0;
-  waitpid(sh, &status, 0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int code = test::wait_exit(sh);
   BOOST_TEST_MESSAGE("mpirun -n 2 after SIGTERM to rank 0: exit " << code << "\n" << slurp(dir / "part.log"));
   BOOST_TEST(code != 0);
   BOOST_TEST(slurp(dir / "part.log").find("EDM-RUN-010") != std::string::npos);

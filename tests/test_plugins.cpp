@@ -13,15 +13,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "campaign_support.hpp"
 #include "edm/error.hpp"
 #include "edm/plugin_sdk.hpp"
 #include "edm/plugins.hpp"
 #include "test_support.hpp"
-
-namespace edm {
-// Boost.Test prints values of failed checks.
-inline std::ostream& operator<<(std::ostream& os, Origin o) { return os << origin_name(o); }
-}  // namespace edm
 
 namespace fs = std::filesystem;
 using edm::PluginRegistry;

@@ -6,74 +6,28 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <thread>
 
 #include "edm/writer.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
+#include <cstring>
 
-extern char** environ;
 namespace fs = std::filesystem;
 using namespace edm;
+using test::spawn_edm;
 
 namespace {
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "split"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 16
-radius = 3e-6
-gamma = 3.0
-[screen]
-distance = 0.02
-half_width = 5e-5
-nx = 10
-ny = 8
-samples = 384
-samples_per_period = 128
-[accumulator]
-electron_batch = 1
-devices = "0"
-)";
+const std::string kCell = test::small_cell({.mode = "split"});
 
 const std::vector<std::string> kDatasets = {"/E/x", "/E/y", "/E/z", "/B/x", "/B/y", "/B/z",
                                             "/E_far/x", "/E_far/z", "/B_far/y", "/gamma/mean", "/gamma/drain"};
 
-pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {test::edm_binary().string()};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
-  return pid;
-}
-
-// Waits (bounded) until the child has written its first checkpoint, then signals it.
+// Waits (bounded) until the child has written its first checkpoint, then signals it; -1 when it
+// finished before any checkpoint.
 int signal_after_checkpoint(pid_t pid, const fs::path& run, int sig) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(run / "checkpoint.h5") && std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return -1;  // finished before any checkpoint
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  kill(pid, sig);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return test::signal_when(
+      pid, sig, [&] { return fs::exists(run / "checkpoint.h5"); }, nullptr, std::chrono::milliseconds(5));
 }
 
 void expect_identical(const fs::path& a, const fs::path& b) {
@@ -89,10 +43,8 @@ void expect_identical(const fs::path& a, const fs::path& b) {
 // Writes the campaign into a fresh folder and runs it uninterrupted into <dir>/full (the reference).
 fs::path campaign_with_reference(const std::string& tag, fs::path& dir) {
   dir = test::temp_dir(tag);
-  const auto campaign = dir / "cell.toml";
-  std::ofstream(campaign) << kCell;
-  auto full = test::run_command(test::edm_binary().string() + " run " + campaign.string() + " --quiet --output " +
-                                (dir / "full").string());
+  const auto campaign = test::write_file(dir, "cell.toml", kCell);
+  auto full = test::run_edm("run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
   return campaign;
 }
@@ -109,12 +61,11 @@ BOOST_AUTO_TEST_CASE(killed_run_resumes_bit_identically) {
   BOOST_REQUIRE_MESSAGE(code == 128 + SIGKILL, "the run ended before it could be killed (status " << code << ")");
   BOOST_REQUIRE(!fs::exists(part / "field.h5"));
   // `edm run` refuses to start over a checkpoint it would lose.
-  auto again = test::run_command(test::edm_binary().string() + " run " + campaign.string() + " --quiet --output " +
-                                 part.string());
+  auto again = test::run_edm("run " + campaign.string() + " --quiet --output " + part.string());
   BOOST_TEST(again.exit_code == 2);
   BOOST_TEST(again.output.find("resume") != std::string::npos);
 
-  auto resumed = test::run_command(test::edm_binary().string() + " resume " + part.string() + " --quiet");
+  auto resumed = test::run_edm("resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
   expect_identical(dir / "full", part);
@@ -127,15 +78,9 @@ BOOST_AUTO_TEST_CASE(sigterm_writes_a_checkpoint_and_exits_cleanly) {
   // Checkpoints only on the signal (-1: none scheduled), so the one we find is the SIGTERM's.
   pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string(), "--checkpoint-every", "-1"});
   // field.h5.partial appears just before the batch loop starts: stop the run in its first batches.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(part / "field.h5.partial") && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const int code = test::signal_when(pid, SIGTERM, [&] { return fs::exists(part / "field.h5.partial"); });
   BOOST_TEST_MESSAGE("SIGTERM → exit " << code);
-  if (code == 0) {
+  if (code == 0 || code == -1) {  // -1: it had ended before the signal could be sent
     BOOST_TEST_MESSAGE("the run finished before SIGTERM arrived; nothing to resume");
     expect_identical(dir / "full", part);
     return;
@@ -144,7 +89,7 @@ BOOST_AUTO_TEST_CASE(sigterm_writes_a_checkpoint_and_exits_cleanly) {
   BOOST_TEST(fs::exists(part / "checkpoint.h5"));
   BOOST_TEST(!fs::exists(part / "field.h5"));
   BOOST_TEST(!fs::exists(part / "field.h5.partial"));
-  auto resumed = test::run_command(test::edm_binary().string() + " resume " + part.string() + " --quiet");
+  auto resumed = test::run_edm("resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   expect_identical(dir / "full", part);
 }

@@ -16,7 +16,7 @@
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 #include "edm/writer.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -29,33 +29,18 @@ struct TwoPoclDevices {
 };
 BOOST_TEST_GLOBAL_FIXTURE(TwoPoclDevices);
 
-// A small inverse-Thomson cell: 8 electrons, 8 × 6 pixels, 256 samples.
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "split"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 8
-radius = 3e-6
-gamma = 3.0
-[trajectory]
-knots_per_period = 16
-padding = 4.0
-[screen]
-distance = 0.02
-half_width_x = 6e-5
-half_width_y = 4e-5
-nx = 8
-ny = 6
-samples = 256
-samples_per_period = 128
-)";
+// A small inverse-Thomson cell: 8 electrons, 8 × 6 pixels, 256 samples; electron_batch and the
+// devices are left to each test.
+test::SmallCell run_cell_text(const std::string& extra_screen = "") {
+  return {
+      .mode = "split",
+      .electrons = 8,
+      .screen = "half_width_x = 6e-5\nhalf_width_y = 4e-5\nnx = 8\nny = 6\nsamples = 256\n" + extra_screen,
+      .electron_batch = "",
+      .devices = "",
+      .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n"};
+}
+const std::string kCell = test::small_cell(run_cell_text());
 
 struct Quiet : RunObserver {};
 
@@ -142,15 +127,9 @@ BOOST_AUTO_TEST_CASE(manifest_records_batching_and_timing) {
 
 namespace {
 fs::path write_campaign(const fs::path& dir, const std::string& extra_screen = "") {
-  std::string text = kCell;
-  text += extra_screen;
-  auto p = dir / "cell.toml";
-  std::ofstream(p) << text;
-  return p;
+  return test::write_file(dir, "cell.toml", test::small_cell(run_cell_text(extra_screen)));
 }
-test::CommandResult run_edm(const std::string& args) {
-  return test::run_command(test::edm_binary().string() + " " + args);
-}
+using test::run_edm;
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(bad_input_leaves_no_field_file) {

@@ -7,80 +7,26 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
-#include <thread>
 
 #include <toml++/toml.h>
 
 #include "edm/run_folder.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
+using edm::test::edm_bin;
+using edm::test::slurp;
+using edm::test::spawn_edm;
+using edm::test::wait_exit;
 
 namespace {
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "total"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 16
-radius = 3e-6
-gamma = 3.0
-[screen]
-distance = 0.02
-half_width = 5e-5
-nx = 10
-ny = 8
-samples = 384
-samples_per_period = 128
-[accumulator]
-electron_batch = 1
-devices = "0"
-)";
-
-std::string edm_bin() { return edm::test::edm_binary().string(); }
-
 fs::path write_campaign(const fs::path& dir) {
-  const auto campaign = dir / "cell.toml";
-  std::ofstream(campaign) << kCell;
-  return campaign;
-}
-
-pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {edm_bin()};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
-  return pid;
-}
-
-int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
+  return edm::test::write_file(dir, "cell.toml", edm::test::small_cell());
 }
 }  // namespace
 
@@ -90,17 +36,12 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   const auto run = dir / "run";
   // --checkpoint-every 1 makes run A slow enough (a checkpoint per batch) to be caught in the act.
   const pid_t a = spawn_edm({"run", campaign.string(), "--quiet", "--output", run.string(), "--checkpoint-every", "1"});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  bool busy = false;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (slurp(run / ".edm.lock").find("pid " + std::to_string(a)) != std::string::npos) {
-      busy = true;
-      break;
-    }
-    int status = 0;
-    if (waitpid(a, &status, WNOHANG) == a) BOOST_FAIL("run A finished before it could be caught holding the lock");
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const auto waited = edm::test::wait_until(
+      a, [&] { return slurp(run / ".edm.lock").find("pid " + std::to_string(a)) != std::string::npos; },
+      std::chrono::milliseconds(2), std::chrono::seconds(60));
+  if (waited == edm::test::Waited::Exited)
+    BOOST_FAIL("run A finished before it could be caught holding the lock");
+  const bool busy = waited == edm::test::Waited::Ready;
   BOOST_REQUIRE_MESSAGE(busy, "run A never recorded itself in " << (run / ".edm.lock"));
   // Run B, with --overwrite even: refused at once, naming A.
   const auto t0 = std::chrono::steady_clock::now();

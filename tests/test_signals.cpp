@@ -7,85 +7,26 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 #include "edm/checkpoint.hpp"
 #include "edm/writer.hpp"
-#include "test_support.hpp"
+#include "spawn.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
+using edm::test::edm_bin;
+using edm::test::signal_when;
+using edm::test::spawn_edm;
+using edm::test::write_file;
 
 namespace {
 // `batch` is the [accumulator] electron_batch; `extra` more TOML lines for [trajectory].
 std::string cell(int count, int batch, const std::string& trajectory = "") {
-  return R"(
-[run]
-scenario = "inverse_thomson"
-mode = "total"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = )" + std::to_string(count) + R"(
-radius = 3e-6
-gamma = 3.0
-[screen]
-distance = 0.02
-half_width = 5e-5
-nx = 10
-ny = 8
-samples = 384
-samples_per_period = 128
-[accumulator]
-devices = "0"
-electron_batch = )" + std::to_string(batch) + "\n[trajectory]\n" + trajectory + "\n";
-}
-
-std::string edm_bin() { return edm::test::edm_binary().string(); }
-
-pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {edm_bin()};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
-  return pid;
-}
-
-// Signals `pid` once `ready` holds (bounded), and returns its exit code and how long it took to exit
-// after the signal; -1 when it exited before.
-int signal_when(pid_t pid, int sig, const std::function<bool()>& ready, double* seconds_after) {
-  const auto deadline = Clock::now() + std::chrono::seconds(120);
-  while (!ready() && Clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  const auto t0 = Clock::now();
-  kill(pid, sig);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  *seconds_after = std::chrono::duration<double>(Clock::now() - t0).count();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-fs::path write(const fs::path& dir, const std::string& name, const std::string& text) {
-  std::ofstream(dir / name) << text;
-  return dir / name;
+  return edm::test::small_cell(
+      {.electrons = count, .electron_batch = std::to_string(batch), .trajectory_lines = trajectory + "\n"});
 }
 
 void run_ok(const std::string& command) {
@@ -119,7 +60,7 @@ void expect_identical(const fs::path& a, const fs::path& b) {
 
 BOOST_AUTO_TEST_CASE(sigterm_stops_a_single_pass_run) {
   const auto dir = edm::test::temp_dir("sig_single");
-  const auto campaign = write(dir, "cell.toml", cell(32, 0));
+  const auto campaign = write_file(dir, "cell.toml", cell(32, 0));
   run_ok(edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   const auto part = dir / "part";
   // field.h5.partial appears just before the one batch starts: its solve or its kernels are running.
@@ -140,7 +81,7 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_long_trajectory_solve_within_a_second) {
   // The finest knots the key table allows, over a long integration span: the solve of these 64
   // electrons takes far longer than the bound below on 2 cores, so only the stop flag inside the
   // integration loop can end it in time.
-  const auto campaign = write(dir, "cell.toml", cell(64, 0, "knots_per_period = 4096\npadding = 20"));
+  const auto campaign = write_file(dir, "cell.toml", cell(64, 0, "knots_per_period = 4096\npadding = 20"));
   const auto part = dir / "part";
   const pid_t pid = spawn_edm({"run", campaign.string(), "--quiet", "--output", part.string()});
   double after = 0;
@@ -167,7 +108,7 @@ BOOST_AUTO_TEST_CASE(sigterm_in_the_last_batch_writes_a_checkpoint) {
   const auto dir = edm::test::temp_dir("sig_last");
   // Two batches; the first checkpoint (--checkpoint-every 1) marks the end of the first, so the
   // signal arrives in the last one.
-  const auto campaign = write(dir, "cell.toml", cell(16, 8));
+  const auto campaign = write_file(dir, "cell.toml", cell(16, 8));
   run_ok(edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   const auto part = dir / "part";
   const pid_t pid =

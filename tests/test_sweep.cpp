@@ -11,14 +11,10 @@
 #include <fstream>
 #include <functional>
 
+#include "campaign_support.hpp"
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "test_support.hpp"
-
-namespace edm {
-// Boost.Test prints the values of a failed comparison.
-inline std::ostream& operator<<(std::ostream& os, CellState s) { return os << cell_state_name(s); }
-}  // namespace edm
 
 namespace fs = std::filesystem;
 using namespace edm;

@@ -8,22 +8,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <thread>
 
+#include "campaign_support.hpp"
 #include "edm/sweep.hpp"
-#include "test_support.hpp"
-
-extern char** environ;
-namespace edm {
-// Boost.Test prints the values of a failed comparison.
-inline std::ostream& operator<<(std::ostream& os, CellState s) { return os << cell_state_name(s); }
-}  // namespace edm
+#include "spawn.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -54,9 +46,7 @@ t_start = 1.0
 devices = "0"
 )";
 
-test::CommandResult run_edm(const std::string& args) {
-  return test::run_command(test::edm_binary().string() + " " + args + " 2>&1");
-}
+using test::run_edm;
 
 fs::path write(const fs::path& dir, const std::string& sweep, const std::string& name = "c.toml") {
   const fs::path p = dir / name;
@@ -155,22 +145,16 @@ BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
   const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
   const fs::path out = dir / "out";
   // A slower first cell: many batches, a checkpoint after each.
-  std::vector<std::string> args = {test::edm_binary().string(), "sweep", c.string(), "-o", out.string(),
-                                   "--set", "electrons.count=64", "--set", "screen.window=\"auto\"",
-                                   "--set", "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  const pid_t pid = test::spawn_edm({"sweep", c.string(), "-o", out.string(), "--set", "electrons.count=64",
+                                     "--set", "screen.window=\"auto\"", "--set",
+                                     "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"});
   const fs::path ckpt = out / "a0=0.1" / "checkpoint.h5";
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!fs::exists(ckpt) && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto waited = test::wait_until(
+      pid, [&] { return fs::exists(ckpt); }, std::chrono::milliseconds(20));
   BOOST_REQUIRE(fs::exists(ckpt));
+  BOOST_REQUIRE(waited == test::Waited::Ready);  // still running: the signal is the sweep's
   ::kill(pid, SIGTERM);
-  int st = 0;
-  ::waitpid(pid, &st, 0);
+  const int st = test::wait_status(pid);
   BOOST_REQUIRE(WIFEXITED(st));
   BOOST_TEST(WEXITSTATUS(st) == 130);
   auto t = read_campaign_table(out);
