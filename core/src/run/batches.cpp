@@ -60,11 +60,11 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
 // of the loop (warn_burst_coverage).
 std::string burst_problem(const PreparedCell& cell, const ScreenWindow window, const CoverageReport& cov) {
   const std::uint64_t missed = cov.burst_missed_electrons(), cut = cov.burst_cut_electrons();
-  const double T = cell.units().time(), z = std::abs(cell.screen().z);
-  auto at = [&](double t_rel) { return format_time((t_rel + z) * T); };
+  // Times from the window's first sample: absolute lab times of a far screen differ in their last digits.
   const Screen& sc = cell.screen();
-  const std::string span = "the window spans " + at(sc.t0_rel) + " to " + at(sc.t_rel(sc.samples - 1)) +
-                           ", the burst's light " + at(cov.burst_first()) + " to " + at(cov.burst_last());
+  auto at = [&](double t_rel) { return format_time((t_rel - sc.t0_rel) * cell.units().time()); };
+  const std::string span = "from sample 0 (t_start), the window ends at " + at(sc.t_rel(sc.samples - 1)) +
+                           ", the burst's light spans " + at(cov.burst_first()) + " to " + at(cov.burst_last());
   if (missed > 0)
     return "the observer window holds none of the burst's light at some pixel for " + std::to_string(missed) +
            " electron(s) (" + span + "); the field there is the electrons' Coulomb field only: use window = \"burst\" "
