@@ -181,6 +181,265 @@ SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const Spec
   return compute_spectrum(run_dir / "field.h5", read_run_physics(run_dir), options);
 }
 
+namespace {
+
+// What every row of one field file shares: the sizes, the frequency axis and its one-sided
+// weights, the window, the harmonic bands and the constant factors of the spectrum.
+struct Pass {
+  std::size_t N = 0, nx = 0, ny = 0, npix = 0, nw = 0, nh = 0;
+  double dw = 0;
+  std::vector<double> g;                                    // one-sided Parseval weights
+  std::vector<double> w;                                    // window weights
+  std::vector<std::pair<std::size_t, std::size_t>> bands;  // bin ranges [klo, khi] of each harmonic
+  double zabs = 0, nsign = 0, area = 0, pref = 0;
+};
+
+// The six field components of a slab of rows, (rows, nx, N) each.
+struct Slab {
+  std::array<std::vector<double>, 3> E, B;
+};
+
+// One thread's FFT and scratch vectors.
+struct RowScratch {
+  RowScratch(std::size_t N, std::size_t nw) : fft(N), buf(N), power(nw), d2(nw) {}
+  RealFft fft;
+  std::vector<double> buf, power, d2;
+};
+
+// Axes, shape, time step and screen of the field file into r; returns the datasets' shape.
+std::array<std::size_t, 3> read_geometry(hid_t f, const std::filesystem::path& field_file, const std::string& eb,
+                                         SpectrumResult& r) {
+  r.x = h5::read_1d(f, "/axes/x", field_file);
+  r.y = h5::read_1d(f, "/axes/y", field_file);
+  const std::vector<double> t = h5::read_1d(f, "/axes/t", field_file);
+  const auto shape = h5::shape_3d(f, eb + "x", field_file);
+  r.ny = shape[0];
+  r.nx = shape[1];
+  r.samples = shape[2];
+  if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
+    throw IoError("EDM-IO-016", field_file.string() + ": axes do not match the field datasets");
+  if (r.samples < 2) throw IoError("EDM-IO-017", field_file.string() + ": fewer than 2 time samples");
+  const std::size_t N = r.samples, nx = r.nx, ny = r.ny;
+  r.dt = (t.back() - t.front()) / double(N - 1);
+  if (!(r.dt > 0)) throw IoError("EDM-IO-016", field_file.string() + ": /axes/t is not increasing");
+  r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
+  if (r.screen_z == 0) throw IoError("EDM-IO-016", field_file.string() + ": no screen_z attribute");
+  r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
+  r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
+  r.nyquist_omega = kPi / r.dt;
+  return shape;
+}
+
+// ω_k and the one-sided weights that make discrete Parseval exact (spectrum.hpp).
+void frequency_axis(SpectrumResult& r, Pass& p) {
+  p.nw = p.N / 2 + 1;
+  p.dw = 2 * kPi / (double(p.N) * r.dt);
+  r.omega.resize(p.nw);
+  for (std::size_t k = 0; k < p.nw; ++k) r.omega[k] = p.dw * double(k);
+  p.g.assign(p.nw, 1.0);
+  p.g[0] = 0.5;
+  if (p.N % 2 == 0) p.g[p.nw - 1] = 0.5;
+}
+
+// The harmonic orders, their base frequency and band, checked against Nyquist before any data is
+// read.
+void plan_harmonics(SpectrumResult& r, const RunPhysics& physics, const SpectrumOptions& opt) {
+  r.of = opt.of;
+  r.band = opt.band;
+  if (opt.harmonics.empty()) return;
+  if (!(opt.band > 0 && opt.band <= 0.5))
+    throw ConfigError("EDM-SPEC-021", "harmonic band half-width " + format_g(opt.band) +
+                                          " must be in (0, 0.5] of the base frequency");
+  if (opt.of == HarmonicBase::Laser) {
+    r.base_omega = physics.laser_omega;
+  } else {
+    // The screen of this field file decides which way the on-axis pixel looks.
+    RunPhysics p = physics;
+    if (p.screen_side == 0) p.screen_side = r.screen_z > 0 ? 1 : -1;
+    r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
+  }
+  for (int n : opt.harmonics) {
+    if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
+    const double wn = n * r.base_omega, top = wn + opt.band * r.base_omega;
+    if (top > r.nyquist_omega)
+      throw ConfigError("EDM-SPEC-020",
+                        "harmonic " + std::to_string(n) + " of the " + harmonic_base_name(opt.of) +
+                            " (ω = " + format_g(wn) + " rad/s = " + format_g(wn / physics.laser_omega) +
+                            " ω_laser, band up to " + format_g(top) +
+                            " rad/s) is above the Nyquist frequency π/dt = " + format_g(r.nyquist_omega) +
+                            " rad/s (" + format_g(r.nyquist_omega / physics.laser_omega) +
+                            " ω_laser); it would alias. Use more samples_per_period or drop it");
+    r.harmonic_orders.push_back(n);
+    r.harmonic_omega.push_back(wn);
+  }
+}
+
+// Bin ranges [klo, khi] of each harmonic band.
+void band_bins(const SpectrumResult& r, Pass& p) {
+  for (std::size_t h = 0; h < p.nh; ++h) {
+    const double lo = r.harmonic_omega[h] - r.band * r.base_omega,
+                 hi = r.harmonic_omega[h] + r.band * r.base_omega;
+    const std::size_t klo = std::size_t(std::max(0.0, std::ceil(lo / p.dw - 1e-9)));
+    const std::size_t khi = std::min(p.nw - 1, std::size_t(std::floor(hi / p.dw + 1e-9)));
+    p.bands.emplace_back(klo, khi);
+  }
+}
+
+// The window's weights and gains, the outputs sized and zeroed, the constant factors.
+void prepare_pass(SpectrumResult& r, const SpectrumOptions& opt, Pass& p) {
+  p.w = window_weights(opt.window, p.N);
+  double s1 = 0, s2 = 0;
+  for (double v : p.w) s1 += v, s2 += v * v;
+  r.window_coherent_gain = s1 / double(p.N);
+  r.window_power_gain = s2 / double(p.N);
+
+  r.center_ix = p.nx / 2;
+  r.center_iy = p.ny / 2;
+  r.on_axis.assign(p.nw, 0.0);
+  r.integrated.assign(p.nw, 0.0);
+  r.cut_x.assign(p.nx * p.nw, 0.0);
+  r.fluence.assign(p.npix, 0.0);
+  r.spectral_energy.assign(p.npix, 0.0);
+  r.solid_angle.assign(p.npix, 0.0);
+  r.peak_omega.assign(p.npix, 0.0);
+  r.harmonic_maps.assign(p.nh * p.npix, 0.0);
+
+  p.zabs = std::abs(r.screen_z);
+  p.nsign = r.screen_z > 0 ? 1.0 : -1.0;
+  p.area = r.pixel_dx * r.pixel_dy;
+  // d²I/dωdΩ(ω_k) = (ε0 c R² dt²/π) Σ_c |X_c,k|² (spectrum.hpp).
+  p.pref = si::eps0 * si::c * r.dt * r.dt / kPi;
+}
+
+// One pixel's spectrum d2 from its power, and from it the pixel's energy, peak, band integrals and
+// share of dI/dω (into acc).
+void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_t ix, RowScratch& s, double* acc) {
+  const std::size_t px = iy * p.nx + ix;
+  const double X = r.x[ix], Y = r.y[iy];
+  const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
+  r.solid_angle[px] = p.area * p.zabs / (R2 * R);
+  std::vector<double>& d2 = s.d2;
+  double energy = 0, best = -1;
+  std::size_t kbest = 0;
+  for (std::size_t k = 0; k < p.nw; ++k) {
+    d2[k] = p.pref * R2 * s.power[k];
+    energy += p.g[k] * d2[k];
+    if (k >= 1 && d2[k] > best) best = d2[k], kbest = k;
+    acc[k] += d2[k] * r.solid_angle[px];
+  }
+  r.spectral_energy[px] = energy * p.dw;
+  r.peak_omega[px] = r.omega[kbest];
+  for (std::size_t h = 0; h < p.nh; ++h) {
+    double sum = 0;
+    for (std::size_t k = p.bands[h].first; k <= p.bands[h].second; ++k) sum += p.g[k] * d2[k];
+    r.harmonic_maps[h * p.npix + px] = sum * p.dw;
+  }
+  if (iy == r.center_iy) std::copy(d2.begin(), d2.end(), r.cut_x.begin() + ix * p.nw);
+  if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
+}
+
+// One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
+void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy, std::size_t iy0, RowScratch& s,
+                  double* acc) {
+  const std::size_t N = p.N;
+  const auto& E = slab.E;
+  const auto& B = slab.B;
+  std::fill(acc, acc + p.nw, 0.0);
+  for (std::size_t ix = 0; ix < p.nx; ++ix) {
+    const std::size_t off = ((iy - iy0) * p.nx + ix) * N;
+    // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
+    double sz = 0;
+    for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
+    r.fluence[iy * p.nx + ix] = p.nsign * sz * r.dt / kMu0;
+
+    std::fill(s.power.begin(), s.power.end(), 0.0);
+    for (int c = 0; c < 3; ++c) {
+      const double* e = E[c].data() + off;
+      for (std::size_t j = 0; j < N; ++j) s.buf[j] = p.w[j] * e[j];
+      s.fft.add_power(s.buf.data(), s.power.data());
+    }
+    pixel_spectrum(p, r, iy, ix, s, acc);
+  }
+}
+
+// Rows [iy0, iy1) of a slab, shared by up to `nthreads` threads (each row is one task; rows write
+// disjoint pixels). The screen integral is summed per row into row_integrated and the rows are
+// added in order afterwards, so the result is bit-identical for every thread count and slab size.
+void process_slab(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy0, std::size_t iy1,
+                  std::size_t nthreads, std::vector<double>& row_integrated) {
+  std::atomic<std::size_t> next{iy0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    try {
+      RowScratch scratch(p.N, p.nw);
+      for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;)
+        spectrum_row(p, r, slab, iy, iy0, scratch, row_integrated.data() + (iy - iy0) * p.nw);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = iy1;  // stop the others early
+    }
+  };
+  const std::size_t nt = std::min(nthreads, iy1 - iy0);
+  std::vector<std::thread> pool;
+  for (std::size_t i = 1; i < nt; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  if (failure) std::rethrow_exception(failure);
+  for (std::size_t iy = iy0; iy < iy1; ++iy)
+    for (std::size_t k = 0; k < p.nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * p.nw + k];
+}
+
+// The field file slab by slab: six components of (rows, nx, N) doubles within the read budget, at
+// least one row per slab.
+void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const std::string& eb, const std::string& bb,
+                      const std::array<std::size_t, 3>& shape, const SpectrumOptions& opt, const Pass& p,
+                      SpectrumResult& r) {
+  const std::size_t row_bytes = 6 * p.nx * p.N * sizeof(double);
+  const std::size_t rows_per_slab =
+      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
+  const std::size_t nthreads = std::max<std::size_t>(
+      1,
+      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
+  std::vector<double> row_integrated(rows_per_slab * p.nw);
+  Slab slab;
+  const char* comp[3] = {"x", "y", "z"};
+  for (std::size_t iy0 = 0; iy0 < p.ny; iy0 += rows_per_slab) {
+    const std::size_t iy1 = std::min(p.ny, iy0 + rows_per_slab);
+    for (int c = 0; c < 3; ++c) {
+      h5::read_rows(f, eb + comp[c], shape, iy0, iy1, slab.E[c], field_file);
+      h5::read_rows(f, bb + comp[c], shape, iy0, iy1, slab.B[c], field_file);
+    }
+    process_slab(p, r, slab, iy0, iy1, nthreads, row_integrated);
+  }
+}
+
+// The on-axis peak (the bin, and its log-parabola interpolation), the total and integrated energies.
+void finish_totals(const Pass& p, SpectrumResult& r) {
+  const std::size_t nw = p.nw;
+  double best = -1;
+  std::size_t kp = 1;
+  for (std::size_t k = 1; k < nw; ++k)
+    if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
+  r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
+  r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
+  if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
+    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
+                 c = std::log(r.on_axis[kp + 1]);
+    const double den = a - 2 * b + c;
+    if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * p.dw;
+  }
+  double tot = 0;
+  for (double v : r.fluence) tot += v;
+  r.total_energy = p.area > 0 ? tot * p.area : std::nan("");
+  double ie = 0;
+  for (std::size_t k = 0; k < nw; ++k) ie += p.g[k] * r.integrated[k];
+  r.integrated_energy = ie * p.dw;
+}
+
+}  // namespace
+
 SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
                                 const SpectrumOptions& opt) {
   h5::Handle file = h5::open_file(field_file);
@@ -194,202 +453,106 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   const std::string eb = split ? "/E_far/" : "/E/", bb = split ? "/B_far/" : "/B/";
   r.field_used = split ? "E_far" : "E";
 
-  r.x = h5::read_1d(f, "/axes/x", field_file);
-  r.y = h5::read_1d(f, "/axes/y", field_file);
-  const std::vector<double> t = h5::read_1d(f, "/axes/t", field_file);
-  const auto shape = h5::shape_3d(f, eb + "x", field_file);
-  r.ny = shape[0];
-  r.nx = shape[1];
-  r.samples = shape[2];
-  if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
-    throw IoError("EDM-IO-016", field_file.string() + ": axes do not match the field datasets");
-  if (r.samples < 2) throw IoError("EDM-IO-017", field_file.string() + ": fewer than 2 time samples");
-  const std::size_t N = r.samples, nx = r.nx, ny = r.ny, npix = nx * ny;
-  r.dt = (t.back() - t.front()) / double(N - 1);
-  if (!(r.dt > 0)) throw IoError("EDM-IO-016", field_file.string() + ": /axes/t is not increasing");
-  r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
-  if (r.screen_z == 0) throw IoError("EDM-IO-016", field_file.string() + ": no screen_z attribute");
-  r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
-  r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
-  r.nyquist_omega = kPi / r.dt;
-
-  const std::size_t nw = N / 2 + 1;
-  const double dw = 2 * kPi / (double(N) * r.dt);
-  r.omega.resize(nw);
-  for (std::size_t k = 0; k < nw; ++k) r.omega[k] = dw * double(k);
-  // One-sided weights that make discrete Parseval exact (spectrum.hpp).
-  std::vector<double> g(nw, 1.0);
-  g[0] = 0.5;
-  if (N % 2 == 0) g[nw - 1] = 0.5;
-
-  // Harmonic bands, checked against Nyquist before any data is read.
-  r.of = opt.of;
-  r.band = opt.band;
-  if (!opt.harmonics.empty()) {
-    if (!(opt.band > 0 && opt.band <= 0.5))
-      throw ConfigError("EDM-SPEC-021", "harmonic band half-width " + format_g(opt.band) +
-                                            " must be in (0, 0.5] of the base frequency");
-    if (opt.of == HarmonicBase::Laser) {
-      r.base_omega = physics.laser_omega;
-    } else {
-      // The screen of this field file decides which way the on-axis pixel looks.
-      RunPhysics p = physics;
-      if (p.screen_side == 0) p.screen_side = r.screen_z > 0 ? 1 : -1;
-      r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
-    }
-    for (int n : opt.harmonics) {
-      if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
-      const double wn = n * r.base_omega, top = wn + opt.band * r.base_omega;
-      if (top > r.nyquist_omega)
-        throw ConfigError("EDM-SPEC-020",
-                          "harmonic " + std::to_string(n) + " of the " + harmonic_base_name(opt.of) +
-                              " (ω = " + format_g(wn) + " rad/s = " + format_g(wn / physics.laser_omega) +
-                              " ω_laser, band up to " + format_g(top) +
-                              " rad/s) is above the Nyquist frequency π/dt = " + format_g(r.nyquist_omega) +
-                              " rad/s (" + format_g(r.nyquist_omega / physics.laser_omega) +
-                              " ω_laser); it would alias. Use more samples_per_period or drop it");
-      r.harmonic_orders.push_back(n);
-      r.harmonic_omega.push_back(wn);
-    }
-  }
-  const std::size_t nh = r.harmonic_orders.size();
-  // Bin ranges [klo, khi] of each band.
-  std::vector<std::pair<std::size_t, std::size_t>> bands;
-  for (std::size_t h = 0; h < nh; ++h) {
-    const double lo = r.harmonic_omega[h] - r.band * r.base_omega,
-                 hi = r.harmonic_omega[h] + r.band * r.base_omega;
-    const std::size_t klo = std::size_t(std::max(0.0, std::ceil(lo / dw - 1e-9)));
-    const std::size_t khi = std::min(nw - 1, std::size_t(std::floor(hi / dw + 1e-9)));
-    bands.emplace_back(klo, khi);
-  }
-
-  const std::vector<double> w = window_weights(opt.window, N);
-  double s1 = 0, s2 = 0;
-  for (double v : w) s1 += v, s2 += v * v;
-  r.window_coherent_gain = s1 / double(N);
-  r.window_power_gain = s2 / double(N);
-
-  r.center_ix = nx / 2;
-  r.center_iy = ny / 2;
-  r.on_axis.assign(nw, 0.0);
-  r.integrated.assign(nw, 0.0);
-  r.cut_x.assign(nx * nw, 0.0);
-  r.fluence.assign(npix, 0.0);
-  r.spectral_energy.assign(npix, 0.0);
-  r.solid_angle.assign(npix, 0.0);
-  r.peak_omega.assign(npix, 0.0);
-  r.harmonic_maps.assign(nh * npix, 0.0);
-
-  const double zabs = std::abs(r.screen_z), nsign = r.screen_z > 0 ? 1.0 : -1.0;
-  const double area = r.pixel_dx * r.pixel_dy;
-  // d²I/dωdΩ(ω_k) = (ε0 c R² dt²/π) Σ_c |X_c,k|² (spectrum.hpp).
-  const double pref = si::eps0 * si::c * r.dt * r.dt / kPi;
-
-  // Rows per slab: six components of (rows, nx, N) doubles within the budget, at least one row.
-  const std::size_t row_bytes = 6 * nx * N * sizeof(double);
-  const std::size_t rows_per_slab =
-      std::max<std::size_t>(1, opt.slab_bytes / std::max<std::size_t>(1, row_bytes));
-  std::array<std::vector<double>, 3> E, B;
-  const char* comp[3] = {"x", "y", "z"};
-  // Threads share the rows of a slab (each row is one task; rows write disjoint pixels). The screen
-  // integral is summed per row and the rows are added in order afterwards, so the result is
-  // bit-identical for every thread count and every slab size.
-  const std::size_t nthreads = std::max<std::size_t>(
-      1,
-      std::min<std::size_t>(rows_per_slab, opt.threads ? opt.threads : std::thread::hardware_concurrency()));
-  std::vector<double> row_integrated(rows_per_slab * nw);
-
-  // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
-  auto do_row = [&](std::size_t iy, std::size_t iy0, RealFft& fft, std::vector<double>& buf,
-                    std::vector<double>& power, std::vector<double>& d2, double* acc) {
-    std::fill(acc, acc + nw, 0.0);
-    for (std::size_t ix = 0; ix < nx; ++ix) {
-      const std::size_t p = iy * nx + ix, off = ((iy - iy0) * nx + ix) * N;
-      // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
-      double sz = 0;
-      for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
-      r.fluence[p] = nsign * sz * r.dt / kMu0;
-
-      std::fill(power.begin(), power.end(), 0.0);
-      for (int c = 0; c < 3; ++c) {
-        const double* e = E[c].data() + off;
-        for (std::size_t j = 0; j < N; ++j) buf[j] = w[j] * e[j];
-        fft.add_power(buf.data(), power.data());
-      }
-      const double X = r.x[ix], Y = r.y[iy];
-      const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
-      r.solid_angle[p] = area * zabs / (R2 * R);
-      double energy = 0, best = -1;
-      std::size_t kbest = 0;
-      for (std::size_t k = 0; k < nw; ++k) {
-        d2[k] = pref * R2 * power[k];
-        energy += g[k] * d2[k];
-        if (k >= 1 && d2[k] > best) best = d2[k], kbest = k;
-        acc[k] += d2[k] * r.solid_angle[p];
-      }
-      r.spectral_energy[p] = energy * dw;
-      r.peak_omega[p] = r.omega[kbest];
-      for (std::size_t h = 0; h < nh; ++h) {
-        double s = 0;
-        for (std::size_t k = bands[h].first; k <= bands[h].second; ++k) s += g[k] * d2[k];
-        r.harmonic_maps[h * npix + p] = s * dw;
-      }
-      if (iy == r.center_iy) std::copy(d2.begin(), d2.end(), r.cut_x.begin() + ix * nw);
-      if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
-    }
-  };
-
-  for (std::size_t iy0 = 0; iy0 < ny; iy0 += rows_per_slab) {
-    const std::size_t iy1 = std::min(ny, iy0 + rows_per_slab);
-    for (int c = 0; c < 3; ++c) {
-      h5::read_rows(f, eb + comp[c], shape, iy0, iy1, E[c], field_file);
-      h5::read_rows(f, bb + comp[c], shape, iy0, iy1, B[c], field_file);
-    }
-    std::atomic<std::size_t> next{iy0};
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    auto worker = [&] {
-      try {
-        RealFft fft(N);
-        std::vector<double> buf(N), power(nw), d2(nw);
-        for (std::size_t iy; (iy = next.fetch_add(1)) < iy1;)
-          do_row(iy, iy0, fft, buf, power, d2, row_integrated.data() + (iy - iy0) * nw);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        next = iy1;  // stop the others early
-      }
-    };
-    const std::size_t nt = std::min(nthreads, iy1 - iy0);
-    std::vector<std::thread> pool;
-    for (std::size_t i = 1; i < nt; ++i) pool.emplace_back(worker);
-    worker();
-    for (auto& th : pool) th.join();
-    if (failure) std::rethrow_exception(failure);
-    for (std::size_t iy = iy0; iy < iy1; ++iy)
-      for (std::size_t k = 0; k < nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * nw + k];
-  }
-
-  double best = -1;
-  std::size_t kp = 1;
-  for (std::size_t k = 1; k < nw; ++k)
-    if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
-  r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
-  r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
-  if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
-    const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
-                 c = std::log(r.on_axis[kp + 1]);
-    const double den = a - 2 * b + c;
-    if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * dw;
-  }
-  double tot = 0;
-  for (double v : r.fluence) tot += v;
-  r.total_energy = area > 0 ? tot * area : std::nan("");
-  double ie = 0;
-  for (std::size_t k = 0; k < nw; ++k) ie += g[k] * r.integrated[k];
-  r.integrated_energy = ie * dw;
+  const auto shape = read_geometry(f, field_file, eb, r);
+  Pass p;
+  p.N = r.samples;
+  p.nx = r.nx;
+  p.ny = r.ny;
+  p.npix = p.nx * p.ny;
+  frequency_axis(r, p);
+  plan_harmonics(r, physics, opt);
+  p.nh = r.harmonic_orders.size();
+  band_bins(r, p);
+  prepare_pass(r, opt, p);
+  accumulate_slabs(f, field_file, eb, bb, shape, opt, p, r);
+  finish_totals(p, r);
   return r;
 }
+
+namespace {
+
+void write_axes(hid_t f, const SpectrumResult& r, const std::filesystem::path& partial) {
+  const hsize_t nw = r.omega.size(), nx = r.nx, ny = r.ny;
+  auto g = h5::create_group(f, "axes", partial);
+  h5::write_dataset(g.get(), "omega", {nw}, r.omega.data(), "rad/s", partial);
+  h5::write_dataset(g.get(), "x", {nx}, r.x.data(), "m", partial);
+  h5::write_dataset(g.get(), "y", {ny}, r.y.data(), "m", partial);
+  std::vector<double> tx(nx), ty(ny);
+  for (std::size_t i = 0; i < nx; ++i) tx[i] = std::atan2(r.x[i], std::abs(r.screen_z));
+  for (std::size_t j = 0; j < ny; ++j) ty[j] = std::atan2(r.y[j], std::abs(r.screen_z));
+  h5::write_dataset(g.get(), "theta_x", {nx}, tx.data(), "rad", partial);
+  h5::write_dataset(g.get(), "theta_y", {ny}, ty.data(), "rad", partial);
+}
+
+// The spectra: on the axis, integrated over the screen, along the centre row.
+void write_spectra(hid_t f, const SpectrumResult& r, const std::filesystem::path& partial) {
+  const hsize_t nw = r.omega.size(), nx = r.nx;
+  {
+    auto g = h5::create_group(f, "on_axis", partial);
+    h5::write_dataset(g.get(), "d2I_domega_dOmega", {nw}, r.on_axis.data(), "J*s/rad/sr", partial);
+    h5::write_attr(g.get(), "ix", double(r.center_ix));
+    h5::write_attr(g.get(), "iy", double(r.center_iy));
+    h5::write_attr(g.get(), "peak_omega", r.peak_omega_on_axis);
+    h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
+  }
+  {
+    auto g = h5::create_group(f, "integrated", partial);
+    h5::write_dataset(g.get(), "dI_domega", {nw}, r.integrated.data(), "J*s/rad", partial);
+  }
+  {
+    auto g = h5::create_group(f, "cut_x", partial);
+    h5::write_dataset(g.get(), "d2I_domega_dOmega", {nx, nw}, r.cut_x.data(), "J*s/rad/sr", partial);
+    h5::write_attr(g.get(), "iy", double(r.center_iy));
+  }
+}
+
+// The per-pixel maps and the harmonic maps.
+void write_maps(hid_t f, const SpectrumResult& r, const std::filesystem::path& partial) {
+  const hsize_t nx = r.nx, ny = r.ny, nh = r.harmonic_orders.size();
+  {
+    auto g = h5::create_group(f, "pixel", partial);
+    h5::write_dataset(g.get(), "fluence", {ny, nx}, r.fluence.data(), "J/m^2", partial);
+    h5::write_dataset(g.get(), "spectral_energy", {ny, nx}, r.spectral_energy.data(), "J/sr", partial);
+    h5::write_dataset(g.get(), "solid_angle", {ny, nx}, r.solid_angle.data(), "sr", partial);
+    h5::write_dataset(g.get(), "peak_omega", {ny, nx}, r.peak_omega.data(), "rad/s", partial);
+  }
+  {
+    auto g = h5::create_group(f, "harmonics", partial);
+    std::vector<double> order(r.harmonic_orders.begin(), r.harmonic_orders.end());
+    h5::write_dataset(g.get(), "order", {nh}, order.data(), "", partial);
+    h5::write_dataset(g.get(), "omega", {nh}, r.harmonic_omega.data(), "rad/s", partial);
+    h5::write_dataset(g.get(), "maps", {nh, ny, nx}, r.harmonic_maps.data(), "J/sr", partial);
+    h5::write_attr(g.get(), "of", std::string(harmonic_base_name(r.of)));
+    h5::write_attr(g.get(), "base_omega", r.base_omega);
+    h5::write_attr(g.get(), "band", r.band);
+  }
+}
+
+void write_root_attributes(hid_t f, const SpectrumResult& r) {
+  h5::write_attr(f, "convention",
+                 "d2I/domega/dOmega = 2 eps0 c R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) "
+                 "exp(i omega t) dt, one-sided (omega >= 0); fluence = int (E x B / mu0).n dt, "
+                 "n = sign(screen_z) z; see edm/spectrum.hpp");
+  h5::write_attr(f, "field", r.field_used);
+  h5::write_attr(f, "window", std::string(window_name(r.window)));
+  h5::write_attr(f, "window_power_gain", r.window_power_gain);
+  h5::write_attr(f, "window_coherent_gain", r.window_coherent_gain);
+  h5::write_attr(f, "dt", r.dt);
+  h5::write_attr(f, "nyquist_omega", r.nyquist_omega);
+  h5::write_attr(f, "laser_omega", r.laser_omega);
+  h5::write_attr(f, "screen_z", r.screen_z);
+  h5::write_attr(f, "pixel_dx", r.pixel_dx);
+  h5::write_attr(f, "pixel_dy", r.pixel_dy);
+  h5::write_attr(f, "total_energy", r.total_energy);
+  h5::write_attr(f, "integrated_energy", r.integrated_energy);
+  h5::write_attr(f, "peak_omega_on_axis", r.peak_omega_on_axis);
+  h5::write_attr(f, "run_id", r.run_id);
+  h5::write_attr(f, "mode", r.mode);
+  h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
+  h5::write_attr(f, "edm_layout", "edm spectrum.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
+}
+
+}  // namespace
 
 void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) {
   h5::silence();
@@ -402,73 +565,10 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
     if (!file.valid()) throw IoError("EDM-IO-033", "cannot create " + partial.string());
     try {
       const hid_t f = file.get();
-      const hsize_t nw = r.omega.size(), nx = r.nx, ny = r.ny, nh = r.harmonic_orders.size();
-      {
-        auto g = h5::create_group(f, "axes", partial);
-        h5::write_dataset(g.get(), "omega", {nw}, r.omega.data(), "rad/s", partial);
-        h5::write_dataset(g.get(), "x", {nx}, r.x.data(), "m", partial);
-        h5::write_dataset(g.get(), "y", {ny}, r.y.data(), "m", partial);
-        std::vector<double> tx(nx), ty(ny);
-        for (std::size_t i = 0; i < nx; ++i) tx[i] = std::atan2(r.x[i], std::abs(r.screen_z));
-        for (std::size_t j = 0; j < ny; ++j) ty[j] = std::atan2(r.y[j], std::abs(r.screen_z));
-        h5::write_dataset(g.get(), "theta_x", {nx}, tx.data(), "rad", partial);
-        h5::write_dataset(g.get(), "theta_y", {ny}, ty.data(), "rad", partial);
-      }
-      {
-        auto g = h5::create_group(f, "on_axis", partial);
-        h5::write_dataset(g.get(), "d2I_domega_dOmega", {nw}, r.on_axis.data(), "J*s/rad/sr", partial);
-        h5::write_attr(g.get(), "ix", double(r.center_ix));
-        h5::write_attr(g.get(), "iy", double(r.center_iy));
-        h5::write_attr(g.get(), "peak_omega", r.peak_omega_on_axis);
-        h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
-      }
-      {
-        auto g = h5::create_group(f, "integrated", partial);
-        h5::write_dataset(g.get(), "dI_domega", {nw}, r.integrated.data(), "J*s/rad", partial);
-      }
-      {
-        auto g = h5::create_group(f, "cut_x", partial);
-        h5::write_dataset(g.get(), "d2I_domega_dOmega", {nx, nw}, r.cut_x.data(), "J*s/rad/sr", partial);
-        h5::write_attr(g.get(), "iy", double(r.center_iy));
-      }
-      {
-        auto g = h5::create_group(f, "pixel", partial);
-        h5::write_dataset(g.get(), "fluence", {ny, nx}, r.fluence.data(), "J/m^2", partial);
-        h5::write_dataset(g.get(), "spectral_energy", {ny, nx}, r.spectral_energy.data(), "J/sr", partial);
-        h5::write_dataset(g.get(), "solid_angle", {ny, nx}, r.solid_angle.data(), "sr", partial);
-        h5::write_dataset(g.get(), "peak_omega", {ny, nx}, r.peak_omega.data(), "rad/s", partial);
-      }
-      {
-        auto g = h5::create_group(f, "harmonics", partial);
-        std::vector<double> order(r.harmonic_orders.begin(), r.harmonic_orders.end());
-        h5::write_dataset(g.get(), "order", {nh}, order.data(), "", partial);
-        h5::write_dataset(g.get(), "omega", {nh}, r.harmonic_omega.data(), "rad/s", partial);
-        h5::write_dataset(g.get(), "maps", {nh, ny, nx}, r.harmonic_maps.data(), "J/sr", partial);
-        h5::write_attr(g.get(), "of", std::string(harmonic_base_name(r.of)));
-        h5::write_attr(g.get(), "base_omega", r.base_omega);
-        h5::write_attr(g.get(), "band", r.band);
-      }
-      h5::write_attr(f, "convention",
-                     "d2I/domega/dOmega = 2 eps0 c R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) "
-                     "exp(i omega t) dt, one-sided (omega >= 0); fluence = int (E x B / mu0).n dt, "
-                     "n = sign(screen_z) z; see edm/spectrum.hpp");
-      h5::write_attr(f, "field", r.field_used);
-      h5::write_attr(f, "window", std::string(window_name(r.window)));
-      h5::write_attr(f, "window_power_gain", r.window_power_gain);
-      h5::write_attr(f, "window_coherent_gain", r.window_coherent_gain);
-      h5::write_attr(f, "dt", r.dt);
-      h5::write_attr(f, "nyquist_omega", r.nyquist_omega);
-      h5::write_attr(f, "laser_omega", r.laser_omega);
-      h5::write_attr(f, "screen_z", r.screen_z);
-      h5::write_attr(f, "pixel_dx", r.pixel_dx);
-      h5::write_attr(f, "pixel_dy", r.pixel_dy);
-      h5::write_attr(f, "total_energy", r.total_energy);
-      h5::write_attr(f, "integrated_energy", r.integrated_energy);
-      h5::write_attr(f, "peak_omega_on_axis", r.peak_omega_on_axis);
-      h5::write_attr(f, "run_id", r.run_id);
-      h5::write_attr(f, "mode", r.mode);
-      h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
-      h5::write_attr(f, "edm_layout", "edm spectrum.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
+      write_axes(f, r, partial);
+      write_spectra(f, r, partial);
+      write_maps(f, r, partial);
+      write_root_attributes(f, r);
       if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
         throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
     } catch (...) {
