@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "console_observer.hpp"
 #include "options.hpp"
 #include "edm/campaign.hpp"
 #include "edm/checkpoint.hpp"
@@ -24,8 +25,8 @@ int cmd_resume(const Args& args) {
   std::string folder;
   std::int64_t checkpoint_every = 0;
   desc.add_options()("help,h", "this help")("checkpoint-every", po::value(&checkpoint_every),
-                                             "checkpoint every K batches (default automatic; -1 never)")(
-      "quiet,q", "no progress output");
+                                             "checkpoint every K batches (default: as the run was started; -1 never)")(
+      "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "run", folder, vm)) return 0;  // --help
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
@@ -41,21 +42,17 @@ int cmd_resume(const Args& args) {
                                      registry.get(scenario).keys(), false);
   RunOptions ro;
   ro.resume = true;
-  ro.checkpoint_every = checkpoint_every;
+  // The checkpoint cadence the run was started with, unless given again here.
+  ro.checkpoint_every = vm.count("checkpoint-every") ? checkpoint_every : st.checkpoint_every;
   ro.stop = install_stop_handlers();
-  struct Log : RunObserver {
-    bool quiet;
-    explicit Log(bool q) : quiet(q) {}
-    void phase(const std::string& n, const std::string& d) override {
-      if (!quiet) std::cerr << "[" << n << "] " << d << "\n";
-    }
-  };
   // Under mpirun (a checkpoint of an mpirun run is resumed with as many ranks) only rank 0 reports.
   const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (!mpi_rank) mpi_rank = std::getenv("PMI_RANK");
   const bool other_rank = mpi_rank && std::string(mpi_rank) != "0";
-  Log log(vm.count("quiet") > 0 || other_rank);
+  // The same progress as edm run: finished device work, the resumed electrons counted apart.
+  ConsoleObserver log(vm.count("quiet") > 0 || other_rank, vm.count("verbose") > 0);
   const RunSummary s = run_campaign(campaign, registry, ro, log);
+  log.end_line();
   if (!vm.count("quiet") && s.rank == 0)
     std::cout << "edm resume " << s.run_id << ": " << s.electrons << " electrons (" << s.resumed_from
               << " from the checkpoint), field " << s.field_file.string() << "\n";

@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
+#include "console_observer.hpp"
 #include "options.hpp"
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
@@ -24,45 +25,6 @@
 namespace po = boost::program_options;
 
 namespace edm::app {
-namespace {
-
-// Live progress on a terminal, one line per batch in logs, nothing with --quiet.
-class ConsoleObserver : public RunObserver {
- public:
-  ConsoleObserver(bool quiet, bool verbose) : quiet_(quiet), verbose_(verbose), tty_(isatty(2)) {}
-  void phase(const std::string& name, const std::string& detail) override {
-    if (quiet_ || (!verbose_ && name == "trajectories" && tty_)) return;
-    end_line();
-    std::cerr << "[" << name << "] " << detail << "\n";
-  }
-  void batch_done(std::uint64_t done, std::uint64_t total, double elapsed) override {
-    if (quiet_) return;
-    const double rate = elapsed > 0 ? done / elapsed : 0;
-    const double eta = rate > 0 ? (total - done) / rate : 0;
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "electrons %llu/%llu  %.1f e/s  elapsed %.1f s  ETA %.1f s",
-                  (unsigned long long)done, (unsigned long long)total, rate, elapsed, eta);
-    if (tty_) {
-      std::cerr << "\r" << buf << "\x1b[K" << std::flush;
-      open_ = true;
-    } else {
-      std::cerr << "[batch] " << buf << "\n";
-    }
-  }
-  void warning(const std::string& m) override {
-    end_line();
-    std::cerr << "warning: " << m << "\n";
-  }
-  void end_line() {
-    if (open_) std::cerr << "\n";
-    open_ = false;
-  }
-
- private:
-  bool quiet_, verbose_, tty_, open_ = false;
-};
-
-}  // namespace
 
 // SIGINT/SIGTERM ask the run to stop: within one knot of the trajectory solve, or after the batch
 // on the device (the last one and a single pass too), the driver writes a checkpoint and returns

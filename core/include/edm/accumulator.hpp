@@ -54,6 +54,10 @@ class FieldAccumulator {
   void finish(const SlabSink& sink, int rows_per_slab = 0);
   // Waits for the launches (no download).
   void drain();
+  // Electrons whose launches on this device have completed, since construction (not those of a
+  // cube restored by upload_raw): finished device work, for progress. Polls the launches' events,
+  // without waiting; safe to call while another thread is in drain().
+  std::uint64_t electrons_completed();
   // Adds this cube into `target`'s on target's device (CLBlast, in chunks) and finishes this one.
   // Screens and modes must match (Error otherwise). The multi-device reduce.
   void reduce_into(FieldAccumulator& target);

@@ -29,7 +29,7 @@ enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polar
 enum class Envelope { Gaussian, Constant };                       // laser.envelope
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
-enum class ScreenWindow { Auto, Explicit };                       // screen.window
+enum class ScreenWindow { Auto, Explicit, Burst };                // screen.window
 enum class FieldKernel { Newton };                                // accumulator.kernel
 // How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
 // share a warp). Only speed depends on it: every slot gets the same additions in the same order.
@@ -71,7 +71,7 @@ struct Choices<TrajectoryModel> {
 };
 template <>
 struct Choices<ScreenWindow> {
-  static constexpr std::array names{"auto", "explicit"};
+  static constexpr std::array names{"auto", "explicit", "burst"};
 };
 template <>
 struct Choices<FieldKernel> {
@@ -164,11 +164,12 @@ struct ScreenSection {
   double half_width_y = 2e-3;     // m
   int nx = 64;
   int ny = 64;
-  int samples = 512;
+  int samples = 512;              // −1 = "auto" (window = burst: sized to the burst's light)
   int samples_per_period = 512;   // dt = T / samples_per_period
   ScreenWindow window = ScreenWindow::Auto;
   double t_start = 0.0;           // s, absolute lab time of sample 0 (window = explicit)
   bool allow_clipping = false;    // clipped electrons are reported instead of refused
+  bool strict = false;            // a window that misses the burst is refused instead of warned about
 };
 
 // The kernel tunables (everything from sample_chunks to interleave) change speed only; 0 lets the

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <functional>
@@ -31,6 +32,9 @@ struct CheckpointState {
   // checkpoint.
   std::uint32_t ranks = 1;
   std::uint64_t generation = 0;
+  // What the run was asked for: checkpoint every K batches (0 automatic, −1 never); `edm resume`
+  // keeps it unless given --checkpoint-every. A checkpoint written before it was recorded reads 0.
+  std::int64_t checkpoint_every = 0;
 };
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
@@ -51,6 +55,9 @@ bool is_rank_checkpoint_name(const std::string& name);
 struct CheckpointCommit {
   std::uint32_t ranks = 1;
   std::uint64_t generation = 0;
+  // What the run was asked for: checkpoint every K batches (0 automatic, −1 never); `edm resume`
+  // keeps it unless given --checkpoint-every. A checkpoint written before it was recorded reads 0.
+  std::int64_t checkpoint_every = 0;
 };
 CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file);
 
@@ -66,6 +73,10 @@ class RawCubes {
   virtual int buckets() const = 0;
   virtual std::uint64_t doubles_per_bucket() const = 0;  // the same on every device
   virtual std::uint64_t layout_hash() const = 0;         // the same on every device
+  // The settings the layout comes from ("screen.nx" → "64", "accumulator.pixel_order" → "rings",
+  // effective values), saved with the cube so that a resume with another layout names the key.
+  using LayoutKeys = std::vector<std::pair<std::string, std::string>>;
+  virtual LayoutKeys layout_keys() const { return {}; }
   virtual void download(std::size_t device, const Sink& sink) = 0;      // drains first
   virtual void upload(std::size_t device, const Source& source) = 0;    // overwrites the cube
 };
@@ -79,7 +90,8 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file);
 // electrons done. The run driver calls it before anything is restored.
 void check_resume_state(const CheckpointState& state, std::uint64_t electrons, const std::filesystem::path& file);
 // Uploads the saved cubes into `cubes` (same device count, screen and mode; every cube dataset
-// present, really stored and finite; IoError otherwise).
+// present, really stored and finite; IoError otherwise). A layout that differs is EDM-CKP-004
+// naming the first layout key that differs (checkpoints that predate the keys: the pixel order).
 void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 
 }  // namespace edm

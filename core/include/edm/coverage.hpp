@@ -1,6 +1,9 @@
 // Window coverage of solved trajectories (share/docs/design.md, the observer window): per
-// electron, the margin by which its spline's first and last knots cover the window at every pixel.
+// electron, the margin by which its spline's first and last knots cover the window at every pixel,
+// and whether the window holds the light of the electron's burst (share/docs/campaign.md, "The
+// observer window": the part of its trajectory inside the laser envelope) at every pixel.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -9,6 +12,21 @@
 
 namespace edm {
 
+// The burst of an electron: the part of its trajectory whose light-front phase ξ = t − s z lies in
+// [xi_lo, xi_hi] (the laser's envelope |ξ| ≤ τ0, where g(ξ) = exp(−(ξ/τ0)²) ≥ 1/e; the run driver
+// builds it from the campaign). Arrival times are monotone along a time-like worldline, so at pixel
+// p the burst's light arrives over [A_p(ξ = xi_lo), A_p(ξ = xi_hi)].
+struct BurstSpec {
+  int direction = 1;  // s, the laser's propagation direction
+  double xi_lo = 0, xi_hi = 0;
+  bool enabled() const { return xi_hi > xi_lo; }
+};
+
+// The states where electron e's spline enters and leaves the burst (clamped to the spline's span);
+// false when the spline does not reach the burst at all.
+bool burst_states(const SplineBatch& batch, const ElectronSpline& e, const BurstSpec& burst, double y_start[8],
+                  double y_end[8]);
+
 // Per electron: the samples whose retarded time falls before the first
 // or after the last knot at some pixel.
 struct CoverageRecord {
@@ -16,6 +34,11 @@ struct CoverageRecord {
   double margin_start = 0;   // t0_rel − latest arrival of the first knot (≥ 0 is covered)
   double margin_end = 0;     // earliest arrival of the last knot − last sample (≥ 0 is covered)
   std::uint64_t dropped_slots = 0;  // slots with no retarded time inside the spline (upper bound)
+  // The burst's light (screen-relative, normalised): its first arrival (nearest pixel) and last
+  // (farthest corner); NaN when unknown (no burst given, a spline that misses it, an old checkpoint).
+  double burst_first = NAN, burst_last = NAN;
+  // At some pixel no part of the burst's light falls in the window (missed), or only part (cut).
+  bool burst_missed = false, burst_cut = false;
   bool clipped() const { return margin_start < 0 || margin_end < 0; }
 };
 struct CoverageReport {
@@ -24,7 +47,13 @@ struct CoverageReport {
   std::uint64_t dropped_slots() const;
   double min_margin_start() const;
   double min_margin_end() const;
+  std::uint64_t burst_missed_electrons() const;
+  std::uint64_t burst_cut_electrons() const;
+  double burst_first() const;  // over the records that know it; NaN when none does
+  double burst_last() const;
 };
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch);
+// The same, with each electron's burst checked against the window (BurstSpec::enabled()).
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst);
 
 }  // namespace edm

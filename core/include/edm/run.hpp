@@ -33,12 +33,27 @@ struct RunOptions {
   // app sets it from SIGINT/SIGTERM (core installs no signal handlers).
   const std::atomic<bool>* stop = nullptr;
   bool resume = false;           // continue from RUN/checkpoint.h5 (edm resume)
+  double progress_interval = 0.5;  // s between progress reports while the device works
+};
+
+// Progress of the batch loop, counted from finished device work: electrons whose field launches
+// have completed on the device, not electrons enqueued.
+struct RunProgress {
+  std::uint64_t done = 0;     // electrons of this rank in the cube (those of the checkpoint included)
+  std::uint64_t total = 0;    // electrons of this rank
+  std::uint64_t resumed = 0;  // of `done`, those summed before this process (edm resume)
+  double elapsed = 0;         // s since this process started the run
+  // s still to go at this process's rate (its finished electrons over the time since its batch loop
+  // began: the solves and the kernels together); NaN until this process has finished any, 0 at the end.
+  double eta = 0.0 / 0.0;
 };
 
 // Progress callbacks (all optional). Called from the driving thread.
 struct RunObserver {
   virtual ~RunObserver() = default;
   virtual void phase(const std::string& /*name*/, const std::string& /*detail*/) {}
+  // While the device works and after each batch (RunProgress). By default it calls batch_done.
+  virtual void progress(const RunProgress& p) { batch_done(p.done, p.total, p.elapsed); }
   virtual void batch_done(std::uint64_t /*electrons_done*/, std::uint64_t /*electrons_total*/,
                           double /*elapsed_s*/) {}
   virtual void warning(const std::string& /*message*/) {}
@@ -77,6 +92,12 @@ class PreparedCell {
     double worst_tau = 0;    // its proper time (normalised)
   };
   const Budget& budget() const;
+  // The burst whose light the window should hold (coverage.hpp; share/docs/campaign.md, "The
+  // observer window"), checked on every solved electron.
+  const BurstSpec& burst() const;
+  // What preparing found worth telling (window = "burst" with too few samples); the driver passes
+  // them to RunObserver::warning.
+  const std::vector<std::string>& warnings() const;
 
  private:
   struct Impl;

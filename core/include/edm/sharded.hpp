@@ -16,6 +16,7 @@ class ShardedFieldAccumulator {
                           const KernelOptions& options);
   void accumulate(const SplineBatch& batch);
   void drain();
+  std::uint64_t electrons_completed();  // summed over devices (FieldAccumulator::electrons_completed)
   void finish(const SlabSink& sink, int rows_per_slab = 0);
 
   std::size_t device_count() const { return accs_.size(); }

@@ -180,11 +180,14 @@ std::vector<CoreKey> screen_keys() {
       EDM_KEY(screen, half_width_y, "m", ">0", "half width of the screen along y"),
       EDM_KEY(screen, nx, "", ">=1", "pixels along x"),
       EDM_KEY(screen, ny, "", ">=1", "pixels along y"),
-      EDM_KEY(screen, samples, "", ">=1", "observer time samples per pixel"),
+      EDM_KEY(screen, samples, "", ">=1",
+              "observer time samples per pixel; \"auto\" with window = burst: the burst's light plus lead and tail",
+              {.or_auto = true}),
       EDM_KEY(screen, samples_per_period, "", ">=1", "samples per laser period: dt = T / samples_per_period"),
-      EDM_KEY(screen, window, "", "", "time window: auto (corner-anchored) or explicit (t_start)"),
+      EDM_KEY(screen, window, "", "", "time window: auto (centred on the interaction), explicit (t_start) or burst (on the burst's light, lead and tail)"),
       EDM_KEY(screen, t_start, "s", "", "absolute lab time of sample 0 (window = explicit)"),
       EDM_KEY(screen, allow_clipping, "", "", "report clipped electrons instead of refusing the run"),
+      EDM_KEY(screen, strict, "", "", "refuse a window that misses the burst at some pixel (else a warning)"),
   };
 }
 

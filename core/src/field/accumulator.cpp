@@ -10,6 +10,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "edm/accumulator.hpp"
@@ -44,6 +45,11 @@ struct FieldAccumulator::Impl {
   };
   std::deque<InFlight> in_flight;
   std::vector<cl::Event> launches;  // profiling events not yet summed
+  // Progress (electrons_completed): each launch's event with its electron count, until seen done.
+  // Read from the driving thread while a watcher thread drains, hence the lock.
+  std::mutex progress_mu;
+  std::deque<std::pair<cl::Event, std::uint64_t>> unfinished;
+  std::uint64_t completed = 0;
   std::vector<cl::Event> passes;    // the same for the light-front passes (kernel time, not launches)
   AccumulatorTiming timing;
   bool finished = false;
@@ -408,6 +414,10 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
       device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(global), cl::NDRange(local),
                                            nullptr, &ev);
       launches.push_back(ev);
+      {
+        const std::lock_guard<std::mutex> lock(progress_mu);
+        unfinished.emplace_back(ev, count);
+      }
       last = ev;
       ++timing.launches;
       timing.electrons += count;
@@ -429,6 +439,28 @@ void FieldAccumulator::drain() {
     throw_device_error(e, "waiting for the field kernels on " + m.where());
   }
   m.in_flight.clear();
+  const std::lock_guard<std::mutex> lock(m.progress_mu);
+  for (const auto& u : m.unfinished) m.completed += u.second;
+  m.unfinished.clear();
+}
+
+std::uint64_t FieldAccumulator::electrons_completed() {
+  auto& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.progress_mu);
+  // One in-order queue: launches complete in order, so the done ones are a prefix. A launch that
+  // failed (a negative status) is left for drain() to report.
+  while (!m.unfinished.empty()) {
+    cl_int status = CL_QUEUED;
+    try {
+      status = m.unfinished.front().first.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+    } catch (const cl::Error&) {
+      break;  // drain() reports it
+    }
+    if (status != CL_COMPLETE) break;
+    m.completed += m.unfinished.front().second;
+    m.unfinished.pop_front();
+  }
+  return m.completed;
 }
 
 void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {

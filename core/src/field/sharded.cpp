@@ -43,6 +43,12 @@ void ShardedFieldAccumulator::drain() {
   for (auto& a : accs_) a.drain();
 }
 
+std::uint64_t ShardedFieldAccumulator::electrons_completed() {
+  std::uint64_t n = 0;
+  for (auto& a : accs_) n += a.electrons_completed();
+  return n;
+}
+
 void ShardedFieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t d = 1; d < accs_.size(); ++d) accs_[d].reduce_into(accs_[0]);

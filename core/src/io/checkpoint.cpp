@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fcntl.h>
+#include <map>
+#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -23,6 +25,11 @@ void put_attr_u64(hid_t obj, const char* name, std::uint64_t v) {
   Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(obj, name, H5T_NATIVE_UINT64, sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   H5Awrite(a.get(), H5T_NATIVE_UINT64, &v);
+}
+void put_attr_i64(hid_t obj, const char* name, std::int64_t v) {
+  Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(obj, name, H5T_NATIVE_INT64, sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  H5Awrite(a.get(), H5T_NATIVE_INT64, &v);
 }
 void put_attr_f64(hid_t obj, const char* name, double v) {
   Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
@@ -54,6 +61,14 @@ std::uint64_t get_attr_u64(hid_t obj, const char* name, const std::filesystem::p
   }
   std::uint64_t v = 0;
   if (H5Aread(a.get(), H5T_NATIVE_UINT64, &v) < 0)
+    throw IoError("EDM-CKP-020", f.string() + ": cannot read attribute " + name);
+  return v;
+}
+// A signed integer attribute (checkpoint_every: −1 means never).
+std::int64_t get_attr_i64(hid_t obj, const char* name, const std::filesystem::path& f) {
+  Handle a = open_attr(obj, name, H5T_INTEGER, f);
+  std::int64_t v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0)
     throw IoError("EDM-CKP-020", f.string() + ": cannot read attribute " + name);
   return v;
 }
@@ -147,8 +162,120 @@ struct RawChunk {
   }
 };
 
+// The layout keys as text, one "key=value" a line.
+std::string layout_text(const RawCubes::LayoutKeys& keys) {
+  std::string t;
+  for (const auto& [k, v] : keys) t += k + "=" + v + "\n";
+  return t;
+}
+
 std::string cube_name(std::size_t device, int bucket) {
   return "cube_d" + std::to_string(device) + "_b" + std::to_string(bucket);
+}
+
+}  // namespace
+
+namespace {
+
+// write_checkpoint's steps, in file order.
+
+// The format, the run, the campaign and the scalars: what `edm resume` reads first.
+void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, const std::filesystem::path& partial) {
+  {
+    Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
+    Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(t.get(), std::string(kFormat).size());
+    Handle a(H5Acreate2(root, "format", t.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(a.get(), t.get(), kFormat);
+  }
+  h5::write_attr(root, "edm_layout", "edm checkpoint.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
+  put_string(root, "run_id", st.run_id, partial);
+  put_string(root, "campaign", st.campaign_text, partial);
+  put_attr_u64(root, "next_electron", st.next_electron);
+  put_attr_u64(root, "batches_done", st.batches_done);
+  put_attr_u64(root, "ranks", st.ranks);
+  put_attr_u64(root, "generation", st.generation);
+  put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
+  put_attr_u64(root, "devices", acc.devices());
+  // The raw cube is in the device layout, which depends on the pixel order (and is the same on
+  // every device of a run): its fingerprint, checked on resume, and the keys it comes from, so that
+  // a mismatch names the key.
+  put_attr_u64(root, "layout_hash", acc.layout_hash());
+  put_string(root, "layout_keys", layout_text(acc.layout_keys()), partial);
+  put_attr_u64(root, "knots_total", st.knots_total);
+  put_attr_u64(root, "spline_bytes_per_electron", st.spline_bytes_per_electron);
+  put_attr_f64(root, "trajectories", st.trajectories);
+  put_attr_f64(root, "trajectories_overlapped", st.trajectories_overlapped);
+  put_attr_f64(root, "kernel", st.kernel);
+}
+
+// The γ trace: the fixed-point sums as two 64-bit halves, the extrema, the counts and the drains.
+void write_gamma(hid_t root, const GammaTrace& gamma, const std::filesystem::path& partial) {
+  put_attr_f64(root, "gamma_dtau", gamma.dtau);
+  std::vector<std::uint64_t> lo, hi;
+  for (auto v : gamma.sum) {
+    lo.push_back(GammaTrace::low_half(v));
+    hi.push_back(GammaTrace::high_half(v));
+  }
+  put_vec(root, "gamma_sum_lo", lo, H5T_NATIVE_UINT64, partial);
+  put_vec(root, "gamma_sum_hi", hi, H5T_NATIVE_UINT64, partial);
+  put_vec(root, "gamma_min", gamma.min, H5T_NATIVE_DOUBLE, partial);
+  put_vec(root, "gamma_max", gamma.max, H5T_NATIVE_DOUBLE, partial);
+  put_vec(root, "gamma_count", gamma.count, H5T_NATIVE_UINT64, partial);
+  std::vector<std::uint64_t> de;
+  std::vector<double> dv;
+  for (auto& [e, d] : gamma.drain) {
+    de.push_back(e);
+    dv.push_back(d);
+  }
+  put_vec(root, "drain_electron", de, H5T_NATIVE_UINT64, partial);
+  put_vec(root, "drain", dv, H5T_NATIVE_DOUBLE, partial);
+}
+
+// The coverage records: 4 values each in "coverage" (the layout since the first checkpoints), the
+// burst's part in "coverage_burst" (first, last, missed, cut), which older checkpoints lack.
+void write_coverage(hid_t root, const std::vector<CoverageRecord>& records, const std::filesystem::path& partial) {
+  std::vector<double> cov, burst;
+  for (const auto& r : records) {
+    cov.insert(cov.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots)});
+    burst.insert(burst.end(), {r.burst_first, r.burst_last, double(r.burst_missed), double(r.burst_cut)});
+  }
+  put_vec(root, "coverage", cov, H5T_NATIVE_DOUBLE, partial);
+  put_vec(root, "coverage_burst", burst, H5T_NATIVE_DOUBLE, partial);
+}
+
+// The partial cubes, chunk by chunk straight from the devices (no whole-cube host copy).
+void write_cubes(hid_t root, RawCubes& acc, const std::filesystem::path& partial) {
+  for (std::size_t d = 0; d < acc.devices(); ++d) {
+    hsize_t n = acc.doubles_per_bucket();
+    Handle sp(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    std::vector<Handle> sets;
+    for (int b = 0; b < acc.buckets(); ++b) {
+      sets.emplace_back(H5Dcreate2(root, cube_name(d, b).c_str(), H5T_IEEE_F64LE, sp.get(), H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT),
+                        H5Dclose);
+      if (!sets.back().valid()) io_fail("cannot create " + cube_name(d, b), partial);
+    }
+    acc.download(d, [&](int b, std::uint64_t off, const double* data, std::size_t cnt) {
+      const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
+      check(H5Dwrite(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
+                     H5P_DEFAULT, data),
+            "cannot write the checkpoint cube (disk full?)", partial);
+    });
+  }
+}
+
+// Durable before it replaces the previous checkpoint (power loss keeps one of the two), then the
+// rename that commits it.
+void commit_checkpoint(const std::filesystem::path& partial, const std::filesystem::path& file) {
+  const int fd = ::open(partial.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, file, ec);
+  if (ec) io_fail("cannot rename the checkpoint: " + ec.message(), partial);
 }
 
 }  // namespace
@@ -157,90 +284,19 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
   h5::silence();
   auto partial = file;
   partial += ".partial";
-  std::error_code ec;
   move_aside(partial);  // not this writer's: an earlier write cut short is kept, never truncated
   try {
     Handle f(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!f.valid()) io_fail("cannot create the checkpoint", partial);
-    hid_t root = f.get();
-    {
-      Handle sp(H5Screate(H5S_SCALAR), H5Sclose);
-      Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
-      H5Tset_size(t.get(), std::string(kFormat).size());
-      Handle a(H5Acreate2(root, "format", t.get(), sp.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-      H5Awrite(a.get(), t.get(), kFormat);
-    }
-    h5::write_attr(root, "edm_layout", "edm checkpoint.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
-    put_string(root, "run_id", st.run_id, partial);
-    put_string(root, "campaign", st.campaign_text, partial);
-    put_attr_u64(root, "next_electron", st.next_electron);
-    put_attr_u64(root, "batches_done", st.batches_done);
-    put_attr_u64(root, "ranks", st.ranks);
-    put_attr_u64(root, "generation", st.generation);
-    put_attr_u64(root, "devices", acc.devices());
-    // The raw cube is in the device layout, which depends on the pixel order (and is the same on
-    // every device of a run): its fingerprint, checked on resume.
-    put_attr_u64(root, "layout_hash", acc.layout_hash());
-    put_attr_u64(root, "knots_total", st.knots_total);
-    put_attr_u64(root, "spline_bytes_per_electron", st.spline_bytes_per_electron);
-    put_attr_f64(root, "trajectories", st.trajectories);
-    put_attr_f64(root, "trajectories_overlapped", st.trajectories_overlapped);
-    put_attr_f64(root, "kernel", st.kernel);
-    put_attr_f64(root, "gamma_dtau", st.gamma.dtau);
-    {  // the fixed-point sums as two 64-bit halves
-      std::vector<std::uint64_t> lo, hi;
-      for (auto v : st.gamma.sum) {
-        lo.push_back(GammaTrace::low_half(v));
-        hi.push_back(GammaTrace::high_half(v));
-      }
-      put_vec(root, "gamma_sum_lo", lo, H5T_NATIVE_UINT64, partial);
-      put_vec(root, "gamma_sum_hi", hi, H5T_NATIVE_UINT64, partial);
-    }
-    put_vec(root, "gamma_min", st.gamma.min, H5T_NATIVE_DOUBLE, partial);
-    put_vec(root, "gamma_max", st.gamma.max, H5T_NATIVE_DOUBLE, partial);
-    put_vec(root, "gamma_count", st.gamma.count, H5T_NATIVE_UINT64, partial);
-    std::vector<std::uint64_t> de;
-    std::vector<double> dv;
-    for (auto& [e, d] : st.gamma.drain) {
-      de.push_back(e);
-      dv.push_back(d);
-    }
-    put_vec(root, "drain_electron", de, H5T_NATIVE_UINT64, partial);
-    put_vec(root, "drain", dv, H5T_NATIVE_DOUBLE, partial);
-    std::vector<double> cov;
-    for (const auto& r : st.coverage)
-      cov.insert(cov.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots)});
-    put_vec(root, "coverage", cov, H5T_NATIVE_DOUBLE, partial);
-
-    // The partial cubes, chunk by chunk straight from the devices (no whole-cube host copy).
-    for (std::size_t d = 0; d < acc.devices(); ++d) {
-      hsize_t n = acc.doubles_per_bucket();
-      Handle sp(H5Screate_simple(1, &n, nullptr), H5Sclose);
-      std::vector<Handle> sets;
-      for (int b = 0; b < acc.buckets(); ++b) {
-        sets.emplace_back(H5Dcreate2(root, cube_name(d, b).c_str(), H5T_IEEE_F64LE, sp.get(), H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT),
-                          H5Dclose);
-        if (!sets.back().valid()) io_fail("cannot create " + cube_name(d, b), partial);
-      }
-      acc.download(d, [&](int b, std::uint64_t off, const double* data, std::size_t cnt) {
-        const RawChunk c(sets[std::size_t(b)].get(), off, cnt);
-        check(H5Dwrite(sets[std::size_t(b)].get(), H5T_NATIVE_DOUBLE, c.mem_space.get(), c.file_space.get(),
-                       H5P_DEFAULT, data),
-              "cannot write the checkpoint cube (disk full?)", partial);
-      });
-    }
-    check(H5Fflush(root, H5F_SCOPE_GLOBAL), "cannot flush the checkpoint (disk full?)", partial);
+    write_header(f.get(), st, acc, partial);
+    write_gamma(f.get(), st.gamma, partial);
+    write_coverage(f.get(), st.coverage, partial);
+    write_cubes(f.get(), acc, partial);
+    check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "cannot flush the checkpoint (disk full?)", partial);
     if (H5Fclose(f.release()) < 0) io_fail("cannot close the checkpoint (disk full?)", partial);
-    // Durable before it replaces the previous checkpoint (power loss keeps one of the two).
-    const int fd = ::open(partial.c_str(), O_RDONLY);
-    if (fd >= 0) {
-      ::fsync(fd);
-      ::close(fd);
-    }
-    std::filesystem::rename(partial, file, ec);
-    if (ec) io_fail("cannot rename the checkpoint: " + ec.message(), partial);
+    commit_checkpoint(partial, file);
   } catch (...) {
+    std::error_code ec;
     std::filesystem::remove(partial, ec);
     throw;
   }
@@ -277,6 +333,31 @@ void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesys
         fail("dataset coverage holds a record whose electron or slot count is not a whole number");
     st.coverage.push_back({std::uint64_t(cov[i]), cov[i + 1], cov[i + 2], std::uint64_t(cov[i + 3])});
   }
+  // The burst's part of each record (checkpoints before it: unknown, NaN).
+  if (H5Lexists(root, "coverage_burst", H5P_DEFAULT) <= 0) return;
+  const auto burst = get_vec<double>(root, "coverage_burst", H5T_NATIVE_DOUBLE, file);
+  if (burst.size() != cov.size()) fail("datasets coverage and coverage_burst differ in length");
+  for (std::size_t i = 0; i < st.coverage.size(); ++i) {
+    auto& r = st.coverage[i];
+    r.burst_first = burst[4 * i];
+    r.burst_last = burst[4 * i + 1];
+    r.burst_missed = burst[4 * i + 2] != 0;
+    r.burst_cut = burst[4 * i + 3] != 0;
+  }
+}
+
+// The first layout key whose saved value differs from this run's, as "key = saved in the
+// checkpoint, now in this run"; empty when none does or the checkpoint predates the keys.
+std::string differing_layout_key(hid_t root, const RawCubes& acc, const std::filesystem::path& file) {
+  if (H5Lexists(root, "layout_keys", H5P_DEFAULT) <= 0) return "";
+  std::map<std::string, std::string> saved;
+  std::istringstream lines(get_string(root, "layout_keys", file));
+  for (std::string line; std::getline(lines, line);)
+    if (const auto eq = line.find('='); eq != std::string::npos) saved[line.substr(0, eq)] = line.substr(eq + 1);
+  for (const auto& [key, value] : acc.layout_keys())
+    if (const auto it = saved.find(key); it != saved.end() && it->second != value)
+      return key + " = " + it->second + " in the checkpoint, " + value + " in this run";
+  return "";
 }
 
 }  // namespace
@@ -333,6 +414,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.trajectories = get_attr_f64(root, "trajectories", file);
   st.trajectories_overlapped = get_attr_f64(root, "trajectories_overlapped", file);
   st.kernel = get_attr_f64(root, "kernel", file);
+  if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
   read_gamma_and_coverage(root, st, file);
   return st;
 }
@@ -366,6 +448,9 @@ void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
                                      " device(s); resume with the same device count (--device)");
   // Checkpoints from before the pixel orders (no fingerprint) were in tile order on GPUs and row
   // order on CPUs; rather than guess, they are refused.
+  if (const std::string key = differing_layout_key(f.get(), acc, file); !key.empty())
+    throw IoError("EDM-CKP-004", file.string() + " was written with another layout of the cube (" + key +
+                                     "); resume with the settings it was written with");
   if (H5Aexists(f.get(), "layout_hash") <= 0 || get_attr_u64(f.get(), "layout_hash", file) != acc.layout_hash())
     throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
                                  "(accumulator.pixel_order / tile_width / work_group differ); resume with the "

@@ -180,6 +180,16 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
                                  {"min_margin_start", cov.records.empty() ? 0.0 : cov.min_margin_start() * units.time()},
                                  {"min_margin_end", cov.records.empty() ? 0.0 : cov.min_margin_end() * units.time()},
                                  {"allow_clipping", campaign.screen.allow_clipping}});
+  // The burst's light in the window (share/docs/campaign.md, "The observer window").
+  auto& win = *m["window"].as_table();
+  win.insert("burst_missed_electrons", int64_t(cov.burst_missed_electrons()));
+  win.insert("burst_cut_electrons", int64_t(cov.burst_cut_electrons()));
+  win.insert("strict", campaign.screen.strict);
+  if (const double first = cov.burst_first(), last = cov.burst_last(); std::isfinite(first) && std::isfinite(last)) {
+    win.insert("burst_in_window", cov.burst_missed_electrons() == 0 && cov.burst_cut_electrons() == 0);
+    win.insert("burst_first_arrival", (first + std::abs(sc.z)) * units.time());
+    win.insert("burst_last_arrival", (last + std::abs(sc.z)) * units.time());
+  }
 }
 
 // [timing] (with per-rank timings under MPI), [flops], [memory].

@@ -70,7 +70,11 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   const char* id = "EDM-CFG-040";
   check_key_value("screen.nx", s.nx, id);
   check_key_value("screen.ny", s.ny, id);
-  check_key_value("screen.samples", s.samples, id);
+  // samples = "auto" (−1) is sized by the run driver to the burst's light (window = burst only).
+  const bool auto_samples = s.samples == -1 && s.window == ScreenWindow::Burst;
+  if (s.samples == -1 && !auto_samples)
+    throw bad("samples", "\"auto\" (sized to the burst's light) needs window = \"burst\"");
+  if (!auto_samples) check_key_value("screen.samples", s.samples, id);
   check_key_value("screen.samples_per_period", s.samples_per_period, id);
   check_key_value("screen.distance", s.distance, id);
   check_key_value("screen.half_width_x", s.half_width_x, id);
@@ -86,7 +90,7 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   Screen scr;
   scr.nx = s.nx;
   scr.ny = s.ny;
-  scr.samples = s.samples;
+  scr.samples = auto_samples ? 1 : s.samples;  // auto: PreparedCell sets it once the burst is known
   scr.half_x = s.half_width_x / units.length();
   scr.half_y = s.half_width_y / units.length();
   scr.z = s.distance / units.length();

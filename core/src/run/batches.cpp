@@ -12,6 +12,7 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "run/overlap.hpp"
+#include "run/progress.hpp"
 #include "run/ranks.hpp"
 #include "run/sharded_cubes.hpp"
 #include "run/stages.hpp"
@@ -54,13 +55,40 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
   }
 }
 
+// The burst (coverage.hpp) missed at some pixel, or with window = "burst" cut: under screen.strict
+// refused (EDM-WIN-011) before the batch takes device time; otherwise warned about once, at the end
+// of the loop (warn_burst_coverage).
+std::string burst_problem(const PreparedCell& cell, const ScreenWindow window, const CoverageReport& cov) {
+  const std::uint64_t missed = cov.burst_missed_electrons(), cut = cov.burst_cut_electrons();
+  // Times from the window's first sample: absolute lab times of a far screen differ in their last digits.
+  const Screen& sc = cell.screen();
+  auto at = [&](double t_rel) { return format_time((t_rel - sc.t0_rel) * cell.units().time()); };
+  const std::string span = "from sample 0 (t_start), the window ends at " + at(sc.t_rel(sc.samples - 1)) +
+                           ", the burst's light spans " + at(cov.burst_first()) + " to " + at(cov.burst_last());
+  if (missed > 0)
+    return "the observer window holds none of the burst's light at some pixel for " + std::to_string(missed) +
+           " electron(s) (" + span + "); the field there is the electrons' Coulomb field only: use window = \"burst\" "
+           "or move [screen] t_start";
+  if (window == ScreenWindow::Burst && cut > 0)
+    return "the burst window cuts the burst's light at some pixel for " + std::to_string(cut) + " electron(s) (" +
+           span + "): raise [screen] samples";
+  return "";
+}
+
+void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const CoverageReport& cov) {
+  if (!ctx.campaign.screen.strict) return;
+  const std::string problem = burst_problem(cell, ctx.campaign.screen.window, cov);
+  if (!problem.empty()) throw PhysicsError("EDM-WIN-011", problem + " (screen.strict = true)");
+}
+
 // The batch's host-side products: coverage (refused when clipped, unless allowed), the γ trace,
 // spline bytes and knots.
 void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineBatch& batch,
                   std::uint64_t count, BatchState& state, RunSummary& S) {
   // Coverage is per electron, so batch records concatenate.
-  CoverageReport cov = check_coverage(cell.screen(), batch);
+  CoverageReport cov = check_coverage(cell.screen(), batch, cell.burst());
   for (auto& r : cov.records) S.coverage.records.push_back(r);
+  refuse_missed_burst(ctx, cell, cov);
   if (cov.clipped_electrons() > 0 && !ctx.campaign.screen.allow_clipping) {
     const auto& r = *std::find_if(cov.records.begin(), cov.records.end(),
                                   [](const CoverageRecord& r) { return r.clipped(); });
@@ -107,6 +135,7 @@ CheckpointState checkpoint_state(const BatchState& state, ShardedFieldAccumulato
   st.gamma = state.gamma;
   st.coverage = S.coverage.records;
   st.generation = state.generation + 1;
+  st.checkpoint_every = state.checkpoint_every_asked;
   return st;
 }
 
@@ -227,6 +256,7 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
                                      std::to_string(N) + " electrons already summed");
   }
   state.checkpoint_every = ctx.options.checkpoint_every;
+  state.checkpoint_every_asked = ctx.options.checkpoint_every;
   std::ostringstream os;
   os << ctx.campaign.to_toml();
   state.campaign_text = os.str();
@@ -244,13 +274,14 @@ struct BatchLoop {
   ShardedFieldAccumulator& acc;
   BatchState& state;
   RunSummary& S;
+  ProgressMeter progress;  // finished device work, reported while waiting for it
   bool overlap = false, launched = false;
   // Joined on every way out of run_batches; what it throws comes back through wait().
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
 
   void wait_for_device() {
-    if (const auto idle = watcher.wait()) device_idle_at = *idle;
+    if (const auto idle = progress.wait(watcher, acc)) device_idle_at = *idle;
   }
 
   bool run_one(std::uint64_t b0, std::uint64_t count, std::uint64_t k, std::uint64_t k0) {
@@ -278,11 +309,10 @@ struct BatchLoop {
     }
     acc.accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
-    if (overlap)
-      watcher.start([this] { acc.drain(); });
-    else
-      acc.drain();
-    ctx.observer.batch_done(b0 + count - plan.first, plan.local_electrons(), seconds_since(ctx.t_start));
+    // The device drains on the watcher's thread; without overlap the driving thread waits for it
+    // here, reporting the finished work meanwhile.
+    watcher.start([this] { acc.drain(); });
+    if (!overlap) wait_for_device();
     state.next = b0 + count;
     state.batches_done = k + 1;
     return true;
@@ -293,7 +323,8 @@ struct BatchLoop {
 
 void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
-  BatchLoop loop{ctx, cell, plan, acc, state, S};
+  BatchLoop loop{ctx, cell, plan, acc, state, S,
+                 ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
@@ -326,6 +357,8 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   }
   loop.wait_for_device();
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
+  const std::string burst = burst_problem(cell, ctx.campaign.screen.window, S.coverage);
+  if (!burst.empty()) ctx.observer.warning(burst);
 }
 
 }  // namespace edm::detail

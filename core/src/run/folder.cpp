@@ -1,5 +1,7 @@
 // The run folder's lock and its leftovers (io/run_lock.hpp): taken by run_campaign before the
 // folder's first check and held to the last rename, so one process at a time writes a folder.
+#include <vector>
+
 #include "io/run_lock.hpp"
 #include "edm/checkpoint.hpp"
 #include "run/stages.hpp"
@@ -24,6 +26,16 @@ void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
     if (const auto kept = move_aside(file))
       ctx.observer.warning("kept " + file.string() + " from an earlier run: moved aside to " + kept->string());
   }
+  // Rank files of an mpirun job killed before its first commit (no checkpoint.h5 names them, so no
+  // resume can use them): a fresh run would write over them and remove them at its end.
+  if (ctx.options.resume) return;  // a resume's own rank files
+  std::error_code ec;
+  std::vector<std::filesystem::path> ranks;
+  for (const auto& e : std::filesystem::directory_iterator(S.folder, ec))
+    if (is_rank_checkpoint_name(e.path().filename().string())) ranks.push_back(e.path());
+  for (const auto& file : ranks)
+    if (const auto kept = move_aside(file))
+      ctx.observer.warning("kept " + file.string() + " from an earlier mpirun job: moved aside to " + kept->string());
 }
 
 void remove_checkpoints(const RunSummary& S) {

@@ -34,6 +34,14 @@ class DeviceWatcher {
     });
   }
 
+  // Whether a watcher was started and not yet waited for.
+  bool outstanding() const { return running_.valid(); }
+
+  // Whether the watcher started last is done (or none is outstanding), waiting at most `d`.
+  bool wait_for(Clock::duration d) const {
+    return !running_.valid() || running_.wait_for(d) == std::future_status::ready;
+  }
+
   // Waits for the watcher started last: the time the device went idle, or nothing if no watcher
   // is outstanding. Rethrows, in the calling thread, what `drain` threw.
   std::optional<Clock::time_point> wait() {

@@ -214,9 +214,10 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
   throw ConfigError("EDM-RUN-032", msg);
 }
 
-void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& S) {
-  // The batch's splines or the download staging, whichever is larger.
-  SplineBatch one = cell.solve(0, 1);
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& S) {
+  // The batch's splines or the download staging, whichever is larger. The probe solve honours a
+  // stop request (Interrupted, exit 130) like every solve.
+  SplineBatch one = cell.solve(0, 1, ctx.options.stop);
   S.spline_bytes_per_electron = one.bytes();
   S.host_estimate_bytes = std::max(double(plan.batch) * double(one.bytes()), 2.0 * double(plan.slab_bytes));
   double rate = 0;

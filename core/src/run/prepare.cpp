@@ -1,5 +1,6 @@
 // Prepare the cell (the run driver's first stage, shared with `edm bench`): the plugin's scenario,
-// the screen with its observer window fixed from the initial states, and each electron started
+// the screen with its observer window fixed from the initial states (window = "burst": from the
+// burst's predicted light, share/docs/campaign.md), and each electron started
 // early enough, along its free straight line, that its light reaches even the farthest corner
 // before sample 0 (the corner-anchored coverage condition holds by construction); the solver
 // integrates until its light has passed every pixel after the last sample.
@@ -7,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 #include <optional>
 
@@ -73,20 +75,127 @@ double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
   return hi * (1 + 1e-12) + 1e-9;  // land strictly inside the covered side
 }
 
+// The state where the free straight line of y reaches the light-front phase ξ = t − s z = target.
+void free_at_phase(const double y[8], int sdir, double target, double out[8]) {
+  const double xi = y[0] - sdir * y[3], h = y[4] - sdir * y[7];
+  for (int c = 0; c < 8; ++c) out[c] = y[c];
+  for (int c = 0; c < 4; ++c) out[c] += (target - xi) / h * y[4 + c];
+}
+
+// The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)²) is at least 1/e; a constant
+// envelope has no duration, so there it is the whole pulse the scenario integrates, |ξ| ≤ ξ_end.
+BurstSpec burst_spec(const Campaign& campaign, const Scenario& scenario, const Normalization& units) {
+  BurstSpec b;
+  b.direction = scenario.laser_direction();
+  const double w = campaign.laser.envelope == Envelope::Gaussian ? campaign.laser.duration / units.time()
+                                                                 : scenario.xi_end();
+  b.xi_lo = -w;
+  b.xi_hi = w;
+  return b;
+}
+
+// The burst's light over the screen (screen-relative): its first arrival (nearest pixel, burst
+// start) and last (farthest corner, burst end) over the ensemble.
+struct BurstLight {
+  double first = INFINITY, last = -INFINITY;
+  std::uint64_t first_electron = 0, last_electron = 0;
+};
+
+// Predicted from the free straight lines, then corrected by solving the two extreme electrons (the
+// pulse delays or stretches the burst's light: a ponderomotive push along z changes t − s z at the
+// screen; the solve sees it, the free line does not). The solve goes to ξ_end only: the window is not
+// known yet. What the prediction misses is caught on every solved electron (check_coverage).
+BurstLight predict_burst_light(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
+                               const BurstSpec& burst, const std::vector<std::array<double, 8>>& init) {
+  BurstLight free;
+  for (std::uint64_t i = 0; i < init.size(); ++i) {
+    double ys[8], ye[8];
+    free_at_phase(init[i].data(), burst.direction, burst.xi_lo, ys);
+    free_at_phase(init[i].data(), burst.direction, burst.xi_hi, ye);
+    if (const double a = screen.earliest_arrival_rel(ys); a < free.first) {
+      free.first = a;
+      free.first_electron = i;
+    }
+    if (const double a = screen.latest_arrival_rel(ye); a > free.last) {
+      free.last = a;
+      free.last_electron = i;
+    }
+  }
+  BurstLight light = free;
+  SolveOptions pilot;
+  pilot.knots_per_period = campaign.trajectory.knots_per_period;
+  pilot.rtol = campaign.trajectory.rtol;
+  pilot.atol = campaign.trajectory.atol;
+  for (const std::uint64_t i : {free.first_electron, free.last_electron}) {
+    const SplineBatch b = solve_trajectories(scenario, i, 1, pilot);
+    double ys[8], ye[8];
+    if (b.electrons.empty() || !burst_states(b, b.electrons[0], burst, ys, ye)) continue;
+    double fs[8], fe[8];
+    free_at_phase(init[i].data(), burst.direction, burst.xi_lo, fs);
+    free_at_phase(init[i].data(), burst.direction, burst.xi_hi, fe);
+    // The shift the pulse gives this electron's burst light, applied to the ensemble's extremes
+    // (the wider of the two pilots' shifts wins: the window only grows).
+    light.first = std::min(light.first, free.first + screen.earliest_arrival_rel(ys) - screen.earliest_arrival_rel(fs));
+    light.last = std::max(light.last, free.last + screen.latest_arrival_rel(ye) - screen.latest_arrival_rel(fe));
+  }
+  return light;
+}
+
+// The lead before the burst's first light and the tail after its last: 5 % of the burst's span on
+// the screen, at least 16 samples.
+double burst_margin(const Screen& screen, const BurstLight& light) {
+  return std::max(16.0 * screen.dt, 0.05 * (light.last - light.first));
+}
+
+// window = "burst": sample 0 a lead before the burst's first light, and samples = "auto" as many as
+// reach the burst's last light plus the tail. A given `samples` is checked against that: too few is
+// a warning naming the count that suffices, or under screen.strict the error EDM-WIN-010.
+double burst_window_start(const Campaign& campaign, Screen& screen, const Normalization& units,
+                          const BurstLight& light, std::vector<std::string>& warnings) {
+  const double margin = burst_margin(screen, light);
+  const double t0 = light.first - margin;
+  const double needed = std::ceil((light.last + margin - t0) / screen.dt) + 1;
+  const double T = units.time();
+  char msg[480];
+  if (campaign.screen.samples == -1) {
+    if (!(needed <= double(std::numeric_limits<int>::max()))) {
+      std::snprintf(msg, sizeof msg,
+                    "[screen] samples = \"auto\": the burst's light lasts %.4g fs on the screen, %.3g samples of "
+                    "dt = %.4g fs; choose fewer samples_per_period or a fixed samples",
+                    (light.last - light.first) * T * 1e15, needed, screen.dt * T * 1e15);
+      throw ConfigError("EDM-WIN-012", msg);
+    }
+    screen.samples = int(needed);
+  } else if (double(screen.samples) < needed) {
+    std::snprintf(msg, sizeof msg,
+                  "[screen] samples = %d: the burst window (window = \"burst\") ends %.4g fs after sample 0, "
+                  "before the burst's last light at %.4g fs plus its tail of %.4g fs; samples = %.0f (or \"auto\") "
+                  "covers it",
+                  screen.samples, (screen.samples - 1) * screen.dt * T * 1e15, (light.last - t0) * T * 1e15,
+                  margin * T * 1e15, needed);
+    if (campaign.screen.strict) throw ConfigError("EDM-WIN-010", std::string(msg) + " (screen.strict = true)");
+    warnings.push_back(msg);
+  }
+  return t0;
+}
+
 // The window's first sample (screen-relative). Auto: centred on the first light, at the pixel
 // nearest an electron, of the electrons meeting the envelope peak (ξ = 0) on their free straight
 // lines, so the interaction is in view whatever the Doppler compression (Thomson from rest or
-// inverse Thomson). Explicit: [screen] t_start.
-double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
-                    const Normalization& units, const std::vector<std::array<double, 8>>& init) {
-  if (campaign.screen.window != ScreenWindow::Auto) return campaign.screen.t_start / units.time() - std::abs(screen.z);
+// inverse Thomson). Explicit: [screen] t_start. Burst: burst_window_start.
+double window_start(const Campaign& campaign, const Scenario& scenario, Screen& screen,
+                    const Normalization& units, const std::vector<std::array<double, 8>>& init,
+                    const BurstSpec& burst, std::vector<std::string>& warnings) {
+  if (campaign.screen.window == ScreenWindow::Explicit)
+    return campaign.screen.t_start / units.time() - std::abs(screen.z);
+  if (campaign.screen.window == ScreenWindow::Burst)
+    return burst_window_start(campaign, screen, units, predict_burst_light(campaign, scenario, screen, burst, init),
+                              warnings);
   const int sdir = scenario.laser_direction();
   double first = INFINITY;
   for (const auto& y : init) {
-    const double xi = y[0] - sdir * y[3], h = y[4] - sdir * y[7];
     double ev[8];
-    for (int c = 0; c < 8; ++c) ev[c] = y[c];
-    for (int c = 0; c < 4; ++c) ev[c] -= xi / h * y[4 + c];
+    free_at_phase(y.data(), sdir, 0.0, ev);
     first = std::min(first, screen.earliest_arrival_rel(ev));
   }
   return first - 0.5 * screen.dt * (screen.samples - 1);
@@ -182,6 +291,8 @@ struct PreparedCell::Impl {
   std::uint64_t n = 0;
   SolveOptions solve;
   Budget budget;
+  BurstSpec burst;
+  std::vector<std::string> warnings;
 };
 
 PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugins)
@@ -199,7 +310,8 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   // their own start and end, so only integrated trajectories are extended.
   std::vector<std::array<double, 8>> init(I.n);
   for (std::uint64_t i = 0; i < I.n; ++i) scenario.initial_state(i, init[i].data());
-  I.screen.t0_rel = window_start(campaign, scenario, I.screen, I.units, init);
+  I.burst = burst_spec(campaign, scenario, I.units);
+  I.screen.t0_rel = window_start(campaign, scenario, I.screen, I.units, init, I.burst, I.warnings);
   I.ext = ExtendedStart{I.plugin_scenario.get(), init};
   if (!scenario.has_tracks()) {
     const double max_shift = extend_starts(I.ext, campaign, I.screen, I.units);
@@ -239,6 +351,8 @@ SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const 
   return solve_trajectories(solver_scenario(), first, count, options);
 }
 const PreparedCell::Budget& PreparedCell::budget() const { return impl_->budget; }
+const BurstSpec& PreparedCell::burst() const { return impl_->burst; }
+const std::vector<std::string>& PreparedCell::warnings() const { return impl_->warnings; }
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
   return solve_trajectories(solver_scenario(), first, count, impl_->solve);
 }

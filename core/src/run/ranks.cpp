@@ -100,16 +100,25 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
   return t;
 }
 
-// Coverage records: 5 numbers each, gathered in rank order (= electron order).
+// Coverage records: 7 numbers each (the burst's flags as missed + 2·cut), gathered in rank order
+// (= electron order).
 void gather_coverage(const Ranks& ranks, RunSummary& s) {
   std::vector<double> rec;
   for (const auto& r : s.coverage.records)
-    rec.insert(rec.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots), 0.0});
+    rec.insert(rec.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots),
+                           double(r.burst_missed) + 2.0 * double(r.burst_cut), r.burst_first, r.burst_last});
   const std::vector<double> recs = gather_in_rank_order(ranks, rec);
   if (ranks.rank != 0) return;
   s.coverage.records.clear();
-  for (std::size_t i = 0; i + 4 < recs.size(); i += 5)
-    s.coverage.records.push_back({std::uint64_t(recs[i]), recs[i + 1], recs[i + 2], std::uint64_t(recs[i + 3])});
+  for (std::size_t i = 0; i + 6 < recs.size(); i += 7) {
+    CoverageRecord r{std::uint64_t(recs[i]), recs[i + 1], recs[i + 2], std::uint64_t(recs[i + 3])};
+    const int flags = int(recs[i + 4]);
+    r.burst_missed = flags & 1;
+    r.burst_cut = flags & 2;
+    r.burst_first = recs[i + 5];
+    r.burst_last = recs[i + 6];
+    s.coverage.records.push_back(r);
+  }
 }
 
 // Fixed-point γ sums (128-bit): gathered as 64-bit halves and added on rank 0 in rank order —

@@ -59,6 +59,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // Prepare and plan: every input problem surfaces before any device time is spent.
   refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
+  for (const auto& w : cell.warnings()) observer.warning(w);
   S.electrons = cell.electrons();
   S.screen = cell.screen();
   S.slots = cell.electrons() * cell.screen().slots_per_electron();
@@ -75,7 +76,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.device_buffer_bytes = acc.device_buffer_bytes();
   plan_batches(ctx, cell, plan, S);
   if (options.dry_run) {
-    estimate_dry_run(cell, plan, S);
+    estimate_dry_run(ctx, cell, plan, S);
     return S;
   }
 

@@ -15,6 +15,19 @@ class ShardedCubes final : public RawCubes {
     return acc_.device_accumulator(0).raw_doubles_per_bucket();
   }
   std::uint64_t layout_hash() const override { return acc_.device_accumulator(0).layout_hash(); }
+  // What the layout comes from: the screen and mode (the cube's size), the effective pixel order,
+  // tile width and work group (the permutation).
+  LayoutKeys layout_keys() const override {
+    const FieldAccumulator& a = acc_.device_accumulator(0);
+    const KernelOptions& o = a.options();
+    return {{"screen.nx", std::to_string(a.screen().nx)},
+            {"screen.ny", std::to_string(a.screen().ny)},
+            {"screen.samples", std::to_string(a.screen().samples)},
+            {"run.mode", name(a.mode())},
+            {"accumulator.pixel_order", name(o.pixel_order)},
+            {"accumulator.tile_width", std::to_string(o.tile_width)},
+            {"accumulator.work_group", std::to_string(o.work_group)}};
+  }
   void download(std::size_t device, const Sink& sink) override {
     acc_.device_accumulator(device).download_raw(sink);
   }

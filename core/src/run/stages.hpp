@@ -79,7 +79,7 @@ HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const Ru
 void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                           const HostMemory& memory);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
-void estimate_dry_run(const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 
 // ---- batches (batches.cpp) -----------------------------------------------------------------------
 
@@ -90,6 +90,7 @@ struct BatchState {
   std::uint64_t batches_done = 0;
   double kernel_before = 0;            // kernel seconds before a resume
   std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
+  std::int64_t checkpoint_every_asked = 0;  // K as the command asked it (saved: edm resume keeps it)
   std::string campaign_text;           // the effective campaign, saved with every checkpoint
   std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)

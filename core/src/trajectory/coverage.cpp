@@ -1,6 +1,7 @@
 // Window coverage: for each solved electron, whether the light of its first and last knots reaches
-// every pixel before the first and after the last sample, and how many slots are lost where not.
-// It runs on the host before any device time is spent on a batch.
+// every pixel before the first and after the last sample, and how many slots are lost where not;
+// and whether the light of its burst (the part inside the laser envelope) falls in the window at
+// every pixel. It runs on the host before any device time is spent on a batch.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,9 +20,75 @@ void knot_state(const SplineBatch& b, const ElectronSpline& e, bool last, double
   eval_interval(b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval, s, out);
   for (int k = 0; k < 8; ++k) y[k] = out[k];
 }
+
+// The state at knot j (0..n) and at offset s in interval j.
+void state_at(const SplineBatch& b, const ElectronSpline& e, std::uint32_t j, double s, double y[8]) {
+  if (j >= e.n_intervals) {
+    j = e.n_intervals - 1;
+    s = e.dtau;
+  }
+  double out[kSplineComponents];
+  eval_interval(b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval, s, out);
+  for (int k = 0; k < 8; ++k) y[k] = out[k];
+}
+
+// The state where the light-front phase ξ = t − s z first reaches `target`, clamped to the spline's
+// span. ξ grows along the trajectory (dξ/dτ = γ − s uᶻ > 0), so bisection over the knots, then
+// within the interval, finds it.
+void state_at_phase(const SplineBatch& b, const ElectronSpline& e, int sdir, double target, double y[8]) {
+  auto xi = [&](std::uint32_t j, double s) {
+    state_at(b, e, j, s, y);
+    return y[0] - sdir * y[3];
+  };
+  std::uint32_t lo = 0, hi = e.n_intervals;
+  if (xi(lo, 0) >= target) return (void)xi(lo, 0);
+  if (xi(hi, 0) < target) return (void)xi(hi, 0);
+  while (hi - lo > 1) {  // ξ(knot lo) < target ≤ ξ(knot hi)
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    (xi(mid, 0) < target ? lo : hi) = mid;
+  }
+  double s0 = 0, s1 = e.dtau;
+  for (int i = 0; i < 60 && s1 - s0 > 1e-15 * e.dtau; ++i) {
+    const double m = 0.5 * (s0 + s1);
+    (xi(lo, m) < target ? s0 : s1) = m;
+  }
+  xi(lo, s1);
+}
+
+// The burst's part of a record: its light's first and last arrival over the screen, and whether, at
+// some pixel, all of it (missed) or part of it (cut) falls outside [t0, t_last]. At pixel p the
+// burst's light spans [A_p(start), A_p(end)]; over the pixels its extremes are the nearest pixel's
+// and the farthest corner's arrivals (Screen::earliest/latest_arrival_rel).
+void check_burst(const Screen& screen, const SplineBatch& batch, const ElectronSpline& e, const BurstSpec& burst,
+                 CoverageRecord& rec) {
+  double ys[8], ye[8];
+  if (!burst_states(batch, e, burst, ys, ye)) return;
+  const double t_last = screen.t_rel(screen.samples - 1);
+  rec.burst_first = screen.earliest_arrival_rel(ys);
+  rec.burst_last = screen.latest_arrival_rel(ye);
+  // Missed at some pixel: there the burst ends before sample 0 or starts after the last sample.
+  rec.burst_missed = screen.earliest_arrival_rel(ye) < screen.t0_rel || screen.latest_arrival_rel(ys) > t_last;
+  rec.burst_cut = rec.burst_first < screen.t0_rel || rec.burst_last > t_last;
+}
 }  // namespace
 
+bool burst_states(const SplineBatch& batch, const ElectronSpline& e, const BurstSpec& burst, double y_start[8],
+                  double y_end[8]) {
+  if (!burst.enabled() || e.n_intervals == 0) return false;
+  const int s = burst.direction;
+  knot_state(batch, e, false, y_start);
+  knot_state(batch, e, true, y_end);
+  if (y_end[0] - s * y_end[3] < burst.xi_lo || y_start[0] - s * y_start[3] > burst.xi_hi) return false;
+  state_at_phase(batch, e, s, burst.xi_lo, y_start);
+  state_at_phase(batch, e, s, burst.xi_hi, y_end);
+  return true;
+}
+
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch) {
+  return check_coverage(screen, batch, BurstSpec{});
+}
+
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst) {
   CoverageReport r;
   const double t_last = screen.t_rel(screen.samples - 1);
   for (const auto& e : batch.electrons) {
@@ -51,6 +118,7 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch) {
           rec.dropped_slots += std::uint64_t(std::min(lost, S));
         }
     }
+    check_burst(screen, batch, e, burst, rec);
     r.records.push_back(rec);
   }
   return r;
@@ -72,6 +140,23 @@ double CoverageReport::min_margin_start() const {
 double CoverageReport::min_margin_end() const {
   double m = std::numeric_limits<double>::infinity();
   for (auto& r : records) m = std::min(m, r.margin_end);
+  return m;
+}
+
+std::uint64_t CoverageReport::burst_missed_electrons() const {
+  return std::uint64_t(std::count_if(records.begin(), records.end(), [](auto& r) { return r.burst_missed; }));
+}
+std::uint64_t CoverageReport::burst_cut_electrons() const {
+  return std::uint64_t(std::count_if(records.begin(), records.end(), [](auto& r) { return r.burst_cut; }));
+}
+double CoverageReport::burst_first() const {
+  double m = NAN;  // fmin and fmax skip a NaN operand
+  for (auto& r : records) m = std::fmin(m, r.burst_first);
+  return m;
+}
+double CoverageReport::burst_last() const {
+  double m = NAN;
+  for (auto& r : records) m = std::fmax(m, r.burst_last);
   return m;
 }
 

@@ -1,0 +1,286 @@
+// ctest-label: e2e
+// Progress counts finished device work (electrons whose launches completed), with an ETA that is
+// never 0 while kernels remain, in `edm run` and `edm resume`; `edm resume` keeps the run's
+// --checkpoint-every (old checkpoints without it keep working); EDM-CKP-004 names the layout key
+// that differs (share/docs/design.md, share/docs/outputs.md "Checkpoints under MPI").
+#define BOOST_TEST_MODULE progress_resume
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <hdf5.h>
+#include <thread>
+#include <toml++/toml.h>
+
+#include "edm/campaign.hpp"
+#include "edm/checkpoint.hpp"
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+#include "edm/sharded.hpp"
+#include "test_support.hpp"
+
+extern char** environ;
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+// One launch per electron (electron_group = 1), and enough slots per launch (16 × 16 × 1024) that a
+// single pass takes many progress intervals of 5 ms on PoCL.
+const char* kCell = R"(
+[run]
+scenario = "inverse_thomson"
+mode = "total"
+[laser]
+profile = "gaussian"
+a0 = 0.3
+duration = 10.7e-15
+waist = 10e-6
+[electrons]
+distribution = "sunflower"
+count = 12
+radius = 3e-6
+gamma = 3.0
+[trajectory]
+knots_per_period = 16
+padding = 4.0
+[screen]
+distance = 0.02
+half_width = 5e-5
+nx = 16
+ny = 16
+samples = 1024
+samples_per_period = 128
+[accumulator]
+electron_group = 1
+devices = "0"
+)";
+
+Override set(const std::string& key, const std::string& value) { return {key, value, Origin::CommandLine}; }
+
+Campaign cell(const fs::path& out, std::vector<Override> overrides) {
+  overrides.push_back(set("run.output", "\"" + out.string() + "\""));
+  const auto registry = PluginRegistry::discover();
+  return parse_campaign(kCell, "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
+}
+
+struct Recorder : RunObserver {
+  std::vector<RunProgress> reports;
+  std::atomic<bool>* stop = nullptr;  // set once `stop_at` electrons are done
+  std::uint64_t stop_at = 0;
+  void progress(const RunProgress& p) override {
+    reports.push_back(p);
+    if (stop && p.done >= stop_at) stop->store(true);
+  }
+};
+
+// Reports are monotone and consistent: done never falls and never passes total; the ETA is 0 only
+// at the end, positive (or NaN before anything finished) before it.
+void expect_consistent(const std::vector<RunProgress>& r) {
+  BOOST_REQUIRE(!r.empty());
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    BOOST_TEST(r[i].done <= r[i].total);
+    BOOST_TEST(r[i].done >= r[i].resumed);
+    if (i) BOOST_TEST(r[i].done >= r[i - 1].done);
+    if (r[i].done < r[i].total) BOOST_TEST((std::isnan(r[i].eta) || r[i].eta > 0), "report " << i << " ETA " << r[i].eta);
+    if (r[i].done == r[i].total) BOOST_TEST(r[i].eta == 0.0);
+  }
+}
+
+pid_t spawn_edm(const std::vector<std::string>& args) {
+  std::vector<std::string> all = {test::edm_binary().string()};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
+  return pid;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(electrons_completed_counts_finished_launches) {
+  const auto registry = PluginRegistry::discover();
+  const Campaign c = cell(test::temp_dir("completed"), {});
+  PreparedCell prepared(c, registry);
+  const SplineBatch b = prepared.solve(0, 6);
+  KernelOptions o;
+  o.electron_group = 1;
+  ShardedFieldAccumulator acc(select_devices("0"), prepared.screen(), prepared.mode(), o);
+  BOOST_TEST(acc.electrons_completed() == 0u);
+  acc.accumulate(b);
+  std::uint64_t last = 0;
+  for (int i = 0; i < 1000 && last < 6; ++i) {  // bounded: the launches finish within seconds
+    const std::uint64_t now = acc.electrons_completed();
+    BOOST_TEST(now >= last);
+    BOOST_TEST(now <= 6u);
+    last = now;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  acc.drain();
+  BOOST_TEST(acc.electrons_completed() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_single_pass_reports_its_kernels_as_they_finish) {
+  Recorder rec;
+  RunOptions ro;
+  ro.progress_interval = 0.005;
+  const auto registry = PluginRegistry::discover();
+  const RunSummary s = run_campaign(cell(test::temp_dir("single_pass") / "run", {}), registry, ro, rec);
+  BOOST_TEST(s.batches == 1u);
+  expect_consistent(rec.reports);
+  // Reports while the kernels run (before: one report, after the device had finished everything).
+  std::size_t partial = 0;
+  for (const auto& p : rec.reports) partial += p.done > 0 && p.done < p.total;
+  BOOST_TEST(partial > 0u, rec.reports.size() << " reports");
+  BOOST_TEST(rec.reports.back().done == 12u);
+  BOOST_TEST(rec.reports.back().total == 12u);
+}
+
+BOOST_AUTO_TEST_CASE(a_resumed_run_reports_progress_and_keeps_its_checkpoint_cadence) {
+  const fs::path out = test::temp_dir("resumed") / "run";
+  const auto registry = PluginRegistry::discover();
+  std::atomic<bool> stop{false};
+  Recorder first;
+  first.stop = &stop;
+  first.stop_at = 5;
+  RunOptions ro;
+  ro.stop = &stop;
+  ro.checkpoint_every = 3;
+  ro.progress_interval = 0.005;
+  std::string id;
+  try {
+    run_campaign(cell(out, {set("accumulator.electron_batch", "1")}), registry, ro, first);
+  } catch (const Interrupted& e) {
+    id = e.id();
+  }
+  BOOST_REQUIRE(id == "EDM-RUN-010");
+  const CheckpointState st = read_checkpoint_state(checkpoint_path(out));
+  BOOST_TEST(st.checkpoint_every == 3);  // what the run was asked for, saved for edm resume
+  BOOST_REQUIRE(st.next_electron >= 5u);
+  BOOST_REQUIRE(st.next_electron < 12u);
+
+  Recorder second;
+  RunOptions again;
+  again.resume = true;
+  again.progress_interval = 0.005;
+  run_campaign(cell(out, {set("accumulator.electron_batch", "1")}), registry, again, second);
+  expect_consistent(second.reports);
+  for (const auto& p : second.reports) BOOST_TEST(p.resumed == st.next_electron);
+  BOOST_TEST(second.reports.back().done == 12u);
+}
+
+BOOST_AUTO_TEST_CASE(edm_resume_keeps_checkpoint_every_and_shows_progress) {
+  const fs::path dir = test::temp_dir("resume_cli");
+  const fs::path campaign = dir / "cell.toml", run = dir / "run";
+  {
+    std::ofstream f(campaign);
+    f << kCell;
+  }
+  // A run checkpointing every batch, stopped by SIGTERM after its first checkpoint.
+  const pid_t pid = spawn_edm({"run", campaign.string(), "--set", "run.output=\"" + run.string() + "\"", "--set",
+                               "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  int status = 0;
+  bool exited = false;
+  while (!fs::exists(run / "checkpoint.h5") && std::chrono::steady_clock::now() < deadline)
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  BOOST_REQUIRE(!exited);
+  kill(pid, SIGTERM);
+  waitpid(pid, &status, 0);
+  BOOST_REQUIRE(WIFEXITED(status));
+  BOOST_REQUIRE(WEXITSTATUS(status) == 130);
+  BOOST_TEST(read_checkpoint_state(run / "checkpoint.h5").checkpoint_every == 1);
+
+  // edm resume without --checkpoint-every: progress lines (not a terminal: one per report), and the
+  // cadence of the run it continues (automatic would have chosen none for a run this short).
+  const auto r = test::run_command(test::edm_binary().string() + " resume " + run.string() + " 2>&1");
+  BOOST_REQUIRE(r.exit_code == 0);
+  BOOST_TEST(r.output.find("[batch] electrons") != std::string::npos, r.output);
+  BOOST_TEST(r.output.find("resumed)") != std::string::npos, r.output);
+  const auto m = toml::parse_file((run / "run.toml").string());
+  BOOST_TEST(m["config"]["checkpoint_every"].value_or(-7) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_without_the_new_fields_still_resumes) {
+  const fs::path out = test::temp_dir("old_checkpoint") / "run";
+  const auto registry = PluginRegistry::discover();
+  std::atomic<bool> stop{false};
+  Recorder first;
+  first.stop = &stop;
+  first.stop_at = 3;
+  RunOptions ro;
+  ro.stop = &stop;
+  try {
+    run_campaign(cell(out, {set("accumulator.electron_batch", "1")}), registry, ro, first);
+  } catch (const Interrupted&) {
+  }
+  BOOST_REQUIRE(fs::exists(checkpoint_path(out)));
+  {  // As written before checkpoint_every, coverage_burst and layout_keys existed.
+    const hid_t f = H5Fopen(checkpoint_path(out).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    BOOST_TEST(H5Adelete(f, "checkpoint_every") >= 0);
+    BOOST_TEST(H5Ldelete(f, "coverage_burst", H5P_DEFAULT) >= 0);
+    BOOST_TEST(H5Ldelete(f, "layout_keys", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+  }
+  const CheckpointState st = read_checkpoint_state(checkpoint_path(out));
+  BOOST_TEST(st.checkpoint_every == 0);  // automatic, as edm resume always did
+  for (const auto& r : st.coverage) BOOST_TEST(std::isnan(r.burst_first));
+  Recorder second;
+  RunOptions again;
+  again.resume = true;
+  const RunSummary s = run_campaign(cell(out, {set("accumulator.electron_batch", "1")}), registry, again, second);
+  BOOST_TEST(s.resumed_from == st.next_electron);
+  BOOST_TEST(fs::exists(out / "field.h5"));
+}
+
+BOOST_AUTO_TEST_CASE(a_layout_mismatch_names_the_key_that_differs) {
+  const auto registry = PluginRegistry::discover();
+  struct Case {
+    Override changed;
+    std::string key;
+  };
+  for (const Case& c : {Case{set("screen.nx", "12"), "screen.nx = 16 in the checkpoint, 12 in this run"},
+                        Case{set("accumulator.pixel_order", "\"rows\""), "accumulator.pixel_order = rings"}}) {
+    const fs::path out = test::temp_dir("layout_key") / "run";
+    std::atomic<bool> stop{true};  // stops at the first batch boundary: a checkpoint of no electrons
+    Recorder quiet;
+    RunOptions ro;
+    ro.stop = &stop;
+    const std::vector<Override> base = {set("accumulator.electron_batch", "1"),
+                                        set("accumulator.pixel_order", "\"rings\"")};
+    try {
+      run_campaign(cell(out, base), registry, ro, quiet);
+    } catch (const Interrupted&) {
+    }
+    BOOST_REQUIRE(fs::exists(checkpoint_path(out)));
+    auto changed = base;
+    changed.push_back(c.changed);
+    RunOptions again;
+    again.resume = true;
+    std::string id, what;
+    try {
+      run_campaign(cell(out, changed), registry, again, quiet);
+    } catch (const IoError& e) {
+      id = e.id();
+      what = e.what();
+    }
+    BOOST_TEST(id == "EDM-CKP-004");
+    BOOST_TEST(what.find(c.key) != std::string::npos, what);
+  }
+}
