@@ -182,7 +182,7 @@ void check_value(const KeySpec& spec, KeyValue& v, const std::string& where) {
     const auto& s = std::get<std::string>(v);
     if (s != "auto")
       fail(kBadChoice, where, spec.section, spec.key,
-           "'" + s + "' is not allowed: use an integer or \"auto\"" + did_you_mean(s, {"auto"}));
+           "'" + s + "' is not allowed: expected an integer or \"auto\"" + did_you_mean(s, {"auto"}));
     v = std::int64_t{-1};
     return;
   }
