@@ -16,6 +16,8 @@
 //   LW_INTERLEAVE  1: the group's warm solves phase by phase (CPUs; needs LW_STATE_LOCAL 0)
 //   LW_STATE_LOCAL 1: the electrons' solver state in local memory, arrays sized by LW_WG (= the
 //                  work-group size, fixed by the host); 0: in registers
+//   LW_WEIGHTED    1: each electron's macro-particle weight (a 7th double in lw_group) scales its
+//                  contribution; absent/0: every weight is 1 (no multiplication)
 //
 // Units and sign: normalised (units.hpp: c = 1, lengths c/ω, times 1/ω) and a UNIT POSITIVE charge
 // with 1/(4πε0) = 1, i.e. the field is summed in units of q k²/(4πε0) with q = +1: a static charge

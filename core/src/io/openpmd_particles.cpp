@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -28,6 +29,13 @@ using h5::Handle;
 constexpr std::array<double, 7> kLength{1, 0, 0, 0, 0, 0, 0};
 constexpr std::array<double, 7> kMomentum{1, 1, -1, 0, 0, 0, 0};
 constexpr std::array<double, 7> kNone{0, 0, 0, 0, 0, 0, 0};
+
+// A double as text with its significant digits (std::to_string prints 1e-17 s as 0.000000).
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
 
 [[noreturn]] void malformed(const std::string& what) { throw IoError("EDM-IO-121", what); }
 [[noreturn]] void missing(const std::string& what) { throw IoError("EDM-IO-119", what); }
@@ -205,7 +213,7 @@ void check_dimension(hid_t record, const std::string& where, const std::array<do
   for (std::size_t i = 0; ok && i < 7; ++i) ok = std::fabs(dim[i] - expect[i]) < 1e-12;
   if (!ok) {
     std::string got;
-    for (double d : dim) got += (got.empty() ? "" : ", ") + std::to_string(d);
+    for (double d : dim) got += (got.empty() ? "" : ", ") + num(d);
     throw IoError("EDM-IO-120", where + ": unitDimension (" + got + ") is not that of " + what);
   }
 }
@@ -281,13 +289,13 @@ Snapshot read_snapshot(hid_t species, const std::string& where, double time_si, 
   if (w.size() != n) inconsistent(where + "/weighting has " + std::to_string(w.size()) + " values, id has " + std::to_string(n));
   if (mom.time_offset != pos.time_offset)
     inconsistent(where + ": momentum and position are given at different times (timeOffset " +
-                 std::to_string(mom.time_offset) + " vs " + std::to_string(pos.time_offset) + ")");
+                 num(mom.time_offset) + " vs " + num(pos.time_offset) + ")");
   s.t = time_si + pos.time_offset * time_unit;
   for (auto& v : s.v) v.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (!(std::isfinite(w[i]) && w[i] > 0))
       throw IoError("EDM-IO-126", where + "/weighting of particle id " + std::to_string(s.id[i]) + " is " +
-                                      std::to_string(w[i]) + ": it must be finite and > 0");
+                                      num(w[i]) + ": it must be finite and > 0");
     // A macro-weighted record holds the value of the macro-particle, w^weightingPower times one particle's.
     auto single = [&](const Record& r, double v) { return r.macro_weighted == 1 ? v / std::pow(w[i], r.weighting_power) : v; };
     for (int k = 0; k < 3; ++k) {
@@ -353,8 +361,8 @@ OpenPmdTracks assemble(const std::vector<Snapshot>& snaps, const std::string& pa
                                         " and " + std::to_string(s.n) + " but not in between");
       if (fresh) b.td.w = s.v[6][i];
       if (b.td.w != s.v[6][i])
-        inconsistent(who + ": its weighting changes from " + std::to_string(b.td.w) + " to " +
-                     std::to_string(s.v[6][i]) + " at iteration " + std::to_string(s.n));
+        inconsistent(who + ": its weighting changes from " + num(b.td.w) + " to " +
+                     num(s.v[6][i]) + " at iteration " + std::to_string(s.n));
       b.td.t.push_back(s.t);
       std::vector<double>* cols[6] = {&b.td.x, &b.td.y, &b.td.z, &b.td.ux, &b.td.uy, &b.td.uz};
       for (int c = 0; c < 6; ++c) cols[c]->push_back(s.v[c][i]);
@@ -370,8 +378,8 @@ OpenPmdTracks assemble(const std::vector<Snapshot>& snaps, const std::string& pa
     const double step = t[1] - t[0];
     for (std::size_t k = 2; k < t.size(); ++k)
       if (std::fabs((t[k] - t[k - 1]) - step) > 1e-6 * step)
-        throw IoError("EDM-IO-124", who + ": the time step varies (" + std::to_string(step) + " s, then " +
-                                        std::to_string(t[k] - t[k - 1]) + " s before sample " + std::to_string(k) +
+        throw IoError("EDM-IO-124", who + ": the time step varies (" + num(step) + " s, then " +
+                                        num(t[k] - t[k - 1]) + " s before sample " + std::to_string(k) +
                                         "); edm takes tracks of one step");
     b.td.index = out.tracks.size();
     out.ids.push_back(id);
