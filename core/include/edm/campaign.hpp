@@ -41,6 +41,9 @@ enum class FieldKernel { Newton };                                // accumulator
 //   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
 //   Rows:  plain row order (identity).
 enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumulator.pixel_order
+enum class SpectraScale { Linear, Log };                         // spectra.scale: ω grid spacing
+enum class SpectraSum { Both, Coherent, Incoherent };            // spectra.sum: which sums are kept
+enum class SpectraUnit { Laser, EV };                            // spectra.unit of omega_min/omega_max
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>
@@ -80,6 +83,18 @@ struct Choices<FieldKernel> {
 template <>
 struct Choices<PixelOrder> {  // the same words as pixel_order_name (test_key_table checks)
   static constexpr std::array names{"auto", "rings", "tiles", "rows"};
+};
+template <>
+struct Choices<SpectraScale> {
+  static constexpr std::array names{"linear", "log"};
+};
+template <>
+struct Choices<SpectraSum> {
+  static constexpr std::array names{"both", "coherent", "incoherent"};
+};
+template <>
+struct Choices<SpectraUnit> {
+  static constexpr std::array names{"laser", "eV"};
 };
 
 template <class E>
@@ -192,6 +207,21 @@ struct AccumulatorSection {
   std::string devices = "auto";   // auto | all | "0,1" | a name substring
 };
 
+// Direct far-field spectra d²W/dωdΩ on (ω grid, the screen's directions), written to spectrum.h5
+// by the run (share/docs/outputs.md "Direct spectra"). ω_k: linear or logarithmic from omega_min
+// to omega_max (both included; count = 1 gives omega_min), in units of the laser ω or in eV (ħω).
+struct SpectraSection {
+  bool enabled = false;
+  double omega_min = 0.5;
+  double omega_max = 4.0;
+  SpectraUnit unit = SpectraUnit::Laser;
+  int count = 512;
+  SpectraScale scale = SpectraScale::Linear;
+  SpectraSum sum = SpectraSum::Both;
+  int nodes = 8;          // Gauss–Legendre nodes per sub-piece of a spline interval
+  double phase = 2.0;     // rad: largest phase excursion of one sub-piece
+};
+
 // Where an effective value came from (the manifest records it).
 enum class Origin { Default, File, Environment, CommandLine };
 const char* origin_name(Origin o);
@@ -204,6 +234,7 @@ struct Campaign {
   TrajectorySection trajectory;
   ScreenSection screen;
   AccumulatorSection accumulator;
+  SpectraSection spectra;
   // The plugin's own section ([thomson], [inverse_thomson], …) as written, validated against the
   // plugin's key list by core before the plugin sees it; keys the file leaves out hold the plugin's
   // declared default (so the plugin and the manifest see every effective value).

@@ -244,10 +244,28 @@ std::vector<CoreKey> accumulator_keys() {
   };
 }
 
+std::vector<CoreKey> spectra_keys() {
+  return {
+      EDM_KEY(spectra, enabled, "", "", "compute direct far-field spectra d2W/domega dOmega into spectrum.h5"),
+      EDM_KEY(spectra, omega_min, "laser omega or eV", ">0", "lowest frequency of the grid (unit: spectra.unit)"),
+      EDM_KEY(spectra, omega_max, "laser omega or eV", ">0",
+              "highest frequency of the grid, >= omega_min (unit: spectra.unit)"),
+      EDM_KEY(spectra, unit, "", "", "unit of omega_min/omega_max: laser (multiples of the laser omega) or eV"),
+      EDM_KEY(spectra, count, "", ">=1", "frequencies on the grid"),
+      EDM_KEY(spectra, scale, "", "", "grid spacing: linear or log (geometric)"),
+      EDM_KEY(spectra, sum, "", "", "sums written: both, coherent (sum of w A) or incoherent (sum of w |A|^2)"),
+      // 2..16: the node counts the spectra kernel accepts (its guard asks this line).
+      EDM_KEY(spectra, nodes, "", "2..16", "Gauss-Legendre nodes per sub-piece of a spline interval"),
+      // 6.3 ≈ 2π: beyond a turn per piece the Gauss–Legendre rule stops converging.
+      EDM_KEY(spectra, phase, "rad", ">0;1e-6..6.3", "largest phase excursion of one quadrature sub-piece"),
+  };
+}
+
 // The table in the order `edm schema` prints it.
 std::vector<CoreKey> table_lines() {
   std::vector<CoreKey> t;
-  for (auto* section : {run_keys, laser_keys, electrons_keys, trajectory_keys, screen_keys, accumulator_keys})
+  for (auto* section : {run_keys, laser_keys, electrons_keys, trajectory_keys, screen_keys, accumulator_keys,
+                        spectra_keys})
     for (auto& k : section()) t.push_back(std::move(k));
   return t;
 }
@@ -314,7 +332,7 @@ const KeySpec* find_core_key(const std::string& section, const std::string& key)
 
 const std::vector<std::string>& core_sections() {
   static const std::vector<std::string> sections = {"run",        "laser",  "electrons",
-                                                    "trajectory", "screen", "accumulator"};
+                                                    "trajectory", "screen", "accumulator", "spectra"};
   return sections;
 }
 

@@ -277,6 +277,7 @@ struct BatchLoop {
       launched = true;
     }
     acc.accumulate(batch);
+    if (state.spectra) state.spectra->accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
     if (overlap)
       watcher.start([this] { acc.drain(); });
