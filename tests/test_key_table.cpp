@@ -429,6 +429,9 @@ BOOST_AUTO_TEST_CASE(enum_words_are_the_table_choices) {
   expect_words<edm::Distribution>("electrons.distribution");
   expect_words<edm::TrajectoryModel>("trajectory.model");
   expect_words<edm::ScreenWindow>("screen.window");
+  expect_words<edm::ScreenType>("screen.type");
+  expect_words<edm::AngleGrid>("screen.angles");
+  expect_words<edm::ScreenAxis>("screen.axis");
   expect_words<edm::FieldKernel>("accumulator.kernel");
   expect_words<edm::PixelOrder>("accumulator.pixel_order");
   std::size_t with_choices = 0;

@@ -30,6 +30,9 @@ enum class Envelope { Gaussian, Constant };                       // laser.envel
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
 enum class ScreenWindow { Auto, Explicit };                       // screen.window
+enum class ScreenType { Flat, Angular };                          // screen.type (directions.hpp)
+enum class AngleGrid { XY, Polar };                               // screen.angles: (θx, θy) or (θ, φ)
+enum class ScreenAxis { PlusZ, MinusZ, PlusX, MinusX, PlusY, MinusY };  // screen.axis
 enum class FieldKernel { Newton };                                // accumulator.kernel
 // How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
 // share a warp). Only speed depends on it: every slot gets the same additions in the same order.
@@ -75,6 +78,18 @@ struct Choices<TrajectoryModel> {
 template <>
 struct Choices<ScreenWindow> {
   static constexpr std::array names{"auto", "explicit"};
+};
+template <>
+struct Choices<ScreenType> {
+  static constexpr std::array names{"flat", "angular"};
+};
+template <>
+struct Choices<AngleGrid> {
+  static constexpr std::array names{"xy", "polar"};
+};
+template <>
+struct Choices<ScreenAxis> {
+  static constexpr std::array names{"z", "-z", "x", "-x", "y", "-y"};
 };
 template <>
 struct Choices<FieldKernel> {
@@ -174,7 +189,9 @@ struct TrajectorySection {
 };
 
 struct ScreenSection {
-  double distance = 0.05;         // m, z of the screen plane (negative: a screen behind)
+  ScreenType type = ScreenType::Flat;  // flat: pixels on the plane z = distance; angular: directions
+  double distance = 0.05;         // m, z of the screen plane (negative: a screen behind); angular:
+                                  // the sphere's radius R, +inf ("infinity") for the far field
   double half_width_x = 2e-3;     // m (half_width sets both)
   double half_width_y = 2e-3;     // m
   int nx = 64;
@@ -184,6 +201,13 @@ struct ScreenSection {
   ScreenWindow window = ScreenWindow::Auto;
   double t_start = 0.0;           // s, absolute lab time of sample 0 (window = explicit)
   bool allow_clipping = false;    // clipped electrons are reported instead of refused
+  // The angular screen's grid (type = angular; directions.hpp): nx × ny directions about `axis`.
+  AngleGrid angles = AngleGrid::XY;
+  ScreenAxis axis = ScreenAxis::PlusZ;
+  double theta_x_min = -0.01, theta_x_max = 0.01;  // rad, angles = xy (nx of them)
+  double theta_y_min = -0.01, theta_y_max = 0.01;  // rad, angles = xy (ny of them)
+  double theta_min = 0.0, theta_max = 0.01;        // rad, polar angle from the axis (nx of them)
+  double phi_min = 0.0, phi_max = 6.283185307179586;  // rad, azimuth about the axis (ny of them)
 };
 
 // The kernel tunables (everything from sample_chunks to interleave) change speed only; 0 lets the

@@ -20,6 +20,7 @@ struct Extra {
   const char* flag = "";  // `edm run` option(s), space-separated; "output,o" has a short form
   bool or_auto = false;   // an integer that also takes "auto", held as −1
   bool optional = false;  // the default means "absent": to_toml leaves it out, schema shows none
+  bool or_infinity = false;  // a float that also takes "infinity" (and TOML's inf), held as +inf
 };
 
 template <class M>
@@ -71,6 +72,7 @@ CoreKey key(const char* section, const char* name, S Campaign::*sec, M S::*mem, 
   k.spec.constraint = rule;
   k.spec.environment = x.env;
   k.spec.flag = x.flag;
+  k.spec.takes_infinity = x.or_infinity;
   k.optional = x.optional;
   const bool or_auto = x.or_auto;
   k.get = [sec, mem, or_auto](const Campaign& c) { return to_value((c.*sec).*mem, or_auto); };
@@ -173,7 +175,11 @@ std::vector<CoreKey> trajectory_keys() {
 
 std::vector<CoreKey> screen_keys() {
   return {
-      EDM_KEY(screen, distance, "m", "!=0", "z of the screen plane (negative: behind the interaction)"),
+      EDM_KEY(screen, type, "", "", "flat: pixels on the plane z = distance; angular: a grid of directions"),
+      EDM_KEY(screen, distance, "m", "!=0",
+              "z of the screen plane (negative: behind the interaction); angular: the sphere's radius, "
+              "\"infinity\" for the far field",
+              {.or_infinity = true}),
       alias("screen", "half_width", {"half_width_x", "half_width_y"},
             "sets half_width_x and half_width_y (a square screen)"),
       EDM_KEY(screen, half_width_x, "m", ">0", "half width of the screen along x"),
@@ -185,6 +191,16 @@ std::vector<CoreKey> screen_keys() {
       EDM_KEY(screen, window, "", "", "time window: auto (corner-anchored) or explicit (t_start)"),
       EDM_KEY(screen, t_start, "s", "", "absolute lab time of sample 0 (window = explicit)"),
       EDM_KEY(screen, allow_clipping, "", "", "report clipped electrons instead of refusing the run"),
+      EDM_KEY(screen, angles, "", "", "angular grid: xy (theta_x, theta_y) or polar (theta, phi) about the axis"),
+      EDM_KEY(screen, axis, "", "", "angular screen's axis (theta = 0)"),
+      EDM_KEY(screen, theta_x_min, "rad", "", "angles = xy: first theta_x (nx of them, to theta_x_max)"),
+      EDM_KEY(screen, theta_x_max, "rad", "", "angles = xy: last theta_x"),
+      EDM_KEY(screen, theta_y_min, "rad", "", "angles = xy: first theta_y (ny of them, to theta_y_max)"),
+      EDM_KEY(screen, theta_y_max, "rad", "", "angles = xy: last theta_y"),
+      EDM_KEY(screen, theta_min, "rad", "", "angles = polar: first polar angle from the axis (nx of them)"),
+      EDM_KEY(screen, theta_max, "rad", "", "angles = polar: last polar angle"),
+      EDM_KEY(screen, phi_min, "rad", "", "angles = polar: first azimuth about the axis (ny of them)"),
+      EDM_KEY(screen, phi_max, "rad", "", "angles = polar: last azimuth"),
   };
 }
 
@@ -350,7 +366,7 @@ const CoreKey& guarded_key(std::string_view key) {
 
 void check_key_value(std::string_view key, double value, const char* id) {
   const CoreKey& k = guarded_key(key);
-  if (!std::isfinite(value))
+  if (!std::isfinite(value) && !(k.spec.takes_infinity && value == std::numeric_limits<double>::infinity()))
     throw ConfigError(id ? id : config::kNotFinite, std::string(key) + " = " + config::format_double(value) +
                                                         ": a finite number is needed");
   const std::string problem = config::rule_problem(k.spec, value);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numbers>
 
+#include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
 #include "edm/screen.hpp"
@@ -79,6 +80,14 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   if (!(units.omega > 0) || !std::isfinite(units.omega))
     throw ConfigError("EDM-CFG-041", "laser.wavelength: the normalisation needs a positive wavelength");
   if (s.window == ScreenWindow::Explicit) check_key_value("screen.t_start", s.t_start, id);
+  check_key_value("screen.type", s.type, id);
+  if (s.type == ScreenType::Flat && is_far_field(s.distance))
+    throw ConfigError("EDM-CFG-606", "screen.distance = infinity: a flat screen needs a finite distance; "
+                                     "the far field is screen.type = \"angular\"");
+  if (s.type == ScreenType::Angular && !(s.distance > 0))
+    throw ConfigError("EDM-CFG-607", "screen.distance = " + std::to_string(s.distance) +
+                                         ": the angular screen's sphere radius must be positive (or \"infinity\"); "
+                                         "screen.axis sets the side");
   // Pixel count must fit the device index types (int pixels, 64-bit slots).
   if (std::uint64_t(s.nx) * std::uint64_t(s.ny) > std::uint64_t(std::numeric_limits<int>::max()))
     throw bad("nx", "nx × ny exceeds 2^31 − 1 pixels");
