@@ -38,18 +38,38 @@
 // table costs no load instruction per electron and sample (a global table cost six).
 // 6 doubles per electron: coefficient offset (doubles), intervals, τ0, dτ, 1/dτ, τ0 + n dτ (the
 // last two from the host, so the kernel never divides to find an interval).
+// LW_WEIGHTED 1 (built by the host only for an ensemble with a weight other than 1): a 7th double
+// per electron, its macro-particle weight w, multiplies its E and E_far before they are added (B =
+// n̂ × E follows). w = 1 would change no bit (x·1 = x in IEEE 754, fused or not), so mixing both
+// builds in one run keeps a batched run bit-identical to the single pass.
+#ifndef LW_WEIGHTED
+#define LW_WEIGHTED 0
+#endif
+#define LW_STRIDE (6 + LW_WEIGHTED)
 typedef struct lw_group {
-  double v[6 * ELECTRON_GROUP];
+  double v[LW_STRIDE * ELECTRON_GROUP];
 } lw_group;
+#if LW_WEIGHTED
+#define LW_WEIGH(e, ev, fv)                                  \
+  {                                                          \
+    const double w_ = grp.v[LW_STRIDE * (e) + 6];            \
+    for (int c_ = 0; c_ < 3; ++c_) {                         \
+      (ev)[c_] *= w_;                                        \
+      (fv)[c_] *= w_;                                        \
+    }                                                        \
+  }
+#else
+#define LW_WEIGH(e, ev, fv)
+#endif
 
 inline lw_spline lw_table(__global const double* coef, const lw_group* grp, const int e) {
   lw_spline sp;
-  sp.cf = coef + (ulong)grp->v[6 * e];
-  sp.n = (int)grp->v[6 * e + 1];
-  sp.tau0 = grp->v[6 * e + 2];
-  sp.dtau = grp->v[6 * e + 3];
-  sp.inv_dtau = grp->v[6 * e + 4];
-  sp.tau_end = grp->v[6 * e + 5];
+  sp.cf = coef + (ulong)grp->v[LW_STRIDE * e];
+  sp.n = (int)grp->v[LW_STRIDE * e + 1];
+  sp.tau0 = grp->v[LW_STRIDE * e + 2];
+  sp.dtau = grp->v[LW_STRIDE * e + 3];
+  sp.inv_dtau = grp->v[LW_STRIDE * e + 4];
+  sp.tau_end = grp->v[LW_STRIDE * e + 5];
   return sp;
 }
 
@@ -193,7 +213,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
           el[e].invd_prev = lw_fields(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, ev[e], fv[e], nv[e]);
         }
       for (int e = 0; e < ELECTRON_GROUP; ++e)
-        if (on[e]) lw_add(acc, ev[e], fv[e], nv[e], SPLIT_MODE);
+        if (on[e]) {
+          LW_WEIGH(e, ev[e], fv[e]);
+          lw_add(acc, ev[e], fv[e], nv[e], SPLIT_MODE);
+        }
     }
 #else
 #pragma unroll
@@ -220,6 +243,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #else
       lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
 #endif
+      LW_WEIGH(e, ev, fv);
       lw_add(acc, ev, fv, n, SPLIT_MODE);
     }
 #endif

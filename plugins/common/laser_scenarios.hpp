@@ -3,6 +3,7 @@
 // what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks), integration window
 // and the straight-line placement of every electron where the pulse has not reached it yet.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -15,13 +16,14 @@
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
 #include "edm/plugin_sdk.hpp"
+#include "edm/openpmd_particles.hpp"
 #include "edm/tracks.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"
 
 namespace edm::scenarios {
 
-inline const char* const kModels[] = {"lorentz", "landau_lifshitz", "tracks", nullptr};
+inline const char* const kModels[] = {"lorentz", "landau_lifshitz", "tracks", "openpmd", nullptr};
 
 // A path from the campaign, relative to the campaign file's folder when it is relative.
 inline std::string campaign_path(const Campaign& c, const std::string& p) {
@@ -65,10 +67,16 @@ class LaserScenario : public ScenarioBase {
       model_ = Model::Tracks;
       if (c.trajectory.file.empty())
         throw ConfigError("EDM-CFG-402", "trajectory.model = \"tracks\" needs trajectory.file");
-      load_tracks(campaign_path(c, c.trajectory.file));
+      load_tracks(read_tracks(campaign_path(c, c.trajectory.file)));
+    } else if (model == TrajectoryModel::OpenPMD) {
+      // An openPMD particle series becomes tracks on load and runs like a tracks file.
+      model_ = Model::Tracks;
+      if (c.trajectory.file.empty())
+        throw ConfigError("EDM-CFG-647", "trajectory.model = \"openpmd\" needs trajectory.file (the series)");
+      load_tracks(read_openpmd_tracks(campaign_path(c, c.trajectory.file), c.trajectory.species).tracks);
     } else {
       throw ConfigError("EDM-CFG-403", std::string("trajectory.model: unknown value '") + name(model) +
-                                           "' (lorentz | landau_lifshitz | tracks)");
+                                           "' (lorentz | landau_lifshitz | tracks | openpmd)");
     }
   }
 
@@ -91,6 +99,12 @@ class LaserScenario : public ScenarioBase {
     return edm_track{t.t.size(), t.t.data(),  t.x.data(),  t.y.data(),
                      t.z.data(), t.ux.data(), t.uy.data(), t.uz.data()};
   }
+  // Weights from the CSV's weight column or the tracks' w; a scenario whose weights are all 1 has
+  // none, so its run builds the field kernel it always did.
+  bool has_weights() const override {
+    return std::any_of(weights_.begin(), weights_.end(), [](double w) { return w != 1.0; });
+  }
+  double weight(std::uint64_t i) const override { return weights_.at(i); }
   int laser_direction() const override { return laser_->direction(); }
   double xi_end() const override { return xi_end_; }
   // Runaway guard: 50× the proper time the slowest electron (smallest h = γ − s uᶻ, dξ/dτ = h)
@@ -106,6 +120,8 @@ class LaserScenario : public ScenarioBase {
     if (model_ == Model::Tracks) return;  // the tracks file is the ensemble
     if (ens.empty()) throw ConfigError("EDM-CFG-404", "electrons.count must be >= 1");
     states_.resize(ens.size());
+    weights_.resize(ens.size());
+    for (std::size_t i = 0; i < ens.size(); ++i) weights_[i] = ens[i].weight;
     double h_min = INFINITY;
     for (std::size_t i = 0; i < ens.size(); ++i) {
       place_at_phase(ens[i], units_, laser_->direction(), xi_start_, states_[i].data());
@@ -117,8 +133,8 @@ class LaserScenario : public ScenarioBase {
  private:
   enum class Model { Lorentz, LandauLifshitz, Tracks };
 
-  void load_tracks(const std::string& file) {
-    tracks_ = read_tracks(file);
+  void load_tracks(std::vector<TrackData> tracks) {
+    tracks_ = std::move(tracks);
     const double T = units_.time(), L = units_.length();
     double tmax = 0;
     for (auto& t : tracks_) {
@@ -135,6 +151,7 @@ class LaserScenario : public ScenarioBase {
       y[7] = t.uz[0];
       y[4] = std::sqrt(1 + y[5] * y[5] + y[6] * y[6] + y[7] * y[7]);
       states_.push_back(y);
+      weights_.push_back(t.w);
       tmax = std::max(tmax, t.t.back() - t.t.front());
     }
     tau_max_ = 2.0 * tmax;  // τ ≤ t along any track
@@ -146,6 +163,7 @@ class LaserScenario : public ScenarioBase {
   double tau_rad_ = 0;
   double xi_start_ = 0, xi_end_ = 0, tau_max_ = 1e9;
   std::vector<std::array<double, 8>> states_;
+  std::vector<double> weights_;  // per electron, as states_
   std::vector<TrackData> tracks_;
 };
 

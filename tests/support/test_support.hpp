@@ -45,6 +45,16 @@ inline constexpr double on_axis_null = 1e-6;          // even harmonic of linear
 inline constexpr double dipole_lz = 1e-2;             // a0 = 0.05 helix: ωL_z/W vs the exact rotating dipole (1.2e-3)
 }  // namespace tol
 
+// Macro-particles and the Gaussian form factor (issue 15, beams), their own block (the openPMD particle
+// input's tolerance is in tests/python/test_openpmd_particles.py).
+namespace tol {
+inline constexpr double weight_scaling = 1e-15;       // field of weight w vs w × field of weight 1, rel. L2 (B = n̂ × wE
+                                                      // rounds once more than w·(n̂ × E): ≤ 2 ulps per slot)
+inline constexpr double form_factor_sampled = 4.5;    // |⟨cos ωΔφ⟩ over M sampled electrons − F| in units of its
+                                                      // Monte-Carlo standard error (1 − F²)/√(2M) (a Gaussian
+                                                      // phase: Var cos = (1 − F²)²/2): a 4.5σ bound
+}  // namespace tol
+
 std::filesystem::path source_dir();   // EDM_SOURCE_DIR
 std::filesystem::path build_dir();    // EDM_BUILD_DIR
 std::filesystem::path edm_binary();   // the built `edm`

@@ -28,7 +28,7 @@ enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profi
 enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
 enum class Envelope { Gaussian, Constant };                       // laser.envelope
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
-enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks };   // trajectory.model
+enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks, OpenPMD };  // trajectory.model
 enum class ScreenWindow { Auto, Explicit };                       // screen.window
 enum class ScreenType { Flat, Angular };                          // screen.type (directions.hpp)
 enum class AngleGrid { XY, Polar };                               // screen.angles: (θx, θy) or (θ, φ)
@@ -73,7 +73,7 @@ struct Choices<Distribution> {
 };
 template <>
 struct Choices<TrajectoryModel> {
-  static constexpr std::array names{"lorentz", "landau_lifshitz", "tracks"};
+  static constexpr std::array names{"lorentz", "landau_lifshitz", "tracks", "openpmd"};
 };
 template <>
 struct Choices<ScreenWindow> {
@@ -174,12 +174,16 @@ struct ElectronsSection {
   double sigma_x = 1e-6, sigma_y = 1e-6, sigma_z = 1e-6;  // m (gaussian)
   double energy_spread = 0.0;  // relative rms of γ (gaussian)
   double emittance_x = 0.0, emittance_y = 0.0;  // normalised, m·rad (gaussian)
+  // The Gaussian form factor of the coherent sum (edm/form_factor.hpp): rms length and transverse
+  // size of the bunch each macro-particle stands for, m; 0 = none in that direction.
+  double form_factor_sigma_z = 0.0, form_factor_sigma_r = 0.0;
 };
 
 struct TrajectorySection {
   TrajectoryModel model = TrajectoryModel::Lorentz;
   int knots_per_period = 16;      // knots per proper-time carrier period
-  std::string file;               // tracks: HDF5 file of external trajectories
+  std::string file;               // tracks / openpmd: HDF5 file of external trajectories
+  std::string species;            // openpmd: the particle species ("" = the series' only one)
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak
   double rtol = 1e-13;            // GSL odeiv2 relative tolerance
   double atol = 1e-15;            // GSL odeiv2 absolute tolerance (normalised units)

@@ -12,12 +12,14 @@ namespace edm {
 struct ElectronInit {
   double t0 = 0, x = 0, y = 0, z = 0;  // s, m
   double ux = 0, uy = 0, uz = 0;       // γβ
+  double weight = 1;                   // macro-particle weight (electrons it stands for), >= 0
 };
 
 // Deterministic sunflower (Vogel) disk of `count` points of radius R in the plane z = 0.
 std::vector<ElectronInit> sunflower_disk(std::uint64_t count, double radius);
-// Explicit list from a CSV file with columns t0,x,y,z,ux,uy,uz (header line optional, '#' comments).
-// Errors name file:line.
+// Explicit list from a CSV file with columns t0,x,y,z,ux,uy,uz and optionally an 8th, weight (in every
+// row or in none; 1 when absent; finite and >= 0). Header line optional, '#' comments. Errors name
+// file:line and the column.
 std::vector<ElectronInit> read_electron_csv(const std::string& path);
 // Gaussian beam about z = 0 moving along +z with mean Lorentz factor gamma: rms sizes, relative rms
 // energy spread and normalised emittances (m·rad). A seeded, portable RNG (same seed, same electrons

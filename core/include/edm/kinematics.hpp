@@ -13,6 +13,7 @@ struct EnsembleKinematics {
   double light_front_h = 0;     // mean of h = γ − s u_z, conserved in a plane wave
   double gamma_mean = 0;        // mean γ
   double u_perp2_mean = 0;      // mean u_x² + u_y²
+  double total_weight = 0;      // Σ of the electrons' macro-particle weights (= electrons when all are 1)
 };
 
 }  // namespace edm

@@ -58,6 +58,10 @@ typedef struct edm_scenario_v1 {
   int laser_direction;   /* s = ±1 */
   double xi_end;         /* integrate at least until ξ = t − s z exceeds this (pulse passed) */
   double tau_max;        /* hard cap on proper time per electron (runaway guard) */
+  /* Appended after ABI 2's first release (write it only when edm_campaign_v2::scenario_size says
+   * the host's table has it): the macro-particle weight of electron i, finite and >= 0; NULL = every
+   * weight is 1. The field is summed coherently with these weights (share/docs/ensembles.md). */
+  double (*weight)(const void* self, uint64_t i);
 } edm_scenario_v1;
 
 /* Return codes of the campaign accessors. */
@@ -95,6 +99,10 @@ typedef struct edm_campaign_v2 {
   int (*get_int)(const void* ctx, const char* key, int64_t* out);
   int (*get_bool)(const void* ctx, const char* key, int* out);
   int (*get_string)(const void* ctx, const char* key, char* buf, size_t len, size_t* needed);
+  /* Appended: sizeof(edm_scenario_v1) as the host was built. A plugin fills a field appended to that
+   * table (weight) only when it lies within this size; the host zeroes the table before create, so
+   * a field a plugin leaves alone is NULL. */
+  size_t scenario_size;
 } edm_campaign_v2;
 
 typedef struct edm_plugin_v2 {

@@ -9,6 +9,7 @@
 // into error strings, so none crosses it either. See share/plugin_template for a complete
 // out-of-tree example.
 #pragma once
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -36,6 +37,9 @@ class ScenarioBase {
   virtual int laser_direction() const = 0;
   virtual double xi_end() const = 0;
   virtual double tau_max() const { return 1e9; }
+  // Macro-particle weights (edm_scenario_v1::weight): has_weights() false = every weight is 1.
+  virtual bool has_weights() const { return false; }
+  virtual double weight(std::uint64_t) const { return 1.0; }
 };
 
 namespace sdk {
@@ -123,6 +127,15 @@ int create(const edm_campaign_v2* campaign, edm_scenario_v1* out, char* err, siz
         } catch (const std::exception& ex) {
           write_err(e, el, ex);
           return 1;
+        }
+      };
+    // weight was appended to the table: written only into a host table that has it (scenario_size).
+    if (s->has_weights() && campaign->scenario_size >= offsetof(edm_scenario_v1, weight) + sizeof(out->weight))
+      out->weight = [](const void* self, uint64_t i) {
+        try {
+          return static_cast<const T*>(self)->weight(i);
+        } catch (...) {
+          return 0.0 / 0.0;  // NaN: the host refuses it naming the electron (no exception crosses)
         }
       };
     out->laser_direction = s->laser_direction();

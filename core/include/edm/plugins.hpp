@@ -86,6 +86,10 @@ class Scenario {
   int laser_direction() const { return s_.laser_direction; }
   double xi_end() const { return s_.xi_end; }
   double tau_max() const { return s_.tau_max; }
+  // Macro-particle weight of electron i (1 when the scenario gives none); PluginError EDM-TRJ-050
+  // naming the electron unless it is finite and >= 0.
+  bool has_weights() const { return s_.weight != nullptr; }
+  double weight(std::uint64_t i) const;
   const edm_scenario_v1& raw() const { return s_; }
 
  private:

@@ -61,6 +61,9 @@ struct ElectronSpline {
   double tau0 = 0, dtau = 0;     // first knot, knot spacing (normalised)
   std::uint32_t n_intervals = 0;
   std::uint64_t offset = 0;      // into SplineBatch::coef, in doubles
+  // Macro-particle weight (finite, >= 0; the scenario's, 1 by default): the electron's field enters
+  // the coherent sum multiplied by it (share/docs/ensembles.md). Every consumer of a batch reads it here.
+  double weight = 1.0;
   double tau_end() const { return tau0 + dtau * n_intervals; }
 };
 

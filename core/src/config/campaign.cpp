@@ -302,7 +302,9 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
   std::filesystem::path p(file);
   if (p.is_relative() && c.origins[full] == Origin::File && !base.empty()) p = (base / p).lexically_normal();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec))
+  // An openPMD file-based series names its files by a pattern (data_%T.h5): its reader lists them.
+  const bool series_pattern = file.find("%T") != std::string::npos;
+  if (!series_pattern && !std::filesystem::is_regular_file(p, ec))
     fail(kMissingData, b.where(full), section, "file",
          std::string(what) + " '" + file + "' not found" +
              (p.string() != file ? " (looked for " + p.string() + ")" : ""));
@@ -381,6 +383,8 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
                     "electron list (CSV t0,x,y,z,ux,uy,uz)");
   if (c.trajectory.model == TrajectoryModel::Tracks)
     check_data_file(c, b, base, "trajectory", c.trajectory.file, "trajectory.model", "track file (HDF5)");
+  if (c.trajectory.model == TrajectoryModel::OpenPMD)
+    check_data_file(c, b, base, "trajectory", c.trajectory.file, "trajectory.model", "openPMD particle series (HDF5)");
   return std::move(c);
 }
 

@@ -144,13 +144,17 @@ std::vector<CoreKey> electrons_keys() {
       // Up to 1e6 (0.5 TeV), past every accelerator; the Doppler factor 4γ² then shortens a period by 4e12.
       EDM_KEY(electrons, gamma, "", "1..1e6", "Lorentz factor of the beam (inverse_thomson)"),
       EDM_KEY(electrons, file, "", "",
-              "CSV t0,x,y,z,ux,uy,uz in SI, u = γβ (list); relative to the campaign file"),
+              "CSV t0,x,y,z,ux,uy,uz[,weight] in SI, u = γβ (list); relative to the campaign file"),
       EDM_KEY(electrons, sigma_x, "m", ">=0", "rms size along x (gaussian)"),
       EDM_KEY(electrons, sigma_y, "m", ">=0", "rms size along y (gaussian)"),
       EDM_KEY(electrons, sigma_z, "m", ">=0", "rms size along z (gaussian)"),
       EDM_KEY(electrons, energy_spread, "", ">=0", "relative rms spread of γ (gaussian)"),
       EDM_KEY(electrons, emittance_x, "m·rad", ">=0", "normalised emittance in x (gaussian)"),
       EDM_KEY(electrons, emittance_y, "m·rad", ">=0", "normalised emittance in y (gaussian)"),
+      EDM_KEY(electrons, form_factor_sigma_z, "m", ">=0",
+              "rms length of the Gaussian form factor of the coherent sum (0 = none; share/docs/ensembles.md)"),
+      EDM_KEY(electrons, form_factor_sigma_r, "m", ">=0",
+              "rms transverse size of the Gaussian form factor of the coherent sum (0 = none)"),
   };
 }
 
@@ -159,7 +163,9 @@ std::vector<CoreKey> trajectory_keys() {
       EDM_KEY(trajectory, model, "", "", "equations of motion or external tracks"),
       // The solver needs two knots per period to resample a carrier period at all.
       EDM_KEY(trajectory, knots_per_period, "", "2..4096", "spline knots per proper-time carrier period"),
-      EDM_KEY(trajectory, file, "", "", "HDF5 file of external trajectories (tracks)"),
+      EDM_KEY(trajectory, file, "", "",
+              "HDF5 file of external trajectories (tracks), or an openPMD series (openpmd: data.h5 or data_%T.h5)"),
+      EDM_KEY(trajectory, species, "", "", "openpmd: the particle species to read (\"\" = the series' only one)"),
       // exp(−padding²) underflows a double past 27: more padding integrates nothing but free flight.
       EDM_KEY(trajectory, padding, "", ">0;1e-3..27", "envelope durations τ0 integrated before and after the peak"),
       EDM_KEY(trajectory, rtol, "", ">0", "GSL odeiv2 relative tolerance"),

@@ -49,6 +49,8 @@ struct FieldAccumulator::Impl {
   bool finished = false;
   std::size_t global = 0, local = 0;
   std::string build_log;
+  std::map<std::string, std::string> defines;  // of the field program (program_defines)
+  bool weighted = false;  // lw is the LW_WEIGHTED build: 7 doubles per electron in its table
 
   std::string where() const {
     return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")";
@@ -78,6 +80,7 @@ struct FieldAccumulator::Impl {
   cl::Buffer upload(const SplineBatch& batch);
   void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
   cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch);
+  void use_weighted_kernel();
 };
 
 namespace {
@@ -215,7 +218,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   // The memory guard before any allocation (the driver also calls it before anything else).
   m.bucket_bytes = check_device_memory(info, screen, mode);
 
-  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, program_defines(tuning, mode, screen),
+  m.defines = program_defines(tuning, mode, screen);
+  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, m.defines,
                                           std::max(0, tuning.options.max_registers));
   try {
     m.create_kernels(program, tuning);
@@ -326,6 +330,9 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
       throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
                                             ": spline table inconsistent (intervals, dtau or offset)");
   }
+  if (!m.weighted && std::any_of(batch.electrons.begin(), batch.electrons.end(),
+                                 [](const ElectronSpline& e) { return e.weight != 1.0; }))
+    m.use_weighted_kernel();
   cl::Buffer coef = m.upload(batch);
   m.form_light_front(coef, batch);
   cl::Event last = m.launch_groups(coef, batch);
@@ -389,10 +396,12 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
     // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
     // (< 2^53, exact), intervals, τ0, dτ, and 1/dτ and the last knot computed here once, so the
     // kernel never divides to find an interval. Unused entries stay 0 (the kernel reads `count`).
-    std::vector<double> group(6 * G, 0.0);
+    const std::size_t stride = weighted ? 7 : 6;  // + the weight (LW_WEIGHTED)
+    std::vector<double> group(stride * G, 0.0);
     for (std::size_t e = 0; e < count; ++e) {
       const auto& el = batch.electrons[first + e];
-      double* g = &group[6 * e];
+      double* g = &group[stride * e];
+      if (weighted) g[6] = el.weight;
       g[0] = double(el.offset);
       g[1] = double(el.n_intervals);
       g[2] = el.tau0;
@@ -418,6 +427,35 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
     }
   }
   return last;
+}
+
+// From the first batch with a weight other than 1 on, lw is the LW_WEIGHTED build of the same
+// program (cl/lienard_wiechert.cl: its results for weight 1 are bit-identical, so unweighted runs
+// keep the build they had and a run may switch between batches). Launches already enqueued keep
+// the kernel they were enqueued with.
+void FieldAccumulator::Impl::use_weighted_kernel() {
+  const std::size_t G = std::size_t(options.electron_group);
+  if (7 * sizeof(double) * G + 256 > max_parameter_bytes(*device))
+    throw ConfigError("EDM-CFG-640", "accumulator.electron_group = " + std::to_string(G) +
+                                         ": the weights of a weighted ensemble (7 doubles per electron) do not fit "
+                                         "the kernel parameters of " + where() + "; lower accumulator.electron_group");
+  auto defs = defines;
+  defs["LW_WEIGHTED"] = "1";
+  cl::Program program =
+      device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defs, std::max(0, options.max_registers));
+  try {
+    detail::BoundKernel<detail::kLwAccumulate> k(program,
+                                                 detail::kernel_source(std::string(detail::kLwAccumulate.file)));
+    if (k.kernel().getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(device->device()) < local)
+      throw ConfigError("EDM-CFG-641", "the weighted field kernel cannot run work-groups of " +
+                                           std::to_string(local) + " on " + where() +
+                                           "; lower accumulator.work_group");
+    lw = std::move(k);
+    bind_screen_arguments();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "creating the weighted field kernel on " + where());
+  }
+  weighted = true;
 }
 
 void FieldAccumulator::drain() {

@@ -154,6 +154,11 @@ std::vector<double> host_reference_field(const Screen& screen, Mode mode, const 
           if (!tau) continue;  // retarded time outside the spline: nothing
           double Enear[3], Efar[3], n[3];
           lw_field(sp, *tau, o, Enear, Efar, n);
+          // The macro-particle weight scales the electron's whole field (share/docs/ensembles.md).
+          for (int c = 0; c < 3; ++c) {
+            Enear[c] *= e.weight;
+            Efar[c] *= e.weight;
+          }
           const double Et[3] = {Enear[0] + Efar[0], Enear[1] + Efar[1], Enear[2] + Efar[2]};
           auto put = [&](int bucket, const double v[3], bool cross_n) {
             double w[3] = {v[0], v[1], v[2]};

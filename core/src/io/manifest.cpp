@@ -157,6 +157,9 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
                                     {"count", int64_t(s.electrons)},
                                     {"batches", int64_t(s.batches)},
                                     {"knots_total", int64_t(s.knots_total)}});
+  // Σ of the macro-particle weights (share/docs/ensembles.md): the number of electrons the run's
+  // coherent sum stands for (= count when every weight is 1).
+  if (x.kinematics.electrons > 0) m["electrons"].as_table()->insert("total_weight", x.kinematics.total_weight);
   if (const EnsembleKinematics& k = x.kinematics; k.electrons > 0)
     m.insert("kinematics", toml::table{{"electrons", int64_t(k.electrons)},
                                        {"laser_direction", k.laser_direction},

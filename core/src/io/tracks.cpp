@@ -64,6 +64,25 @@ std::vector<double> read_1d(hid_t group, const std::string& file, const std::str
   return v;
 }
 
+// The optional weight dataset `w` of a track group: a scalar or one element, float, finite, >= 0.
+double read_weight(hid_t group, const std::string& file, const std::string& gpath) {
+  const std::string where = file + ": dataset " + gpath + "/w";
+  if (H5Lexists(group, "w", H5P_DEFAULT) <= 0) return 1.0;
+  Handle d{H5Dopen2(group, "w", H5P_DEFAULT), H5Dclose};
+  Handle space{d.id < 0 ? -1 : H5Dget_space(d.id), H5Sclose};
+  Handle type{d.id < 0 ? -1 : H5Dget_type(d.id), H5Tclose};
+  if (space.id < 0 || type.id < 0 || H5Tget_class(type.id) != H5T_FLOAT ||
+      H5Sget_simple_extent_npoints(space.id) != 1 || H5Sget_simple_extent_ndims(space.id) > 1)
+    throw IoError("EDM-IO-110", where + ": the weight must be one floating-point number (a scalar dataset)");
+  double w = 0;
+  if (H5Dread(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &w) < 0)
+    throw IoError("EDM-IO-112", where + ": read failed");
+  if (!(std::isfinite(w) && w >= 0))
+    throw IoError("EDM-IO-111", where + " = " + std::to_string(w) +
+                                    ": a macro-particle weight must be finite and >= 0");
+  return w;
+}
+
 }  // namespace
 
 std::vector<TrackData> read_tracks(const std::string& path) {
@@ -91,6 +110,7 @@ std::vector<TrackData> read_tracks(const std::string& path) {
     std::vector<double>* cols[7] = {&td.t, &td.x, &td.y, &td.z, &td.ux, &td.uy, &td.uz};
     static const char* cnames[7] = {"t", "x", "y", "z", "ux", "uy", "uz"};
     for (int c = 0; c < 7; ++c) *cols[c] = read_1d(g.id, path, gpath + "/" + cnames[c]);
+    td.w = read_weight(g.id, path, gpath);
     for (int c = 1; c < 7; ++c)
       if (cols[c]->size() != td.t.size())
         throw IoError("EDM-IO-050", path + ": dataset " + gpath + "/" + cnames[c] + " has " +
@@ -129,6 +149,12 @@ void write_tracks(const std::string& path, const std::vector<TrackData>& tracks)
       if (d.id < 0 ||
           (n > 0 && H5Dwrite(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, cols[c]->data()) < 0))
         throw IoError("EDM-IO-063", path + ": cannot write dataset /tracks/" + name + "/" + cnames[c]);
+    }
+    if (td.w != 1.0) {  // files of unit weights stay as they were before weights existed
+      Handle space{H5Screate(H5S_SCALAR), H5Sclose};
+      Handle d{H5Dcreate2(g.id, "w", H5T_IEEE_F64LE, space.id, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+      if (d.id < 0 || H5Dwrite(d.id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &td.w) < 0)
+        throw IoError("EDM-IO-113", path + ": cannot write dataset /tracks/" + name + "/w");
     }
   }
 }

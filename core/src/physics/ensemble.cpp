@@ -67,13 +67,45 @@ bool parse_double(const std::string& s, double& v) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kCsvColumns[8] = {"t0", "x", "y", "z", "ux", "uy", "uz", "weight"};
+
+// One data row of the electron list: 7 columns, or 8 with the macro-particle weight (which every row
+// of the file then has: `columns` is the first row's count). Errors name file:line and the column.
+ElectronInit parse_electron_row(const std::vector<std::string>& cols, std::size_t columns, const std::string& where) {
+  if (cols.size() != 7 && cols.size() != 8)
+    throw ConfigError("EDM-CFG-202", where + "expected 7 columns (t0,x,y,z,ux,uy,uz) or 8 (…,weight), found " +
+                                         std::to_string(cols.size()));
+  if (cols.size() != columns)
+    throw ConfigError("EDM-CFG-642", where + "found " + std::to_string(cols.size()) + " columns, the first row has " +
+                                         std::to_string(columns) + ": the weight column is in every row or in none");
+  double v[8] = {0, 0, 0, 0, 0, 0, 0, 1.0};
+  for (std::size_t c = 0; c < cols.size(); ++c) {
+    if (!parse_double(cols[c], v[c]))
+      throw ConfigError("EDM-CFG-203", where + "column " + kCsvColumns[c] + " is not a number: '" + cols[c] + "'");
+    if (!std::isfinite(v[c])) throw ConfigError("EDM-CFG-204", where + "column " + kCsvColumns[c] + " is not finite");
+  }
+  if (v[7] < 0)
+    throw ConfigError("EDM-CFG-643", where + "column weight = " + cols[7] +
+                                         " is negative (a macro-particle weight is a number of electrons, >= 0)");
+  // |u| = γβ beyond 1e8 (≈ 51 TeV) is far outside any laser–electron experiment: almost surely a
+  // unit mistake (momentum in SI instead of γβ), refused rather than integrated.
+  const double u2 = v[4] * v[4] + v[5] * v[5] + v[6] * v[6];
+  if (u2 > 1e16)
+    throw ConfigError("EDM-CFG-205", where + "|u| = " + std::to_string(std::sqrt(u2)) +
+                                         " is out of range (u = γβ, dimensionless)");
+  return ElectronInit{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+}
+
+}  // namespace
+
 std::vector<ElectronInit> read_electron_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError("EDM-CFG-201", path + ": cannot open the electron list (electrons.file)");
-  static const char* names[7] = {"t0", "x", "y", "z", "ux", "uy", "uz"};
   std::vector<ElectronInit> out;
   std::string raw;
-  std::size_t lineno = 0;
+  std::size_t lineno = 0, columns = 0;
   bool first_content = true;
   while (std::getline(in, raw)) {
     ++lineno;
@@ -81,13 +113,9 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
     if (auto h = line.find('#'); h != std::string::npos) line.erase(h);
     line = trim(line);
     if (line.empty()) continue;
-    const auto where = path + ":" + std::to_string(lineno) + ": ";
     const auto cols = split_commas(line);
-    double v[7];
-    bool numeric = cols.size() == 7;
-    for (std::size_t c = 0; numeric && c < 7; ++c) numeric = parse_double(cols[c], v[c]);
     // The first non-comment line may be a header: accepted only if no field of it is a number.
-    if (first_content && !numeric) {
+    if (first_content) {
       first_content = false;
       bool any_number = false;
       for (auto& c : cols) {
@@ -96,24 +124,8 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
       }
       if (!any_number) continue;
     }
-    first_content = false;
-    if (cols.size() != 7)
-      throw ConfigError("EDM-CFG-202", where + "expected 7 columns (t0,x,y,z,ux,uy,uz), found " +
-                                           std::to_string(cols.size()));
-    for (std::size_t c = 0; c < 7; ++c) {
-      if (!parse_double(cols[c], v[c]))
-        throw ConfigError("EDM-CFG-203",
-                          where + "column " + names[c] + " is not a number: '" + cols[c] + "'");
-      if (!std::isfinite(v[c]))
-        throw ConfigError("EDM-CFG-204", where + "column " + names[c] + " is not finite");
-    }
-    // |u| = γβ beyond 1e8 (≈ 51 TeV) is far outside any laser–electron experiment: almost surely a
-    // unit mistake (momentum in SI instead of γβ), refused rather than integrated.
-    const double u2 = v[4] * v[4] + v[5] * v[5] + v[6] * v[6];
-    if (u2 > 1e16)
-      throw ConfigError("EDM-CFG-205", where + "|u| = " + std::to_string(std::sqrt(u2)) +
-                                           " is out of range (u = γβ, dimensionless)");
-    out.push_back(ElectronInit{v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+    if (columns == 0) columns = cols.size();
+    out.push_back(parse_electron_row(cols, columns, path + ":" + std::to_string(lineno) + ": "));
   }
   if (out.empty()) throw ConfigError("EDM-CFG-206", path + ": the electron list holds no electrons");
   return out;

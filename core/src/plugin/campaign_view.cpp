@@ -78,6 +78,7 @@ CampaignView::CampaignView(const Campaign& campaign)
   os << table_;
   text_ = os.str();
   c_.struct_size = sizeof(edm_campaign_v2);
+  c_.scenario_size = sizeof(edm_scenario_v1);
   c_.ctx = this;
   c_.scenario = scenario_.c_str();
   c_.campaign_file = file_.c_str();

@@ -1,5 +1,6 @@
 // Scenario: RAII and error translation over a plugin's C scenario table, and the kinematics of the
 // ensemble it starts (for the manifest).
+#include <cmath>
 #include <string>
 
 #include "edm/error.hpp"
@@ -71,12 +72,21 @@ edm_track Scenario::track(std::uint64_t i) const {
   return t;
 }
 
+double Scenario::weight(std::uint64_t i) const {
+  if (!s_.weight) return 1.0;
+  const double w = s_.weight(s_.self, i);
+  if (!(std::isfinite(w) && w >= 0))
+    throw PluginError("EDM-TRJ-050", "weight of electron " + std::to_string(i) + " is " + std::to_string(w) +
+                                         ": a macro-particle weight must be finite and >= 0");
+  return w;
+}
+
 EnsembleKinematics initial_kinematics(const Scenario& scenario) {
   EnsembleKinematics k;
   const std::uint64_t n = scenario.electron_count();
   if (n == 0) return k;
   const int s = scenario.laser_direction();
-  double h = 0, gamma = 0, uperp2 = 0;
+  double h = 0, gamma = 0, uperp2 = 0, weight = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
     double y[8];
     scenario.initial_state(i, y);
@@ -86,12 +96,14 @@ EnsembleKinematics initial_kinematics(const Scenario& scenario) {
     h += s * y[7] > 0 ? (1 + up2) / (y[4] + s * y[7]) : y[4] - s * y[7];
     gamma += y[4];
     uperp2 += up2;
+    weight += scenario.weight(i);
   }
   k.electrons = n;
   k.laser_direction = s;
   k.light_front_h = h / double(n);
   k.gamma_mean = gamma / double(n);
   k.u_perp2_mean = uperp2 / double(n);
+  k.total_weight = weight;
   return k;
 }
 

@@ -46,6 +46,11 @@ edm_scenario_v1 extended_table(ExtendedStart& ext) {
     raw.laser_field(raw.self, x4, E, B);
   };
   t.track = nullptr;
+  if (t.weight)  // the plugin's weights, asked of the plugin's own scenario
+    t.weight = [](const void* self, uint64_t i) {
+      const auto& raw = static_cast<const ExtendedStart*>(self)->inner->raw();
+      return raw.weight(raw.self, i);
+    };
   return t;
 }
 

@@ -335,6 +335,7 @@ SplineBatch solve_trajectories(const Scenario& scenario, std::uint64_t first, st
     es.dtau = knots[k].dtau;
     es.n_intervals = std::uint32_t(knots[k].size() - 1);
     es.offset = b.coef.size();
+    es.weight = scenario.weight(first + k);
     const auto c = build_coefficients(knots[k]);
     b.coef.insert(b.coef.end(), c.begin(), c.end());
     Knots().y.swap(knots[k].y);
