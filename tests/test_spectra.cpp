@@ -335,6 +335,14 @@ BOOST_AUTO_TEST_CASE(copies_and_weights) {
   const double w = 3.5;
   const std::vector<double> weight{w};
   const SpectraSums weighted = direct(s.batch, g, weight);
+  // The same weight carried by the spline (ElectronSpline::weight, from the ensemble): the same bits.
+  SplineBatch carried = s.batch;
+  carried.electrons[0].weight = w;
+  const SpectraSums from_spline = direct(carried, g);
+  BOOST_TEST(std::memcmp(from_spline.coherent.data(), weighted.coherent.data(),
+                         weighted.coherent.size() * sizeof(double)) == 0);
+  BOOST_TEST(std::memcmp(from_spline.incoherent.data(), weighted.incoherent.data(),
+                         weighted.incoherent.size() * sizeof(double)) == 0);
   for (std::size_t i = 0; i < one.incoherent.size(); ++i) {
     double c1 = 0, cN = 0, cw = 0;
     for (int c = 0; c < 3; ++c) {

@@ -27,11 +27,15 @@ using namespace edm;
 
 namespace {
 
+// The screen only bounds the trajectory (it is integrated until the screen's window is covered):
+// a small near one for the spectra, whose directions are their own grid; for the FFT path a far
+// one of 10 pixels within 0.1 mrad, sampled like the peer case.
 std::string campaign_text(int knots, int samples) {
   return "[run]\nscenario = \"inverse_thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.1\nduration = 26.7e-15\n"
          "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = 5.0\n"
          "[trajectory]\nknots_per_period = " + std::to_string(knots) +
-         "\n[screen]\ndistance = 1.0\nhalf_width_x = 0.1\nhalf_width_y = 1e-6\nnx = 10\nny = 1\nsamples = " +
+         (samples > 16 ? "\n[screen]\ndistance = 1.0\nhalf_width_x = 1e-4\n" : "\n[screen]\ndistance = 0.002\nhalf_width_x = 2e-5\n") +
+         "half_width_y = 1e-6\nnx = 10\nny = 1\nsamples = " +
          std::to_string(samples) + "\nsamples_per_period = 2048\n";
 }
 
@@ -59,8 +63,9 @@ int main() {
     int knots, nodes;
     double phase;
   };
-  const std::vector<Setting> settings = {{64, 16, 0.5}, {16, 8, 2.0}, {16, 6, 2.0}, {16, 4, 1.0},
-                                         {16, 8, 4.0},  {32, 8, 2.0}, {8, 8, 2.0}};
+  // The first setting is the reference (the most accurate); the others are timed against it.
+  const std::vector<Setting> settings = {{32, 12, 1.0}, {16, 8, 2.0}, {16, 6, 2.0}, {16, 4, 1.0},
+                                         {16, 8, 4.0},  {8, 8, 2.0}};
   std::vector<double> ref;
   for (const auto& s : settings) {
     const Campaign c = parse_campaign(campaign_text(s.knots, 16), "peer", {}, keys, false);

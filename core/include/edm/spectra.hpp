@@ -60,7 +60,8 @@ class SpectraAccumulator {
   SpectraAccumulator& operator=(SpectraAccumulator&&) noexcept;
 
   // Adds the batch's electrons in electron order. weights: one per electron of the batch (empty:
-  // all 1); a negative or non-finite weight is a ConfigError naming the electron. Blocks until the
+  // each electron's own ElectronSpline::weight, 1 unless the ensemble gives one); a negative or
+  // non-finite weight is a ConfigError naming the electron. Blocks until the
   // splines are on the device (the batch may be released afterwards).
   void accumulate(const SplineBatch& batch, std::span<const double> weights = {});
   // Waits for the launches and downloads the sums; the accumulator is finished afterwards.

@@ -147,7 +147,7 @@ void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch&
     tab[4 * e] = double(el.offset);
     tab[4 * e + 1] = double(el.n_intervals);
     tab[4 * e + 2] = el.dtau;
-    tab[4 * e + 3] = weights.empty() ? 1.0 : weights[first + e];
+    tab[4 * e + 3] = weights.empty() ? el.weight : weights[first + e];
     sums.weight_sum += tab[4 * e + 3];
   }
   cl::Buffer tb(device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, tab.size() * sizeof(double), tab.data());
@@ -169,10 +169,12 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
   if (!weights.empty() && weights.size() != batch.electrons.size())
     throw Error("EDM-ACC-058", "spectra: " + std::to_string(weights.size()) + " weights for " +
                                    std::to_string(batch.electrons.size()) + " electrons of the batch");
-  for (std::size_t e = 0; e < weights.size(); ++e)
-    if (!(weights[e] >= 0.0) || !std::isfinite(weights[e]))
+  for (std::size_t e = 0; e < batch.electrons.size(); ++e) {
+    const double w = weights.empty() ? batch.electrons[e].weight : weights[e];
+    if (!(w >= 0.0) || !std::isfinite(w))
       throw ConfigError("EDM-CFG-625", "electron " + std::to_string(batch.electrons[e].index) + ": weight " +
-                                           std::to_string(weights[e]) + " is negative or not finite");
+                                           std::to_string(w) + " is negative or not finite");
+  }
   for (const auto& el : batch.electrons)
     if (el.n_intervals == 0 || !(el.dtau > 0.0) ||
         el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())

@@ -1,9 +1,10 @@
 // The direct spectra in the run (share/docs/outputs.md "Direct spectra"): with [spectra] enabled,
 // a SpectraAccumulator on this rank's first device takes every batch's splines beside the field
 // accumulator, and rank 0 writes spectrum.h5's /direct group after field.h5 is committed. The
-// directions are those of the screen's pixels seen from the origin.
+// directions are the angular screen's grid, or a flat screen's pixels seen from the origin.
 #include <cmath>
 
+#include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/photon_units.hpp"
 #include "edm/spectra_file.hpp"
@@ -11,8 +12,14 @@
 
 namespace edm::detail {
 
-std::vector<std::array<double, 3>> screen_directions(const Screen& screen) {
+// The directions of the run's screen, index iy·nx + ix: an angular screen's grid (directions.hpp),
+// or a flat screen's pixels seen from the origin.
+std::vector<std::array<double, 3>> screen_directions(const ScreenSection& section, const Screen& screen) {
   std::vector<std::array<double, 3>> n;
+  if (section.type == ScreenType::Angular) {
+    for (const DirectionCell& c : direction_cells(make_direction_grid(section))) n.push_back(c.n);
+    return n;
+  }
   n.reserve(std::size_t(screen.pixels()));
   for (int iy = 0; iy < screen.ny; ++iy)
     for (int ix = 0; ix < screen.nx; ++ix) {
@@ -37,7 +44,7 @@ std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const Prep
   SpectraGrid grid;
   const double wl = cell.units().omega;
   for (double w : spectra_frequencies(sec, wl)) grid.omega.push_back(w / wl);
-  grid.directions = screen_directions(cell.screen());
+  grid.directions = screen_directions(ctx.campaign.screen, cell.screen());
   SpectraOptions o;
   o.nodes = sec.nodes;
   o.phase = sec.phase;
@@ -49,7 +56,7 @@ void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccum
   SpectraFileInfo info;
   const double wl = cell.units().omega;
   info.omega = spectra_frequencies(ctx.campaign.spectra, wl);
-  info.directions = screen_directions(cell.screen());
+  info.directions = screen_directions(ctx.campaign.screen, cell.screen());
   info.direction_shape = {std::size_t(cell.screen().ny), std::size_t(cell.screen().nx)};
   info.laser_omega = wl;
   info.section = ctx.campaign.spectra;
