@@ -447,6 +447,7 @@ BOOST_AUTO_TEST_CASE(photon_units_in_spectrum_file) {
   info.omega = spectra_frequencies(sec, wl);
   info.directions = {unit(std::numbers::pi, 0), unit(2.5, 0)};
   info.direction_shape = {2};
+  info.solid_angle = {1e-3, 2e-3};
   info.laser_omega = wl;
   info.section = sec;
   SpectraGrid g{{}, info.directions};
@@ -472,6 +473,8 @@ BOOST_AUTO_TEST_CASE(photon_units_in_spectrum_file) {
   const auto po = read_all("/direct/incoherent/photons_per_omega");
   const auto inc = read_all("/direct/incoherent/d2W_domega_dOmega");
   const auto omega = read_all("/direct/axes/omega");
+  const auto solid = read_all("/direct/axes/solid_angle");
+  BOOST_TEST(solid.size() == 2u);
   H5Fclose(f);
   const double hbar = 1.054571817e-34;  // J·s, CODATA 2018 (h/2π to the digits given)
   constexpr double kHbarDigits = 1e-9;  // the literal above carries 10 digits

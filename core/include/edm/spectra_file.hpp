@@ -18,6 +18,7 @@ struct SpectraFileInfo {
   std::vector<double> omega;                       // rad/s
   std::vector<std::array<double, 3>> directions;   // n̂, one per direction
   std::vector<std::size_t> direction_shape;        // how the directions lie (e.g. {ny, nx}); product = count
+  std::vector<double> solid_angle;                 // sr per direction (an angular screen's cells); empty: none
   double laser_omega = 0;                          // rad/s
   SpectraSection section;                          // the [spectra] keys of the run (sum, scale, nodes, phase)
   std::string run_id, edm_version;

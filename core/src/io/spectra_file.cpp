@@ -56,6 +56,9 @@ void write_axes(hid_t direct, const SpectraFileInfo& info, const Path& where) {
   h5::write_dataset(axes.get(), "photon_energy", {hsize_t(ev.size())}, ev.data(), "eV", where);
   h5::write_dataset(axes.get(), "direction", {hsize_t(info.directions.size()), 3}, n.data(), "1", where);
   h5::write_dataset(axes.get(), "direction_shape", {hsize_t(shape.size())}, shape.data(), "1", where);
+  if (!info.solid_angle.empty())
+    h5::write_dataset(axes.get(), "solid_angle", {hsize_t(info.solid_angle.size())}, info.solid_angle.data(), "sr",
+                      where);
 }
 
 void write_attributes(hid_t direct, const SpectraFileInfo& info, const SpectraSums& sums) {
@@ -117,7 +120,8 @@ void write_spectra_file(const Path& path, const SpectraFileInfo& info, const Spe
   h5::silence();
   const std::size_t ndir = std::accumulate(info.direction_shape.begin(), info.direction_shape.end(), std::size_t(1),
                                            std::multiplies<>());
-  if (ndir != sums.directions || info.directions.size() != sums.directions || info.omega.size() != sums.frequencies)
+  if (ndir != sums.directions || info.directions.size() != sums.directions || info.omega.size() != sums.frequencies ||
+      (!info.solid_angle.empty() && info.solid_angle.size() != sums.directions))
     throw Error("EDM-IO-105", "spectra: the file's axes do not match the sums (" + std::to_string(sums.directions) +
                                   " directions, " + std::to_string(sums.frequencies) + " frequencies)");
   Path partial = path;

@@ -58,6 +58,9 @@ void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccum
   info.omega = spectra_frequencies(ctx.campaign.spectra, wl);
   info.directions = screen_directions(ctx.campaign.screen, cell.screen());
   info.direction_shape = {std::size_t(cell.screen().ny), std::size_t(cell.screen().nx)};
+  if (ctx.campaign.screen.type == ScreenType::Angular)
+    for (const DirectionCell& c : direction_cells(make_direction_grid(ctx.campaign.screen)))
+      info.solid_angle.push_back(c.solid_angle);
   info.laser_omega = wl;
   info.section = ctx.campaign.spectra;
   info.run_id = S.run_id;
