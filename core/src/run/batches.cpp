@@ -47,7 +47,7 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
       const double t_last = screen.t_rel(screen.samples - 1);
       throw ConfigError("EDM-WIN-003",
                         std::string("[screen] t_start / samples: the observer window ends at ") +
-                            format_time((t_last + std::abs(screen.z)) * cell.units().time()) +
+                            format_time((t_last + screen.time_offset()) * cell.units().time()) +
                             ", too late for the trajectories to reach (" + e.what() + ")");
     }
     throw;

@@ -84,7 +84,7 @@ double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
 // inverse Thomson). Explicit: [screen] t_start.
 double window_start(const Campaign& campaign, const Scenario& scenario, const Screen& screen,
                     const Normalization& units, const std::vector<std::array<double, 8>>& init) {
-  if (campaign.screen.window != ScreenWindow::Auto) return campaign.screen.t_start / units.time() - std::abs(screen.z);
+  if (campaign.screen.window != ScreenWindow::Auto) return campaign.screen.t_start / units.time() - screen.time_offset();
   const int sdir = scenario.laser_direction();
   double first = INFINITY;
   for (const auto& y : init) {
