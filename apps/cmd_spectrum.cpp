@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
+#include "edm/photon_yield.hpp"
 #include "edm/spectrum.hpp"
 
 namespace po = boost::program_options;
@@ -65,6 +66,13 @@ int cmd_spectrum(const Args& args) {
       std::cout << line;
     }
     std::cout << "\n";
+  }
+  if (const LineYield y = on_axis_line_yield(r, read_run_physics(dir)); y.known) {
+    std::snprintf(line, sizeof line,
+                  "  on-axis photon yield at the line ω_1 = %.6g ω: %.4e photons/sr per 0.1 %% BW per shot "
+                  "(%.4e J·s/rad/sr, %s window)\n",
+                  y.line_omega / w0, y.photons_per_bw, y.d2W, window_name(r.window));
+    std::cout << line;
   }
   print_twisted_summary(std::cout, r, products.twisted);
   std::cout << "  wrote " << (dir / "spectrum.h5").string() << "\n";

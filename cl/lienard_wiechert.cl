@@ -18,6 +18,9 @@
 //                  work-group size, fixed by the host); 0: in registers
 //   LW_WEIGHTED    1: each electron's macro-particle weight (a 7th double in lw_group) scales its
 //                  contribution; absent/0: every weight is 1 (no multiplication)
+//   LW_ANGULAR     (angular screens only; lw_direction.cl before this file) 1: observers on the
+//                  sphere of radius zs, 2: at infinity (R·E of the far field), one direction per
+//                  pixel from `dirs`; absent (0): the flat screen, whose code is unchanged
 //
 // Units and sign: normalised (units.hpp: c = 1, lengths c/ω, times 1/ω) and a UNIT POSITIVE charge
 // with 1/(4πε0) = 1, i.e. the field is summed in units of q k²/(4πε0) with q = +1: a static charge
@@ -92,14 +95,15 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 // rings: ~5), and the warp's load instructions touch few cache lines. The kernel is bound by the
 // L1 data pipe (wavefronts per load: BENCHMARKS.md), so fewer distinct lines per load is speed.
 //
-// grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them.
+// grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them. dirs: angular screens,
+// per pixel n̂ and n_z − s_z (4 doubles; core/src/field/accumulator.cpp); unread on the flat screen.
 __kernel void lw_accumulate(__global const double* restrict coef, const lw_group grp, const int count,
                             const int nx, const int ny, const int samples,
                             const double half_x, const double half_y, const double zs,
                             const double t0_rel, const double dt,
                             __global double* restrict E, __global double* restrict B,
                             __global double* restrict Ef, __global double* restrict Bf,
-                            __global const int* restrict pixel_of) {
+                            __global const int* restrict pixel_of, __global const double* restrict dirs) {
   const int npix = nx * ny;
   const int wg = (int)get_local_size(0), group = (int)get_group_id(0), l = (int)get_local_id(0);
   const int per_chunk = (npix + wg - 1) / wg;
@@ -117,6 +121,24 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   const double sz = SCREEN_SIGN;  // a compile-time ±1: every s_z select in lw_slot.cl folds away
   const double absZ = fabs(zs);
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket
+#ifndef LW_ANGULAR
+#define LW_ANGULAR 0
+#endif
+#if LW_ANGULAR
+  lw_dir o;  // this pixel's direction (cl/lw_direction.cl)
+  o.n0 = dirs[4 * pix];
+  o.n1 = dirs[4 * pix + 1];
+  o.n2 = dirs[4 * pix + 2];
+  o.w = dirs[4 * pix + 3];
+  o.R = zs;
+#define LW_SETUP(x, sp) lw_dir_setup(x, sp, &o)
+#define LW_SOLVE(x, sp, ev, fv, n) \
+  lw_dir_solve(x, sp, t_rel, dt, &o, sz, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n)
+#else
+#define LW_SETUP(x, sp) lw_setup(x, sp, px, py, sz, absZ)
+#define LW_SOLVE(x, sp, ev, fv, n) \
+  lw_solve(x, sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n)
+#endif
 
 #if LW_STATE_LOCAL
   // The G electrons' solver state in local memory, one slot per (electron, work-item), copied into
@@ -143,7 +165,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
     if (e < count) {
       const lw_spline sp = lw_table(coef, &grp, e);
       lw_electron x;
-      lw_setup(&x, &sp, px, py, sz, absZ);
+      LW_SETUP(&x, &sp);
       any_lo = fmin(any_lo, x.t_first);
       any_hi = fmax(any_hi, x.t_last);
 #if LW_STATE_LOCAL
@@ -174,7 +196,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       acc[9 + c] = Bf[i0 + c * plane];
 #endif
     }
-#if LW_INTERLEAVE
+#if LW_INTERLEAVE && !LW_ANGULAR
     {
       // CPUs: the same per-electron operations as lw_solve, phase by phase across the group — every
       // predictor, then each Newton step for every electron, then every field evaluation — so each
@@ -237,13 +259,13 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       const int wj = s_wj[i];
       x.warm = wj & 3;
       x.j = (wj >> 2) - 1;
-      lw_solve(&x, &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
+      LW_SOLVE(&x, &sp, ev, fv, n);
       s_tau[i] = x.tau;
       s_pp[i] = x.tau_pp;
       s_invd[i] = x.invd_prev;
       s_wj[i] = 4 * (x.j + 1) + x.warm;
 #else
-      lw_solve(&el[e], &sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n);
+      LW_SOLVE(&el[e], &sp, ev, fv, n);
 #endif
       LW_WEIGH(e, ev, fv);
       lw_add(acc, ev, fv, n, SPLIT_MODE);

@@ -417,8 +417,14 @@ BOOST_AUTO_TEST_CASE(enum_words_are_the_table_choices) {
   expect_words<edm::Distribution>("electrons.distribution");
   expect_words<edm::TrajectoryModel>("trajectory.model");
   expect_words<edm::ScreenWindow>("screen.window");
+  expect_words<edm::ScreenType>("screen.type");
+  expect_words<edm::AngleGrid>("screen.angles");
+  expect_words<edm::ScreenAxis>("screen.axis");
   expect_words<edm::FieldKernel>("accumulator.kernel");
   expect_words<edm::PixelOrder>("accumulator.pixel_order");
+  expect_words<edm::SpectraUnit>("spectra.unit");
+  expect_words<edm::SpectraScale>("spectra.scale");
+  expect_words<edm::SpectraSum>("spectra.sum");
   std::size_t with_choices = 0;
   for (const auto& k : edm::core_keys()) with_choices += !k.spec.choices.empty();
   BOOST_TEST(with_choices == enum_keys_checked);  // no choice key left out above

@@ -30,6 +30,9 @@ enum class Envelope { Gaussian, Constant };                       // laser.envel
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks, OpenPMD };  // trajectory.model
 enum class ScreenWindow { Auto, Explicit, Burst };                // screen.window
+enum class ScreenType { Flat, Angular };                          // screen.type (directions.hpp)
+enum class AngleGrid { XY, Polar };                               // screen.angles: (θx, θy) or (θ, φ)
+enum class ScreenAxis { PlusZ, MinusZ, PlusX, MinusX, PlusY, MinusY };  // screen.axis
 enum class FieldKernel { Newton };                                // accumulator.kernel
 // How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
 // share a warp). Only speed depends on it: every slot gets the same additions in the same order.
@@ -41,6 +44,9 @@ enum class FieldKernel { Newton };                                // accumulator
 //   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
 //   Rows:  plain row order (identity).
 enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumulator.pixel_order
+enum class SpectraScale { Linear, Log };                         // spectra.scale: ω grid spacing
+enum class SpectraSum { Both, Coherent, Incoherent };            // spectra.sum: which sums are kept
+enum class SpectraUnit { Laser, EV };                            // spectra.unit of omega_min/omega_max
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>
@@ -74,12 +80,36 @@ struct Choices<ScreenWindow> {
   static constexpr std::array names{"auto", "explicit", "burst"};
 };
 template <>
+struct Choices<ScreenType> {
+  static constexpr std::array names{"flat", "angular"};
+};
+template <>
+struct Choices<AngleGrid> {
+  static constexpr std::array names{"xy", "polar"};
+};
+template <>
+struct Choices<ScreenAxis> {
+  static constexpr std::array names{"z", "-z", "x", "-x", "y", "-y"};
+};
+template <>
 struct Choices<FieldKernel> {
   static constexpr std::array names{"newton"};
 };
 template <>
 struct Choices<PixelOrder> {  // the same words as pixel_order_name (test_key_table checks)
   static constexpr std::array names{"auto", "rings", "tiles", "rows"};
+};
+template <>
+struct Choices<SpectraScale> {
+  static constexpr std::array names{"linear", "log"};
+};
+template <>
+struct Choices<SpectraSum> {
+  static constexpr std::array names{"both", "coherent", "incoherent"};
+};
+template <>
+struct Choices<SpectraUnit> {
+  static constexpr std::array names{"laser", "eV"};
 };
 
 template <class E>
@@ -163,7 +193,9 @@ struct TrajectorySection {
 };
 
 struct ScreenSection {
-  double distance = 0.05;         // m, z of the screen plane (negative: a screen behind)
+  ScreenType type = ScreenType::Flat;  // flat: pixels on the plane z = distance; angular: directions
+  double distance = 0.05;         // m, z of the screen plane (negative: a screen behind); angular:
+                                  // the sphere's radius R, +inf ("infinity") for the far field
   double half_width_x = 2e-3;     // m (half_width sets both)
   double half_width_y = 2e-3;     // m
   int nx = 64;
@@ -174,6 +206,13 @@ struct ScreenSection {
   double t_start = 0.0;           // s, absolute lab time of sample 0 (window = explicit)
   bool allow_clipping = false;    // clipped electrons are reported instead of refused
   bool strict = false;            // a window that misses the burst is refused instead of warned about
+  // The angular screen's grid (type = angular; directions.hpp): nx × ny directions about `axis`.
+  AngleGrid angles = AngleGrid::XY;
+  ScreenAxis axis = ScreenAxis::PlusZ;
+  double theta_x_min = -0.01, theta_x_max = 0.01;  // rad, angles = xy (nx of them)
+  double theta_y_min = -0.01, theta_y_max = 0.01;  // rad, angles = xy (ny of them)
+  double theta_min = 0.0, theta_max = 0.01;        // rad, polar angle from the axis (nx of them)
+  double phi_min = 0.0, phi_max = 6.283185307179586;  // rad, azimuth about the axis (ny of them)
 };
 
 // The kernel tunables (everything from sample_chunks to interleave) change speed only; 0 lets the
@@ -197,6 +236,21 @@ struct AccumulatorSection {
   std::string devices = "auto";   // auto | all | "0,1" | a name substring
 };
 
+// Direct far-field spectra d²W/dωdΩ on (ω grid, the screen's directions), written to spectrum.h5
+// by the run (share/docs/outputs.md "Direct spectra"). ω_k: linear or logarithmic from omega_min
+// to omega_max (both included; count = 1 gives omega_min), in units of the laser ω or in eV (ħω).
+struct SpectraSection {
+  bool enabled = false;
+  double omega_min = 0.5;
+  double omega_max = 4.0;
+  SpectraUnit unit = SpectraUnit::Laser;
+  int count = 512;
+  SpectraScale scale = SpectraScale::Linear;
+  SpectraSum sum = SpectraSum::Both;
+  int nodes = 8;          // Gauss–Legendre nodes per sub-piece of a spline interval
+  double phase = 2.0;     // rad: largest phase excursion of one sub-piece
+};
+
 // Where an effective value came from (the manifest records it).
 enum class Origin { Default, File, Environment, CommandLine };
 const char* origin_name(Origin o);
@@ -209,6 +263,7 @@ struct Campaign {
   TrajectorySection trajectory;
   ScreenSection screen;
   AccumulatorSection accumulator;
+  SpectraSection spectra;
   // The plugin's own section ([thomson], [inverse_thomson], …) as written, validated against the
   // plugin's key list by core before the plugin sees it; keys the file leaves out hold the plugin's
   // declared default (so the plugin and the manifest see every effective value).

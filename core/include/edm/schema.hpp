@@ -35,6 +35,9 @@ struct KeySpec {
   std::string constraint;
   std::string environment;  // EDM_* variable that overrides the key ("" if none)
   std::string flag;         // `edm run` option(s), space-separated ("device devices"); "" if none
+  // A float key that also takes "infinity" (a string in TOML, or TOML's inf), held as +inf
+  // (screen.distance: the far field). −inf and NaN stay refused.
+  bool takes_infinity = false;
 };
 
 // One core key: its text view and access to its member of edm::Campaign.

@@ -2,13 +2,18 @@
 // x_i = −hwx + i·2hwx/(nx−1) (x = 0 when nx = 1), same for y, in the plane z = Z. Observer times are
 // kept screen-relative, t_rel = t − |Z| (units c = 1), so that a far screen loses no digits
 // (share/docs/design.md, screen-relative times); the absolute lab time is t_rel + |Z|.
+// The angular screen (screen.type = "angular", edm/directions.hpp) has one direction n̂ per pixel
+// (index iy·nx + ix): z is the sphere's radius R > 0 (observer at R n̂, t_rel = t − R) or +inf
+// (the far field, t_rel = t − n̂·x: the observer time itself); half_x = half_y = 0.
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/directions.hpp"
 #include "edm/units.hpp"
 
 namespace edm {
@@ -35,6 +40,22 @@ struct Screen {
   // Earliest / latest arrival over all pixels (nearest pixel / farthest corner).
   double earliest_arrival_rel(const double y[8]) const;
   double latest_arrival_rel(const double y[8]) const;
+
+  ScreenType type = ScreenType::Flat;
+  DirectionGrid grid;                     // angular only
+  std::vector<DirectionCell> directions;  // angular only: n̂ and solid angle per pixel
+  bool angular() const { return type == ScreenType::Angular; }
+  bool far_field() const { return angular() && is_far_field(z); }
+  // s_z of the light front t − s_z z that the device forms: the sign of Z (flat); angular, −1 for
+  // the axis −z, else +1.
+  double light_front_sign() const;
+  // Lab time − t_rel: |Z| (flat), R (sphere), 0 (far field).
+  double time_offset() const { return far_field() ? 0.0 : std::abs(z); }
+  // Arrival time t_rel at pixel (ix, iy), flat or angular (angular: arrival_rel_dir).
+  double arrival_rel_at(const double y[8], int ix, int iy) const;
+  // Angular: arrival time at direction p (iy·nx + ix): ψ + q²/(|R n̂ − x| + d) with ψ = t − n̂·x,
+  // d = R − n̂·x, q² = |n̂ × x|²; ψ alone in the far field (cl/lw_direction.cl, same operations).
+  double arrival_rel_dir(const double y[8], std::size_t p) const;
 };
 
 // Builds the screen from the campaign (checks sizes: nx, ny, samples ≥ 1, finite distances, …).

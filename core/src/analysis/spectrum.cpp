@@ -417,6 +417,11 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   const std::string eb = split ? "/E_far/" : "/E/", bb = split ? "/B_far/" : "/B/";
   r.field_used = split ? "E_far" : "E";
 
+  // The spectrum of a flat screen (pixel positions, screen_z): an angular screen's directions are
+  // another geometry (its d²W/dωdΩ is share/docs/outputs.md's angular section).
+  if (h5::attr_string(f, "screen_type").value_or("flat") == "angular")
+    throw ConfigError("EDM-CFG-608", field_file.string() +
+                                         ": an angular screen (screen.type = \"angular\"); edm spectrum reads flat screens");
   const auto shape = read_geometry(f, field_file, eb, r);
   Pass p;
   p.N = r.samples;

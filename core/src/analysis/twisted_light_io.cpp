@@ -214,6 +214,19 @@ void add_groups(const Path& staging, const SpectrumResult& sp, const TwistedLigh
   if (H5Fclose(id) < 0) throw IoError("EDM-IO-032", "cannot close " + staging.string() + " (disk full?)");
 }
 
+// The /direct group that `edm run` wrote into the spectrum.h5 already there (direct spectra,
+// edm/spectra_file.hpp) is carried into the new file: this analysis does not recompute it.
+void keep_direct_spectra(const Path& old_file, const Path& staging) {
+  std::error_code ec;
+  if (!std::filesystem::exists(old_file, ec)) return;
+  h5::Handle src(H5Fopen(old_file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!src.valid() || H5Lexists(src.get(), "direct", H5P_DEFAULT) <= 0) return;
+  h5::Handle dst(H5Fopen(staging.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  if (!dst.valid() || H5Ocopy(src.get(), "direct", dst.get(), "direct", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
+      H5Fclose(dst.release()) < 0)
+    throw IoError("EDM-IO-107", "cannot carry /direct from " + old_file.string() + " into " + staging.string());
+}
+
 }  // namespace
 
 void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& sp,
@@ -226,6 +239,7 @@ void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& s
   try {
     write_spectrum(staging, sp);
     if (t.enabled) add_groups(staging, sp, t);
+    keep_direct_spectra(path, staging);
   } catch (...) {
     std::filesystem::remove(staging, ec);
     throw;

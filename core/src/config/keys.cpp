@@ -20,6 +20,7 @@ struct Extra {
   const char* flag = "";  // `edm run` option(s), space-separated; "output,o" has a short form
   bool or_auto = false;   // an integer that also takes "auto", held as −1
   bool optional = false;  // the default means "absent": to_toml leaves it out, schema shows none
+  bool or_infinity = false;  // a float that also takes "infinity" (and TOML's inf), held as +inf
 };
 
 template <class M>
@@ -71,6 +72,7 @@ CoreKey key(const char* section, const char* name, S Campaign::*sec, M S::*mem, 
   k.spec.constraint = rule;
   k.spec.environment = x.env;
   k.spec.flag = x.flag;
+  k.spec.takes_infinity = x.or_infinity;
   k.optional = x.optional;
   const bool or_auto = x.or_auto;
   k.get = [sec, mem, or_auto](const Campaign& c) { return to_value((c.*sec).*mem, or_auto); };
@@ -179,7 +181,11 @@ std::vector<CoreKey> trajectory_keys() {
 
 std::vector<CoreKey> screen_keys() {
   return {
-      EDM_KEY(screen, distance, "m", "!=0", "z of the screen plane (negative: behind the interaction)"),
+      EDM_KEY(screen, type, "", "", "flat: pixels on the plane z = distance; angular: a grid of directions"),
+      EDM_KEY(screen, distance, "m", "!=0",
+              "z of the screen plane (negative: behind the interaction); angular: the sphere's radius, "
+              "\"infinity\" for the far field",
+              {.or_infinity = true}),
       alias("screen", "half_width", {"half_width_x", "half_width_y"},
             "sets half_width_x and half_width_y (a square screen)"),
       EDM_KEY(screen, half_width_x, "m", ">0", "half width of the screen along x"),
@@ -194,6 +200,16 @@ std::vector<CoreKey> screen_keys() {
       EDM_KEY(screen, t_start, "s", "", "absolute lab time of sample 0 (window = explicit)"),
       EDM_KEY(screen, allow_clipping, "", "", "report clipped electrons instead of refusing the run"),
       EDM_KEY(screen, strict, "", "", "refuse a window that misses the burst at some pixel (else a warning)"),
+      EDM_KEY(screen, angles, "", "", "angular grid: xy (theta_x, theta_y) or polar (theta, phi) about the axis"),
+      EDM_KEY(screen, axis, "", "", "angular screen's axis (theta = 0)"),
+      EDM_KEY(screen, theta_x_min, "rad", "", "angles = xy: first theta_x (nx of them, to theta_x_max)"),
+      EDM_KEY(screen, theta_x_max, "rad", "", "angles = xy: last theta_x"),
+      EDM_KEY(screen, theta_y_min, "rad", "", "angles = xy: first theta_y (ny of them, to theta_y_max)"),
+      EDM_KEY(screen, theta_y_max, "rad", "", "angles = xy: last theta_y"),
+      EDM_KEY(screen, theta_min, "rad", "", "angles = polar: first polar angle from the axis (nx of them)"),
+      EDM_KEY(screen, theta_max, "rad", "", "angles = polar: last polar angle"),
+      EDM_KEY(screen, phi_min, "rad", "", "angles = polar: first azimuth about the axis (ny of them)"),
+      EDM_KEY(screen, phi_max, "rad", "", "angles = polar: last azimuth"),
   };
 }
 
@@ -253,10 +269,28 @@ std::vector<CoreKey> accumulator_keys() {
   };
 }
 
+std::vector<CoreKey> spectra_keys() {
+  return {
+      EDM_KEY(spectra, enabled, "", "", "compute direct far-field spectra d2W/domega dOmega into spectrum.h5"),
+      EDM_KEY(spectra, omega_min, "laser omega or eV", ">0", "lowest frequency of the grid (unit: spectra.unit)"),
+      EDM_KEY(spectra, omega_max, "laser omega or eV", ">0",
+              "highest frequency of the grid, >= omega_min (unit: spectra.unit)"),
+      EDM_KEY(spectra, unit, "", "", "unit of omega_min/omega_max: laser (multiples of the laser omega) or eV"),
+      EDM_KEY(spectra, count, "", ">=1", "frequencies on the grid"),
+      EDM_KEY(spectra, scale, "", "", "grid spacing: linear or log (geometric)"),
+      EDM_KEY(spectra, sum, "", "", "sums written: both, coherent (sum of w A) or incoherent (sum of w |A|^2)"),
+      // 2..16: the node counts the spectra kernel accepts (its guard asks this line).
+      EDM_KEY(spectra, nodes, "", "2..16", "Gauss-Legendre nodes per sub-piece of a spline interval"),
+      // 6.3 ≈ 2π: beyond a turn per piece the Gauss–Legendre rule stops converging.
+      EDM_KEY(spectra, phase, "rad", ">0;1e-6..6.3", "largest phase excursion of one quadrature sub-piece"),
+  };
+}
+
 // The table in the order `edm schema` prints it.
 std::vector<CoreKey> table_lines() {
   std::vector<CoreKey> t;
-  for (auto* section : {run_keys, laser_keys, electrons_keys, trajectory_keys, screen_keys, accumulator_keys})
+  for (auto* section : {run_keys, laser_keys, electrons_keys, trajectory_keys, screen_keys, accumulator_keys,
+                        spectra_keys})
     for (auto& k : section()) t.push_back(std::move(k));
   return t;
 }
@@ -323,7 +357,7 @@ const KeySpec* find_core_key(const std::string& section, const std::string& key)
 
 const std::vector<std::string>& core_sections() {
   static const std::vector<std::string> sections = {"run",        "laser",  "electrons",
-                                                    "trajectory", "screen", "accumulator"};
+                                                    "trajectory", "screen", "accumulator", "spectra"};
   return sections;
 }
 
@@ -341,7 +375,7 @@ const CoreKey& guarded_key(std::string_view key) {
 
 void check_key_value(std::string_view key, double value, const char* id) {
   const CoreKey& k = guarded_key(key);
-  if (!std::isfinite(value))
+  if (!std::isfinite(value) && !(k.spec.takes_infinity && value == std::numeric_limits<double>::infinity()))
     throw ConfigError(id ? id : config::kNotFinite, std::string(key) + " = " + config::format_double(value) +
                                                         ": a finite number is needed");
   const std::string problem = config::rule_problem(k.spec, value);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "config/values.hpp"
@@ -201,7 +202,7 @@ void check_value(const KeySpec& spec, KeyValue& v, const std::string& where) {
   } else if (auto* d = std::get_if<double>(&v)) {
     x = *d;
     shown = format_double(*d);
-    if (!std::isfinite(*d))
+    if (!std::isfinite(*d) && !(spec.takes_infinity && *d == std::numeric_limits<double>::infinity()))
       fail(kNotFinite, where, spec.section, spec.key, "got " + shown + "; a finite number is needed");
   } else {
     return;  // bool
@@ -214,9 +215,12 @@ KeyValue from_node(const KeySpec& spec, const toml::node& n, const std::string& 
   const std::string& t = spec.type;
   if ((t == "int" || t == "int|string") && n.is_integer()) return *n.value<std::int64_t>();
   if (t == "float" && (n.is_floating_point() || n.is_integer())) return *n.value<double>();
+  if (t == "float" && spec.takes_infinity && n.is_string() && *n.value<std::string>() == "infinity")
+    return std::numeric_limits<double>::infinity();
   if (t == "bool" && n.is_boolean()) return *n.value<bool>();
   if ((t == "string" || t == "int|string") && n.is_string()) return *n.value<std::string>();
-  fail(kWrongType, where, spec.section, spec.key, "expected " + expected(t) + ", got " + describe(n));
+  fail(kWrongType, where, spec.section, spec.key,
+       "expected " + expected(t) + (spec.takes_infinity ? " or \"infinity\"" : "") + ", got " + describe(n));
 }
 
 KeyValue from_text(const KeySpec& spec, std::string text, const std::string& where) {
@@ -228,6 +232,7 @@ KeyValue from_text(const KeySpec& spec, std::string text, const std::string& whe
     // A quoted value is a string whatever the key's type: `--set run.mode="split"`.
     std::string s = text.substr(1, text.size() - 2);
     if (t == "string" || t == "int|string") return s;
+    if (t == "float" && spec.takes_infinity && s == "infinity") return std::numeric_limits<double>::infinity();
     return bad();
   }
   if (t == "string") return text;

@@ -35,6 +35,7 @@ struct FieldAccumulator::Impl {
   std::vector<std::int32_t> pixel_of;  // pixel at each device position (pixel_permutation)
   std::uint64_t layout_hash = 0;
   cl::Buffer pixel_of_buf, position_of_buf;  // the permutation and its inverse
+  cl::Buffer dirs_buf;  // angular screens: n̂ and n_z − s_z per pixel (a placeholder on the flat screen)
   std::vector<cl::Buffer> buckets;   // bucket_count(mode) buffers of 3·samples·pixels doubles
   std::uint64_t bucket_bytes = 0;
   // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
@@ -79,6 +80,7 @@ struct FieldAccumulator::Impl {
   // Construction, in order (the constructor's steps).
   void create_kernels(const cl::Program& program, detail::KernelTuning& tuning);
   void upload_pixel_order();
+  void upload_directions();
   void create_buckets();
   void bind_screen_arguments();
   // accumulate()'s steps.
@@ -104,17 +106,27 @@ std::size_t max_parameter_bytes(const Device& d) {
 // The compile-time defines of the field program (cl/lienard_wiechert.cl lists them).
 std::map<std::string, std::string> program_defines(const detail::KernelTuning& t, Mode mode, const Screen& screen) {
   const KernelOptions& o = t.options;
-  return {{"NEWTON_ITERS", std::to_string(o.newton_iters)},
+  std::map<std::string, std::string> d{{"NEWTON_ITERS", std::to_string(o.newton_iters)},
           {"COEF_REUSE", o.coef_reuse ? "1" : "0"},
           {"SAMPLE_CHUNKS", std::to_string(o.sample_chunks)},
           {"SPLIT_MODE", mode == Mode::Split ? "1" : "0"},
           {"ELECTRON_GROUP", std::to_string(o.electron_group)},
-          {"SCREEN_SIGN", screen.z >= 0.0 ? "1.0" : "-1.0"},
+          {"SCREEN_SIGN", screen.light_front_sign() > 0.0 ? "1.0" : "-1.0"},
           {"LW_STATE_LOCAL", t.fixed_work_group > 0 ? "1" : "0"},
           {"LW_FAST_RECIP", o.fast_recip > 0 ? "1" : "0"},
           {"LW_INTERLEAVE", o.interleave > 0 ? "1" : "0"},
           {"LW_NV_SEED", o.nv_seed > 0 ? "1" : "0"},
           {"LW_WG", std::to_string(std::max<std::size_t>(1, t.fixed_work_group))}};
+  // The angular screen's observer (cl/lw_direction.cl); absent for the flat screen, whose program
+  // stays what it was.
+  if (screen.angular()) d["LW_ANGULAR"] = screen.far_field() ? "2" : "1";
+  return d;
+}
+
+// The program's files: the flat screen's, with the angular observer before the launch where needed.
+std::vector<std::string> program_files(const Screen& screen) {
+  if (screen.angular()) return {"lw_slot.cl", "lw_direction.cl", "lienard_wiechert.cl"};
+  return {"lw_slot.cl", "lienard_wiechert.cl"};
 }
 
 }  // namespace
@@ -225,11 +237,12 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   m.bucket_bytes = check_device_memory(info, screen, mode);
 
   m.defines = program_defines(tuning, mode, screen);
-  cl::Program program = m.device->program({"lw_slot.cl", "lienard_wiechert.cl"}, m.defines,
+  cl::Program program = m.device->program(program_files(screen), m.defines,
                                           std::max(0, tuning.options.max_registers));
   try {
     m.create_kernels(program, tuning);
     m.upload_pixel_order();
+    m.upload_directions();
     m.create_buckets();
     m.bind_screen_arguments();
     m.device->queue().flush();
@@ -283,6 +296,25 @@ void FieldAccumulator::Impl::upload_pixel_order() {
   device->queue().enqueueWriteBuffer(position_of_buf, CL_TRUE, 0, perm_bytes, position_of.data());
 }
 
+// The angular screen's directions, per pixel (iy·nx + ix): n̂ and n_z − s_z (n_z_minus_sign), the
+// form in which the kernel writes t − n̂·x without cancellation (cl/lw_direction.cl).
+void FieldAccumulator::Impl::upload_directions() {
+  std::vector<double> d(4, 0.0);
+  if (screen.angular()) {
+    d.assign(4 * screen.directions.size(), 0.0);
+    const double s = screen.light_front_sign();
+    for (std::size_t p = 0; p < screen.directions.size(); ++p) {
+      const auto& n = screen.directions[p].n;
+      d[4 * p] = n[0];
+      d[4 * p + 1] = n[1];
+      d[4 * p + 2] = n[2];
+      d[4 * p + 3] = n_z_minus_sign(n, s);
+    }
+  }
+  dirs_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, d.size() * sizeof(double));
+  device->queue().enqueueWriteBuffer(dirs_buf, CL_TRUE, 0, d.size() * sizeof(double), d.data());
+}
+
 // Buffers created and zeroed once; they persist across batches.
 void FieldAccumulator::Impl::create_buckets() {
   for (int b = 0; b < bucket_count(mode); ++b) {
@@ -308,6 +340,7 @@ void FieldAccumulator::Impl::bind_screen_arguments() {
   lw.set("Ef", buckets[mode == Mode::Split ? 2 : 0]);
   lw.set("Bf", buckets[mode == Mode::Split ? 3 : 1]);
   lw.set("pixel_of", pixel_of_buf);
+  lw.set("dirs", dirs_buf);
 }
 
 FieldAccumulator::~FieldAccumulator() {

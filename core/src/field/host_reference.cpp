@@ -1,7 +1,9 @@
 // Host reference of the Liénard–Wiechert cube, in plain C++ double precision, sharing NO code with
 // the kernel: its own spline evaluation, its own retarded-time root (GSL Brent on the plain light-cone
 // residual, evaluated in long double), and the textbook 3-vector form of the field. Slow; for tests
-// and spot checks of small screens.
+// and spot checks of small screens. The angular screen's observers (edm/directions.hpp) are the
+// plain ones too: a point R n̂ of the sphere with t_obs = t_rel + R, or at infinity the phase
+// t_obs = t − n̂·x and the textbook far field times R.
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
@@ -53,6 +55,7 @@ struct Observer {
   const Spline* spline;
   long double t_obs;      // absolute observer time t_rel + |Z| (long double keeps the digits)
   double px, py, pz;
+  bool far = false;        // at infinity in direction n̂ = (px, py, pz); t_obs = t_rel
 };
 
 // Plain light-cone residual g(τ) = t_obs − t(τ) − |r − x(τ)|, decreasing in τ.
@@ -60,6 +63,7 @@ double residual(double tau, void* params) {
   const auto* o = static_cast<const Observer*>(params);
   long double y[4];
   o->spline->eval_position(tau, y);
+  if (o->far) return double(o->t_obs - (y[0] - (o->px * y[1] + o->py * y[2] + o->pz * y[3])));
   const long double dx = o->px - y[1], dy = o->py - y[2], dz = o->pz - y[3];
   return double(o->t_obs - (long double)y[0] - std::sqrt(dx * dx + dy * dy + dz * dz));
 }
@@ -104,8 +108,10 @@ void lw_field(const Spline& sp, double tau, const Observer& o, double Enear[3], 
   double y[kSplineComponents];
   sp.eval(tau, y);
   const double r[3] = {o.px - y[1], o.py - y[2], o.pz - y[3]};
-  const double R = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
-  for (int i = 0; i < 3; ++i) n[i] = r[i] / R;
+  // At infinity n̂ is the direction itself and R·E is formed (R = 1 below, no near term).
+  const double R = o.far ? 1.0 : std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);
+  const double dir[3] = {o.px, o.py, o.pz};
+  for (int i = 0; i < 3; ++i) n[i] = o.far ? dir[i] : r[i] / R;
   // γ from the mass shell of the spatial u (not the spline's u⁰ component, which agrees with it
   // only to interpolation accuracy) — the same convention as the kernel.
   const double u[3] = {y[5], y[6], y[7]};
@@ -125,9 +131,17 @@ void lw_field(const Spline& sp, double tau, const Observer& o, double Enear[3], 
   const double cross2[3] = {n[1] * cross1[2] - n[2] * cross1[1], n[2] * cross1[0] - n[0] * cross1[2],
                             n[0] * cross1[1] - n[1] * cross1[0]};
   for (int i = 0; i < 3; ++i) {
-    Enear[i] = nb_[i] / (g * g * k3 * R * R);
+    Enear[i] = o.far ? 0.0 : nb_[i] / (g * g * k3 * R * R);
     Efar[i] = cross2[i] / (k3 * R);
   }
+}
+
+// The observer of pixel (ix, iy): flat, (x_i, y_j, Z); angular, R n̂ or n̂ at infinity.
+Observer observer(const Screen& screen, const Spline* sp, std::size_t ix, std::size_t iy) {
+  if (!screen.angular()) return Observer{sp, 0, screen.pixel_x(int(ix)), screen.pixel_y(int(iy)), screen.z};
+  const auto& n = screen.directions[iy * std::size_t(screen.nx) + ix].n;
+  if (screen.far_field()) return Observer{sp, 0, n[0], n[1], n[2], true};
+  return Observer{sp, 0, screen.z * n[0], screen.z * n[1], screen.z * n[2]};
 }
 
 }  // namespace
@@ -147,9 +161,9 @@ std::vector<double> host_reference_field(const Screen& screen, Mode mode, const 
     const double eps_abs = 4.0 * 2.220446049250313e-16 * std::fmax(std::fabs(e.tau0), std::fabs(tau_end));
     for (std::size_t iy = 0; iy < ny; ++iy)
       for (std::size_t ix = 0; ix < nx; ++ix) {
-        Observer o{&sp, 0, screen.pixel_x(int(ix)), screen.pixel_y(int(iy)), screen.z};
+        Observer o = observer(screen, &sp, ix, iy);
         for (std::size_t k = 0; k < S; ++k) {
-          o.t_obs = (long double)screen.t_rel(int(k)) + std::fabs((long double)screen.z);
+          o.t_obs = (long double)screen.t_rel(int(k)) + (o.far ? 0.0L : std::fabs((long double)screen.z));
           const std::optional<double> tau = retarded_tau(solver.get(), o, e.tau0, tau_end, eps_abs);
           if (!tau) continue;  // retarded time outside the spline: nothing
           double Enear[3], Efar[3], n[3];

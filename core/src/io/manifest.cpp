@@ -174,7 +174,8 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
                                  {"half_width_x", sc.half_x * units.length()},
                                  {"half_width_y", sc.half_y * units.length()},
                                  {"dt", sc.dt * units.time()},
-                                 {"t_start", (sc.t0_rel + std::abs(sc.z)) * units.time()},
+                                 {"t_start", (sc.t0_rel + sc.time_offset()) * units.time()},
+                                 {"type", name(sc.type)},
                                  {"window", name(campaign.screen.window)}});
   const auto& cov = s.coverage;
   m.insert("window", toml::table{{"covered", cov.clipped_electrons() == 0},

@@ -90,6 +90,27 @@ void write_1d(hid_t parent, const char* name, const std::vector<double>& v, cons
 // openPMD unitDimension: powers of (L, M, T, I, θ, N, J).
 const std::array<double, 7> kDimE = {1, 1, -3, -1, 0, 0, 0};  // V/m = kg·m·s⁻³·A⁻¹
 const std::array<double, 7> kDimB = {0, 1, -2, -1, 0, 0, 0};  // T = kg·s⁻²·A⁻¹
+// The far field (angular screen at infinity) stores R·E and R·B.
+const std::array<double, 7> kDimRE = {2, 1, -3, -1, 0, 0, 0};  // V = kg·m²·s⁻³·A⁻¹
+const std::array<double, 7> kDimRB = {1, 1, -2, -1, 0, 0, 0};  // T·m = kg·m·s⁻²·A⁻¹
+
+// A 2-D (ny, nx) or 3-D (ny, nx, 3) dataset of the angular screen's direction table.
+void write_direction_table(hid_t parent, const char* name, const std::vector<double>& v, int ny, int nx, int last,
+                           const char* unit, const std::filesystem::path& path) {
+  hsize_t dims[3] = {hsize_t(ny), hsize_t(nx), hsize_t(last)};
+  Handle space(H5Screate_simple(last > 1 ? 3 : 2, dims, nullptr), H5Sclose);
+  Handle d(H5Dcreate2(parent, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) io_fail(std::string("cannot create dataset ") + name, path);
+  check(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+        std::string("cannot write ") + name, path);
+  attr_string(d.get(), "unit", unit);
+}
+
+// The angular axes' names (first, second), as field.h5 and the mesh attributes write them.
+std::array<const char*, 2> angle_names(const Screen& s) {
+  if (s.grid.angles == AngleGrid::Polar) return {"theta", "phi"};
+  return {"theta_x", "theta_y"};
+}
 
 // The one iteration of a run (share/docs/outputs.md, "openPMD"): every field sits under
 // /data/0/meshes/, and /E, /B, … are second hard links to the same groups.
@@ -140,6 +161,12 @@ void write_root_attributes(hid_t f, const Screen& screen, const Normalization& u
   attr_string(f, "units", "SI: E in V/m, B in T, lengths in m, times in s");
   attr_u64(f, "electron_count", info.electrons);
   attr_doubles(f, "screen_z", {screen.z * units.length()});
+  if (screen.angular()) {  // the flat screen's file is unchanged (no screen_type: flat)
+    attr_string(f, "screen_type", "angular");
+    attr_string(f, "screen_angles", name(screen.grid.angles));
+    attr_string(f, "screen_axis", name(screen.grid.axis));
+    attr_string(f, "far_field", screen.far_field() ? "true: E, B hold R·E (V), R·B (T·m)" : "false: the sphere's E, B");
+  }
   attr_string(f, "edm_layout", "openPMD 1.1.0 (meshes under /data/0/meshes/; /E, /B, /axes, /gamma are edm's paths)");
 
   attr_string(f, "openPMD", "1.1.0");
@@ -163,10 +190,29 @@ void write_axes(hid_t f, const Screen& screen, const Normalization& units, const
   for (int i = 0; i < screen.nx; ++i) xs[i] = screen.pixel_x(i) * L;
   for (int j = 0; j < screen.ny; ++j) ys[j] = screen.pixel_y(j) * L;
   // Absolute lab-frame observer time on the laser's clock: t = t_rel + |Z| (normalised).
-  for (int k = 0; k < screen.samples; ++k) ts[k] = (screen.t_rel(k) + std::abs(screen.z)) * T;
-  write_1d(axes.get(), "x", xs, "m", path);
-  write_1d(axes.get(), "y", ys, "m", path);
+  for (int k = 0; k < screen.samples; ++k) ts[k] = (screen.t_rel(k) + screen.time_offset()) * T;
   write_1d(axes.get(), "t", ts, "s", path);
+  if (!screen.angular()) {
+    write_1d(axes.get(), "x", xs, "m", path);
+    write_1d(axes.get(), "y", ys, "m", path);
+    return;
+  }
+  // Angular: the two angles (rad) under their names and, so that readers of x and y find the grid,
+  // also as /axes/x, /axes/y (unit rad); the directions n̂ (ny, nx, 3) and the cells' solid angles.
+  for (int i = 0; i < screen.nx; ++i) xs[i] = screen.grid.angle1(i);
+  for (int j = 0; j < screen.ny; ++j) ys[j] = screen.grid.angle2(j);
+  const auto names = angle_names(screen);
+  write_1d(axes.get(), names[0], xs, "rad", path);
+  write_1d(axes.get(), names[1], ys, "rad", path);
+  write_1d(axes.get(), "x", xs, "rad", path);
+  write_1d(axes.get(), "y", ys, "rad", path);
+  std::vector<double> n, omega;
+  for (const auto& c : screen.directions) {
+    n.insert(n.end(), c.n.begin(), c.n.end());
+    omega.push_back(c.solid_angle);
+  }
+  write_direction_table(axes.get(), "direction", n, screen.ny, screen.nx, 3, "", path);
+  write_direction_table(axes.get(), "solid_angle", omega, screen.ny, screen.nx, 1, "sr", path);
 }
 
 // /data/0/ with openPMD's iteration attributes. The run is one iteration; its `time` is the origin
@@ -187,7 +233,11 @@ Handle create_iteration(hid_t f, const Screen& screen, const Normalization& unit
 
 // The openPMD mesh-record attributes of one field group (E, B, E_far, B_far): a (y, x, t) grid,
 // C order, every axis already in SI (m, m, s), hence gridUnitSI = 1.
+void write_angular_mesh_attributes(hid_t g, const char* name, bool electric, const Screen& screen,
+                                   const Normalization& units);
+
 void write_mesh_attributes(hid_t g, const char* name, bool electric, const Screen& screen, const Normalization& units) {
+  if (screen.angular()) return write_angular_mesh_attributes(g, name, electric, screen, units);
   const double L = units.length(), T = units.time();
   const double dx = screen.nx > 1 ? 2 * screen.half_x / (screen.nx - 1) * L : 0;
   const double dy = screen.ny > 1 ? 2 * screen.half_y / (screen.ny - 1) * L : 0;
@@ -211,6 +261,35 @@ void write_mesh_attributes(hid_t g, const char* name, bool electric, const Scree
               std::string(name) + (electric ? " (V/m)" : " (T)") +
                   " on the screen plane: axes y, x are pixel centres (m), axis t is the absolute lab-frame "
                   "observer time on the laser's clock (s), not a spatial axis");
+}
+
+// The angular screen's mesh attributes: a (second angle, first angle, t) grid in rad, rad, s
+// (gridUnitSI = 1, the angles dimensionless), geometry "other" (openPMD 1.1.0 has no angular
+// grid); the far field's records are R·E (V) and R·B (T·m).
+void write_angular_mesh_attributes(hid_t g, const char* name, bool electric, const Screen& screen,
+                                   const Normalization& units) {
+  const double T = units.time();
+  const bool far = screen.far_field();
+  const auto& dim = far ? (electric ? kDimRE : kDimRB) : (electric ? kDimE : kDimB);
+  const auto names = angle_names(screen);
+  attr_string(g, "geometry", "other");
+  attr_string(g, "dataOrder", "C");
+  attr_strings(g, "axisLabels", {names[1], names[0], "t"});
+  attr_doubles(g, "gridSpacing",
+               {screen.ny > 1 ? screen.grid.spacing2() : 0.0, screen.nx > 1 ? screen.grid.spacing1() : 0.0, screen.dt * T});
+  attr_doubles(g, "gridGlobalOffset",
+               {screen.grid.angle2(0), screen.grid.angle1(0), (screen.t_rel(0) + screen.time_offset()) * T});
+  attr_doubles(g, "gridUnitSI", {1.0});
+  std::vector<double> grid_dim(21, 0.0);
+  grid_dim[14 + 2] = 1.0;  // t: time; the angles are dimensionless
+  attr_doubles(g, "gridUnitDimension", grid_dim);
+  attr_doubles(g, "unitDimension", std::vector<double>(dim.begin(), dim.end()));
+  attr_doubles(g, "timeOffset", {0.0});
+  const std::string unit = far ? (electric ? "R·E (V)" : "R·B (T·m)") : (electric ? "(V/m)" : "(T)");
+  attr_string(g, "comment",
+              std::string(name) + " " + unit + " on the angular screen: axes " + names[1] + ", " + names[0] +
+                  " are the directions' angles (rad; n̂ in /axes/direction), axis t is the observer time (s): " +
+                  (far ? "t − n̂·r/c at infinity" : "t − R/c on the sphere of radius R"));
 }
 
 }  // namespace
@@ -264,10 +343,12 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
                H5Dclose);
       if (!d.valid()) io_fail(std::string("cannot create dataset /") + bucket_name(b) + "/" + cname[c], I.partial_path);
       attr_doubles(d.get(), "unitSI", {1.0});
-      attr_string(d.get(), "unit", electric ? "V/m" : "T");
+      const bool far = screen.far_field();
+      attr_string(d.get(), "unit", far ? (electric ? "V" : "T m") : (electric ? "V/m" : "T"));
       attr_doubles(d.get(), "position", {0.0, 0.0, 0.0});
       attr_string(d.get(), "comment",
-                  std::string(bucket_name(b)) + "_" + cname[c] + " in " + (electric ? "V/m" : "T"));
+                  std::string(bucket_name(b)) + "_" + cname[c] + " in " +
+                      (far ? (electric ? "V (R·E)" : "T m (R·B)") : (electric ? "V/m" : "T")));
       I.datasets[b][c] = std::move(d);
     }
   }
@@ -288,7 +369,9 @@ void FieldWriter::write_slab(int bucket, int comp, int iy0, int iy1, const doubl
     throw IoError("EDM-IO-002", "slab out of range for " + I.partial_path.string());
   const std::size_t n = std::size_t(iy1 - iy0) * I.screen.nx * I.screen.samples;
   // Normalised → SI at the edge: E in units of q k²/(4πε0), B likewise over c.
-  const double scale = (bucket % 2 == 0) ? I.units.lw_efield() : I.units.lw_bfield();
+  // The far field holds R·E, R·B: one length more (normalised R → m).
+  const double far = I.screen.far_field() ? I.units.length() : 1.0;
+  const double scale = ((bucket % 2 == 0) ? I.units.lw_efield() : I.units.lw_bfield()) * far;
   I.scratch.resize(n);
   for (std::size_t i = 0; i < n; ++i) I.scratch[i] = data[i] * scale;
   hid_t d = I.datasets[bucket][comp].get();

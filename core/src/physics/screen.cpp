@@ -6,6 +6,7 @@
 #include <limits>
 #include <numbers>
 
+#include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
 #include "edm/screen.hpp"
@@ -45,7 +46,36 @@ int nearest_index(double x, int n, double half) {
 }
 }  // namespace
 
+double Screen::light_front_sign() const {
+  if (angular()) return grid.axis == ScreenAxis::MinusZ ? -1.0 : 1.0;
+  return z >= 0 ? 1.0 : -1.0;
+}
+
+double Screen::arrival_rel_dir(const double y[8], std::size_t p) const {
+  const auto& n = directions[p].n;
+  const double s = light_front_sign();
+  const double w = n_z_minus_sign(n, s);
+  // The operations of lw_dir_psi / lw_dir_arrival (cl/lw_direction.cl), no FMA.
+  const double lc = y[0] - s * y[3];
+  const double psi = ((lc - n[0] * y[1]) - n[1] * y[2]) - w * y[3];
+  if (far_field()) return psi;
+  const double d = z - ((n[0] * y[1] + n[1] * y[2]) + n[2] * y[3]);
+  const double c0 = n[1] * y[3] - n[2] * y[2], c1 = n[2] * y[1] - n[0] * y[3], c2 = n[0] * y[2] - n[1] * y[1];
+  const double q2 = c0 * c0 + c1 * c1 + c2 * c2;
+  return psi + q2 / (std::sqrt(q2 + d * d) + d);
+}
+
+double Screen::arrival_rel_at(const double y[8], int ix, int iy) const {
+  if (angular()) return arrival_rel_dir(y, std::size_t(iy) * std::size_t(nx) + std::size_t(ix));
+  return arrival_rel(y, pixel_x(ix), pixel_y(iy));
+}
+
 double Screen::earliest_arrival_rel(const double y[8]) const {
+  if (angular()) {  // no separable structure on a sphere of directions: every direction
+    double best = std::numeric_limits<double>::infinity();
+    for (std::size_t p = 0; p < directions.size(); ++p) best = std::min(best, arrival_rel_dir(y, p));
+    return best;
+  }
   int i = nearest_index(y[1], nx, half_x), j = nearest_index(y[2], ny, half_y);
   // Guard against rounding at half-way points: look at the neighbours too.
   double best = std::numeric_limits<double>::infinity();
@@ -56,6 +86,11 @@ double Screen::earliest_arrival_rel(const double y[8]) const {
 }
 
 double Screen::latest_arrival_rel(const double y[8]) const {
+  if (angular()) {
+    double worst = -std::numeric_limits<double>::infinity();
+    for (std::size_t p = 0; p < directions.size(); ++p) worst = std::max(worst, arrival_rel_dir(y, p));
+    return worst;
+  }
   const double x0 = pixel_x(0), x1 = pixel_x(nx - 1), y0 = pixel_y(0), y1 = pixel_y(ny - 1);
   const double px = std::abs(x0 - y[1]) >= std::abs(x1 - y[1]) ? x0 : x1;
   const double py = std::abs(y0 - y[2]) >= std::abs(y1 - y[2]) ? y0 : y1;
@@ -83,20 +118,34 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   if (!(units.omega > 0) || !std::isfinite(units.omega))
     throw ConfigError("EDM-CFG-041", "laser.wavelength: the normalisation needs a positive wavelength");
   if (s.window == ScreenWindow::Explicit) check_key_value("screen.t_start", s.t_start, id);
+  check_key_value("screen.type", s.type, id);
+  if (s.type == ScreenType::Flat && is_far_field(s.distance))
+    throw ConfigError("EDM-CFG-606", "screen.distance = infinity: a flat screen needs a finite distance; "
+                                     "the far field is screen.type = \"angular\"");
+  if (s.type == ScreenType::Angular && !(s.distance > 0))
+    throw ConfigError("EDM-CFG-607", "screen.distance = " + std::to_string(s.distance) +
+                                         ": the angular screen's sphere radius must be positive (or \"infinity\"); "
+                                         "screen.axis sets the side");
   // Pixel count must fit the device index types (int pixels, 64-bit slots).
   if (std::uint64_t(s.nx) * std::uint64_t(s.ny) > std::uint64_t(std::numeric_limits<int>::max()))
     throw bad("nx", "nx × ny exceeds 2^31 − 1 pixels");
 
   Screen scr;
+  if (s.type == ScreenType::Angular) {
+    scr.type = ScreenType::Angular;
+    scr.grid = make_direction_grid(s);
+    scr.directions = direction_cells(scr.grid);
+  }
   scr.nx = s.nx;
   scr.ny = s.ny;
   scr.samples = auto_samples ? 1 : s.samples;  // auto: PreparedCell sets it once the burst is known
-  scr.half_x = s.half_width_x / units.length();
-  scr.half_y = s.half_width_y / units.length();
+  scr.half_x = scr.angular() ? 0.0 : s.half_width_x / units.length();
+  scr.half_y = scr.angular() ? 0.0 : s.half_width_y / units.length();
   scr.z = s.distance / units.length();
   scr.dt = 2.0 * std::numbers::pi / s.samples_per_period;  // T/samples_per_period, T = 2π/ω
   // Explicit window: absolute lab time → screen-relative (t − |Z|, c = 1).
-  scr.t0_rel = s.window == ScreenWindow::Explicit ? s.t_start / units.time() - std::abs(scr.z) : 0.0;
+  // Angular: t − R on a sphere, t itself (t − n̂·x) at infinity (Screen::time_offset).
+  scr.t0_rel = s.window == ScreenWindow::Explicit ? s.t_start / units.time() - scr.time_offset() : 0.0;
   return scr;
 }
 

@@ -48,7 +48,7 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
       const double t_last = screen.t_rel(screen.samples - 1);
       throw ConfigError("EDM-WIN-003",
                         std::string("[screen] t_start / samples: the observer window ends at ") +
-                            format_time((t_last + std::abs(screen.z)) * cell.units().time()) +
+                            format_time((t_last + screen.time_offset()) * cell.units().time()) +
                             ", too late for the trajectories to reach (" + e.what() + ")");
     }
     throw;
@@ -308,6 +308,7 @@ struct BatchLoop {
       launched = true;
     }
     acc.accumulate(batch);
+    if (state.spectra) state.spectra->accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
     // The device drains on the watcher's thread; without overlap the driving thread waits for it
     // here, reporting the finished work meanwhile.

@@ -192,7 +192,7 @@ double window_start(const Campaign& campaign, const Scenario& scenario, Screen& 
                     const Normalization& units, const std::vector<std::array<double, 8>>& init,
                     const BurstSpec& burst, std::vector<std::string>& warnings) {
   if (campaign.screen.window == ScreenWindow::Explicit)
-    return campaign.screen.t_start / units.time() - std::abs(screen.z);
+    return campaign.screen.t_start / units.time() - screen.time_offset();
   if (campaign.screen.window == ScreenWindow::Burst)
     return burst_window_start(campaign, screen, units, predict_burst_light(campaign, scenario, screen, burst, init),
                               warnings);

@@ -82,7 +82,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   // The batch loop. On any error the writer's destructor removes field.h5.partial; a checkpoint
   // already written stays for `edm resume`.
+  std::optional<SpectraAccumulator> spectra = open_spectra(ctx, cell, plan);
   BatchState state = start_or_resume(ctx, plan, cell.electrons(), acc, S);
+  if (spectra) state.spectra = &*spectra;
   std::optional<FieldWriter> writer;
   open_field_file(ctx, cell, plan, writer, S);
   run_batches(ctx, cell, plan, acc, state, S);
@@ -93,6 +95,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   const RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
   if (plan.ranks.rank != 0) return S;
   commit_field_file(ctx, cell, plan, state.gamma, write_seconds, *writer, S);
+  if (spectra) write_spectra(ctx, cell, *spectra, S);
   write_run_manifest(ctx, cell, plan, acc, per_rank, S);
   remove_checkpoints(S);
   return S;

@@ -15,6 +15,7 @@
 
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
+#include "edm/spectra.hpp"
 #include "edm/writer.hpp"
 #include "io/run_lock.hpp"
 #include "run/ranks.hpp"
@@ -95,6 +96,7 @@ struct BatchState {
   std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
+  SpectraAccumulator* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
 };
 
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
@@ -126,5 +128,13 @@ void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const Ru
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
                         const RunSummary& summary);
+
+// ---- direct spectra (spectra_stage.cpp) ----------------------------------------------------------
+
+// The accumulator of [spectra] (none when disabled); ConfigError EDM-CFG-624 for several ranks or
+// devices and for edm resume, which it cannot follow yet.
+std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan);
+// Rank 0, after field.h5: the sums into spectrum.h5's /direct group.
+void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccumulator& spectra, const RunSummary& S);
 
 }  // namespace edm::detail

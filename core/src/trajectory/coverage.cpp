@@ -109,8 +109,8 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
       // Per pixel: samples before the first knot's light arrives or after the last knot's.
       for (int iy = 0; iy < screen.ny; ++iy)
         for (int ix = 0; ix < screen.nx; ++ix) {
-          const double a0 = screen.arrival_rel(y0, screen.pixel_x(ix), screen.pixel_y(iy));
-          const double a1 = screen.arrival_rel(y1, screen.pixel_x(ix), screen.pixel_y(iy));
+          const double a0 = screen.arrival_rel_at(y0, ix, iy);
+          const double a1 = screen.arrival_rel_at(y1, ix, iy);
           const double before = std::ceil((a0 - screen.t0_rel) / screen.dt);
           const double after = std::ceil((t_last - a1) / screen.dt);
           const double S = screen.samples;

@@ -1,0 +1,76 @@
+// Direct far-field spectra on the OpenCL device: for every direction n̂ and frequency ω the complex
+// amplitude of each electron by quadrature over its quintic spline pieces (cl/spectra.cl), summed
+// coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch.
+//
+// Conventions (share/docs/outputs.md "Direct spectra"): observer time t − n̂·r/c, Fourier transform
+// Ẽ(ω) = (2π)^−½ ∫ E e^{iωt} dt, and the amplitude A = R Ẽ_far (V·s), so that the one-sided
+// spectral-angular density is d²W/dωdΩ = 2 ε0 c |A|² (J·s/rad/sr, Jackson 14.67 in SI).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <numbers>
+#include <span>
+#include <vector>
+
+#include "edm/device.hpp"
+#include "edm/trajectory.hpp"
+#include "edm/units.hpp"
+
+namespace edm {
+
+struct SpectraGrid {
+  std::vector<double> omega;                        // normalised (units of the laser ω), > 0
+  std::vector<std::array<double, 3>> directions;    // unit vectors n̂ (lab frame)
+};
+
+struct SpectraOptions {
+  int nodes = 8;            // Gauss–Legendre nodes per sub-piece (2..16)
+  int block = 8;            // frequencies per work-item (1..32)
+  double phase = 2.0;       // largest phase excursion of one sub-piece at the block's highest ω, rad
+  int electron_group = 16;  // electrons per launch (≥ 1)
+};
+
+// Normalised sums (multiply by spectra_amplitude_si() for V·s): coherent[((d·nω + k)·3 + c)·2 + {re, im}]
+// = Σ_e w_e I_e,c(ω_k, n̂_d); incoherent[d·nω + k] = Σ_e w_e |I_e(ω_k, n̂_d)|².
+struct SpectraSums {
+  std::size_t directions = 0, frequencies = 0;
+  std::vector<double> coherent, incoherent;
+  std::uint64_t electrons = 0, launches = 0;
+  double kernel_seconds = 0;
+  double weight_sum = 0;
+};
+
+// The SI factor of the normalised amplitude: A (V·s) = q/(4πε0 c √(2π)) · I, q = −e (the electron).
+inline constexpr double spectra_amplitude_si() {
+  return -si::e / (4.0 * std::numbers::pi * si::eps0 * si::c) / 2.5066282746310002;  // √(2π)
+}
+// d²W/dωdΩ (J·s/rad/sr) of an amplitude squared |I|² in normalised units.
+inline constexpr double spectra_density_si() {
+  return 2.0 * si::eps0 * si::c * spectra_amplitude_si() * spectra_amplitude_si();
+}
+
+class SpectraAccumulator {
+ public:
+  // Checks the grid (ConfigError naming spectra.* keys: no direction, no frequency, ω ≤ 0, a
+  // direction that is not a unit vector) and the options, builds cl/spectra.cl, zeroes the sums.
+  SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options = {});
+  ~SpectraAccumulator();
+  SpectraAccumulator(SpectraAccumulator&&) noexcept;
+  SpectraAccumulator& operator=(SpectraAccumulator&&) noexcept;
+
+  // Adds the batch's electrons in electron order. weights: one per electron of the batch (empty:
+  // each electron's own ElectronSpline::weight, 1 unless the ensemble gives one); a negative or
+  // non-finite weight is a ConfigError naming the electron. Blocks until the
+  // splines are on the device (the batch may be released afterwards).
+  void accumulate(const SplineBatch& batch, std::span<const double> weights = {});
+  // Waits for the launches and downloads the sums; the accumulator is finished afterwards.
+  SpectraSums finish();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edm

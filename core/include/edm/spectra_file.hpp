@@ -1,0 +1,37 @@
+// The direct spectra in spectrum.h5 (group /direct; layout in share/docs/outputs.md "Direct
+// spectra"): the axes, the complex coherent amplitude, the coherent and incoherent d²W/dωdΩ and
+// their photon units. Written under `<file>.partial` and renamed; an existing spectrum.h5 keeps its
+// other groups (they are copied into the new file first).
+#pragma once
+#include <array>
+#include <complex>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/spectra.hpp"
+
+namespace edm {
+
+struct SpectraFileInfo {
+  std::vector<double> omega;                       // rad/s
+  std::vector<std::array<double, 3>> directions;   // n̂, one per direction
+  std::vector<std::size_t> direction_shape;        // how the directions lie (e.g. {ny, nx}); product = count
+  std::vector<double> solid_angle;                 // sr per direction (an angular screen's cells); empty: none
+  double laser_omega = 0;                          // rad/s
+  SpectraSection section;                          // the [spectra] keys of the run (sum, scale, nodes, phase)
+  std::string run_id, edm_version;
+};
+
+// SI products of the normalised sums (spectra_amplitude_si, spectra_density_si), laid out
+// (directions…, nω[, 3]): amplitude[(i·nω + k)·3 + c] (V·s), density[i·nω + k] (J·s/rad/sr).
+struct SpectraProducts {
+  std::vector<std::complex<double>> coherent_amplitude;
+  std::vector<double> coherent, incoherent;
+};
+SpectraProducts spectra_products(const SpectraSums& sums);
+
+void write_spectra_file(const std::filesystem::path& path, const SpectraFileInfo& info, const SpectraSums& sums);
+
+}  // namespace edm

@@ -1,0 +1,216 @@
+// SpectraAccumulator (edm/spectra.hpp): the host side of cl/spectra.cl — checks the grid, builds
+// the program, keeps the coherent and incoherent sums in device buffers across batches, uploads each
+// batch's splines and launches groups of electrons in electron order on the device's in-order queue.
+#include "edm/spectra.hpp"
+
+#include <gsl/gsl_integration.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "edm/schema.hpp"
+#include "field/kernel_args.hpp"
+#include "field/kernels.hpp"
+#include "field/opencl_internal.hpp"
+
+namespace edm {
+namespace detail {
+inline constexpr KernelSignature<10> kSpecAccumulate{
+    "spec_accumulate",
+    "spectra.cl",
+    {"coef", "tab", "count", "dirs", "ndir", "omega", "nw", "gl", "coh", "inc"}};
+}  // namespace detail
+
+namespace {
+
+void check_grid(const SpectraGrid& grid) {
+  if (grid.directions.empty())
+    throw ConfigError("EDM-ACC-050", "spectra: the direction grid is empty (screen.nx, screen.ny)");
+  if (grid.omega.empty()) throw ConfigError("EDM-CFG-622", "spectra.count: no frequency on the grid");
+  for (std::size_t k = 0; k < grid.omega.size(); ++k)
+    if (!(grid.omega[k] > 0.0) || !std::isfinite(grid.omega[k]))
+      throw ConfigError("EDM-CFG-620", "spectra.omega_min/omega_max: frequency " + std::to_string(k) + " is " +
+                                           std::to_string(grid.omega[k]) + "; every ω must be > 0 and finite");
+  for (std::size_t d = 0; d < grid.directions.size(); ++d) {
+    const auto& n = grid.directions[d];
+    const double norm = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    // A direction grid is built from angles, so its vectors are unit to rounding.
+    if (!(std::fabs(norm - 1.0) < 1e-12))
+      throw ConfigError("EDM-ACC-051", "spectra: direction " + std::to_string(d) + " has |n| = " +
+                                           std::to_string(norm) + ", not a unit vector");
+  }
+}
+
+void check_options(const SpectraOptions& o) {
+  // The key table holds the ranges (core/src/config/keys.cpp).
+  check_key_value("spectra.nodes", double(o.nodes), "EDM-ACC-052");
+  check_key_value("spectra.phase", o.phase, "EDM-ACC-054");
+  if (o.block < 1 || o.block > 32)
+    throw ConfigError("EDM-ACC-053", "spectra.block must be in 1..32, got " + std::to_string(o.block));
+  if (o.electron_group < 1)
+    throw ConfigError("EDM-ACC-055", "spectra.electron_group must be >= 1, got " + std::to_string(o.electron_group));
+}
+
+// Gauss–Legendre nodes and weights on [−1, 1], interleaved (x, w), from GSL.
+std::vector<double> gauss_legendre(int n) {
+  gsl_integration_glfixed_table* t = gsl_integration_glfixed_table_alloc(std::size_t(n));
+  std::vector<double> out(2 * std::size_t(n));
+  for (int i = 0; i < n; ++i) gsl_integration_glfixed_point(-1.0, 1.0, std::size_t(i), &out[2 * i], &out[2 * i + 1], t);
+  gsl_integration_glfixed_table_free(t);
+  return out;
+}
+
+}  // namespace
+
+struct SpectraAccumulator::Impl {
+  std::shared_ptr<Device> device;
+  SpectraGrid grid;
+  SpectraOptions options;
+  detail::BoundKernel<detail::kSpecAccumulate> kernel;
+  cl::Buffer dirs, omega, gl, coh, inc;
+  std::vector<cl::Event> launches;
+  SpectraSums sums;
+  bool finished = false;
+
+  std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
+  std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
+  std::size_t work_items() const {
+    const std::size_t blocks = (grid.omega.size() + std::size_t(options.block) - 1) / std::size_t(options.block);
+    return grid.directions.size() * blocks;
+  }
+  void create_buffers();
+  void launch(const cl::Buffer& coef, const SplineBatch& batch, std::size_t first, std::size_t count,
+              std::span<const double> weights);
+};
+
+void SpectraAccumulator::Impl::create_buffers() {
+  const auto& ctx = device->context();
+  std::vector<double> d(3 * grid.directions.size());
+  for (std::size_t i = 0; i < grid.directions.size(); ++i)
+    for (int c = 0; c < 3; ++c) d[3 * i + c] = grid.directions[i][c];
+  const auto nodes = gauss_legendre(options.nodes);
+  dirs = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, d.size() * sizeof(double), d.data());
+  omega = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, grid.omega.size() * sizeof(double),
+                     const_cast<double*>(grid.omega.data()));
+  gl = cl::Buffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nodes.size() * sizeof(double),
+                  const_cast<double*>(nodes.data()));
+  coh = cl::Buffer(ctx, CL_MEM_READ_WRITE, 6 * bins() * sizeof(double));
+  inc = cl::Buffer(ctx, CL_MEM_READ_WRITE, bins() * sizeof(double));
+  device->queue().enqueueFillBuffer(coh, 0.0, 0, 6 * bins() * sizeof(double));
+  device->queue().enqueueFillBuffer(inc, 0.0, 0, bins() * sizeof(double));
+  kernel.set("dirs", dirs);
+  kernel.set("ndir", cl_int(grid.directions.size()));
+  kernel.set("omega", omega);
+  kernel.set("nw", cl_int(grid.omega.size()));
+  kernel.set("gl", gl);
+  kernel.set("coh", coh);
+  kernel.set("inc", inc);
+}
+
+SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid,
+                                       const SpectraOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  if (!device) throw ConfigError("EDM-ACC-056", "SpectraAccumulator needs an open device");
+  check_grid(grid);
+  check_options(options);
+  m.device = std::move(device);
+  m.grid = grid;
+  m.options = options;
+  m.sums.directions = grid.directions.size();
+  m.sums.frequencies = grid.omega.size();
+  const std::map<std::string, std::string> defines = {{"SPEC_NODES", std::to_string(options.nodes)},
+                                                      {"SPEC_BLOCK", std::to_string(options.block)},
+                                                      {"SPEC_PHASE", std::to_string(options.phase)}};
+  cl::Program program = m.device->program({"spectra.cl"}, defines);
+  try {
+    m.kernel = detail::BoundKernel<detail::kSpecAccumulate>(program, detail::kernel_source("spectra.cl"));
+    m.create_buffers();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "creating the spectra buffers (" + std::to_string(grid.directions.size()) +
+                              " directions × " + std::to_string(grid.omega.size()) + " frequencies) on " + m.where());
+  }
+}
+
+SpectraAccumulator::~SpectraAccumulator() = default;
+SpectraAccumulator::SpectraAccumulator(SpectraAccumulator&&) noexcept = default;
+SpectraAccumulator& SpectraAccumulator::operator=(SpectraAccumulator&&) noexcept = default;
+
+// One launch of electrons [first, first + count) of the batch: their table (offset, intervals, dτ,
+// weight) as a small buffer, the sums read and written once per bin per electron, in order.
+void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch& batch, std::size_t first,
+                                      std::size_t count, std::span<const double> weights) {
+  std::vector<double> tab(4 * count);
+  for (std::size_t e = 0; e < count; ++e) {
+    const auto& el = batch.electrons[first + e];
+    tab[4 * e] = double(el.offset);
+    tab[4 * e + 1] = double(el.n_intervals);
+    tab[4 * e + 2] = el.dtau;
+    tab[4 * e + 3] = weights.empty() ? el.weight : weights[first + e];
+    sums.weight_sum += tab[4 * e + 3];
+  }
+  cl::Buffer tb(device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, tab.size() * sizeof(double), tab.data());
+  kernel.set("coef", coef);
+  kernel.set("tab", tb);
+  kernel.set("count", cl_int(count));
+  cl::Event ev;
+  device->queue().enqueueNDRangeKernel(kernel.kernel(), cl::NullRange, cl::NDRange(work_items()), cl::NullRange,
+                                       nullptr, &ev);
+  launches.push_back(ev);
+  ++sums.launches;
+  sums.electrons += count;
+}
+
+void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const double> weights) {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::accumulate() after finish()");
+  if (batch.electrons.empty()) return;
+  if (!weights.empty() && weights.size() != batch.electrons.size())
+    throw Error("EDM-ACC-058", "spectra: " + std::to_string(weights.size()) + " weights for " +
+                                   std::to_string(batch.electrons.size()) + " electrons of the batch");
+  for (std::size_t e = 0; e < batch.electrons.size(); ++e) {
+    const double w = weights.empty() ? batch.electrons[e].weight : weights[e];
+    if (!(w >= 0.0) || !std::isfinite(w))
+      throw ConfigError("EDM-CFG-625", "electron " + std::to_string(batch.electrons[e].index) + ": weight " +
+                                           std::to_string(w) + " is negative or not finite");
+  }
+  for (const auto& el : batch.electrons)
+    if (el.n_intervals == 0 || !(el.dtau > 0.0) ||
+        el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())
+      throw PhysicsError("EDM-ACC-059", "spectra: the spline table of electron " + std::to_string(el.index) +
+                                            " is inconsistent (intervals, dtau or offset)");
+  const std::size_t bytes = batch.coef.size() * sizeof(double);
+  try {
+    cl::Buffer coef(m.device->context(), CL_MEM_READ_ONLY, bytes);
+    m.device->queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+    const std::size_t n = batch.electrons.size(), G = std::size_t(m.options.electron_group);
+    for (std::size_t first = 0; first < n; first += G) m.launch(coef, batch, first, std::min(G, n - first), weights);
+    m.device->queue().flush();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "spectra of electrons " + std::to_string(batch.electrons.front().index) + "…" +
+                              std::to_string(batch.electrons.back().index) + " on " + m.where());
+  }
+}
+
+SpectraSums SpectraAccumulator::finish() {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
+  m.finished = true;
+  try {
+    m.sums.coherent.resize(6 * m.bins());
+    m.sums.incoherent.resize(m.bins());
+    m.device->queue().enqueueReadBuffer(m.coh, CL_TRUE, 0, m.sums.coherent.size() * sizeof(double), m.sums.coherent.data());
+    m.device->queue().enqueueReadBuffer(m.inc, CL_TRUE, 0, m.sums.incoherent.size() * sizeof(double),
+                                        m.sums.incoherent.data());
+    for (auto& ev : m.launches)
+      m.sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                             ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "downloading the spectra from " + m.where());
+  }
+  m.launches.clear();
+  return std::move(m.sums);
+}
+
+}  // namespace edm
