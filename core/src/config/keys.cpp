@@ -238,6 +238,11 @@ std::vector<CoreKey> accumulator_keys() {
               {.env = "EDM_ELECTRON_BATCH", .flag = "electron-batch", .or_auto = true}),
       EDM_KEY(accumulator, batch_overlap, "", "", "solve batch k+1 while batch k runs on the device",
               {.env = "EDM_ELECTRON_BATCH_OVERLAP"}),
+      EDM_KEY(accumulator, tail_slabs, "", ">=-1",
+              "the last batch launched in this many slabs of screen rows, each downloaded and written while "
+              "the next computes (one device, one process; results bit-identical); 0 = from the device, "
+              "-1 = off",
+              {.env = "EDM_TAIL_SLABS"}),
       EDM_KEY(accumulator, devices, "", "",
               "device spec: auto | all | 0,1 | gpu | cpu | a device-name substring",
               {.env = "EDM_DEVICE", .flag = "device devices"}),

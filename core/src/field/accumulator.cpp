@@ -43,6 +43,17 @@ struct FieldAccumulator::Impl {
     cl::Event last;
   };
   std::deque<InFlight> in_flight;
+  // accumulate_in_slabs: the device positions grouped by slab of `slab_rows` screen rows (ascending
+  // within a slab), slab s at [slab_first[s], slab_first[s + 1]); and, for the slabs of the last
+  // such call, the event after which rows [.., y1) of the cube are final (finish() waits on it).
+  cl::Buffer positions_buf;
+  int slab_rows = 0;
+  std::vector<int> slab_first;
+  struct SlabDone {
+    int y1;
+    cl::Event last;
+  };
+  std::vector<SlabDone> slab_done;
   std::vector<cl::Event> launches;  // profiling events not yet summed
   std::vector<cl::Event> passes;    // the same for the light-front passes (kernel time, not launches)
   AccumulatorTiming timing;
@@ -74,10 +85,17 @@ struct FieldAccumulator::Impl {
   void create_buckets();
   void bind_screen_arguments();
   // accumulate()'s steps.
+  void check_batch(const SplineBatch& batch) const;
   void release_finished_batches();
   cl::Buffer upload(const SplineBatch& batch);
   void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
-  cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch);
+  // One launch per group over the positions [pos_first, pos_first + n_positions) of positions_buf
+  // (n_positions = 0: every position).
+  cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch, int pos_first = 0, int n_positions = 0);
+  void build_slab_positions(int rows);
+  // finish()'s steps.
+  cl::Event ready_event(int iy1);
+  void download_pipelined(const SlabSink& sink, int rows_per_slab);
 };
 
 namespace {
@@ -298,6 +316,9 @@ void FieldAccumulator::Impl::bind_screen_arguments() {
   lw.set("Ef", buckets[mode == Mode::Split ? 2 : 0]);
   lw.set("Bf", buckets[mode == Mode::Split ? 3 : 1]);
   lw.set("pixel_of", pixel_of_buf);
+  lw.set("positions", pixel_of_buf);  // not read while n_positions = 0
+  lw.set("pos_first", cl_int(0));
+  lw.set("n_positions", cl_int(0));
 }
 
 FieldAccumulator::~FieldAccumulator() {
@@ -317,24 +338,71 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   if (m.finished) throw Error("EDM-ACC-010", "accumulate() after finish() on " + m.where());
   if (batch.electrons.empty()) return;
   m.release_finished_batches();
-  // Validate the spline table before the device reads it (an out-of-range offset would be an
-  // out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
-  // which the light-front pass and the kernel's paired loads rely on).
-  for (const auto& e : batch.electrons) {
-    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) || e.offset % kCoefPerInterval != 0 ||
-        e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
-      throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
-                                            ": spline table inconsistent (intervals, dtau or offset)");
-  }
+  m.check_batch(batch);
   cl::Buffer coef = m.upload(batch);
   m.form_light_front(coef, batch);
   cl::Event last = m.launch_groups(coef, batch);
+  m.slab_done.clear();  // every row now waits for this batch
   try {
     m.device->queue().flush();  // start the launches now; no host round trip per launch
   } catch (const cl::Error& err) {
     throw_device_error(err, "flushing the launches on " + m.where());
   }
   m.in_flight.push_back({std::move(coef), last});
+}
+
+// Validate the spline table before the device reads it (an out-of-range offset would be an
+// out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
+// which the light-front pass and the kernel's paired loads rely on).
+void FieldAccumulator::Impl::check_batch(const SplineBatch& batch) const {
+  for (const auto& e : batch.electrons) {
+    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) || e.offset % kCoefPerInterval != 0 ||
+        e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
+      throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
+                                            ": spline table inconsistent (intervals, dtau or offset)");
+  }
+}
+
+void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-010", "accumulate_in_slabs() after finish() on " + m.where());
+  if (batch.electrons.empty()) return;
+  rows = std::clamp(rows, 1, m.screen.ny);
+  m.release_finished_batches();
+  m.check_batch(batch);
+  cl::Buffer coef = m.upload(batch);
+  m.form_light_front(coef, batch);
+  cl::Event last;
+  try {
+    if (rows != m.slab_rows) m.build_slab_positions(rows);
+    m.slab_done.clear();
+    for (std::size_t s = 0; s + 1 < m.slab_first.size(); ++s) {
+      last = m.launch_groups(coef, batch, m.slab_first[s], m.slab_first[s + 1] - m.slab_first[s]);
+      m.slab_done.push_back({std::min(m.screen.ny, int(s + 1) * rows), last});
+    }
+    m.device->queue().flush();
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
+  }
+  m.in_flight.push_back({std::move(coef), last});
+}
+
+// The positions of each slab of `rows` rows, in ascending order (a warp then still holds
+// neighbours of the pixel order: pieces of the same rings), slab after slab.
+void FieldAccumulator::Impl::build_slab_positions(int rows) {
+  const int nx = screen.nx, slabs = (screen.ny + rows - 1) / rows;
+  auto of_slab = std::vector<std::vector<std::int32_t>>(std::size_t(slabs));
+  for (std::size_t q = 0; q < pixel_of.size(); ++q) of_slab[std::size_t(pixel_of[q] / nx / rows)].push_back(std::int32_t(q));
+  std::vector<std::int32_t> all;
+  all.reserve(pixel_of.size());
+  slab_first.assign(1, 0);
+  for (const auto& v : of_slab) {
+    all.insert(all.end(), v.begin(), v.end());
+    slab_first.push_back(int(all.size()));
+  }
+  positions_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, all.size() * sizeof(std::int32_t));
+  device->queue().enqueueWriteBuffer(positions_buf, CL_TRUE, 0, all.size() * sizeof(std::int32_t), all.data());
+  slab_rows = rows;
 }
 
 // Releases the coefficient buffers of batches whose launches are done.
@@ -381,9 +449,16 @@ void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const Spli
 }
 
 // One launch per group of G electrons, in electron order; returns the last launch's event.
-cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const SplineBatch& batch) {
+cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const SplineBatch& batch, int pos_first,
+                                                int n_positions) {
   cl::Event last;
   const std::size_t n = batch.electrons.size(), G = std::size_t(options.electron_group);
+  const std::size_t items =
+      n_positions > 0 ? (std::size_t(n_positions) + local - 1) / local * local * std::size_t(options.sample_chunks)
+                      : global;
+  lw.set("positions", n_positions > 0 ? positions_buf : pixel_of_buf);
+  lw.set("pos_first", cl_int(pos_first));
+  lw.set("n_positions", cl_int(n_positions));
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
     // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
@@ -405,7 +480,7 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
       lw.set_bytes("grp", group.size() * sizeof(double), group.data());
       lw.set("count", cl_int(count));
       cl::Event ev;
-      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(global), cl::NDRange(local),
+      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(items), cl::NDRange(local),
                                            nullptr, &ev);
       launches.push_back(ev);
       last = ev;
@@ -434,7 +509,6 @@ void FieldAccumulator::drain() {
 void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-012", "finish() called twice on " + m.where());
-  drain();
   const Screen& s = m.screen;
   const std::uint64_t row_bytes = std::uint64_t(s.nx) * s.samples * sizeof(double);
   if (rows_per_slab <= 0) {
@@ -444,35 +518,100 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
     rows_per_slab = int(std::max<std::uint64_t>(1, cap / row_bytes));
   }
   rows_per_slab = std::min(rows_per_slab, s.ny);
-  const std::size_t slab_bytes = std::size_t(row_bytes) * std::size_t(rows_per_slab);
-  std::vector<double> host(slab_bytes / sizeof(double));
   try {
-    cl::Buffer staging(m.device->context(), CL_MEM_WRITE_ONLY, slab_bytes);
-    for (int b = 0; b < bucket_count(m.mode); ++b)
-      for (int comp = 0; comp < 3; ++comp)
-        for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab) {
-          const int rows = std::min(rows_per_slab, s.ny - iy0);
-          m.transpose.set("src", m.buckets[std::size_t(b)]);
-          m.transpose.set("dst", staging);
-          m.transpose.set("nx", s.nx);
-          m.transpose.set("ny", s.ny);
-          m.transpose.set("samples", s.samples);
-          m.transpose.set("comp", comp);
-          m.transpose.set("iy0", iy0);
-          m.transpose.set("rows", rows);
-          m.transpose.set("position_of", m.position_of_buf);
-          m.device->queue().enqueueNDRangeKernel(m.transpose.kernel(), cl::NullRange,
-                                                 cl::NDRange(std::size_t(s.samples), std::size_t(rows) * s.nx),
-                                                 cl::NullRange);
-          const std::size_t n = std::size_t(rows) * s.nx * s.samples;
-          m.device->queue().enqueueReadBuffer(staging, CL_TRUE, 0, n * sizeof(double), host.data());
-          sink(b, comp, iy0, iy0 + rows, host.data());
-        }
+    m.download_pipelined(sink, rows_per_slab);
   } catch (const cl::Error& e) {
     throw_device_error(e, "downloading the field cube from " + m.where());
   }
+  drain();  // every launch is done by now: their timings
   m.finished = true;
   m.buckets.clear();  // the device memory goes back now
+}
+
+// The event after which rows [.., iy1) of the cube are final: their slab's last launch
+// (accumulate_in_slabs), else a marker behind everything enqueued so far.
+cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
+  for (const auto& d : slab_done)
+    if (d.y1 >= iy1) return d.last;
+  cl::Event marker;
+  device->queue().enqueueMarkerWithWaitList(nullptr, &marker);
+  device->queue().flush();
+  return marker;
+}
+
+// The download on the transfer queue, so that it runs beside later launches: each piece (rows of one
+// component of one bucket) waits for its rows' launches, is transposed into the output layout and
+// read into one of two pinned host buffers while the host hands the other one to the sink (the
+// writer), so device work, transfers and the write overlap. The sink sees the pieces row slab by row
+// slab, each slab's buckets and components in order.
+void FieldAccumulator::Impl::download_pipelined(const SlabSink& sink, int rows_per_slab) {
+  const Screen& s = screen;
+  const std::size_t slab_bytes = std::size_t(s.nx) * std::size_t(s.samples) * sizeof(double) * std::size_t(rows_per_slab);
+  cl::CommandQueue& tq = device->transfer_queue();
+  struct Pinned {
+    cl::CommandQueue& q;
+    cl::Buffer buf;
+    double* host = nullptr;
+    Pinned(cl::CommandQueue& q, const cl::Context& ctx, std::size_t bytes)
+        : q(q), buf(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes) {
+      host = static_cast<double*>(q.enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+    }
+    ~Pinned() {
+      try {
+        q.finish();  // no read may still target the mapping
+        q.enqueueUnmapMemObject(buf, host);
+        q.finish();
+      } catch (...) {
+      }
+    }
+  };
+  Pinned host[2] = {{tq, device->context(), slab_bytes}, {tq, device->context(), slab_bytes}};
+  cl::Buffer staging(device->context(), CL_MEM_READ_WRITE, slab_bytes);
+  struct Piece {
+    int b, comp, iy0, rows;
+    cl::Event read;
+  };
+  std::vector<Piece> pieces;
+  for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab)
+    for (int b = 0; b < bucket_count(mode); ++b)
+      for (int comp = 0; comp < 3; ++comp) pieces.push_back({b, comp, iy0, std::min(rows_per_slab, s.ny - iy0), {}});
+  const auto hand_over = [&](std::size_t i) {
+    Piece& p = pieces[i];
+    p.read.wait();
+    sink(p.b, p.comp, p.iy0, p.iy0 + p.rows, host[i % 2].host);
+  };
+  cl::Event ready;
+  int ready_to = -1;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    Piece& p = pieces[i];
+    if (p.iy0 + p.rows > ready_to) {
+      ready = ready_event(p.iy0 + p.rows);
+      ready_to = s.ny;  // a marker covers every row
+      for (const auto& d : slab_done)
+        if (d.y1 >= p.iy0 + p.rows) {
+          ready_to = d.y1;
+          break;
+        }
+    }
+    transpose.set("src", buckets[std::size_t(p.b)]);
+    transpose.set("dst", staging);
+    transpose.set("nx", s.nx);
+    transpose.set("ny", s.ny);
+    transpose.set("samples", s.samples);
+    transpose.set("comp", p.comp);
+    transpose.set("iy0", p.iy0);
+    transpose.set("rows", p.rows);
+    transpose.set("position_of", position_of_buf);
+    const std::vector<cl::Event> wait{ready};
+    tq.enqueueNDRangeKernel(transpose.kernel(), cl::NullRange,
+                            cl::NDRange(std::size_t(s.samples), std::size_t(p.rows) * s.nx), cl::NullRange, &wait);
+    // Buffer i % 2 was last handed over as piece i − 2 (below, before this piece was enqueued).
+    const std::size_t n = std::size_t(p.rows) * s.nx * s.samples;
+    tq.enqueueReadBuffer(staging, CL_FALSE, 0, n * sizeof(double), host[i % 2].host, nullptr, &p.read);
+    tq.flush();
+    if (i > 0) hand_over(i - 1);
+  }
+  if (!pieces.empty()) hand_over(pieces.size() - 1);
 }
 
 const Screen& FieldAccumulator::screen() const { return impl_->screen; }

@@ -17,11 +17,11 @@ namespace {
 // column. Rows are tried in order; the last one matches every device.
 // clang-format off
 constexpr TuningRow kRows[] = {
-    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave
-    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false},
-    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false},
-    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true},
-    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false},
+    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave tail/CU
+    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false,     2048},
+    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false,     2048},
+    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true,      0},
+    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false,     0},
 };
 // clang-format on
 
@@ -136,6 +136,17 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
   resolve_interleave(o, row, t.fixed_work_group, where);
   if (o.max_registers == 0) o.max_registers = row.max_registers;
   return t;
+}
+
+int tail_slabs(int requested, const DeviceInfo& device, const Screen& screen, const KernelOptions& o) {
+  if (requested > 0) return std::min(requested, screen.ny);
+  const TuningRow& row = tuning_row(device);
+  if (requested < 0 || row.tail_items_per_cu <= 0) return 1;
+  // On a CPU the slabs would share the cores with the write, so its rows keep one piece.
+  const double items_per_cu =
+      double(screen.pixels()) * std::max(1, o.sample_chunks) / double(std::max(1u, device.compute_units));
+  const int slabs = int(items_per_cu / double(row.tail_items_per_cu));
+  return std::clamp(slabs, 1, std::min(kMaxTailSlabs, screen.ny));
 }
 
 void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t kernel_max_work_group,

@@ -11,6 +11,7 @@
 
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
+#include "field/tuning.hpp"
 #include "run/overlap.hpp"
 #include "run/ranks.hpp"
 #include "run/sharded_cubes.hpp"
@@ -235,6 +236,27 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
 
 namespace {
 
+// The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
+// electrons (the last piece takes the rest), so that the device starts after the solve of a few
+// electrons instead of a whole batch's (share/docs/design.md, performance model).
+constexpr std::uint64_t kFirstPiece = 64;
+
+// The rows per slab of the last batch (0: in one piece): the tuning table's slab count on one
+// device in one process, rounded up to whole download slabs where those are smaller, so each
+// download piece waits for one slab's launches.
+int tail_rows(const RunContext& ctx, const RunPlan& plan, const ShardedFieldAccumulator& acc, const Screen& screen,
+              RunSummary& S) {
+  S.tail_slabs = 1;
+  if (plan.ranks.size != 1 || acc.device_count() != 1 || plan.devices.size() != 1) return 0;
+  const int slabs = tail_slabs(ctx.campaign.accumulator.tail_slabs, plan.devices.front(), screen, acc.options());
+  if (slabs <= 1) return 0;
+  const int per = std::max(1, plan.rows_per_slab);
+  int rows = (screen.ny + slabs - 1) / slabs;
+  if (per < rows) rows = (rows + per - 1) / per * per;
+  S.tail_slabs = (screen.ny + rows - 1) / rows;
+  return S.tail_slabs > 1 ? rows : 0;
+}
+
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
 // False when the solve was stopped on request (nothing of the batch is summed then).
 struct BatchLoop {
@@ -245,6 +267,7 @@ struct BatchLoop {
   BatchState& state;
   RunSummary& S;
   bool overlap = false, launched = false;
+  int tail_rows = 0;  // > 0: the last batch is launched in slabs of this many rows
   // Joined on every way out of run_batches; what it throws comes back through wait().
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
@@ -253,10 +276,43 @@ struct BatchLoop {
     if (const auto idle = watcher.wait()) device_idle_at = *idle;
   }
 
+  // The first batch in pieces (kFirstPiece): each piece is launched as soon as it is solved, the
+  // device working on the earlier ones meanwhile. Stopped during a piece: the pieces before it are
+  // summed, so `next` moves past them (a checkpoint then resumes after them).
+  bool run_in_pieces(std::uint64_t b0, std::uint64_t count) {
+    std::uint64_t done = 0;
+    for (std::uint64_t piece = kFirstPiece; done < count; piece *= 2) {
+      const std::uint64_t n = count - done < 2 * piece ? count - done : piece;
+      const auto t0 = Clock::now();
+      SplineBatch batch;
+      try {
+        batch = solve_batch(ctx, cell, b0 + done, n);
+      } catch (const Interrupted&) {
+        state.next = b0 + done;
+        return false;
+      }
+      S.timing.trajectories += seconds_since(t0);
+      record_batch(ctx, cell, batch, n, state, S);
+      if (!launched) {
+        state.t_first_launch = Clock::now();
+        launched = true;
+      }
+      acc.accumulate(batch);
+      batch.release();
+      done += n;
+    }
+    return true;
+  }
+
   bool run_one(std::uint64_t b0, std::uint64_t count, std::uint64_t k, std::uint64_t k0) {
     ctx.observer.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                            ": electrons " + std::to_string(b0) + "–" +
                                            std::to_string(b0 + count - 1));
+    const bool last_in_slabs = tail_rows > 0 && k > k0 && b0 + count == plan.end;
+    if (k == k0 && overlap && b0 + count < plan.end && count >= 4 * kFirstPiece) {
+      if (!run_in_pieces(b0, count)) return false;
+      return launched_batch(b0, count, k, false);
+    }
     const auto t0 = Clock::now();
     SplineBatch batch;
     try {
@@ -276,12 +332,23 @@ struct BatchLoop {
       state.t_first_launch = Clock::now();
       launched = true;
     }
-    acc.accumulate(batch);
-    batch.release();  // uploads are complete: the host splines go back to the OS now
-    if (overlap)
-      watcher.start([this] { acc.drain(); });
+    if (last_in_slabs)
+      acc.accumulate_in_slabs(batch, tail_rows);
     else
-      acc.drain();
+      acc.accumulate(batch);
+    batch.release();  // uploads are complete: the host splines go back to the OS now
+    return launched_batch(b0, count, k, last_in_slabs);
+  }
+
+  // After a batch's launches: the device drains it (on the watcher's thread with overlap), unless it
+  // was launched in slabs, whose downloads (finish) wait for each slab's launches instead.
+  bool launched_batch(std::uint64_t b0, std::uint64_t count, std::uint64_t k, bool in_slabs) {
+    if (!in_slabs) {
+      if (overlap)
+        watcher.start([this] { acc.drain(); });
+      else
+        acc.drain();
+    }
     ctx.observer.batch_done(b0 + count - plan.first, plan.local_electrons(), seconds_since(ctx.t_start));
     state.next = b0 + count;
     state.batches_done = k + 1;
@@ -295,6 +362,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
   BatchLoop loop{ctx, cell, plan, acc, state, S};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
+  loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
