@@ -54,6 +54,10 @@ class FieldAccumulator {
   // finish() can download and hand over each slab as soon as its launches are done, while the
   // device computes the later slabs. Meant for the last batch of a run (run/batches.cpp).
   void accumulate_in_slabs(const SplineBatch& batch, int rows);
+  // Uploads the batch's splines now, on a transfer queue beside the launches in flight, so that the
+  // accumulate() (or accumulate_in_slabs) of the same batch, next, only enqueues its launches: the
+  // device then goes from one batch to the next without waiting for the upload.
+  void upload_ahead(const SplineBatch& batch);
   // Streams the cube to `sink` in slabs of rows, each as soon as the launches that add to it are
   // done (so the download and the sink overlap the last launches after accumulate_in_slabs), and
   // waits for every launch. May be called with no batch accumulated (zero field). The accumulator

@@ -18,6 +18,9 @@ class ShardedFieldAccumulator {
   // FieldAccumulator::accumulate_in_slabs on one device; on several, accumulate() (their cubes are
   // reduced before any slab can be downloaded).
   void accumulate_in_slabs(const SplineBatch& batch, int rows);
+  // FieldAccumulator::upload_ahead on one device; on several nothing (their slices are uploaded by
+  // accumulate()).
+  void upload_ahead(const SplineBatch& batch);
   void drain();
   void finish(const SlabSink& sink, int rows_per_slab = 0);
 

@@ -54,6 +54,19 @@ struct FieldAccumulator::Impl {
     cl::Event last;
   };
   std::vector<SlabDone> slab_done;
+  // accumulate_in_slabs: its batch's splines and electrons while slabs of it are not yet enqueued
+  // (finish() enqueues them one slab ahead of the download, so the host never waits behind a full
+  // queue of launches before it can start downloading; drain() enqueues the rest at once).
+  struct Tail {
+    cl::Buffer coef;
+    std::vector<ElectronSpline> electrons;
+    std::size_t next = 0;  // the first slab not yet enqueued
+  } tail;
+  // upload_ahead: the splines of the batch at `ahead_of` (its first electron and size) already on
+  // the device, for the accumulate() of that batch.
+  cl::Buffer ahead;
+  const SplineBatch* ahead_of = nullptr;
+  std::uint64_t ahead_first = 0, ahead_size = 0;
   std::vector<cl::Event> launches;  // profiling events not yet summed
   std::vector<cl::Event> passes;    // the same for the light-front passes (kernel time, not launches)
   AccumulatorTiming timing;
@@ -88,10 +101,14 @@ struct FieldAccumulator::Impl {
   void check_batch(const SplineBatch& batch) const;
   void release_finished_batches();
   cl::Buffer upload(const SplineBatch& batch);
+  cl::Buffer take_upload(const SplineBatch& batch);
   void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
   // One launch per group over the positions [pos_first, pos_first + n_positions) of positions_buf
   // (n_positions = 0: every position).
-  cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch, int pos_first = 0, int n_positions = 0);
+  cl::Event launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons, int pos_first = 0,
+                          int n_positions = 0);
+  // Enqueues the pending slabs of accumulate_in_slabs up to slab `through` (all: SIZE_MAX).
+  void enqueue_tail(std::size_t through);
   void build_slab_positions(int rows);
   // finish()'s steps.
   cl::Event ready_event(int iy1);
@@ -339,9 +356,15 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   if (batch.electrons.empty()) return;
   m.release_finished_batches();
   m.check_batch(batch);
-  cl::Buffer coef = m.upload(batch);
+  cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
-  cl::Event last = m.launch_groups(coef, batch);
+  cl::Event last;
+  try {
+    m.enqueue_tail(SIZE_MAX);  // a batch in slabs before this one: its launches come first
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
+  }
+  last = m.launch_groups(coef, batch.electrons);
   m.slab_done.clear();  // every row now waits for this batch
   try {
     m.device->queue().flush();  // start the launches now; no host round trip per launch
@@ -370,21 +393,33 @@ void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
   rows = std::clamp(rows, 1, m.screen.ny);
   m.release_finished_batches();
   m.check_batch(batch);
-  cl::Buffer coef = m.upload(batch);
+  cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
-  cl::Event last;
   try {
+    m.enqueue_tail(SIZE_MAX);
     if (rows != m.slab_rows) m.build_slab_positions(rows);
     m.slab_done.clear();
-    for (std::size_t s = 0; s + 1 < m.slab_first.size(); ++s) {
-      last = m.launch_groups(coef, batch, m.slab_first[s], m.slab_first[s + 1] - m.slab_first[s]);
-      m.slab_done.push_back({std::min(m.screen.ny, int(s + 1) * rows), last});
-    }
-    m.device->queue().flush();
+    m.tail = {std::move(coef), batch.electrons, 0};
+    m.enqueue_tail(0);  // the device starts on slab 0 now
   } catch (const cl::Error& err) {
     throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
   }
-  m.in_flight.push_back({std::move(coef), last});
+}
+
+void FieldAccumulator::Impl::enqueue_tail(std::size_t through) {
+  if (tail.electrons.empty()) return;
+  const std::size_t slabs = slab_first.size() - 1;
+  cl::Event last;
+  for (; tail.next < slabs && tail.next <= through; ++tail.next) {
+    const std::size_t s = tail.next;
+    last = launch_groups(tail.coef, tail.electrons, slab_first[s], slab_first[s + 1] - slab_first[s]);
+    slab_done.push_back({std::min(screen.ny, int(s + 1) * slab_rows), last});
+  }
+  device->queue().flush();
+  if (tail.next == slabs) {
+    in_flight.push_back({std::move(tail.coef), slab_done.back().last});
+    tail = {};
+  }
 }
 
 // The positions of each slab of `rows` rows, in ascending order (a warp then still holds
@@ -403,6 +438,27 @@ void FieldAccumulator::Impl::build_slab_positions(int rows) {
   positions_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, all.size() * sizeof(std::int32_t));
   device->queue().enqueueWriteBuffer(positions_buf, CL_TRUE, 0, all.size() * sizeof(std::int32_t), all.data());
   slab_rows = rows;
+}
+
+void FieldAccumulator::upload_ahead(const SplineBatch& batch) {
+  auto& m = *impl_;
+  if (m.finished || batch.electrons.empty()) return;
+  m.check_batch(batch);
+  m.ahead = m.upload(batch);
+  m.ahead_of = &batch;
+  m.ahead_first = batch.electrons.front().index;
+  m.ahead_size = batch.coef.size();
+}
+
+// The batch's splines on the device: those of upload_ahead when they are this batch's, else
+// uploaded now.
+cl::Buffer FieldAccumulator::Impl::take_upload(const SplineBatch& batch) {
+  const bool same =
+      ahead_of == &batch && ahead_first == batch.electrons.front().index && ahead_size == batch.coef.size();
+  cl::Buffer coef = same ? std::move(ahead) : upload(batch);
+  ahead = cl::Buffer();
+  ahead_of = nullptr;
+  return coef;
 }
 
 // Releases the coefficient buffers of batches whose launches are done.
@@ -449,10 +505,10 @@ void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const Spli
 }
 
 // One launch per group of G electrons, in electron order; returns the last launch's event.
-cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const SplineBatch& batch, int pos_first,
-                                                int n_positions) {
+cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons,
+                                                int pos_first, int n_positions) {
   cl::Event last;
-  const std::size_t n = batch.electrons.size(), G = std::size_t(options.electron_group);
+  const std::size_t n = electrons.size(), G = std::size_t(options.electron_group);
   const std::size_t items =
       n_positions > 0 ? (std::size_t(n_positions) + local - 1) / local * local * std::size_t(options.sample_chunks)
                       : global;
@@ -466,7 +522,7 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
     // kernel never divides to find an interval. Unused entries stay 0 (the kernel reads `count`).
     std::vector<double> group(6 * G, 0.0);
     for (std::size_t e = 0; e < count; ++e) {
-      const auto& el = batch.electrons[first + e];
+      const auto& el = electrons[first + e];
       double* g = &group[6 * e];
       g[0] = double(el.offset);
       g[1] = double(el.n_intervals);
@@ -488,8 +544,8 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
       timing.electrons += count;
     } catch (const cl::Error& err) {
       throw_device_error(err, "launching the field kernel for electrons " +
-                                  std::to_string(batch.electrons[first].index) + "…" +
-                                  std::to_string(batch.electrons[first + count - 1].index) + " on " + where());
+                                  std::to_string(electrons[first].index) + "…" +
+                                  std::to_string(electrons[first + count - 1].index) + " on " + where());
     }
   }
   return last;
@@ -498,6 +554,7 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
 void FieldAccumulator::drain() {
   auto& m = *impl_;
   try {
+    m.enqueue_tail(SIZE_MAX);
     m.device->queue().finish();
     m.collect_timing();
   } catch (const cl::Error& e) {
@@ -531,6 +588,7 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
 // The event after which rows [.., iy1) of the cube are final: their slab's last launch
 // (accumulate_in_slabs), else a marker behind everything enqueued so far.
 cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
+  if (slab_rows > 0 && !tail.electrons.empty()) enqueue_tail(std::size_t((iy1 - 1) / slab_rows) + 1);
   for (const auto& d : slab_done)
     if (d.y1 >= iy1) return d.last;
   cl::Event marker;

@@ -46,6 +46,10 @@ void ShardedFieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int 
     accumulate(batch);
 }
 
+void ShardedFieldAccumulator::upload_ahead(const SplineBatch& batch) {
+  if (accs_.size() == 1) accs_[0].upload_ahead(batch);
+}
+
 void ShardedFieldAccumulator::drain() {
   for (auto& a : accs_) a.drain();
 }

@@ -322,6 +322,8 @@ struct BatchLoop {
     }
     const auto t1 = Clock::now();
     S.timing.trajectories += seconds_between(t0, t1);
+    // The splines travel while the device still works on the previous batch.
+    acc.upload_ahead(batch);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_for_device();
     if (k > k0 && overlap)
