@@ -209,7 +209,8 @@ std::vector<CoreKey> accumulator_keys() {
               {.env = "EDM_TILE_WIDTH"}),
       EDM_KEY(accumulator, pixel_order, "", "",
               "which pixels share a warp (speed only, results bit-identical): rings around the axis, tiles, "
-              "rows; auto = rings (tiles if tile_width > 0)",
+              "rows; auto = rings, or tiles when the electrons spread about as wide as the screen (or "
+              "tile_width > 0)",
               {.env = "EDM_PIXEL_ORDER"}),
       EDM_KEY(
           accumulator, max_registers, "", ">=-1",

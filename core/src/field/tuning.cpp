@@ -28,6 +28,15 @@ constexpr TuningRow kRows[] = {
 // The same on every device, since the devices of one run must share one cube layout (the reduce
 // and checkpoints compare it): BENCHMARKS.md, "Tuning defaults", "Every device".
 constexpr PixelOrder kPixelOrder = PixelOrder::Rings;
+// Rings suit an ensemble near the screen's axis (a ring is then nearly one arrival time for every
+// electron); an electron off the axis by r adds an arrival-time slope r/Z along the screen, which
+// runs along a warp's 32-pixel arc but only across a 4 × 8 tile's width. Rough spreads per warp,
+// in pitch × (1/Z): rings 32 r + ρ/2, tiles 8 (r + ρ) (ρ: the pixel's distance from the axis), so
+// tiles are chosen when the electrons' rms distance r exceeds kTilesAbove × the pixels' rms
+// distance: 24 r > 7.5 ρ. Measured on the H200: the benchmark cell (r/ρ = 0.03) rings 6.60 against
+// tiles 8.72 ms per electron, the reference's strong cell (r/ρ = 0.94) rings 9.71 against tiles
+// 7.62 (BENCHMARKS.md, "Tuning defaults", "Every device").
+constexpr double kTilesAbove = 7.5 / 24.0;
 constexpr int kTileWidth = 4;  // when tiles are asked for without a width (if it divides the work-group)
 
 // The launch's electrons travel by value, 6 doubles each (lw_group in cl/lienard_wiechert.cl); the
@@ -135,6 +144,10 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
   resolve_seeds(o, row, device, where);
   resolve_interleave(o, row, t.fixed_work_group, where);
   if (o.max_registers == 0) o.max_registers = row.max_registers;
+  if (o.pixel_order == PixelOrder::Auto && o.tile_width == 0 && o.ensemble_radius > 0) {
+    const double pixels_rms = std::sqrt((screen.half_x * screen.half_x + screen.half_y * screen.half_y) / 3.0);
+    o.pixel_order = o.ensemble_radius > kTilesAbove * pixels_rms ? PixelOrder::Tiles : kPixelOrder;
+  }
   return t;
 }
 
