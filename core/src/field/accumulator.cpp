@@ -388,7 +388,7 @@ void FieldAccumulator::Impl::check_batch(const SplineBatch& batch) const {
 
 void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
   auto& m = *impl_;
-  if (m.finished) throw Error("EDM-ACC-010", "accumulate_in_slabs() after finish() on " + m.where());
+  if (m.finished) throw Error("EDM-ACC-060", "accumulate_in_slabs() after finish() on " + m.where());
   if (batch.electrons.empty()) return;
   rows = std::clamp(rows, 1, m.screen.ny);
   m.release_finished_batches();
