@@ -77,7 +77,9 @@ int cmd_bench(const Args& args) {
 
   const auto info = select_devices(campaign.accumulator.devices).front();
   auto dev = open_device(info);
-  FieldAccumulator acc(dev, cell.screen(), cell.mode(), kernel_options(campaign.accumulator));
+  KernelOptions options = kernel_options(campaign.accumulator);
+  options.ensemble_radius = cell.transverse_rms();  // the pixel order of `edm run` for this cell
+  FieldAccumulator acc(dev, cell.screen(), cell.mode(), options);
   if (!json) std::cerr << "bench: warm-up launch (kernel build) on " << info.name << "…\n";
   acc.accumulate(warm);
   acc.drain();

@@ -97,17 +97,26 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 //
 // grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them. dirs: angular screens,
 // per pixel n̂ and n_z − s_z (4 doubles; core/src/field/accumulator.cpp); unread on the flat screen.
+// positions, pos_first, n_positions: the positions this launch covers (n_positions = 0: all).
 __kernel void lw_accumulate(__global const double* restrict coef, const lw_group grp, const int count,
                             const int nx, const int ny, const int samples,
                             const double half_x, const double half_y, const double zs,
                             const double t0_rel, const double dt,
                             __global double* restrict E, __global double* restrict B,
                             __global double* restrict Ef, __global double* restrict Bf,
-                            __global const int* restrict pixel_of, __global const double* restrict dirs) {
+                            __global const int* restrict pixel_of, __global const double* restrict dirs,
+                            __global const int* restrict positions, const int pos_first, const int n_positions) {
   const int npix = nx * ny;
   const int wg = (int)get_local_size(0), group = (int)get_group_id(0), l = (int)get_local_id(0);
-  const int per_chunk = (npix + wg - 1) / wg;
-  const int q = (group % per_chunk) * wg + l;  // device position; past the last one: inactive
+  // n_positions > 0: this launch covers only the device positions positions[pos_first + i],
+  // i < n_positions (a slab of screen rows, FieldAccumulator::accumulate_in_slabs), so that slab can
+  // be downloaded while later slabs compute. A position gets the same samples, chunk and additions
+  // as in a launch over all positions, so the cube is bit-identical either way.
+  const int active = n_positions > 0 ? n_positions : npix;
+  const int per_chunk = (active + wg - 1) / wg;
+  const int idx = (group % per_chunk) * wg + l;
+  // device position; past the last one: inactive
+  const int q = n_positions > 0 ? (idx < n_positions ? positions[pos_first + idx] : npix) : idx;
   const int chunk = group / per_chunk;
   const int pix = q < npix ? pixel_of[q] : 0;
   const int ix = q < npix ? pix % nx : nx;

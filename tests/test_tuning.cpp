@@ -6,6 +6,8 @@
 // a kernel (through EDM_CL_PATH) whose signature differs from its list is refused (EDM-CL-030).
 #define BOOST_TEST_MODULE tuning
 #include <boost/test/unit_test.hpp>
+
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -281,4 +283,24 @@ BOOST_AUTO_TEST_CASE(a_kernel_whose_signature_differs_is_refused) {
   });
   BOOST_CHECK_EXCEPTION(build_from(swapped), DeviceError,
                         [](const DeviceError& e) { return e.id() == "EDM-CL-030"; });
+}
+
+// The automatic pixel order follows the ensemble's spread against the screen's (field/tuning.cpp,
+// kTilesAbove): rings for a beam near the axis, tiles for electrons spread as wide as the screen;
+// an explicit order or tile width always wins, and without an ensemble radius it stays rings.
+BOOST_AUTO_TEST_CASE(the_automatic_pixel_order_follows_the_ensemble_spread) {
+  const auto gpu = device_like("NVIDIA Corporation", "GPU", 132);
+  const Screen s = bench_screen();
+  const double pixels_rms = std::sqrt((s.half_x * s.half_x + s.half_y * s.half_y) / 3.0);
+  KernelOptions o;
+  BOOST_TEST(int(resolve(o, gpu).options.pixel_order) == int(PixelOrder::Auto));  // resolved after the build
+  o.ensemble_radius = 0.03 * pixels_rms;  // the benchmark cell
+  BOOST_TEST(int(resolve(o, gpu).options.pixel_order) == int(PixelOrder::Rings));
+  o.ensemble_radius = 0.94 * pixels_rms;  // the reference's strong cell
+  BOOST_TEST(int(resolve(o, gpu).options.pixel_order) == int(PixelOrder::Tiles));
+  o.pixel_order = PixelOrder::Rings;
+  BOOST_TEST(int(resolve(o, gpu).options.pixel_order) == int(PixelOrder::Rings));
+  o.pixel_order = PixelOrder::Auto;
+  o.tile_width = -1;  // rows asked for
+  BOOST_TEST(int(resolve(o, gpu).options.pixel_order) == int(PixelOrder::Auto));
 }

@@ -49,8 +49,19 @@ class FieldAccumulator {
   // Uploads the batch's splines and enqueues one launch per electron; returns without waiting
   // for the kernels (the batch may be released once this returns: uploads are complete).
   void accumulate(const SplineBatch& batch);
-  // Waits for every launch, then streams the cube to `sink` in slabs of rows. May be called with
-  // no batch accumulated (zero field). The accumulator is finished afterwards.
+  // The same additions as accumulate() (so the cube is bit-identical), but launched slab by slab of
+  // `rows` screen rows — every group over slab 0, then every group over slab 1, … — so that
+  // finish() can download and hand over each slab as soon as its launches are done, while the
+  // device computes the later slabs. Meant for the last batch of a run (run/batches.cpp).
+  void accumulate_in_slabs(const SplineBatch& batch, int rows);
+  // Uploads the batch's splines now, on a transfer queue beside the launches in flight, so that the
+  // accumulate() (or accumulate_in_slabs) of the same batch, next, only enqueues its launches: the
+  // device then goes from one batch to the next without waiting for the upload.
+  void upload_ahead(const SplineBatch& batch);
+  // Streams the cube to `sink` in slabs of rows, each as soon as the launches that add to it are
+  // done (so the download and the sink overlap the last launches after accumulate_in_slabs), and
+  // waits for every launch. May be called with no batch accumulated (zero field). The accumulator
+  // is finished afterwards.
   void finish(const SlabSink& sink, int rows_per_slab = 0);
   // Waits for the launches (no download).
   void drain();

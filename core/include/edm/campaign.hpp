@@ -233,6 +233,8 @@ struct AccumulatorSection {
   int interleave = 0;             // the group's solves phase by phase: 0 = from the device, 1 on, -1 off
   std::int64_t electron_batch = 0;  // 0 = single pass; -1 = "auto" (from the host memory budget)
   bool batch_overlap = true;
+  int tail_slabs = 0;             // the last batch in slabs of rows written while the next computes:
+                                  // 0 = from the device, -1 = off (one device, one process only)
   std::string devices = "auto";   // auto | all | "0,1" | a name substring
 };
 

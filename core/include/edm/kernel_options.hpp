@@ -38,6 +38,9 @@ struct KernelOptions {
   int interleave = 0;         // the G warm solves of a sample phase by phase (all predictors, each
                               // Newton step for all, all fields): overlap for out-of-order CPUs;
                               // needs the state in registers. 0 = from the device (CPUs), 1 on, < 0 off
+  double ensemble_radius = 0;  // rms distance of the electrons from the screen axis (normalised; the
+                               // run driver and bench set it from the cell): with pixel_order auto
+                               // and no tile_width it picks rings or tiles (field/tuning.cpp)
 };
 
 }  // namespace edm

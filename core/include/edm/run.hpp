@@ -77,6 +77,8 @@ class PreparedCell {
   Mode mode() const;
   std::uint64_t electrons() const;
   const SolveOptions& solve_options() const;
+  // The rms distance of the electrons' starts from the screen's axis (x = y = 0), normalised.
+  double transverse_rms() const;
   SplineBatch solve(std::uint64_t first, std::uint64_t count) const;
   // The same, ending with Interrupted (EDM-TRJ-040) within one knot interval once *stop is set.
   SplineBatch solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const;

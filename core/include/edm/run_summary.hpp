@@ -28,6 +28,7 @@ struct RunSummary {
   std::string run_id;
   int rank = 0, ranks = 1;  // MPI: only rank 0 writes files and holds the gathered totals
   std::uint64_t electrons = 0, batches = 0, electron_batch = 0;
+  int tail_slabs = 1;  // effective: slabs of rows the last batch was launched in (1 = one piece)
   std::uint64_t slots = 0;
   Screen screen;
   CoverageReport coverage;

@@ -15,6 +15,12 @@ class ShardedFieldAccumulator {
   ShardedFieldAccumulator(const std::vector<DeviceInfo>& devices, const Screen& screen, Mode mode,
                           const KernelOptions& options);
   void accumulate(const SplineBatch& batch);
+  // FieldAccumulator::accumulate_in_slabs on one device; on several, accumulate() (their cubes are
+  // reduced before any slab can be downloaded).
+  void accumulate_in_slabs(const SplineBatch& batch, int rows);
+  // FieldAccumulator::upload_ahead on one device; on several nothing (their slices are uploaded by
+  // accumulate()).
+  void upload_ahead(const SplineBatch& batch);
   void drain();
   std::uint64_t electrons_completed();  // summed over devices (FieldAccumulator::electrons_completed)
   void finish(const SlabSink& sink, int rows_per_slab = 0);

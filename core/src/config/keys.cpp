@@ -234,7 +234,8 @@ std::vector<CoreKey> accumulator_keys() {
               {.env = "EDM_TILE_WIDTH"}),
       EDM_KEY(accumulator, pixel_order, "", "",
               "which pixels share a warp (speed only, results bit-identical): rings around the axis, tiles, "
-              "rows; auto = rings (tiles if tile_width > 0)",
+              "rows; auto = rings, or tiles when the electrons spread about as wide as the screen (or "
+              "tile_width > 0)",
               {.env = "EDM_PIXEL_ORDER"}),
       EDM_KEY(
           accumulator, max_registers, "", ">=-1",
@@ -263,6 +264,11 @@ std::vector<CoreKey> accumulator_keys() {
               {.env = "EDM_ELECTRON_BATCH", .flag = "electron-batch", .or_auto = true}),
       EDM_KEY(accumulator, batch_overlap, "", "", "solve batch k+1 while batch k runs on the device",
               {.env = "EDM_ELECTRON_BATCH_OVERLAP"}),
+      EDM_KEY(accumulator, tail_slabs, "", ">=-1",
+              "the last batch launched in this many slabs of screen rows, each downloaded and written while "
+              "the next computes (one device, one process; results bit-identical); 0 = from the device, "
+              "-1 = off",
+              {.env = "EDM_TAIL_SLABS"}),
       EDM_KEY(accumulator, devices, "", "",
               "device spec: auto | all | 0,1 | gpu | cpu | a device-name substring",
               {.env = "EDM_DEVICE", .flag = "device devices"}),

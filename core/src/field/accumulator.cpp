@@ -45,6 +45,30 @@ struct FieldAccumulator::Impl {
     cl::Event last;
   };
   std::deque<InFlight> in_flight;
+  // accumulate_in_slabs: the device positions grouped by slab of `slab_rows` screen rows (ascending
+  // within a slab), slab s at [slab_first[s], slab_first[s + 1]); and, for the slabs of the last
+  // such call, the event after which rows [.., y1) of the cube are final (finish() waits on it).
+  cl::Buffer positions_buf;
+  int slab_rows = 0;
+  std::vector<int> slab_first;
+  struct SlabDone {
+    int y1;
+    cl::Event last;
+  };
+  std::vector<SlabDone> slab_done;
+  // accumulate_in_slabs: its batch's splines and electrons while slabs of it are not yet enqueued
+  // (finish() enqueues them one slab ahead of the download, so the host never waits behind a full
+  // queue of launches before it can start downloading; drain() enqueues the rest at once).
+  struct Tail {
+    cl::Buffer coef;
+    std::vector<ElectronSpline> electrons;
+    std::size_t next = 0;  // the first slab not yet enqueued
+  } tail;
+  // upload_ahead: the splines of the batch at `ahead_of` (its first electron and size) already on
+  // the device, for the accumulate() of that batch.
+  cl::Buffer ahead;
+  const SplineBatch* ahead_of = nullptr;
+  std::uint64_t ahead_first = 0, ahead_size = 0;
   std::vector<cl::Event> launches;  // profiling events not yet summed
   // Progress (electrons_completed): each launch's event with its electron count, until seen done.
   // Read from the driving thread while a watcher thread drains, hence the lock.
@@ -84,10 +108,21 @@ struct FieldAccumulator::Impl {
   void create_buckets();
   void bind_screen_arguments();
   // accumulate()'s steps.
+  void check_batch(const SplineBatch& batch) const;
   void release_finished_batches();
   cl::Buffer upload(const SplineBatch& batch);
+  cl::Buffer take_upload(const SplineBatch& batch);
   void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
-  cl::Event launch_groups(const cl::Buffer& coef, const SplineBatch& batch);
+  // One launch per group over the positions [pos_first, pos_first + n_positions) of positions_buf
+  // (n_positions = 0: every position).
+  cl::Event launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons, int pos_first = 0,
+                          int n_positions = 0);
+  // Enqueues the pending slabs of accumulate_in_slabs up to slab `through` (all: SIZE_MAX).
+  void enqueue_tail(std::size_t through);
+  void build_slab_positions(int rows);
+  // finish()'s steps.
+  cl::Event ready_event(int iy1);
+  void download_pipelined(const SlabSink& sink, int rows_per_slab);
   void use_weighted_kernel();
 };
 
@@ -341,6 +376,9 @@ void FieldAccumulator::Impl::bind_screen_arguments() {
   lw.set("Bf", buckets[mode == Mode::Split ? 3 : 1]);
   lw.set("pixel_of", pixel_of_buf);
   lw.set("dirs", dirs_buf);
+  lw.set("positions", pixel_of_buf);  // not read while n_positions = 0
+  lw.set("pos_first", cl_int(0));
+  lw.set("n_positions", cl_int(0));
 }
 
 FieldAccumulator::~FieldAccumulator() {
@@ -360,27 +398,114 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   if (m.finished) throw Error("EDM-ACC-010", "accumulate() after finish() on " + m.where());
   if (batch.electrons.empty()) return;
   m.release_finished_batches();
-  // Validate the spline table before the device reads it (an out-of-range offset would be an
-  // out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
-  // which the light-front pass and the kernel's paired loads rely on).
-  for (const auto& e : batch.electrons) {
-    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) || e.offset % kCoefPerInterval != 0 ||
-        e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
-      throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
-                                            ": spline table inconsistent (intervals, dtau or offset)");
-  }
-  if (!m.weighted && std::any_of(batch.electrons.begin(), batch.electrons.end(),
-                                 [](const ElectronSpline& e) { return e.weight != 1.0; }))
-    m.use_weighted_kernel();
-  cl::Buffer coef = m.upload(batch);
+  m.check_batch(batch);
+  cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
-  cl::Event last = m.launch_groups(coef, batch);
+  cl::Event last;
+  try {
+    m.enqueue_tail(SIZE_MAX);  // a batch in slabs before this one: its launches come first
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
+  }
+  last = m.launch_groups(coef, batch.electrons);
+  m.slab_done.clear();  // every row now waits for this batch
   try {
     m.device->queue().flush();  // start the launches now; no host round trip per launch
   } catch (const cl::Error& err) {
     throw_device_error(err, "flushing the launches on " + m.where());
   }
   m.in_flight.push_back({std::move(coef), last});
+}
+
+// Validate the spline table before the device reads it (an out-of-range offset would be an
+// out-of-bounds read on the device, not an error; intervals start at multiples of 24 doubles,
+// which the light-front pass and the kernel's paired loads rely on).
+void FieldAccumulator::Impl::check_batch(const SplineBatch& batch) const {
+  for (const auto& e : batch.electrons) {
+    if (e.n_intervals == 0 || !(e.dtau > 0) || !std::isfinite(e.tau0) || e.offset % kCoefPerInterval != 0 ||
+        e.offset + std::uint64_t(e.n_intervals) * kCoefPerInterval > batch.coef.size())
+      throw PhysicsError("EDM-ACC-011", "electron " + std::to_string(e.index) +
+                                            ": spline table inconsistent (intervals, dtau or offset)");
+  }
+}
+
+void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-060", "accumulate_in_slabs() after finish() on " + m.where());
+  if (batch.electrons.empty()) return;
+  rows = std::clamp(rows, 1, m.screen.ny);
+  m.release_finished_batches();
+  m.check_batch(batch);
+  cl::Buffer coef = m.take_upload(batch);
+  m.form_light_front(coef, batch);
+  try {
+    m.enqueue_tail(SIZE_MAX);
+    if (rows != m.slab_rows) m.build_slab_positions(rows);
+    m.slab_done.clear();
+    m.tail = {std::move(coef), batch.electrons, 0};
+    m.enqueue_tail(0);  // the device starts on slab 0 now
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
+  }
+}
+
+void FieldAccumulator::Impl::enqueue_tail(std::size_t through) {
+  if (tail.electrons.empty()) return;
+  const std::size_t slabs = slab_first.size() - 1;
+  cl::Event last;
+  for (; tail.next < slabs && tail.next <= through; ++tail.next) {
+    const std::size_t s = tail.next;
+    last = launch_groups(tail.coef, tail.electrons, slab_first[s], slab_first[s + 1] - slab_first[s]);
+    slab_done.push_back({std::min(screen.ny, int(s + 1) * slab_rows), last});
+  }
+  device->queue().flush();
+  if (tail.next == slabs) {
+    in_flight.push_back({std::move(tail.coef), slab_done.back().last});
+    tail = {};
+  }
+}
+
+// The positions of each slab of `rows` rows, in ascending order (a warp then still holds
+// neighbours of the pixel order: pieces of the same rings), slab after slab.
+void FieldAccumulator::Impl::build_slab_positions(int rows) {
+  const int nx = screen.nx, slabs = (screen.ny + rows - 1) / rows;
+  auto of_slab = std::vector<std::vector<std::int32_t>>(std::size_t(slabs));
+  for (std::size_t q = 0; q < pixel_of.size(); ++q) of_slab[std::size_t(pixel_of[q] / nx / rows)].push_back(std::int32_t(q));
+  std::vector<std::int32_t> all;
+  all.reserve(pixel_of.size());
+  slab_first.assign(1, 0);
+  for (const auto& v : of_slab) {
+    all.insert(all.end(), v.begin(), v.end());
+    slab_first.push_back(int(all.size()));
+  }
+  positions_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, all.size() * sizeof(std::int32_t));
+  device->queue().enqueueWriteBuffer(positions_buf, CL_TRUE, 0, all.size() * sizeof(std::int32_t), all.data());
+  slab_rows = rows;
+}
+
+void FieldAccumulator::upload_ahead(const SplineBatch& batch) {
+  auto& m = *impl_;
+  if (m.finished || batch.electrons.empty()) return;
+  m.check_batch(batch);
+  m.ahead = m.upload(batch);
+  m.ahead_of = &batch;
+  m.ahead_first = batch.electrons.front().index;
+  m.ahead_size = batch.coef.size();
+}
+
+// The batch's splines on the device: those of upload_ahead when they are this batch's, else
+// uploaded now.
+cl::Buffer FieldAccumulator::Impl::take_upload(const SplineBatch& batch) {
+  // Every launch path takes its splines here, so the weighted build is chosen here, once per batch.
+  if (!weighted && std::any_of(batch.electrons.begin(), batch.electrons.end(),
+                               [](const ElectronSpline& e) { return e.weight != 1.0; }))
+    use_weighted_kernel();
+  const bool same =
+      ahead_of == &batch && ahead_first == batch.electrons.front().index && ahead_size == batch.coef.size();
+  cl::Buffer coef = same ? std::move(ahead) : upload(batch);
+  ahead = cl::Buffer();
+  ahead_of = nullptr;
+  return coef;
 }
 
 // Releases the coefficient buffers of batches whose launches are done.
@@ -427,9 +552,16 @@ void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const Spli
 }
 
 // One launch per group of G electrons, in electron order; returns the last launch's event.
-cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const SplineBatch& batch) {
+cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons,
+                                                int pos_first, int n_positions) {
   cl::Event last;
-  const std::size_t n = batch.electrons.size(), G = std::size_t(options.electron_group);
+  const std::size_t n = electrons.size(), G = std::size_t(options.electron_group);
+  const std::size_t items =
+      n_positions > 0 ? (std::size_t(n_positions) + local - 1) / local * local * std::size_t(options.sample_chunks)
+                      : global;
+  lw.set("positions", n_positions > 0 ? positions_buf : pixel_of_buf);
+  lw.set("pos_first", cl_int(pos_first));
+  lw.set("n_positions", cl_int(n_positions));
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
     // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
@@ -438,7 +570,7 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
     const std::size_t stride = weighted ? 7 : 6;  // + the weight (LW_WEIGHTED)
     std::vector<double> group(stride * G, 0.0);
     for (std::size_t e = 0; e < count; ++e) {
-      const auto& el = batch.electrons[first + e];
+      const auto& el = electrons[first + e];
       double* g = &group[stride * e];
       if (weighted) g[6] = el.weight;
       g[0] = double(el.offset);
@@ -453,7 +585,7 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
       lw.set_bytes("grp", group.size() * sizeof(double), group.data());
       lw.set("count", cl_int(count));
       cl::Event ev;
-      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(global), cl::NDRange(local),
+      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(items), cl::NDRange(local),
                                            nullptr, &ev);
       launches.push_back(ev);
       {
@@ -465,8 +597,8 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const Sp
       timing.electrons += count;
     } catch (const cl::Error& err) {
       throw_device_error(err, "launching the field kernel for electrons " +
-                                  std::to_string(batch.electrons[first].index) + "…" +
-                                  std::to_string(batch.electrons[first + count - 1].index) + " on " + where());
+                                  std::to_string(electrons[first].index) + "…" +
+                                  std::to_string(electrons[first + count - 1].index) + " on " + where());
     }
   }
   return last;
@@ -504,6 +636,7 @@ void FieldAccumulator::Impl::use_weighted_kernel() {
 void FieldAccumulator::drain() {
   auto& m = *impl_;
   try {
+    m.enqueue_tail(SIZE_MAX);
     m.device->queue().finish();
     m.collect_timing();
   } catch (const cl::Error& e) {
@@ -537,7 +670,6 @@ std::uint64_t FieldAccumulator::electrons_completed() {
 void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-012", "finish() called twice on " + m.where());
-  drain();
   const Screen& s = m.screen;
   const std::uint64_t row_bytes = std::uint64_t(s.nx) * s.samples * sizeof(double);
   if (rows_per_slab <= 0) {
@@ -547,35 +679,101 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
     rows_per_slab = int(std::max<std::uint64_t>(1, cap / row_bytes));
   }
   rows_per_slab = std::min(rows_per_slab, s.ny);
-  const std::size_t slab_bytes = std::size_t(row_bytes) * std::size_t(rows_per_slab);
-  std::vector<double> host(slab_bytes / sizeof(double));
   try {
-    cl::Buffer staging(m.device->context(), CL_MEM_WRITE_ONLY, slab_bytes);
-    for (int b = 0; b < bucket_count(m.mode); ++b)
-      for (int comp = 0; comp < 3; ++comp)
-        for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab) {
-          const int rows = std::min(rows_per_slab, s.ny - iy0);
-          m.transpose.set("src", m.buckets[std::size_t(b)]);
-          m.transpose.set("dst", staging);
-          m.transpose.set("nx", s.nx);
-          m.transpose.set("ny", s.ny);
-          m.transpose.set("samples", s.samples);
-          m.transpose.set("comp", comp);
-          m.transpose.set("iy0", iy0);
-          m.transpose.set("rows", rows);
-          m.transpose.set("position_of", m.position_of_buf);
-          m.device->queue().enqueueNDRangeKernel(m.transpose.kernel(), cl::NullRange,
-                                                 cl::NDRange(std::size_t(s.samples), std::size_t(rows) * s.nx),
-                                                 cl::NullRange);
-          const std::size_t n = std::size_t(rows) * s.nx * s.samples;
-          m.device->queue().enqueueReadBuffer(staging, CL_TRUE, 0, n * sizeof(double), host.data());
-          sink(b, comp, iy0, iy0 + rows, host.data());
-        }
+    m.download_pipelined(sink, rows_per_slab);
   } catch (const cl::Error& e) {
     throw_device_error(e, "downloading the field cube from " + m.where());
   }
+  drain();  // every launch is done by now: their timings
   m.finished = true;
   m.buckets.clear();  // the device memory goes back now
+}
+
+// The event after which rows [.., iy1) of the cube are final: their slab's last launch
+// (accumulate_in_slabs), else a marker behind everything enqueued so far.
+cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
+  if (slab_rows > 0 && !tail.electrons.empty()) enqueue_tail(std::size_t((iy1 - 1) / slab_rows) + 1);
+  for (const auto& d : slab_done)
+    if (d.y1 >= iy1) return d.last;
+  cl::Event marker;
+  device->queue().enqueueMarkerWithWaitList(nullptr, &marker);
+  device->queue().flush();
+  return marker;
+}
+
+// The download on the transfer queue, so that it runs beside later launches: each piece (rows of one
+// component of one bucket) waits for its rows' launches, is transposed into the output layout and
+// read into one of two pinned host buffers while the host hands the other one to the sink (the
+// writer), so device work, transfers and the write overlap. The sink sees the pieces row slab by row
+// slab, each slab's buckets and components in order.
+void FieldAccumulator::Impl::download_pipelined(const SlabSink& sink, int rows_per_slab) {
+  const Screen& s = screen;
+  const std::size_t slab_bytes = std::size_t(s.nx) * std::size_t(s.samples) * sizeof(double) * std::size_t(rows_per_slab);
+  cl::CommandQueue& tq = device->transfer_queue();
+  struct Pinned {
+    cl::CommandQueue& q;
+    cl::Buffer buf;
+    double* host = nullptr;
+    Pinned(cl::CommandQueue& q, const cl::Context& ctx, std::size_t bytes)
+        : q(q), buf(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes) {
+      host = static_cast<double*>(q.enqueueMapBuffer(buf, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes));
+    }
+    ~Pinned() {
+      try {
+        q.finish();  // no read may still target the mapping
+        q.enqueueUnmapMemObject(buf, host);
+        q.finish();
+      } catch (...) {
+      }
+    }
+  };
+  Pinned host[2] = {{tq, device->context(), slab_bytes}, {tq, device->context(), slab_bytes}};
+  cl::Buffer staging(device->context(), CL_MEM_READ_WRITE, slab_bytes);
+  struct Piece {
+    int b, comp, iy0, rows;
+    cl::Event read;
+  };
+  std::vector<Piece> pieces;
+  for (int iy0 = 0; iy0 < s.ny; iy0 += rows_per_slab)
+    for (int b = 0; b < bucket_count(mode); ++b)
+      for (int comp = 0; comp < 3; ++comp) pieces.push_back({b, comp, iy0, std::min(rows_per_slab, s.ny - iy0), {}});
+  const auto hand_over = [&](std::size_t i) {
+    Piece& p = pieces[i];
+    p.read.wait();
+    sink(p.b, p.comp, p.iy0, p.iy0 + p.rows, host[i % 2].host);
+  };
+  cl::Event ready;
+  int ready_to = -1;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    Piece& p = pieces[i];
+    if (p.iy0 + p.rows > ready_to) {
+      ready = ready_event(p.iy0 + p.rows);
+      ready_to = s.ny;  // a marker covers every row
+      for (const auto& d : slab_done)
+        if (d.y1 >= p.iy0 + p.rows) {
+          ready_to = d.y1;
+          break;
+        }
+    }
+    transpose.set("src", buckets[std::size_t(p.b)]);
+    transpose.set("dst", staging);
+    transpose.set("nx", s.nx);
+    transpose.set("ny", s.ny);
+    transpose.set("samples", s.samples);
+    transpose.set("comp", p.comp);
+    transpose.set("iy0", p.iy0);
+    transpose.set("rows", p.rows);
+    transpose.set("position_of", position_of_buf);
+    const std::vector<cl::Event> wait{ready};
+    tq.enqueueNDRangeKernel(transpose.kernel(), cl::NullRange,
+                            cl::NDRange(std::size_t(s.samples), std::size_t(p.rows) * s.nx), cl::NullRange, &wait);
+    // Buffer i % 2 was last handed over as piece i − 2 (below, before this piece was enqueued).
+    const std::size_t n = std::size_t(p.rows) * s.nx * s.samples;
+    tq.enqueueReadBuffer(staging, CL_FALSE, 0, n * sizeof(double), host[i % 2].host, nullptr, &p.read);
+    tq.flush();
+    if (i > 0) hand_over(i - 1);
+  }
+  if (!pieces.empty()) hand_over(pieces.size() - 1);
 }
 
 const Screen& FieldAccumulator::screen() const { return impl_->screen; }

@@ -25,11 +25,11 @@ struct KernelSignature {
 };
 
 // cl/lienard_wiechert.cl.
-inline constexpr KernelSignature<17> kLwAccumulate{
+inline constexpr KernelSignature<20> kLwAccumulate{
     "lw_accumulate",
     "lienard_wiechert.cl",
     {"coef", "grp", "count", "nx", "ny", "samples", "half_x", "half_y", "zs", "t0_rel", "dt", "E", "B", "Ef",
-     "Bf", "pixel_of", "dirs"}};
+     "Bf", "pixel_of", "dirs", "positions", "pos_first", "n_positions"}};
 inline constexpr KernelSignature<2> kLwLightFront{
     "lw_light_front", "lienard_wiechert.cl", {"coef", "intervals"}};
 inline constexpr KernelSignature<9> kSlabTranspose{

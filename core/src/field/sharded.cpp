@@ -39,6 +39,17 @@ void ShardedFieldAccumulator::accumulate(const SplineBatch& batch) {
   }
 }
 
+void ShardedFieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
+  if (accs_.size() == 1)
+    accs_[0].accumulate_in_slabs(batch, rows);
+  else
+    accumulate(batch);
+}
+
+void ShardedFieldAccumulator::upload_ahead(const SplineBatch& batch) {
+  if (accs_.size() == 1) accs_[0].upload_ahead(batch);
+}
+
 void ShardedFieldAccumulator::drain() {
   for (auto& a : accs_) a.drain();
 }

@@ -17,17 +17,26 @@ namespace {
 // column. Rows are tried in order; the last one matches every device.
 // clang-format off
 constexpr TuningRow kRows[] = {
-    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave
-    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false},
-    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false},
-    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true},
-    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false},
+    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave tail/CU
+    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false,     2048},
+    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false,     2048},
+    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true,      0},
+    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false,     0},
 };
 // clang-format on
 
 // The same on every device, since the devices of one run must share one cube layout (the reduce
 // and checkpoints compare it): BENCHMARKS.md, "Tuning defaults", "Every device".
 constexpr PixelOrder kPixelOrder = PixelOrder::Rings;
+// Rings suit an ensemble near the screen's axis (a ring is then nearly one arrival time for every
+// electron); an electron off the axis by r adds an arrival-time slope r/Z along the screen, which
+// runs along a warp's 32-pixel arc but only across a 4 × 8 tile's width. Rough spreads per warp,
+// in pitch × (1/Z): rings 32 r + ρ/2, tiles 8 (r + ρ) (ρ: the pixel's distance from the axis), so
+// tiles are chosen when the electrons' rms distance r exceeds kTilesAbove × the pixels' rms
+// distance: 24 r > 7.5 ρ. Measured on the H200: the benchmark cell (r/ρ = 0.03) rings 6.60 against
+// tiles 8.72 ms per electron, the reference's strong cell (r/ρ = 0.94) rings 9.71 against tiles
+// 7.62 (BENCHMARKS.md, "Tuning defaults", "Every device").
+constexpr double kTilesAbove = 7.5 / 24.0;
 constexpr int kTileWidth = 4;  // when tiles are asked for without a width (if it divides the work-group)
 
 // The launch's electrons travel by value, 6 doubles each (lw_group in cl/lienard_wiechert.cl); the
@@ -135,7 +144,22 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
   resolve_seeds(o, row, device, where);
   resolve_interleave(o, row, t.fixed_work_group, where);
   if (o.max_registers == 0) o.max_registers = row.max_registers;
+  if (o.pixel_order == PixelOrder::Auto && o.tile_width == 0 && o.ensemble_radius > 0) {
+    const double pixels_rms = std::sqrt((screen.half_x * screen.half_x + screen.half_y * screen.half_y) / 3.0);
+    o.pixel_order = o.ensemble_radius > kTilesAbove * pixels_rms ? PixelOrder::Tiles : kPixelOrder;
+  }
   return t;
+}
+
+int tail_slabs(int requested, const DeviceInfo& device, const Screen& screen, const KernelOptions& o) {
+  if (requested > 0) return std::min(requested, screen.ny);
+  const TuningRow& row = tuning_row(device);
+  if (requested < 0 || row.tail_items_per_cu <= 0) return 1;
+  // On a CPU the slabs would share the cores with the write, so its rows keep one piece.
+  const double items_per_cu =
+      double(screen.pixels()) * std::max(1, o.sample_chunks) / double(std::max(1u, device.compute_units));
+  const int slabs = int(items_per_cu / double(row.tail_items_per_cu));
+  return std::clamp(slabs, 1, std::min(kMaxTailSlabs, screen.ny));
 }
 
 void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t kernel_max_work_group,

@@ -30,6 +30,8 @@ struct TuningRow {
   bool fast_recip;         // refined seeds for the divisions and square roots of the per-slot path
   bool nv_seed;            // those seeds from NVIDIA's FP64 approximation instructions
   bool interleave;         // the group's warm solves phase by phase (only with the state in registers)
+  int tail_items_per_cu;   // the last batch in slabs of screen rows (accumulate_in_slabs) of at least
+                           // this many (position, chunk) work-items per compute unit; 0 = in one piece
   PixelOrder pixel_order;  // the order when neither pixel_order nor tile_width asks for one
   int tile_width;          // pixels per tile row when tiles are asked for without a width
 };
@@ -56,6 +58,13 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
 // order and its tile width. Sets options.work_group, pixel_order and tile_width.
 void resolve_launch_shape(KernelTuning& tuning, const DeviceInfo& device, std::size_t kernel_max_work_group,
                           std::size_t preferred_multiple, const std::string& where);
+
+// The slabs of screen rows the last batch of a run is launched in, so that each slab is downloaded
+// and written while the next computes: `requested` (accumulator.tail_slabs) when > 0, one slab (no
+// overlap) when −1, else from the device's row (enough work per slab launch to fill the device
+// several times over, at most kMaxTailSlabs). `options` are the effective kernel options.
+inline constexpr int kMaxTailSlabs = 8;
+int tail_slabs(int requested, const DeviceInfo& device, const Screen& screen, const KernelOptions& options);
 
 // Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
 // interval index packed into one int; cl/lienard_wiechert.cl).

@@ -122,6 +122,7 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
                      {"electron_batch_setting", a.electron_batch < 0 ? std::string("auto")
                                                                      : std::to_string(a.electron_batch)},
                      {"batch_overlap", a.batch_overlap},
+                     {"tail_slabs", s.tail_slabs},
                      {"kernel", name(a.kernel)},
                      {"newton_iters", a.newton_iters},
                      {"coef_reuse", a.coef_reuse},

@@ -11,6 +11,7 @@
 
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
+#include "field/tuning.hpp"
 #include "run/overlap.hpp"
 #include "run/progress.hpp"
 #include "run/ranks.hpp"
@@ -265,6 +266,27 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
 
 namespace {
 
+// The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
+// electrons (the last piece takes the rest), so that the device starts after the solve of a few
+// electrons instead of a whole batch's (share/docs/design.md, performance model).
+constexpr std::uint64_t kFirstPiece = 64;
+
+// The rows per slab of the last batch (0: in one piece): the tuning table's slab count on one
+// device in one process, rounded up to whole download slabs where those are smaller, so each
+// download piece waits for one slab's launches.
+int tail_rows(const RunContext& ctx, const RunPlan& plan, const ShardedFieldAccumulator& acc, const Screen& screen,
+              RunSummary& S) {
+  S.tail_slabs = 1;
+  if (plan.ranks.size != 1 || acc.device_count() != 1 || plan.devices.size() != 1) return 0;
+  const int slabs = tail_slabs(ctx.campaign.accumulator.tail_slabs, plan.devices.front(), screen, acc.options());
+  if (slabs <= 1) return 0;
+  const int per = std::max(1, plan.rows_per_slab);
+  int rows = (screen.ny + slabs - 1) / slabs;
+  if (per < rows) rows = (rows + per - 1) / per * per;
+  S.tail_slabs = (screen.ny + rows - 1) / rows;
+  return S.tail_slabs > 1 ? rows : 0;
+}
+
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
 // False when the solve was stopped on request (nothing of the batch is summed then).
 struct BatchLoop {
@@ -276,6 +298,7 @@ struct BatchLoop {
   RunSummary& S;
   ProgressMeter progress;  // finished device work, reported while waiting for it
   bool overlap = false, launched = false;
+  int tail_rows = 0;  // > 0: the last batch is launched in slabs of this many rows
   // Joined on every way out of run_batches; what it throws comes back through wait().
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
@@ -284,10 +307,44 @@ struct BatchLoop {
     if (const auto idle = progress.wait(watcher, acc)) device_idle_at = *idle;
   }
 
+  // The first batch in pieces (kFirstPiece): each piece is launched as soon as it is solved, the
+  // device working on the earlier ones meanwhile. Stopped during a piece: the pieces before it are
+  // summed, so `next` moves past them (a checkpoint then resumes after them).
+  bool run_in_pieces(std::uint64_t b0, std::uint64_t count) {
+    std::uint64_t done = 0;
+    for (std::uint64_t piece = kFirstPiece; done < count; piece *= 2) {
+      const std::uint64_t n = count - done < 2 * piece ? count - done : piece;
+      const auto t0 = Clock::now();
+      SplineBatch batch;
+      try {
+        batch = solve_batch(ctx, cell, b0 + done, n);
+      } catch (const Interrupted&) {
+        state.next = b0 + done;
+        return false;
+      }
+      S.timing.trajectories += seconds_since(t0);
+      record_batch(ctx, cell, batch, n, state, S);
+      if (!launched) {
+        state.t_first_launch = Clock::now();
+        launched = true;
+      }
+      acc.accumulate(batch);
+      if (state.spectra) state.spectra->accumulate(batch);
+      batch.release();
+      done += n;
+    }
+    return true;
+  }
+
   bool run_one(std::uint64_t b0, std::uint64_t count, std::uint64_t k, std::uint64_t k0) {
     ctx.observer.phase("trajectories", "batch " + std::to_string(k + 1) + "/" + std::to_string(S.batches) +
                                            ": electrons " + std::to_string(b0) + "–" +
                                            std::to_string(b0 + count - 1));
+    const bool last_in_slabs = tail_rows > 0 && k > k0 && b0 + count == plan.end;
+    if (k == k0 && overlap && b0 + count < plan.end && count >= 4 * kFirstPiece) {
+      if (!run_in_pieces(b0, count)) return false;
+      return launched_batch(b0, count, k, false);
+    }
     const auto t0 = Clock::now();
     SplineBatch batch;
     try {
@@ -297,6 +354,8 @@ struct BatchLoop {
     }
     const auto t1 = Clock::now();
     S.timing.trajectories += seconds_between(t0, t1);
+    // The splines travel while the device still works on the previous batch.
+    acc.upload_ahead(batch);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_for_device();
     if (k > k0 && overlap)
@@ -307,13 +366,23 @@ struct BatchLoop {
       state.t_first_launch = Clock::now();
       launched = true;
     }
-    acc.accumulate(batch);
+    if (last_in_slabs)
+      acc.accumulate_in_slabs(batch, tail_rows);
+    else
+      acc.accumulate(batch);
     if (state.spectra) state.spectra->accumulate(batch);
     batch.release();  // uploads are complete: the host splines go back to the OS now
-    // The device drains on the watcher's thread; without overlap the driving thread waits for it
-    // here, reporting the finished work meanwhile.
-    watcher.start([this] { acc.drain(); });
-    if (!overlap) wait_for_device();
+    return launched_batch(b0, count, k, last_in_slabs);
+  }
+
+  // After a batch's launches: the device drains it on the watcher's thread (without overlap the
+  // driving thread waits for it at once, reporting the finished work meanwhile), unless it was
+  // launched in slabs, whose downloads (finish) wait for each slab's launches instead.
+  bool launched_batch(std::uint64_t b0, std::uint64_t count, std::uint64_t k, bool in_slabs) {
+    if (!in_slabs) {
+      watcher.start([this] { acc.drain(); });
+      if (!overlap) wait_for_device();
+    }
     state.next = b0 + count;
     state.batches_done = k + 1;
     return true;
@@ -327,6 +396,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   BatchLoop loop{ctx, cell, plan, acc, state, S,
                  ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
+  loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so

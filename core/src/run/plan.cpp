@@ -184,11 +184,11 @@ HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const Ru
   HostMemory m;
   const std::uint64_t rss = current_rss();
   m.limit = double(host_limit(ctx.options, rss));
-  // Fixed: what is resident now, the download staging (a slab and its reduced copy) and, on a CPU
-  // device (its buffers are host memory), the field cube.
+  // Fixed: what is resident now, the download staging (two pinned slabs and the writer's scaled
+  // copy) and, on a CPU device (its buffers are host memory), the field cube.
   bool cpu = false;
   for (const auto& d : plan.devices) cpu = cpu || d.type == "CPU";
-  m.fixed = double(rss) + 2.0 * double(plan.slab_bytes) + (cpu ? double(S.device_buffer_bytes) : 0.0);
+  m.fixed = double(rss) + 3.0 * double(plan.slab_bytes) + (cpu ? double(S.device_buffer_bytes) : 0.0);
   // Per electron of a batch: its knots and coefficients; a CPU device's copy of the uploaded
   // splines.
   const double spline = cell.budget().max_knots * double(kCoefPerInterval) * double(sizeof(double));

@@ -298,6 +298,7 @@ struct PreparedCell::Impl {
   Budget budget;
   BurstSpec burst;
   std::vector<std::string> warnings;
+  double transverse_rms = 0;
 };
 
 PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugins)
@@ -317,6 +318,9 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   for (std::uint64_t i = 0; i < I.n; ++i) scenario.initial_state(i, init[i].data());
   I.burst = burst_spec(campaign, scenario, I.units);
   I.screen.t0_rel = window_start(campaign, scenario, I.screen, I.units, init, I.burst, I.warnings);
+  double r2 = 0;
+  for (const auto& y : init) r2 += y[1] * y[1] + y[2] * y[2];
+  I.transverse_rms = std::sqrt(r2 / double(I.n));
   I.ext = ExtendedStart{I.plugin_scenario.get(), init};
   if (!scenario.has_tracks()) {
     const double max_shift = extend_starts(I.ext, campaign, I.screen, I.units);
@@ -350,6 +354,7 @@ const Screen& PreparedCell::screen() const { return impl_->screen; }
 Mode PreparedCell::mode() const { return impl_->mode; }
 std::uint64_t PreparedCell::electrons() const { return impl_->n; }
 const SolveOptions& PreparedCell::solve_options() const { return impl_->solve; }
+double PreparedCell::transverse_rms() const { return impl_->transverse_rms; }
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const {
   SolveOptions options = impl_->solve;
   options.stop = stop;

@@ -72,7 +72,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
-  ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel_options(campaign.accumulator));
+  KernelOptions kernel = kernel_options(campaign.accumulator);
+  kernel.ensemble_radius = cell.transverse_rms();  // for the automatic pixel order
+  ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel);
   S.device_buffer_bytes = acc.device_buffer_bytes();
   plan_batches(ctx, cell, plan, S);
   if (options.dry_run) {
