@@ -251,6 +251,11 @@ KeyValue from_text(const KeySpec& spec, std::string text, const std::string& whe
     char* end = nullptr;
     const double d = std::strtod(text.c_str(), &end);
     if (end != text.c_str() + text.size()) return bad();
+    // A number too large for a double (1e400) overflows to ±inf: that is a typo, not the far
+    // field, which only an explicit "inf" / "infinity" asks for.
+    const std::string word = lower(text[0] == '+' || text[0] == '-' ? text.substr(1) : text);
+    if (std::isinf(d) && word != "inf" && word != "infinity")
+      fail(kNotFinite, where, spec.section, spec.key, "got " + text + ", beyond a double; a finite number is needed");
     return d;
   }
   if (t == "bool") {
