@@ -251,6 +251,10 @@ KeyValue from_text(const KeySpec& spec, std::string text, const std::string& whe
     char* end = nullptr;
     const double d = std::strtod(text.c_str(), &end);
     if (end != text.c_str() + text.size()) return bad();
+    // A key that takes infinity takes the word, not a number that overflows to it (1e400).
+    const std::string l = lower(text);
+    if (spec.takes_infinity && std::isinf(d) && d > 0 && l != "inf" && l != "+inf" && l != "infinity" && l != "+infinity")
+      fail(kNotFinite, where, spec.section, spec.key, "got " + format_double(d) + "; a finite number is needed");
     return d;
   }
   if (t == "bool") {
