@@ -6,7 +6,9 @@
 
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
+#include "edm/form_factor.hpp"
 #include "edm/photon_units.hpp"
+#include "edm/plugins.hpp"
 #include "edm/spectra_file.hpp"
 #include "run/stages.hpp"
 
@@ -51,8 +53,26 @@ std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const Prep
   return SpectraAccumulator(open_device(plan.devices.front()), grid, o);
 }
 
+// electrons.form_factor_sigma_z / _r: each macro-particle stands for a Gaussian bunch, so the
+// coherent amplitude of every (direction, ω) is multiplied by F(ω, n̂) (edm/form_factor.hpp,
+// share/docs/ensembles.md), and the coherent d²W/dωdΩ by F². The incoherent sum is unchanged.
+static void apply_form_factor(const RunContext& ctx, const PreparedCell& cell, const SpectraFileInfo& info,
+                              SpectraSums& sums) {
+  const ElectronsSection& el = ctx.campaign.electrons;
+  if (!(el.form_factor_sigma_z > 0 || el.form_factor_sigma_r > 0) || sums.coherent.empty()) return;
+  const EnsembleKinematics k = initial_kinematics(cell.plugin_scenario());
+  const GaussianBunch bunch =
+      laser_driven_bunch(el.form_factor_sigma_z, el.form_factor_sigma_r, k.gamma_mean, k.light_front_h, k.laser_direction);
+  const std::size_t nw = info.omega.size();
+  for (std::size_t d = 0; d < info.directions.size(); ++d)
+    for (std::size_t w = 0; w < nw; ++w) {
+      const double F = gaussian_form_factor(info.omega[w], info.directions[d].data(), bunch);
+      for (std::size_t i = 0; i < 6; ++i) sums.coherent[(d * nw + w) * 6 + i] *= F;
+    }
+}
+
 void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccumulator& spectra, const RunSummary& S) {
-  const SpectraSums sums = spectra.finish();
+  SpectraSums sums = spectra.finish();
   SpectraFileInfo info;
   const double wl = cell.units().omega;
   info.omega = spectra_frequencies(ctx.campaign.spectra, wl);
@@ -65,6 +85,7 @@ void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccum
   info.section = ctx.campaign.spectra;
   info.run_id = S.run_id;
   info.edm_version = EDM_VERSION;
+  apply_form_factor(ctx, cell, info, sums);
   write_spectra_file(S.folder / "spectrum.h5", info, sums);
 }
 
