@@ -16,6 +16,7 @@
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
+#include "spawn.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -24,34 +25,11 @@ using namespace edm;
 namespace {
 
 // An inverse-Thomson cell (the light's duration on the screen is Doppler-compressed by ~1/(4γ²)).
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "split"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 6
-radius = 3e-6
-gamma = 3.0
-[trajectory]
-knots_per_period = 16
-padding = 4.0
-[screen]
-distance = 0.02
-half_width_x = 6e-5
-half_width_y = 4e-5
-nx = 6
-ny = 4
-samples = 256
-samples_per_period = 128
-[accumulator]
-devices = "0"
-)";
+const std::string kCell = test::small_cell({.mode = "split",
+                                                  .electrons = 6,
+                                                  .screen = "half_width_x = 6e-5\nhalf_width_y = 4e-5\nnx = 6\nny = 4\nsamples = 256\n",
+                                                  .electron_batch = "",
+                                                  .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n"});
 
 // The burst's phases are found by bisection on the quintic to 1e-15 of a knot interval; ξ itself
 // carries the rounding of t and z (|t| ~ 1e3 normalised at the start): 1e-9 of τ0 is far above

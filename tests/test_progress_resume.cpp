@@ -25,6 +25,7 @@
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
+#include "spawn.hpp"
 #include "test_support.hpp"
 
 extern char** environ;
@@ -35,34 +36,11 @@ namespace {
 
 // One launch per electron (electron_group = 1), and enough slots per launch (16 × 16 × 1024) that a
 // single pass takes many progress intervals of 5 ms on PoCL.
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-mode = "total"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 12
-radius = 3e-6
-gamma = 3.0
-[trajectory]
-knots_per_period = 16
-padding = 4.0
-[screen]
-distance = 0.02
-half_width = 5e-5
-nx = 16
-ny = 16
-samples = 1024
-samples_per_period = 128
-[accumulator]
-electron_group = 1
-devices = "0"
-)";
+const std::string kCell = test::small_cell({.electrons = 12,
+                                                  .screen = "half_width = 5e-5\nnx = 16\nny = 16\nsamples = 1024\n",
+                                                  .electron_batch = "",
+                                                  .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
+                                                  .accumulator_lines = "electron_group = 1\n"});
 
 Override set(const std::string& key, const std::string& value) { return {key, value, Origin::CommandLine}; }
 
@@ -95,16 +73,6 @@ void expect_consistent(const std::vector<RunProgress>& r) {
   }
 }
 
-pid_t spawn_edm(const std::vector<std::string>& args) {
-  std::vector<std::string> all = {test::edm_binary().string()};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  BOOST_REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) == 0);
-  return pid;
-}
 
 }  // namespace
 
@@ -187,7 +155,7 @@ BOOST_AUTO_TEST_CASE(edm_resume_keeps_checkpoint_every_and_shows_progress) {
     f << kCell;
   }
   // A run checkpointing every batch, stopped by SIGTERM after its first checkpoint.
-  const pid_t pid = spawn_edm({"run", campaign.string(), "--set", "run.output=\"" + run.string() + "\"", "--set",
+  const pid_t pid = test::spawn_edm({"run", campaign.string(), "--set", "run.output=\"" + run.string() + "\"", "--set",
                                "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   int status = 0;

@@ -13,6 +13,7 @@
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
+#include "spawn.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -20,32 +21,10 @@ using namespace edm;
 
 namespace {
 
-const char* kCell = R"(
-[run]
-scenario = "inverse_thomson"
-[laser]
-profile = "gaussian"
-a0 = 0.3
-duration = 10.7e-15
-waist = 10e-6
-[electrons]
-distribution = "sunflower"
-count = 4
-radius = 3e-6
-gamma = 3.0
-[trajectory]
-knots_per_period = 16
-padding = 4.0
-[screen]
-distance = 0.02
-half_width = 5e-5
-nx = 4
-ny = 4
-samples = 128
-samples_per_period = 128
-[accumulator]
-devices = "0"
-)";
+const std::string kCell = test::small_cell({.electrons = 4,
+                                                  .screen = "half_width = 5e-5\nnx = 4\nny = 4\nsamples = 128\n",
+                                                  .electron_batch = "",
+                                                  .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n"});
 
 struct Recorder : RunObserver {
   std::vector<std::string> warnings;

@@ -92,10 +92,11 @@ std::string small_cell(const SmallCell& cell) {
   t += "[electrons]\ndistribution = \"sunflower\"\ncount = " + std::to_string(cell.electrons) +
        "\nradius = 3e-6\ngamma = 3.0\n";
   t += "[screen]\ndistance = 0.02\n" + cell.screen + "samples_per_period = 128\n";
-  if (!cell.electron_batch.empty() || !cell.devices.empty()) {
+  if (!cell.electron_batch.empty() || !cell.devices.empty() || !cell.accumulator_lines.empty()) {
     t += "[accumulator]\n";
     if (!cell.electron_batch.empty()) t += "electron_batch = " + cell.electron_batch + "\n";
     if (!cell.devices.empty()) t += "devices = \"" + cell.devices + "\"\n";
+    t += cell.accumulator_lines;
   }
   if (!cell.trajectory_lines.empty()) t += "[trajectory]\n" + cell.trajectory_lines;
   return t;

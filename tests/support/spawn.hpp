@@ -52,7 +52,7 @@ std::string slurp(const std::filesystem::path& p);
 // waist) on a sunflower of electrons (radius 3 µm, γ = 3), a screen 2 cm downstream at T/128
 // sampling. The members are what the tests vary: `screen` and `trajectory_lines` are whole TOML
 // lines of their section; an empty electron_batch or devices leaves that key out (and [accumulator]
-// when both are), an empty trajectory_lines the [trajectory] section.
+// when all three are), an empty trajectory_lines the [trajectory] section.
 struct SmallCell {
   std::string mode = "total";
   int electrons = 16;
@@ -60,6 +60,7 @@ struct SmallCell {
   std::string electron_batch = "1";                                            // [accumulator]
   std::string devices = "0";                                                   // [accumulator]
   std::string trajectory_lines;                                                // [trajectory]
+  std::string accumulator_lines;                                               // more [accumulator] lines
 };
 std::string small_cell(const SmallCell& cell = {});
 
