@@ -103,13 +103,15 @@ int cmd_info(const Args& args) {
     const auto& f = *info.field;
     std::string buckets;
     for (const auto& b : f.buckets) buckets += (buckets.empty() ? "" : ",") + b;
-    std::snprintf(
-        buf, sizeof buf,
-        "  field.h5: %zu x %zu pixels x %zu samples, buckets %s, mode %s, %.0f electrons, screen z %.6g m\n",
-        f.nx, f.ny, f.samples, buckets.c_str(), f.mode.c_str(), f.electron_count, f.screen_z);
+    // An angular screen's axes are angles (rad) and its distance a radius, or infinity (the far field).
+    const bool angular = f.screen_type == "angular";
+    const char* unit = angular ? "rad" : "m";
+    std::snprintf(buf, sizeof buf, "  field.h5: %zu x %zu %s x %zu samples, buckets %s, mode %s, %.0f electrons, %s %.6g m\n",
+                  f.nx, f.ny, angular ? "directions" : "pixels", f.samples, buckets.c_str(), f.mode.c_str(),
+                  f.electron_count, angular ? "radius" : "screen z", f.screen_z);
     std::cout << buf;
-    std::snprintf(buf, sizeof buf, "            x %.4g … %.4g m, y %.4g … %.4g m, t %.9g … %.9g s\n", f.x_min,
-                  f.x_max, f.y_min, f.y_max, f.t_first, f.t_last);
+    std::snprintf(buf, sizeof buf, "            x %.4g … %.4g %s, y %.4g … %.4g %s, t %.9g … %.9g s\n", f.x_min,
+                  f.x_max, unit, f.y_min, f.y_max, unit, f.t_first, f.t_last);
     std::cout << buf;
     if (f.has_gamma) {
       std::snprintf(buf, sizeof buf, "            γ(τ) ensemble mean %.6g → %.6g\n", f.gamma_mean_first,

@@ -17,6 +17,7 @@ namespace edm {
 struct FieldFileSummary {
   std::string run_id, edm_version, scenario, mode;
   double electron_count = 0, screen_z = 0, window_clipped_electrons = 0;
+  std::string screen_type = "flat";  // "angular": x, y are angles (rad) and screen_z the radius (inf: far field)
   std::size_t nx = 0, ny = 0, samples = 0;
   double t_first = 0, t_last = 0;                     // s, /axes/t
   double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // m, pixel centres

@@ -21,6 +21,7 @@ FieldFileSummary read_field_summary(const std::filesystem::path& field_file) {
   s.mode = h5::attr_string(f, "mode").value_or("");
   s.electron_count = h5::attr_double(f, "electron_count").value_or(0);
   s.screen_z = h5::attr_double(f, "screen_z").value_or(0);
+  s.screen_type = h5::attr_string(f, "screen_type").value_or("flat");
   s.window_clipped_electrons = h5::attr_double(f, "window_clipped_electrons").value_or(0);
   const auto shape = h5::shape_3d(f, "/E/x", field_file);
   s.ny = shape[0];

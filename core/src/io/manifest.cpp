@@ -192,8 +192,8 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   win.insert("strict", campaign.screen.strict);
   if (const double first = cov.burst_first(), last = cov.burst_last(); std::isfinite(first) && std::isfinite(last)) {
     win.insert("burst_in_window", cov.burst_missed_electrons() == 0 && cov.burst_cut_electrons() == 0);
-    win.insert("burst_first_arrival", (first + std::abs(sc.z)) * units.time());
-    win.insert("burst_last_arrival", (last + std::abs(sc.z)) * units.time());
+    win.insert("burst_first_arrival", (first + sc.time_offset()) * units.time());
+    win.insert("burst_last_arrival", (last + sc.time_offset()) * units.time());
   }
 }
 
