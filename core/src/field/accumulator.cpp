@@ -35,7 +35,9 @@ struct FieldAccumulator::Impl {
   std::vector<std::int32_t> pixel_of;  // pixel at each device position (pixel_permutation)
   std::uint64_t layout_hash = 0;
   cl::Buffer pixel_of_buf, position_of_buf;  // the permutation and its inverse
-  cl::Buffer dirs_buf;  // angular screens: n̂ and n_z − s_z per pixel (a placeholder on the flat screen)
+  // Angular screens: n̂ and n_z − s_z per pixel. The flat screen gets one zeroed entry that its
+  // kernel never reads: every kernel argument must still be a valid buffer object.
+  cl::Buffer dirs_buf;
   std::vector<cl::Buffer> buckets;   // bucket_count(mode) buffers of 3·samples·pixels doubles
   std::uint64_t bucket_bytes = 0;
   // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
