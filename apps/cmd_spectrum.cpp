@@ -38,19 +38,24 @@ int cmd_spectrum(const Args& args) {
 
   const double w0 = r.laser_omega;
   char line[256];
-  std::cout << "edm spectrum " << run << ": " << r.nx << "x" << r.ny << " pixels x " << r.samples
-            << " samples, window " << window_name(r.window) << ", field " << r.field_used << " (" << r.mode
-            << " mode)\n";
+  std::cout << "edm spectrum " << run << ": " << r.nx << "x" << r.ny << (r.angular ? " directions x " : " pixels x ")
+            << r.samples << " samples, window " << window_name(r.window) << ", field " << r.field_used << " ("
+            << r.mode << " mode)";
+  if (r.angular) std::cout << ", angular screen " << (r.far_field ? "at infinity" : "on a sphere");
+  std::cout << "\n";
   std::snprintf(
       line, sizeof line,
-      "  on-axis peak (pixel ix=%zu, iy=%zu): %.6g ω  (%.6e rad/s; between bins %.6g ω; bin width %.3g ω, "
+      "  on-axis peak (%s ix=%zu, iy=%zu): %.6g ω  (%.6e rad/s; between bins %.6g ω; bin width %.3g ω, "
       "Nyquist %.4g ω)\n",
-      r.center_ix, r.center_iy, r.peak_omega_on_axis / w0, r.peak_omega_on_axis,
-      r.peak_omega_on_axis_interp / w0, (r.omega.size() > 1 ? r.omega[1] : 0) / w0, r.nyquist_omega / w0);
+      r.angular ? "direction nearest the axis," : "pixel", r.center_ix, r.center_iy, r.peak_omega_on_axis / w0,
+      r.peak_omega_on_axis, r.peak_omega_on_axis_interp / w0, (r.omega.size() > 1 ? r.omega[1] : 0) / w0,
+      r.nyquist_omega / w0);
   std::cout << line;
   std::snprintf(line, sizeof line,
-                "  energy through the screen: %.6e J  (Σ ∫S·n̂ dt · dx dy; ∫dI/dω dω of the %s-windowed "
-                "spectrum %.6e J)\n",
+                r.angular ? "  energy into the grid's directions: %.6e J  (Σ ∫S·n̂ dt · R² ΔΩ; ∫dI/dω dω of the "
+                            "%s-windowed spectrum %.6e J)\n"
+                          : "  energy through the screen: %.6e J  (Σ ∫S·n̂ dt · dx dy; ∫dI/dω dω of the "
+                            "%s-windowed spectrum %.6e J)\n",
                 r.total_energy, window_name(r.window), r.integrated_energy);
   std::cout << line;
   if (!r.harmonic_orders.empty()) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "edm/error.hpp"
+#include "edm/run_folder.hpp"
 
 namespace po = boost::program_options;
 
@@ -77,7 +78,10 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   const auto field = dir / "field.h5";
   const RunPhysics phys = read_run_physics(dir);
   const SpectrumOptions opt = resolve_analysis_options(analysis, phys, field);
-  const TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
+  TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
+  // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
+  // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
+  if (read_field_summary(field).screen_type == "angular") topt.enabled = false;
   if (topt.enabled) check_ring_options(field, topt.rings);
   AnalysisProducts p;
   try {

@@ -28,6 +28,7 @@
 #include "edm/laser.hpp"
 #include "edm/run.hpp"
 #include "edm/screen.hpp"
+#include "exact_field.hpp"
 #include "plane_wave_exact.hpp"
 #include "test_support.hpp"
 
@@ -433,49 +434,20 @@ BOOST_AUTO_TEST_CASE(far_field_is_the_limit_of_the_flat_screen_and_the_sphere) {
 
 namespace {
 // R·E at infinity in direction n̂ (normalised, unit positive charge) at observer phase t_rel, from
-// the exact trajectory: the root of t_rel = t(τ) − n̂·x(τ) by GSL Brent to 1e-15, the exact
-// 4-acceleration (q = −1: du⊥/dτ = −h E⊥(ξ), dγ/dτ = u⊥·du⊥/dτ / h, duᶻ/dτ = s dγ/dτ) and the
-// textbook far field n̂ × ((n̂ − β) × β̇)/(1 − n̂·β)³ (Jackson 14.14 times R).
-std::array<double, 3> exact_far_field(const test::ExactPlaneWave& ex, const Laser& laser, const std::array<double, 3>& n,
-                                      double t_rel, double tau_lo, double tau_hi) {
-  struct P {
-    const test::ExactPlaneWave* ex;
-    const std::array<double, 3>* n;
-    double t;
-  } p{&ex, &n, t_rel};
-  gsl_function F;
-  F.function = [](double tau, void* v) {
-    const auto& q = *static_cast<P*>(v);
-    const auto y = q.ex->state(tau);
-    return q.t - (y[0] - ((*q.n)[0] * y[1] + (*q.n)[1] * y[2] + (*q.n)[2] * y[3]));  // decreasing in τ
-  };
-  F.params = &p;
-  gsl_root_fsolver* s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-  gsl_root_fsolver_set(s, &F, tau_lo, tau_hi);
-  double tau = 0;
-  for (int it = 0; it < 200; ++it) {
-    gsl_root_fsolver_iterate(s);
-    tau = gsl_root_fsolver_root(s);
-    if (gsl_root_test_interval(gsl_root_fsolver_x_lower(s), gsl_root_fsolver_x_upper(s), 1e-15, 1e-15) == GSL_SUCCESS)
-      break;
-  }
-  gsl_root_fsolver_free(s);
-  const auto y = ex.state(tau);
-  const int sdir = laser.direction();
-  const double x4[4] = {y[0] - sdir * y[3], 0, 0, 0};
-  double E[3], B[3];
-  laser.field(x4, E, B);
-  const double h = ex.h();
-  const double ax = -h * E[0], ay = -h * E[1];
-  const double a0 = (y[5] * ax + y[6] * ay) / h;
-  const double g = y[4];
-  const double avec[3] = {ax, ay, sdir * a0};
-  double beta[3], bdot[3], nmb[3];
-  for (int i = 0; i < 3; ++i) {
-    beta[i] = y[5 + i] / g;
-    bdot[i] = (avec[i] * g - y[5 + i] * a0) / (g * g * g);
-    nmb[i] = n[i] - beta[i];
-  }
+// the exact trajectory (tests/support/exact_field.hpp): the root of t_rel = t(τ) − n̂·x(τ), the exact
+// 4-acceleration and the textbook far field n̂ × ((n̂ − β) × β̇)/(1 − n̂·β)³ (Jackson 14.14 times R).
+std::array<double, 3> exact_far_field(const test::ExactElectron& e, const std::array<double, 3>& n, double t_rel) {
+  const double tau = test::retarded_tau(
+      [&](double tau) {
+        const auto y = e.orbit->state(tau);
+        return t_rel - (y[0] - (n[0] * y[1] + n[1] * y[2] + n[2] * y[3]));  // decreasing in τ
+      },
+      0.0, e.tau_hi);
+  const test::ExactMotion m = test::exact_motion(e, tau);
+  const auto& beta = m.beta;
+  const auto& bdot = m.bdot;
+  double nmb[3];
+  for (int i = 0; i < 3; ++i) nmb[i] = n[i] - beta[i];
   const double k3 = std::pow(1 - (n[0] * beta[0] + n[1] * beta[1] + n[2] * beta[2]), 3);
   const double c1[3] = {nmb[1] * bdot[2] - nmb[2] * bdot[1], nmb[2] * bdot[0] - nmb[0] * bdot[2],
                         nmb[0] * bdot[1] - nmb[1] * bdot[0]};
@@ -499,25 +471,10 @@ void check_exact_far_field(const std::string& scenario, double a0, double gamma,
   auto cube = run_device(screen, Mode::Total, {&batch});
   std::vector<double> Ek(cube.begin(), cube.begin() + std::ptrdiff_t(3 * screen.pixels() * screen.samples));
 
-  double y0[kSplineComponents];
-  batch.eval(0, batch.electrons[0].tau0, y0);
-  const auto laser = make_laser(c.laser, prepared.units(), prepared.plugin_scenario().laser_direction());
-  const double tau_hi = batch.electrons[0].tau_end() - batch.electrons[0].tau0;
-  const test::ExactPlaneWave ex(*laser, y0, y0[0] - laser->direction() * y0[3] +
-                                               ((y0[4] - laser->direction() * y0[7]) * tau_hi) + 1.0);
-  std::vector<double> Er(Ek.size());
-  for (int iy = 0; iy < screen.ny; ++iy)
-    for (int ix = 0; ix < screen.nx; ++ix)
-      for (int k = 0; k < screen.samples; ++k) {
-        const auto& n = screen.directions[std::size_t(iy) * screen.nx + ix].n;
-        const auto e = exact_far_field(ex, *laser, n, screen.t_rel(k), 0.0, tau_hi);
-        for (int comp = 0; comp < 3; ++comp)
-          Er[((std::size_t(comp) * screen.ny + iy) * screen.nx + ix) * screen.samples + k] = e[comp];
-      }
-  double norm = 0;
-  for (double v : Er) norm += v * v;
-  BOOST_REQUIRE(norm > 0);
-  const double rel = test::relative_l2(Ek, Er);
+  const test::ExactElectron e = test::exact_electron(c, prepared, batch);
+  const double rel = test::relative_l2_vs_reference(Ek, screen, [&](int ix, int iy, int k) {
+    return exact_far_field(e, screen.directions[std::size_t(iy) * screen.nx + ix].n, screen.t_rel(k));
+  });
   BOOST_TEST_MESSAGE(label << ": R·E at infinity vs the exact trajectory's far field, relative L2 " << rel);
   // The chain of test_field_exact's flat screen: the spline's interpolation error bounds both, so
   // the same named tolerance (at the knots given, below).

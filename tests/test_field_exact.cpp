@@ -7,15 +7,12 @@
 #define BOOST_TEST_MODULE field_exact
 #include <boost/test/unit_test.hpp>
 
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
-
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
 #include "edm/device.hpp"
 #include "edm/laser.hpp"
 #include "edm/run.hpp"
-#include "plane_wave_exact.hpp"
+#include "exact_field.hpp"
 #include "test_support.hpp"
 
 using namespace edm;
@@ -29,46 +26,20 @@ struct Cell {
 };
 
 // E (normalised, unit positive charge, 1/(4πε0) = 1) at pixel (px, py, Z), observer time t (lab,
-// normalised), from the exact trajectory.
-std::array<double, 3> exact_field(const test::ExactPlaneWave& ex, const Laser& laser, double px, double py, double Z,
-                                  double t, double tau_lo, double tau_hi) {
-  struct P {
-    const test::ExactPlaneWave* ex;
-    double px, py, Z, t;
-  } p{&ex, px, py, Z, t};
-  gsl_function F;
-  F.function = [](double tau, void* v) {
-    const auto& q = *static_cast<P*>(v);
-    const auto y = q.ex->state(tau);
-    const double dx = q.px - y[1], dy = q.py - y[2], dz = q.Z - y[3];
-    return q.t - y[0] - std::sqrt(dx * dx + dy * dy + dz * dz);  // plain light cone, decreasing in τ
-  };
-  F.params = &p;
-  gsl_root_fsolver* s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-  gsl_root_fsolver_set(s, &F, tau_lo, tau_hi);
-  double tau = 0;
-  for (int it = 0; it < 200; ++it) {
-    gsl_root_fsolver_iterate(s);
-    tau = gsl_root_fsolver_root(s);
-    if (gsl_root_test_interval(gsl_root_fsolver_x_lower(s), gsl_root_fsolver_x_upper(s), 1e-15, 1e-15) == GSL_SUCCESS)
-      break;
-  }
-  gsl_root_fsolver_free(s);
-  const auto y = ex.state(tau);
-  // Exact 4-acceleration (q = −1): du⊥/dτ = −h E⊥(ξ), dγ/dτ = u⊥·du⊥/dτ / h, duᶻ/dτ = s dγ/dτ.
-  const int sdir = laser.direction();
-  const double xi = y[0] - sdir * y[3];
-  const double x4[4] = {xi, 0, 0, 0};
-  double E[3], B[3];
-  laser.field(x4, E, B);
-  const double h = ex.h();
-  const double ax = -h * E[0], ay = -h * E[1];
-  const double a0 = (y[5] * ax + y[6] * ay) / h, az = sdir * a0;
+// normalised), from the exact trajectory (tests/support/exact_field.hpp) on the plain light cone.
+std::array<double, 3> exact_field(const test::ExactElectron& e, double px, double py, double Z, double t) {
+  const double tau = test::retarded_tau(
+      [&](double tau) {
+        const auto y = e.orbit->state(tau);
+        const double dx = px - y[1], dy = py - y[2], dz = Z - y[3];
+        return t - y[0] - std::sqrt(dx * dx + dy * dy + dz * dz);  // plain light cone, decreasing in τ
+      },
+      0.0, e.tau_hi);
+  const test::ExactMotion m = test::exact_motion(e, tau);
+  const auto& y = m.y;
+  const auto& beta = m.beta;
+  const auto& bdot = m.bdot;
   const double g = y[4];
-  const double beta[3] = {y[5] / g, y[6] / g, y[7] / g};
-  const double avec[3] = {ax, ay, az};
-  double bdot[3];  // dβ/dt = (a γ − u a⁰)/γ³
-  for (int i = 0; i < 3; ++i) bdot[i] = (avec[i] * g - y[5 + i] * a0) / (g * g * g);
   double n[3] = {px - y[1], py - y[2], Z - y[3]};
   const double R = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
   for (double& c : n) c /= R;
@@ -111,23 +82,11 @@ void check_cell(const Cell& cell, const std::string& label) {
   });
 
   // Reference: exact trajectory from the spline's first knot (the same initial state).
-  double y0[kSplineComponents];
-  batch.eval(0, batch.electrons[0].tau0, y0);
-  const auto laser = make_laser(c.laser, prepared.units(), prepared.plugin_scenario().laser_direction());
-  const double tau_hi = batch.electrons[0].tau_end() - batch.electrons[0].tau0;
-  const test::ExactPlaneWave ex(*laser, y0, y0[0] - laser->direction() * y0[3] +
-                                               ( (y0[4] - laser->direction() * y0[7]) * tau_hi) + 1.0);
-  std::vector<double> Er(Ek.size());
+  const test::ExactElectron e = test::exact_electron(c, prepared, batch);
   const double Z = screen.z, absZ = std::abs(Z);
-  for (int iy = 0; iy < screen.ny; ++iy)
-    for (int ix = 0; ix < screen.nx; ++ix)
-      for (int k = 0; k < screen.samples; ++k) {
-        const auto e = exact_field(ex, *laser, screen.pixel_x(ix), screen.pixel_y(iy), Z, screen.t_rel(k) + absZ,
-                                   0.0, tau_hi);
-        for (int comp = 0; comp < 3; ++comp)
-          Er[((std::size_t(comp) * screen.ny + iy) * screen.nx + ix) * screen.samples + k] = e[comp];
-      }
-  const double rel = test::relative_l2(Ek, Er);
+  const double rel = test::relative_l2_vs_reference(Ek, screen, [&](int ix, int iy, int k) {
+    return exact_field(e, screen.pixel_x(ix), screen.pixel_y(iy), Z, screen.t_rel(k) + absZ);
+  });
   BOOST_TEST_MESSAGE(label << ": kernel field vs exact trajectory + brute-force root, relative L2 " << rel);
   BOOST_TEST(rel < test::tol::field_vs_exact);
 }

@@ -157,19 +157,11 @@ BOOST_AUTO_TEST_CASE(edm_resume_keeps_checkpoint_every_and_shows_progress) {
   // A run checkpointing every batch, stopped by SIGTERM after its first checkpoint.
   const pid_t pid = test::spawn_edm({"run", campaign.string(), "--set", "run.output=\"" + run.string() + "\"", "--set",
                                "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"});
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int status = 0;
-  bool exited = false;
-  while (!fs::exists(run / "checkpoint.h5") && std::chrono::steady_clock::now() < deadline)
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      exited = true;
-      break;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  BOOST_REQUIRE(!exited);
+  const test::Waited waited =
+      test::wait_until(pid, [&] { return fs::exists(run / "checkpoint.h5"); }, std::chrono::milliseconds(5));
+  BOOST_REQUIRE(waited != test::Waited::Exited);
   kill(pid, SIGTERM);
-  waitpid(pid, &status, 0);
+  const int status = test::wait_status(pid);
   BOOST_REQUIRE(WIFEXITED(status));
   BOOST_REQUIRE(WEXITSTATUS(status) == 130);
   BOOST_TEST(read_checkpoint_state(run / "checkpoint.h5").checkpoint_every == 1);

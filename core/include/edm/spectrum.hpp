@@ -114,6 +114,14 @@ struct SpectrumResult {
   double nyquist_omega = 0;           // π/dt
   double laser_omega = 0;             // rad/s
   std::string field_used;             // "E_far" or "E"
+  // An angular screen (share/docs/outputs.md, "The angular screen"): x, y are the grid's angles
+  // (rad), pixel_dx, pixel_dy their spacings (rad), screen_z the sphere's radius R (inf at
+  // infinity, where the field is R·E and d²I/dωdΩ = 2 ε0 c |R·Ẽ|² takes no R²), the solid angles
+  // the grid's own cells, the fluence ∫ (E×B/μ0)·n̂ dt along each direction (J/m² on the sphere,
+  // J/sr at infinity) and the "on-axis" direction the one nearest the screen axis.
+  bool angular = false, far_field = false;
+  std::string screen_angles, screen_axis;  // "xy" | "polar"; "z" | "-z" | "x" | …
+  std::vector<double> direction;           // (ny, nx, 3) unit vectors n̂
   std::string run_id, mode;
   Window window = Window::Hann;
   double window_power_gain = 1, window_coherent_gain = 1;

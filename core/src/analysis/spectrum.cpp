@@ -14,6 +14,7 @@
 
 #include "analysis/real_fft.hpp"
 #include "analysis/slab_rows.hpp"
+#include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
@@ -116,6 +117,12 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
   p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
   const double z = t["screen"]["distance"].value_or(t["campaign"]["screen"]["distance"].value_or(0.0));
   p.screen_side = z > 0 ? 1 : z < 0 ? -1 : 0;
+  if (t["screen"]["type"].value_or(std::string()) == "angular") {
+    // An angular screen's distance is a radius (or "infinity"); its axis picks the side, and only
+    // an axis along ±z has one (share/docs/campaign.md, the angular screen).
+    const std::string axis = t["campaign"]["screen"]["axis"].value_or(std::string("z"));
+    p.screen_side = axis == "z" ? 1 : axis == "-z" ? -1 : 0;
+  }
   if (const toml::table* k = t["kinematics"].as_table()) {
     EnsembleKinematics& e = p.kinematics;
     e.electrons = std::uint64_t(std::max<std::int64_t>(0, (*k)["electrons"].value_or<std::int64_t>(0)));
@@ -174,6 +181,8 @@ struct Pass {
   std::vector<double> w;                                   // window weights
   std::vector<std::pair<std::size_t, std::size_t>> bands;  // bin ranges [klo, khi] of each harmonic
   double zabs = 0, nsign = 0, area = 0, pref = 0;
+  bool angular = false;
+  double R2 = 0;  // angular: R² of the sphere, 1 at infinity (the field is R·E there)
 };
 
 // The six field components of a slab of rows, (rows, nx, N) each.
@@ -214,6 +223,39 @@ std::array<std::size_t, 3> read_geometry(hid_t f, const std::filesystem::path& f
   return shape;
 }
 
+// A 2-D (ny, nx) float dataset, checked against that shape.
+std::vector<double> read_2d(hid_t f, const char* name, std::size_t ny, std::size_t nx,
+                            const std::filesystem::path& field_file) {
+  h5::Handle d(H5Dopen2(f, name, H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) throw IoError("EDM-IO-016", field_file.string() + ": no " + name + " (an angular screen's table)");
+  h5::Handle sp(H5Dget_space(d.get()), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (!sp.valid() || H5Sget_simple_extent_ndims(sp.get()) != 2 || H5Sget_simple_extent_dims(sp.get(), dims, nullptr) < 0 ||
+      dims[0] != ny || dims[1] != nx)
+    throw IoError("EDM-IO-016", field_file.string() + ": " + name + " is not (ny, nx) like the field datasets");
+  std::vector<double> v(ny * nx);
+  if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read " + std::string(name) + " from " + field_file.string());
+  return v;
+}
+
+// An angular screen's table (share/docs/outputs.md): the directions, their cells' solid angles, the
+// radius, and the direction nearest the axis as the "on-axis" one (first in row order on a tie).
+void read_angular(hid_t f, const std::filesystem::path& field_file, SpectrumResult& r, Pass& p) {
+  p.angular = true;
+  p.R2 = r.far_field ? 1.0 : r.screen_z * r.screen_z;
+  const std::array<std::size_t, 3> shape{p.ny, p.nx, 3};
+  h5::read_rows(f, "/axes/direction", shape, 0, p.ny, r.direction, field_file);
+  r.solid_angle = read_2d(f, "/axes/solid_angle", p.ny, p.nx, field_file);
+  const auto a = axis_frame(parse_choice<ScreenAxis>(r.screen_axis)).a;
+  double best = -2;
+  for (std::size_t px = 0; px < p.npix; ++px) {
+    const double* n = &r.direction[3 * px];
+    const double c = n[0] * a[0] + n[1] * a[1] + n[2] * a[2];
+    if (c > best) best = c, r.center_iy = px / p.nx, r.center_ix = px % p.nx;
+  }
+}
+
 // ω_k and the one-sided weights that make discrete Parseval exact (spectrum.hpp).
 void frequency_axis(SpectrumResult& r, Pass& p) {
   p.nw = p.N / 2 + 1;
@@ -239,7 +281,9 @@ void plan_harmonics(SpectrumResult& r, const RunPhysics& physics, const Spectrum
   } else {
     // The screen of this field file decides which way the on-axis pixel looks.
     RunPhysics p = physics;
-    if (p.screen_side == 0) p.screen_side = r.screen_z > 0 ? 1 : -1;
+    // An angular screen looks along its axis, and has a side only when that is ±z.
+    if (p.screen_side == 0 && r.angular) p.screen_side = r.screen_axis == "z" ? 1 : r.screen_axis == "-z" ? -1 : 0;
+    if (p.screen_side == 0 && !r.angular) p.screen_side = r.screen_z > 0 ? 1 : -1;
     r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
   }
   for (int n : opt.harmonics) {
@@ -300,9 +344,13 @@ void prepare_pass(SpectrumResult& r, const SpectrumOptions& opt, Pass& p) {
 void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_t ix, RowScratch& s,
                     double* acc) {
   const std::size_t px = iy * p.nx + ix;
-  const double X = r.x[ix], Y = r.y[iy];
-  const double R2 = X * X + Y * Y + r.screen_z * r.screen_z, R = std::sqrt(R2);
-  r.solid_angle[px] = p.area * p.zabs / (R2 * R);
+  double R2 = p.R2;  // angular: the sphere's (solid angles read with the grid)
+  if (!p.angular) {
+    const double X = r.x[ix], Y = r.y[iy];
+    R2 = X * X + Y * Y + r.screen_z * r.screen_z;
+    const double R = std::sqrt(R2);
+    r.solid_angle[px] = p.area * p.zabs / (R2 * R);
+  }
   std::vector<double>& d2 = s.d2;
   double energy = 0, best = -1;
   std::size_t kbest = 0;
@@ -323,6 +371,19 @@ void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_
   if (iy == r.center_iy && ix == r.center_ix) r.on_axis = d2;
 }
 
+// Σ_j (E×B)·n̂ over one direction's samples starting at off.
+double directed_fluence(const Slab& slab, std::size_t off, std::size_t N, const double* n) {
+  const auto& E = slab.E;
+  const auto& B = slab.B;
+  double s = 0;
+  for (std::size_t j = off; j < off + N; ++j) {
+    const double sx = E[1][j] * B[2][j] - E[2][j] * B[1][j], sy = E[2][j] * B[0][j] - E[0][j] * B[2][j],
+                 sz = E[0][j] * B[1][j] - E[1][j] * B[0][j];
+    s += sx * n[0] + sy * n[1] + sz * n[2];
+  }
+  return s;
+}
+
 // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
 void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t iy, std::size_t iy0,
                   RowScratch& s, double* acc) {
@@ -332,10 +393,14 @@ void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_
   std::fill(acc, acc + p.nw, 0.0);
   for (std::size_t ix = 0; ix < p.nx; ++ix) {
     const std::size_t off = ((iy - iy0) * p.nx + ix) * N;
-    // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ.
-    double sz = 0;
-    for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
-    r.fluence[iy * p.nx + ix] = p.nsign * sz * r.dt / kMu0;
+    // Fluence: Σ_j (E×B)·n̂/μ0 dt, n̂ = sign(z) ẑ (flat) or the direction itself (angular).
+    if (p.angular) {
+      r.fluence[iy * p.nx + ix] = directed_fluence(slab, off, N, &r.direction[3 * (iy * p.nx + ix)]) * r.dt / kMu0;
+    } else {
+      double sz = 0;
+      for (std::size_t j = 0; j < N; ++j) sz += E[0][off + j] * B[1][off + j] - E[1][off + j] * B[0][off + j];
+      r.fluence[iy * p.nx + ix] = p.nsign * sz * r.dt / kMu0;
+    }
 
     std::fill(s.power.begin(), s.power.end(), 0.0);
     for (int c = 0; c < 3; ++c) {
@@ -395,8 +460,14 @@ void finish_totals(const Pass& p, SpectrumResult& r) {
     if (den < 0) r.peak_omega_on_axis_interp = r.omega[kp] + 0.5 * (a - c) / den * p.dw;
   }
   double tot = 0;
-  for (double v : r.fluence) tot += v;
-  r.total_energy = p.area > 0 ? tot * p.area : std::nan("");
+  if (p.angular) {
+    // Each direction owns its cell: Σ F ΔΩ R² (F in J/m² on the sphere, J/sr at infinity, R² = 1).
+    for (std::size_t px = 0; px < p.npix; ++px) tot += r.fluence[px] * r.solid_angle[px];
+    r.total_energy = tot * p.R2;
+  } else {
+    for (double v : r.fluence) tot += v;
+    r.total_energy = p.area > 0 ? tot * p.area : std::nan("");
+  }
   double ie = 0;
   for (std::size_t k = 0; k < nw; ++k) ie += p.g[k] * r.integrated[k];
   r.integrated_energy = ie * p.dw;
@@ -417,12 +488,13 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   const std::string eb = split ? "/E_far/" : "/E/", bb = split ? "/B_far/" : "/B/";
   r.field_used = split ? "E_far" : "E";
 
-  // The spectrum of a flat screen (pixel positions, screen_z): an angular screen's directions are
-  // another geometry (its d²W/dωdΩ is share/docs/outputs.md's angular section).
-  if (h5::attr_string(f, "screen_type").value_or("flat") == "angular")
-    throw ConfigError("EDM-CFG-608", field_file.string() +
-                                         ": an angular screen (screen.type = \"angular\"); edm spectrum reads flat screens");
   const auto shape = read_geometry(f, field_file, eb, r);
+  if (h5::attr_string(f, "screen_type").value_or("flat") == "angular") {
+    r.angular = true;
+    r.far_field = std::isinf(r.screen_z);
+    r.screen_angles = h5::attr_string(f, "screen_angles").value_or("xy");
+    r.screen_axis = h5::attr_string(f, "screen_axis").value_or("z");
+  }
   Pass p;
   p.N = r.samples;
   p.nx = r.nx;
@@ -433,6 +505,7 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   p.nh = r.harmonic_orders.size();
   band_bins(r, p);
   prepare_pass(r, opt, p);
+  if (r.angular) read_angular(f, field_file, r, p);
   accumulate_slabs(f, field_file, eb, bb, shape, opt, p, r);
   finish_totals(p, r);
   return r;
@@ -444,6 +517,16 @@ void write_axes(hid_t f, const SpectrumResult& r, const std::filesystem::path& p
   const hsize_t nw = r.omega.size(), nx = r.nx, ny = r.ny;
   auto g = h5::create_group(f, "axes", partial);
   h5::write_dataset(g.get(), "omega", {nw}, r.omega.data(), "rad/s", partial);
+  if (r.angular) {
+    // The grid's angles under field.h5's names and as x, y (rad), and the directions n̂.
+    const bool polar = r.screen_angles == "polar";
+    h5::write_dataset(g.get(), "x", {nx}, r.x.data(), "rad", partial);
+    h5::write_dataset(g.get(), "y", {ny}, r.y.data(), "rad", partial);
+    h5::write_dataset(g.get(), polar ? "theta" : "theta_x", {nx}, r.x.data(), "rad", partial);
+    h5::write_dataset(g.get(), polar ? "phi" : "theta_y", {ny}, r.y.data(), "rad", partial);
+    h5::write_dataset(g.get(), "direction", {ny, nx, 3}, r.direction.data(), "", partial);
+    return;
+  }
   h5::write_dataset(g.get(), "x", {nx}, r.x.data(), "m", partial);
   h5::write_dataset(g.get(), "y", {ny}, r.y.data(), "m", partial);
   std::vector<double> tx(nx), ty(ny);
@@ -480,7 +563,8 @@ void write_maps(hid_t f, const SpectrumResult& r, const std::filesystem::path& p
   const hsize_t nx = r.nx, ny = r.ny, nh = r.harmonic_orders.size();
   {
     auto g = h5::create_group(f, "pixel", partial);
-    h5::write_dataset(g.get(), "fluence", {ny, nx}, r.fluence.data(), "J/m^2", partial);
+    h5::write_dataset(g.get(), "fluence", {ny, nx}, r.fluence.data(), r.angular && r.far_field ? "J/sr" : "J/m^2",
+                      partial);
     h5::write_dataset(g.get(), "spectral_energy", {ny, nx}, r.spectral_energy.data(), "J/sr", partial);
     h5::write_dataset(g.get(), "solid_angle", {ny, nx}, r.solid_angle.data(), "sr", partial);
     h5::write_dataset(g.get(), "peak_omega", {ny, nx}, r.peak_omega.data(), "rad/s", partial);
@@ -498,10 +582,26 @@ void write_maps(hid_t f, const SpectrumResult& r, const std::filesystem::path& p
 }
 
 void write_root_attributes(hid_t f, const SpectrumResult& r) {
-  h5::write_attr(f, "convention",
-                 "d2I/domega/dOmega = 2 eps0 c R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) "
-                 "exp(i omega t) dt, one-sided (omega >= 0); fluence = int (E x B / mu0).n dt, "
-                 "n = sign(screen_z) z; see edm/spectrum.hpp");
+  if (!r.angular) {
+    h5::write_attr(f, "convention",
+                   "d2I/domega/dOmega = 2 eps0 c R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) "
+                   "exp(i omega t) dt, one-sided (omega >= 0); fluence = int (E x B / mu0).n dt, "
+                   "n = sign(screen_z) z; see edm/spectrum.hpp");
+  } else {
+    h5::write_attr(f, "convention",
+                   r.far_field ? "angular screen at infinity: the field is R E (V), d2I/domega/dOmega = 2 eps0 c "
+                                 "|(R E)(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) exp(i omega t) dt, one-sided "
+                                 "(omega >= 0); fluence = int (R E x R B / mu0).n dt (J/sr), n the direction; "
+                                 "see share/docs/outputs.md"
+                               : "angular screen on a sphere of radius R = screen_z: d2I/domega/dOmega = 2 eps0 c "
+                                 "R^2 |E(omega)|^2, E(omega) = (2 pi)^-1/2 int E(t) exp(i omega t) dt, one-sided "
+                                 "(omega >= 0); fluence = int (E x B / mu0).n dt (J/m^2), n the direction; "
+                                 "see share/docs/outputs.md");
+    h5::write_attr(f, "screen_type", std::string("angular"));
+    h5::write_attr(f, "screen_angles", r.screen_angles);
+    h5::write_attr(f, "screen_axis", r.screen_axis);
+    h5::write_attr(f, "far_field", std::string(r.far_field ? "true" : "false"));
+  }
   h5::write_attr(f, "field", r.field_used);
   h5::write_attr(f, "window", std::string(window_name(r.window)));
   h5::write_attr(f, "window_power_gain", r.window_power_gain);

@@ -1,0 +1,77 @@
+// The exact-trajectory field reference shared by test_field_exact and test_far_field (exact_field.hpp).
+#include "exact_field.hpp"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
+
+#include <boost/test/unit_test.hpp>
+
+#include "test_support.hpp"
+
+namespace edm::test {
+
+ExactElectron exact_electron(const Campaign& c, const PreparedCell& prepared, const SplineBatch& batch) {
+  ExactElectron e;
+  double y0[kSplineComponents];
+  batch.eval(0, batch.electrons[0].tau0, y0);
+  e.laser = make_laser(c.laser, prepared.units(), prepared.plugin_scenario().laser_direction());
+  e.tau_hi = batch.electrons[0].tau_end() - batch.electrons[0].tau0;
+  const int s = e.laser->direction();
+  e.orbit = std::make_unique<ExactPlaneWave>(*e.laser, y0, y0[0] - s * y0[3] + ((y0[4] - s * y0[7]) * e.tau_hi) + 1.0);
+  return e;
+}
+
+double retarded_tau(const std::function<double(double)>& f, double tau_lo, double tau_hi) {
+  gsl_function F;
+  F.function = [](double tau, void* v) { return (*static_cast<const std::function<double(double)>*>(v))(tau); };
+  F.params = const_cast<std::function<double(double)>*>(&f);
+  gsl_root_fsolver* s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+  gsl_root_fsolver_set(s, &F, tau_lo, tau_hi);
+  double tau = 0;
+  for (int it = 0; it < 200; ++it) {
+    gsl_root_fsolver_iterate(s);
+    tau = gsl_root_fsolver_root(s);
+    if (gsl_root_test_interval(gsl_root_fsolver_x_lower(s), gsl_root_fsolver_x_upper(s), 1e-15, 1e-15) == GSL_SUCCESS)
+      break;
+  }
+  gsl_root_fsolver_free(s);
+  return tau;
+}
+
+ExactMotion exact_motion(const ExactElectron& e, double tau) {
+  ExactMotion m;
+  m.y = e.orbit->state(tau);
+  const auto& y = m.y;
+  const int sdir = e.laser->direction();
+  const double x4[4] = {y[0] - sdir * y[3], 0, 0, 0};
+  double E[3], B[3];
+  e.laser->field(x4, E, B);
+  const double h = e.orbit->h();
+  const double ax = -h * E[0], ay = -h * E[1];
+  const double a0 = (y[5] * ax + y[6] * ay) / h;
+  const double g = y[4];
+  const double avec[3] = {ax, ay, sdir * a0};
+  for (int i = 0; i < 3; ++i) {
+    m.beta[i] = y[5 + i] / g;
+    m.bdot[i] = (avec[i] * g - y[5 + i] * a0) / (g * g * g);
+  }
+  return m;
+}
+
+double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,
+                                const std::function<std::array<double, 3>(int ix, int iy, int k)>& field) {
+  std::vector<double> Er(Ek.size());
+  for (int iy = 0; iy < screen.ny; ++iy)
+    for (int ix = 0; ix < screen.nx; ++ix)
+      for (int k = 0; k < screen.samples; ++k) {
+        const auto e = field(ix, iy, k);
+        for (int comp = 0; comp < 3; ++comp)
+          Er[((std::size_t(comp) * screen.ny + iy) * screen.nx + ix) * screen.samples + k] = e[comp];
+      }
+  double norm = 0;
+  for (double v : Er) norm += v * v;
+  BOOST_REQUIRE(norm > 0);
+  return relative_l2(Ek, Er);
+}
+
+}  // namespace edm::test

@@ -1,0 +1,45 @@
+// The field of the exact plane-wave trajectory (plane_wave_exact.hpp) against the kernel's, shared by
+// test_field_exact (flat screen, plain light cone) and test_far_field (angular screen at infinity,
+// t − n̂·x): the exact trajectory of a solved one-electron cell from its spline's first knot, the
+// Brent root of the retarded time, the exact 4-acceleration, and the loop that fills the reference
+// cube [comp][iy][ix][k] and measures the kernel's cube against it.
+#pragma once
+#include <array>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/laser.hpp"
+#include "edm/run.hpp"
+#include "edm/screen.hpp"
+#include "plane_wave_exact.hpp"
+
+namespace edm::test {
+
+// Electron 0 of `batch` (solved by `prepared` from `c`) on its exact trajectory: the laser, the exact
+// orbit from the state at the spline's first knot, and the proper time its spline spans.
+struct ExactElectron {
+  std::unique_ptr<Laser> laser;
+  std::unique_ptr<ExactPlaneWave> orbit;
+  double tau_hi = 0;  // τ − τ0 at the spline's end
+};
+ExactElectron exact_electron(const Campaign& c, const PreparedCell& prepared, const SplineBatch& batch);
+
+// The root in [tau_lo, tau_hi] of f, decreasing in τ, by GSL Brent to 1e-15 (absolute and relative).
+double retarded_tau(const std::function<double(double)>& f, double tau_lo, double tau_hi);
+
+// The exact state y(τ), β and dβ/dt = (a γ − u a⁰)/γ³ from the exact 4-acceleration (q = −1):
+// du⊥/dτ = −h E⊥(ξ), dγ/dτ = u⊥·du⊥/dτ / h, duᶻ/dτ = s dγ/dτ.
+struct ExactMotion {
+  std::array<double, 8> y;
+  std::array<double, 3> beta, bdot;
+};
+ExactMotion exact_motion(const ExactElectron& e, double tau);
+
+// The kernel's cube Ek [comp][iy][ix][k] against field(ix, iy, k) over the whole screen: relative L2.
+// The reference's norm must be positive (BOOST_REQUIRE).
+double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,
+                                const std::function<std::array<double, 3>(int ix, int iy, int k)>& field);
+
+}  // namespace edm::test

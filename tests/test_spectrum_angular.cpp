@@ -1,0 +1,137 @@
+// ctest-label: e2e
+// `edm spectrum` of an angular run (share/docs/outputs.md, "edm spectrum of an angular run"): one
+// electron from rest in a plane-wave pulse, `edm run` with [spectra] enabled on an angular screen at
+// infinity (field.h5 holds R·E_far at t − n̂·x), then `edm spectrum --window none` of its field.h5.
+// Issue 15's "the direct spectrum agrees with the FFT of the far-field time series": at the FFT's
+// bins, |d²I/dωdΩ|^½ of every direction against the run's /direct coherent d²W/dωdΩ at the same ω;
+// and Parseval per direction: ∫ d²I/dωdΩ dω = the fluence ε0 c ∫ (R·E × R·B)·n̂ dt (J/sr).
+#define BOOST_TEST_MODULE spectrum_angular
+#include <hdf5.h>
+
+#include <boost/test/included/unit_test.hpp>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "spawn.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+// Window none: the DFT of the record at dt = T/64 is the continuous transform of the far-field
+// series up to the trapezoid rule's error on a smooth pulse that starts and ends inside the window
+// (spectrally small) and the aliasing of harmonics above Nyquist (32 ω: none at a0 = 0.3). So what
+// is left is the field kernel's error against the trajectory the direct quadrature integrates,
+// bounded in amplitude by test::tol::field_vs_exact (test_spectra: direct vs the FFT of the device's
+// far field). Per bin | |A'| − |A| | ≤ |A' − A|, so the same bound holds for the relative L2 of
+// (d²W/dωdΩ)^½ over the ω grid, per direction.
+constexpr double kMagnitudeVsDirect = test::tol::field_vs_exact;
+// The ω of an FFT bin and of the direct grid agree to the rounding of ω_L·k/32 and 2πk/(N dt).
+constexpr double kSameOmega = 1e-12;
+
+std::vector<double> read_all(const fs::path& file, const char* name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
+  const hid_t sp = H5Dget_space(d);
+  std::vector<double> v(std::size_t(H5Sget_simple_extent_npoints(sp)));
+  BOOST_REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(f);
+  return v;
+}
+
+std::string read_string_attr(const fs::path& file, const char* name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  std::string out;
+  if (H5Aexists(f, name) > 0) {
+    const hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+    const hid_t t = H5Aget_type(a);
+    if (H5Tis_variable_str(t) > 0) {
+      char* s = nullptr;
+      const hid_t mt = H5Tcopy(H5T_C_S1);
+      H5Tset_size(mt, H5T_VARIABLE);
+      if (H5Aread(a, mt, &s) >= 0 && s) out = s;
+      H5free_memory(s);
+      H5Tclose(mt);
+    } else {
+      std::string buf(H5Tget_size(t), '\0');
+      H5Aread(a, t, buf.data());
+      out = buf.c_str();
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  H5Fclose(f);
+  return out;
+}
+
+// One thomson electron from rest (a0 = 0.3, τ0 = 2 periods), 64 knots per period; the angular
+// screen at infinity looks back along −z: θ = 0 … 0.6 at φ = 0.5 (one row), 2048 samples at T/64, so
+// the FFT's bins are ω_k = k ω_L / 32 and the direct grid 0.5 … 4 ω_L in 113 steps of ω_L/32 hits them.
+const std::string kCampaign =
+    "[run]\nscenario = \"thomson\"\nmode = \"total\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\n"
+    "duration = 5.35e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\n"
+    "[trajectory]\nknots_per_period = 64\n[screen]\ntype = \"angular\"\ndistance = \"infinity\"\n"
+    "axis = \"-z\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\nphi_max = 1.0\n"
+    "nx = 4\nny = 1\nsamples = 2048\nsamples_per_period = 64\n"
+    "[spectra]\nenabled = true\nomega_min = 0.5\nomega_max = 4.0\ncount = 113\n";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(edm_spectrum_of_an_angular_run_matches_the_direct_spectra) {
+  const fs::path dir = test::temp_dir("spectrum_angular"), run = dir / "run";
+  std::string text = kCampaign;
+  text.replace(text.find("[run]\n"), 6, "[run]\noutput = \"" + run.string() + "\"\n");
+  const auto campaign = test::write_file(dir, "far.toml", text);
+  const auto r = test::run_edm("run " + campaign.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto s = test::run_edm("spectrum " + run.string() + " --window none");
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  BOOST_TEST_MESSAGE(s.output);
+  BOOST_TEST(s.output.find("angular screen at infinity") != std::string::npos, s.output);
+
+  const fs::path file = run / "spectrum.h5";
+  BOOST_TEST(read_string_attr(file, "screen_type") == "angular");
+  BOOST_TEST(read_string_attr(file, "far_field") == "true");
+  const auto w_direct = read_all(file, "/direct/axes/omega");  // carried over from edm run
+  const auto direct = read_all(file, "/direct/coherent/d2W_domega_dOmega");  // (1, 4, nω)
+  const auto w_fft = read_all(file, "/axes/omega");
+  const auto cut = read_all(file, "/cut_x/d2I_domega_dOmega");  // (4, nω_fft): the only row
+  const auto fluence = read_all(file, "/pixel/fluence");        // J/sr at infinity
+  const auto energy = read_all(file, "/pixel/spectral_energy");
+  const auto dir_direct = read_all(file, "/direct/axes/direction");
+  const auto dir_fft = read_all(file, "/axes/direction");
+  const std::size_t nd = 4, nw = w_direct.size(), nf = w_fft.size();
+  BOOST_REQUIRE_EQUAL(nw, 113u);
+  BOOST_REQUIRE_EQUAL(direct.size(), nd * nw);
+  BOOST_REQUIRE_EQUAL(cut.size(), nd * nf);
+  BOOST_REQUIRE(dir_direct == dir_fft);  // the same directions, in the same order
+
+  const double dw = w_fft[1];
+  for (std::size_t d = 0; d < nd; ++d) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < nw; ++i) {
+      const std::size_t k = std::size_t(std::lround(w_direct[i] / dw));
+      BOOST_REQUIRE(k < nf);
+      BOOST_REQUIRE(std::abs(w_fft[k] / w_direct[i] - 1) < kSameOmega);
+      const double a = std::sqrt(direct[d * nw + i]), b = std::sqrt(cut[d * nf + k]);
+      num += (a - b) * (a - b);
+      den += a * a;
+    }
+    BOOST_REQUIRE(den > 0);
+    const double rel = std::sqrt(num / den);
+    BOOST_TEST_MESSAGE("direction " << d << ": (d²W/dωdΩ)^½, FFT of field.h5 vs direct, relative L2 " << rel);
+    BOOST_TEST(rel < kMagnitudeVsDirect, "direction " << d);
+    // Parseval per direction (window none: discrete Parseval is exact, and B = n̂ × E/c at infinity).
+    BOOST_TEST(fluence[d] > 0);
+    BOOST_TEST(std::abs(energy[d] / fluence[d] - 1) < test::tol::parseval, "direction " << d);
+  }
+}
