@@ -172,6 +172,9 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 //   root attributes: convention, field, window, window_power_gain, window_coherent_gain, dt,
 //   nyquist_omega, laser_omega, screen_z, pixel_dx, pixel_dy, total_energy, integrated_energy,
 //   peak_omega_on_axis, run_id, mode, edm_version.
+// An angular screen (result.angular): /axes/x, /axes/y and the angles under field.h5's names in rad,
+// /axes/direction (ny, nx, 3), no theta_x = atan2(x, |z|); root attributes add screen_type,
+// screen_angles, screen_axis, far_field (share/docs/outputs.md, "edm spectrum of an angular run").
 void write_spectrum(const std::filesystem::path& file, const SpectrumResult& result);
 
 // The few root attributes `edm info` shows, read back from spectrum.h5.

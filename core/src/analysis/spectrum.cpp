@@ -1,6 +1,8 @@
 // `edm spectrum` in the library: reads field.h5 a slab of rows at a time, FFTs every pixel's time
 // series with GSL's mixed-radix real FFT (any N: 1666 = 2·7²·17), and accumulates the far-field
-// spectrum, fluence, harmonic maps and screen integrals (conventions in spectrum.hpp). Writes
+// spectrum, fluence, harmonic maps and screen integrals (conventions in spectrum.hpp). An angular
+// screen's field.h5 is analysed per direction (share/docs/outputs.md, "edm spectrum of an angular
+// run"): R·E at infinity needs no R², the grid's own solid angles, the fluence along n̂. Writes
 // spectrum.h5 atomically.
 #include "edm/spectrum.hpp"
 
