@@ -85,20 +85,17 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id)
   const double wl = d->laser_omega;
   std::snprintf(buf, sizeof buf,
                 "  spectrum.h5 /direct: %zu x %zu directions x %zu ω (%s, %.6g … %.6g ω_L = %.6g … %.6g rad/s), "
-                "sum %s
-",
+                "sum %s\n",
                 d->nx, d->ny, d->frequencies, d->scale.c_str(), d->omega_min / wl, d->omega_max / wl, d->omega_min,
                 d->omega_max, d->sum.c_str());
   std::cout << buf;
-  std::snprintf(buf, sizeof buf, "            method %s, nodes %g, phase %g rad; %.0f electrons, weight sum %.6g
-",
+  std::snprintf(buf, sizeof buf, "            method %s, nodes %g, phase %g rad; %.0f electrons, weight sum %.6g\n",
                 d->method.c_str(), d->nodes, d->phase, d->electrons, d->weight_sum);
   std::cout << buf;
   for (const auto& p : d->peaks) {
     std::snprintf(buf, sizeof buf,
                   "            %s on axis (n = %.4g, %.4g, %.4g): peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, "
-                  "%.6e photons/sr per 0.1%% BW
-",
+                  "%.6e photons/sr per 0.1%% BW\n",
                   p.sum.c_str(), d->axis_direction[0], d->axis_direction[1], d->axis_direction[2], p.omega / wl,
                   p.d2W, p.photons_per_bw);
     std::cout << buf;
