@@ -429,7 +429,14 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (!flags[2]) break;
   }
   loop.wait_for_device();
-  if (state.spectra) loop.progress.wait_spectra(acc, state.spectra->electrons_launched());
+  if (state.spectra) {
+    loop.progress.wait_spectra(acc, state.spectra->electrons_launched());
+    // A stop request while the spectra finished: everything is summed, so it is saved (edm resume
+    // then only finishes). Every rank comes here once.
+    int stop[1] = {stop_requested(ctx)};
+    agree_max(plan.ranks, stop, 1);
+    if (stop[0]) checkpoint_and_stop(ctx, cell, plan, state, acc, S);
+  }
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
   const std::string burst = burst_problem(cell, ctx.campaign.screen.window, S.coverage);
   if (!burst.empty()) ctx.observer.warning(burst);

@@ -54,8 +54,6 @@ void ProgressMeter::wait_spectra(ShardedFieldAccumulator& acc, std::uint64_t lau
   const auto poll = std::chrono::duration<double>(std::min(interval, 0.01));
   auto next = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
   while (spectra_completed() < launched) {
-    // A stop request: the download that follows refuses to go on (finish.cpp), with the checkpoint.
-    if (ctx_.options.stop && ctx_.options.stop->load()) return;
     std::this_thread::sleep_for(poll);
     if (Clock::now() >= next) {
       ctx_.observer.progress(report(acc));
