@@ -4,8 +4,8 @@
 // stopped run's checkpoint carries them and `edm resume` gives the uninterrupted run's spectrum.h5
 // /direct bit for bit (one device and two); a checkpoint without them or of another shape is refused
 // naming the dataset; two devices agree with one to tol::sharded and repeat bit for bit; progress
-// counts the spectra and goes on after the field's last launch; `edm info` shows /direct and
-// refuses one from another run. Two PoCL devices: POCL_DEVICES="pthread pthread" (as test_sharded).
+// counts the spectra and goes on after the field's last launch, and a stop then checkpoints
+// everything; `edm info` shows /direct and refuses one from another run. Two PoCL devices: POCL_DEVICES="pthread pthread" (as test_sharded).
 #define BOOST_TEST_MODULE spectra_plumb
 #include <boost/test/unit_test.hpp>
 
@@ -323,6 +323,39 @@ BOOST_AUTO_TEST_CASE(progress_counts_the_spectra_and_goes_on_after_the_field) {
   BOOST_TEST(r.back().done == 3u);
   BOOST_TEST(r.back().spectra_behind == 0u);
   BOOST_TEST(r.back().eta == 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_stop_while_only_the_spectra_run_checkpoints_and_resumes) {
+  // Stopped once every field launch is done and the spectra are behind: everything is summed, so
+  // the checkpoint holds all electrons and `edm resume` only finishes, to the same /direct.
+  const auto registry = PluginRegistry::discover();
+  const fs::path dir = test::temp_dir("spectra_tail_stop");
+  const std::string text = spectra_cell(3, "0", 150);
+  {
+    Recorder quiet;
+    run_campaign(campaign(text, dir / "full"), registry, RunOptions{}, quiet);
+  }
+  struct TailStop : RunObserver {
+    std::atomic<bool> stop{false};
+    void progress(const RunProgress& p) override {
+      if (p.spectra_behind > 0 && p.done + p.spectra_behind == p.total) stop.store(true);
+    }
+  } rec;
+  RunOptions ro;
+  ro.stop = &rec.stop;
+  ro.checkpoint_every = -1;
+  ro.progress_interval = 0.005;
+  std::string id;
+  try {
+    run_campaign(campaign(text, dir / "part"), registry, ro, rec);
+  } catch (const Interrupted& e) {
+    id = e.id();
+  }
+  BOOST_REQUIRE_EQUAL(id, "EDM-RUN-010");
+  BOOST_TEST(read_checkpoint_state(checkpoint_path(dir / "part")).next_electron == 3u);
+  const auto r = test::run_edm("resume " + (dir / "part").string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  expect_same_direct(dir / "full", dir / "part");
 }
 
 BOOST_AUTO_TEST_CASE(edm_info_shows_the_direct_spectra_and_refuses_another_runs) {
