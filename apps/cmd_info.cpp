@@ -11,6 +11,7 @@
 #include "options.hpp"
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/spectra_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -74,6 +75,40 @@ void section(const toml::table& m, const char* name, const char* title, const ch
   std::cout << out << "\n";
 }
 
+// spectrum.h5's /direct (the run's direct spectra): grid, method, sums and the on-axis peaks. Its
+// run id must be the folder's (run.toml, and field.h5 when present); a mismatch is printed and
+// returned, so the caller refuses the folder after the summary, never showing it as valid.
+std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id) {
+  const auto d = read_direct_spectra_summary(info.folder / "spectrum.h5");
+  if (!d) return "";
+  char buf[320];
+  const double wl = d->laser_omega;
+  std::snprintf(buf, sizeof buf,
+                "  spectrum.h5 /direct: %zu x %zu directions x %zu ω (%s, %.6g … %.6g ω_L = %.6g … %.6g rad/s), "
+                "sum %s\n",
+                d->nx, d->ny, d->frequencies, d->scale.c_str(), d->omega_min / wl, d->omega_max / wl, d->omega_min,
+                d->omega_max, d->sum.c_str());
+  std::cout << buf;
+  std::snprintf(buf, sizeof buf, "            method %s, nodes %g, phase %g rad; %.0f electrons, weight sum %.6g\n",
+                d->method.c_str(), d->nodes, d->phase, d->electrons, d->weight_sum);
+  std::cout << buf;
+  for (const auto& p : d->peaks) {
+    std::snprintf(buf, sizeof buf,
+                  "            %s on axis (n = %.4g, %.4g, %.4g): peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, "
+                  "%.6e photons/sr per 0.1%% BW\n",
+                  p.sum.c_str(), d->axis_direction[0], d->axis_direction[1], d->axis_direction[2], p.omega / wl,
+                  p.d2W, p.photons_per_bw);
+    std::cout << buf;
+  }
+  std::string want = run_id, of = "run.toml";
+  if (info.field && !info.field->run_id.empty() && want == "?") want = info.field->run_id, of = "field.h5";
+  if (d->run_id == want) return "";
+  const std::string why = (info.folder / "spectrum.h5").string() + " /direct is of run " + d->run_id + ", " + of +
+                          "'s run is " + want + " (two runs wrote this folder, or a file was replaced)";
+  std::cout << "            MISMATCH: " << why << "\n";
+  return why;
+}
+
 }  // namespace
 
 int cmd_info(const Args& args) {
@@ -121,7 +156,7 @@ int cmd_info(const Args& args) {
   } else {
     std::cout << "  field.h5: missing\n";
   }
-  if (info.spectrum) {
+  if (info.spectrum && std::isfinite(info.spectrum->total_energy)) {
     const auto& s = *info.spectrum;
     std::snprintf(
         buf, sizeof buf,
@@ -129,8 +164,10 @@ int cmd_info(const Args& args) {
         s.total_energy, s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
     std::cout << buf;
   } else {
-    std::cout << "  spectrum.h5: not computed (edm spectrum " << run << ")\n";
+    std::cout << "  spectrum.h5: " << (info.spectrum ? "no time-domain spectrum" : "not computed") << " (edm spectrum "
+              << run << ")\n";
   }
+  const std::string mismatch = info.spectrum ? direct_spectra(info, run_id) : "";
   std::uintmax_t total = 0;
   std::cout << "  files:\n";
   for (const auto& f : info.files) {
@@ -139,6 +176,7 @@ int cmd_info(const Args& args) {
     total += f.bytes;
   }
   std::cout << "    total " << human_bytes(double(total)) << "\n";
+  if (!mismatch.empty()) throw IoError("EDM-INFO-020", mismatch);
   return 0;
 }
 

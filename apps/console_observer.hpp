@@ -41,11 +41,14 @@ class ConsoleObserver : public RunObserver {
     if (std::isfinite(p.eta)) std::snprintf(eta, sizeof eta, "%.1f s", p.eta);
     char resumed[48] = "";
     if (p.resumed) std::snprintf(resumed, sizeof resumed, " (%llu resumed)", (unsigned long long)p.resumed);
-    char buf[200];
+    char buf[240];
     std::snprintf(buf, sizeof buf, "electrons %llu/%llu%s  %.1f e/s  elapsed %.1f s  ETA %s",
                   (unsigned long long)p.done, (unsigned long long)p.total, resumed,
                   p.elapsed > 0 ? own / p.elapsed : 0.0, p.elapsed, eta);
-    return buf;
+    std::string line = buf;
+    // [spectra]: electrons whose field is done and whose direct spectra still compute.
+    if (p.spectra_behind) line += "  (spectra " + std::to_string(p.spectra_behind) + " behind)";
+    return line;
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "edm/coverage.hpp"
+#include "edm/spectra.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm {
@@ -35,6 +36,9 @@ struct CheckpointState {
   // What the run was asked for: checkpoint every K batches (0 automatic, −1 never); `edm resume`
   // keeps it unless given --checkpoint-every. A checkpoint written before it was recorded reads 0.
   std::int64_t checkpoint_every = 0;
+  // [spectra] enabled: each device's direct-spectra sums so far, in device order (the group
+  // /spectra of the file); empty for a run without them, whose checkpoints have no such group.
+  std::vector<SpectraSums> spectra;
 };
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
@@ -93,5 +97,12 @@ void check_resume_state(const CheckpointState& state, std::uint64_t electrons, c
 // present, really stored and finite; IoError otherwise). A layout that differs is EDM-CKP-004
 // naming the first layout key that differs (checkpoints that predate the keys: the pixel order).
 void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
+// The direct-spectra sums of a checkpoint of a [spectra] run: one per device (`devices` of them),
+// each of `directions` × `frequencies` bins. IoError naming the file and the dataset for a
+// checkpoint without the group /spectra (EDM-CKP-060), another grid or device count (EDM-CKP-061),
+// a dataset of the wrong type, shape or length (EDM-CKP-062), one never written (EDM-CKP-063) or
+// holding a value that is not finite (EDM-CKP-064).
+std::vector<SpectraSums> load_checkpoint_spectra(const std::filesystem::path& file, std::size_t devices,
+                                                 std::size_t directions, std::size_t frequencies);
 
 }  // namespace edm

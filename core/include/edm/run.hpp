@@ -46,6 +46,9 @@ struct RunProgress {
   // s still to go at this process's rate (its finished electrons over the time since its batch loop
   // began: the solves and the kernels together); NaN until this process has finished any, 0 at the end.
   double eta = 0.0 / 0.0;
+  // [spectra]: of total − done, the electrons whose field is finished and whose direct spectra are
+  // still computing (0 without spectra).
+  std::uint64_t spectra_behind = 0;
 };
 
 // Progress callbacks (all optional). Called from the driving thread.

@@ -66,6 +66,16 @@ class SpectraAccumulator {
   void accumulate(const SplineBatch& batch, std::span<const double> weights = {});
   // Waits for the launches and downloads the sums; the accumulator is finished afterwards.
   SpectraSums finish();
+  // A checkpoint's copy (share/docs/outputs.md "Devices, ranks and checkpoints"): waits for the
+  // queued launches and downloads the sums so far, with the counters; accumulating goes on after.
+  SpectraSums snapshot();
+  // Uploads `sums` (a snapshot of an accumulator on the same grid) as the starting sums, before any
+  // accumulate(): the launches that follow add to them in the order an uninterrupted run would,
+  // so a resumed run's sums are bit-identical. Error EDM-CKP-069 for another grid's sums or after accumulate().
+  void restore(const SpectraSums& sums);
+  // Progress: the electrons of this object's launches (restored ones not counted) whose kernels
+  // have completed, polled from their events; never blocks.
+  std::uint64_t electrons_completed();
 
   struct Impl;
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <complex>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +34,24 @@ struct SpectraProducts {
 SpectraProducts spectra_products(const SpectraSums& sums);
 
 void write_spectra_file(const std::filesystem::path& path, const SpectraFileInfo& info, const SpectraSums& sums);
+
+// What `edm info` shows of spectrum.h5's /direct: the grid, how it was computed, the sums'
+// counters and, per sum written, the peak of the on-axis spectrum (the centre direction iy = ny/2,
+// ix = nx/2, as `edm spectrum`'s centre pixel) with its photon yield there.
+struct DirectSpectraSummary {
+  std::size_t ny = 0, nx = 0, frequencies = 0;
+  double omega_min = 0, omega_max = 0, laser_omega = 0;  // rad/s
+  std::string method, sum, scale, run_id, edm_version;
+  double nodes = 0, phase = 0, electrons = 0, weight_sum = 0;
+  std::array<double, 3> axis_direction{};  // n̂ of the centre direction
+  struct Peak {
+    std::string sum;  // "coherent" or "incoherent"
+    double omega = 0, d2W = 0, photons_per_bw = 0;  // rad/s, J·s/rad/sr, photons/sr per 0.1 % BW
+  };
+  std::vector<Peak> peaks;
+};
+// nullopt when the file has no /direct; IoError (EDM-IO-135 naming the file and the object) when
+// /direct lacks a dataset or attribute the layout has, or its datasets disagree in shape.
+std::optional<DirectSpectraSummary> read_direct_spectra_summary(const std::filesystem::path& path);
 
 }  // namespace edm

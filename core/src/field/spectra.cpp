@@ -70,8 +70,11 @@ struct SpectraAccumulator::Impl {
   detail::BoundKernel<detail::kSpecAccumulate> kernel;
   cl::Buffer dirs, omega, gl, coh, inc;
   std::vector<cl::Event> launches;
+  std::vector<std::uint64_t> launch_electrons;  // electrons of each event in `launches`
+  std::size_t polled = 0;                        // launches[0, polled) seen complete
+  std::uint64_t completed = 0;                   // their electrons (electrons_completed)
   SpectraSums sums;
-  bool finished = false;
+  bool finished = false, accumulated = false;
 
   std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
   std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
@@ -80,6 +83,8 @@ struct SpectraAccumulator::Impl {
     return grid.directions.size() * blocks;
   }
   void create_buffers();
+  void download(SpectraSums& out);
+  void collect_kernel_seconds();
   void launch(const cl::Buffer& coef, const SplineBatch& batch, std::size_t first, std::size_t count,
               std::span<const double> weights);
 };
@@ -158,6 +163,8 @@ void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch&
   device->queue().enqueueNDRangeKernel(kernel.kernel(), cl::NullRange, cl::NDRange(work_items()), cl::NullRange,
                                        nullptr, &ev);
   launches.push_back(ev);
+  launch_electrons.push_back(count);
+  accumulated = true;
   ++sums.launches;
   sums.electrons += count;
 }
@@ -193,24 +200,98 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
   }
 }
 
+// The device sums into `out` (blocking reads on the in-order queue: they wait for every launch).
+void SpectraAccumulator::Impl::download(SpectraSums& out) {
+  out.coherent.resize(6 * bins());
+  out.incoherent.resize(bins());
+  device->queue().enqueueReadBuffer(coh, CL_TRUE, 0, out.coherent.size() * sizeof(double), out.coherent.data());
+  device->queue().enqueueReadBuffer(inc, CL_TRUE, 0, out.incoherent.size() * sizeof(double), out.incoherent.data());
+}
+
+// After the queue has finished: the launches' kernel time into the sums, their electrons into the
+// completed count, and the events released (a long run keeps no growing list between snapshots).
+void SpectraAccumulator::Impl::collect_kernel_seconds() {
+  for (auto& ev : launches)
+    sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                         ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+  for (std::size_t i = polled; i < launch_electrons.size(); ++i) completed += launch_electrons[i];
+  launches.clear();
+  launch_electrons.clear();
+  polled = 0;
+}
+
 SpectraSums SpectraAccumulator::finish() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
   m.finished = true;
   try {
-    m.sums.coherent.resize(6 * m.bins());
-    m.sums.incoherent.resize(m.bins());
-    m.device->queue().enqueueReadBuffer(m.coh, CL_TRUE, 0, m.sums.coherent.size() * sizeof(double), m.sums.coherent.data());
-    m.device->queue().enqueueReadBuffer(m.inc, CL_TRUE, 0, m.sums.incoherent.size() * sizeof(double),
-                                        m.sums.incoherent.data());
-    for (auto& ev : m.launches)
-      m.sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                             ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+    m.download(m.sums);
+    m.collect_kernel_seconds();
   } catch (const cl::Error& e) {
     throw_device_error(e, "downloading the spectra from " + m.where());
   }
-  m.launches.clear();
   return std::move(m.sums);
+}
+
+SpectraSums SpectraAccumulator::snapshot() {
+  auto& m = *impl_;
+  if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::snapshot() after finish()");
+  SpectraSums out;
+  try {
+    m.download(out);
+    m.device->queue().finish();
+    m.collect_kernel_seconds();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "downloading the spectra for a checkpoint from " + m.where());
+  }
+  out.directions = m.sums.directions;
+  out.frequencies = m.sums.frequencies;
+  out.electrons = m.sums.electrons;
+  out.launches = m.sums.launches;
+  out.kernel_seconds = m.sums.kernel_seconds;
+  out.weight_sum = m.sums.weight_sum;
+  return out;
+}
+
+void SpectraAccumulator::restore(const SpectraSums& saved) {
+  auto& m = *impl_;
+  if (m.finished || m.accumulated)
+    throw Error("EDM-CKP-069", "SpectraAccumulator::restore() after accumulate() or finish()");
+  if (saved.directions != m.sums.directions || saved.frequencies != m.sums.frequencies ||
+      saved.coherent.size() != 6 * m.bins() || saved.incoherent.size() != m.bins())
+    throw Error("EDM-CKP-069", "spectra: saved sums of " + std::to_string(saved.directions) + " directions × " +
+                                   std::to_string(saved.frequencies) + " frequencies restored into a grid of " +
+                                   std::to_string(m.sums.directions) + " × " + std::to_string(m.sums.frequencies));
+  try {
+    m.device->queue().enqueueWriteBuffer(m.coh, CL_TRUE, 0, saved.coherent.size() * sizeof(double),
+                                         saved.coherent.data());
+    m.device->queue().enqueueWriteBuffer(m.inc, CL_TRUE, 0, saved.incoherent.size() * sizeof(double),
+                                         saved.incoherent.data());
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "uploading the checkpoint's spectra to " + m.where());
+  }
+  m.sums.electrons = saved.electrons;
+  m.sums.launches = saved.launches;
+  m.sums.kernel_seconds = saved.kernel_seconds;
+  m.sums.weight_sum = saved.weight_sum;
+}
+
+std::uint64_t SpectraAccumulator::electrons_completed() {
+  auto& m = *impl_;
+  // One in-order queue: launches complete in order, so the done ones are a prefix. A failed launch
+  // (a negative status) is reported at once: a caller waiting for the count would wait forever.
+  while (m.polled < m.launches.size()) {
+    cl_int status = CL_QUEUED;
+    try {
+      status = m.launches[m.polled].getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+      if (status < 0) throw cl::Error(status, "spec_accumulate");
+    } catch (const cl::Error& e) {
+      throw_device_error(e, "the spectra kernel on " + m.where());
+    }
+    if (status != CL_COMPLETE) break;
+    m.completed += m.launch_electrons[m.polled++];
+  }
+  return m.completed;
 }
 
 }  // namespace edm

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <map>
 #include <sstream>
+#include <type_traits>
 
 #include <toml++/toml.h>
 
@@ -265,6 +266,34 @@ void write_cubes(hid_t root, RawCubes& acc, const std::filesystem::path& partial
   }
 }
 
+// [spectra]: each device's direct-spectra sums in the group /spectra (share/docs/outputs.md
+// "Checkpoints"): the grid as attributes, the sums of device d in coherent_d<d> (6 doubles a bin:
+// x, y, z as re, im) and incoherent_d<d>, and per-device counters indexed by device. Nothing for a
+// run without them, so their checkpoints are as before.
+void write_spectra_sums(hid_t root, const std::vector<SpectraSums>& spectra, const std::filesystem::path& partial) {
+  if (spectra.empty()) return;
+  Handle g(H5Gcreate2(root, "spectra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) io_fail("cannot create the group spectra", partial);
+  put_attr_u64(g.get(), "devices", spectra.size());
+  put_attr_u64(g.get(), "directions", spectra.front().directions);
+  put_attr_u64(g.get(), "frequencies", spectra.front().frequencies);
+  std::vector<std::uint64_t> electrons, launches;
+  std::vector<double> weight_sum, kernel_seconds;
+  for (std::size_t d = 0; d < spectra.size(); ++d) {
+    const SpectraSums& s = spectra[d];
+    put_vec(g.get(), ("coherent_d" + std::to_string(d)).c_str(), s.coherent, H5T_NATIVE_DOUBLE, partial);
+    put_vec(g.get(), ("incoherent_d" + std::to_string(d)).c_str(), s.incoherent, H5T_NATIVE_DOUBLE, partial);
+    electrons.push_back(s.electrons);
+    launches.push_back(s.launches);
+    weight_sum.push_back(s.weight_sum);
+    kernel_seconds.push_back(s.kernel_seconds);
+  }
+  put_vec(g.get(), "electrons", electrons, H5T_NATIVE_UINT64, partial);
+  put_vec(g.get(), "launches", launches, H5T_NATIVE_UINT64, partial);
+  put_vec(g.get(), "weight_sum", weight_sum, H5T_NATIVE_DOUBLE, partial);
+  put_vec(g.get(), "kernel_seconds", kernel_seconds, H5T_NATIVE_DOUBLE, partial);
+}
+
 // Durable before it replaces the previous checkpoint (power loss keeps one of the two), then the
 // rename that commits it.
 void commit_checkpoint(const std::filesystem::path& partial, const std::filesystem::path& file) {
@@ -292,6 +321,7 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     write_gamma(f.get(), st.gamma, partial);
     write_coverage(f.get(), st.coverage, partial);
     write_cubes(f.get(), acc, partial);
+    write_spectra_sums(f.get(), st.spectra, partial);
     check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "cannot flush the checkpoint (disk full?)", partial);
     if (H5Fclose(f.release()) < 0) io_fail("cannot close the checkpoint (disk full?)", partial);
     commit_checkpoint(partial, file);
@@ -483,6 +513,78 @@ void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
                                            std::to_string(off + i));
     });
   }
+}
+
+// ---- the direct spectra of a checkpoint (load_checkpoint_spectra) --------------------------------
+
+namespace {
+
+// A 1-D dataset /spectra/<name> of `n` elements of class `cls`, really stored; its values.
+template <class T>
+std::vector<T> read_spectra_vec(hid_t g, const std::string& name, H5T_class_t cls, hid_t mem, std::size_t n,
+                                const std::filesystem::path& file) {
+  const std::string where = file.string() + ": dataset /spectra/" + name;
+  if (H5Lexists(g, name.c_str(), H5P_DEFAULT) <= 0)
+    throw IoError("EDM-CKP-062", where + " is missing; the checkpoint is damaged");
+  Handle d(H5Dopen2(g, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Handle sp(d.valid() ? H5Dget_space(d.get()) : -1, H5Sclose);
+  Handle type(d.valid() ? H5Dget_type(d.get()) : -1, H5Tclose);
+  if (!sp.valid() || !type.valid() || H5Sget_simple_extent_ndims(sp.get()) != 1 || H5Tget_class(type.get()) != cls ||
+      std::uint64_t(H5Sget_simple_extent_npoints(sp.get())) != n)
+    throw IoError("EDM-CKP-062", where + " is not a 1-D " + (cls == H5T_FLOAT ? "floating-point" : "integer") +
+                                     " dataset of " + std::to_string(n) + " elements (this run's spectra grid)");
+  h5::check_stored(d.get(), n, "EDM-CKP-063", where);
+  std::vector<T> v(n);
+  if (n > 0 && H5Dread(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw IoError("EDM-CKP-062", where + " cannot be read");
+  if constexpr (std::is_floating_point_v<T>)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(v[i]))
+        throw IoError("EDM-CKP-064", where + " holds a value that is not finite at " + std::to_string(i));
+  return v;
+}
+
+}  // namespace
+
+std::vector<SpectraSums> load_checkpoint_spectra(const std::filesystem::path& file, std::size_t devices,
+                                                 std::size_t directions, std::size_t frequencies) {
+  h5::silence();
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) io_fail("cannot open the checkpoint", file);
+  get_format(f.get(), file);
+  if (H5Lexists(f.get(), "spectra", H5P_DEFAULT) <= 0)
+    throw IoError("EDM-CKP-060", file.string() + " lacks the group /spectra: the run has [spectra] enabled, but the "
+                                 "checkpoint holds no direct-spectra sums (written by an older edm, or damaged)");
+  Handle g(H5Gopen2(f.get(), "spectra", H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) throw IoError("EDM-CKP-060", file.string() + ": /spectra is not a group");
+  const std::uint64_t nd = get_attr_u64(g.get(), "devices", file), ndir = get_attr_u64(g.get(), "directions", file),
+                      nw = get_attr_u64(g.get(), "frequencies", file);
+  if (nd != devices || ndir != directions || nw != frequencies)
+    throw IoError("EDM-CKP-061", file.string() + ": group /spectra holds " + std::to_string(nd) + " device(s) × " +
+                                     std::to_string(ndir) + " directions × " + std::to_string(nw) +
+                                     " frequencies, this run " + std::to_string(devices) + " × " +
+                                     std::to_string(directions) + " × " + std::to_string(frequencies) +
+                                     "; resume with the settings it was written with");
+  const std::size_t bins = directions * frequencies;
+  const auto electrons = read_spectra_vec<std::uint64_t>(g.get(), "electrons", H5T_INTEGER, H5T_NATIVE_UINT64, devices, file);
+  const auto launches = read_spectra_vec<std::uint64_t>(g.get(), "launches", H5T_INTEGER, H5T_NATIVE_UINT64, devices, file);
+  const auto weight_sum = read_spectra_vec<double>(g.get(), "weight_sum", H5T_FLOAT, H5T_NATIVE_DOUBLE, devices, file);
+  const auto kernel = read_spectra_vec<double>(g.get(), "kernel_seconds", H5T_FLOAT, H5T_NATIVE_DOUBLE, devices, file);
+  std::vector<SpectraSums> out(devices);
+  for (std::size_t d = 0; d < devices; ++d) {
+    SpectraSums& s = out[d];
+    s.directions = directions;
+    s.frequencies = frequencies;
+    s.coherent = read_spectra_vec<double>(g.get(), "coherent_d" + std::to_string(d), H5T_FLOAT, H5T_NATIVE_DOUBLE,
+                                          6 * bins, file);
+    s.incoherent = read_spectra_vec<double>(g.get(), "incoherent_d" + std::to_string(d), H5T_FLOAT,
+                                            H5T_NATIVE_DOUBLE, bins, file);
+    s.electrons = electrons[d];
+    s.launches = launches[d];
+    s.weight_sum = weight_sum[d];
+    s.kernel_seconds = kernel[d];
+  }
+  return out;
 }
 
 }  // namespace edm

@@ -158,4 +158,88 @@ void write_spectra_file(const Path& path, const SpectraFileInfo& info, const Spe
   }
 }
 
+namespace {
+
+// The centre direction's spectrum of one sum, its peak and the photon yield there.
+DirectSpectraSummary::Peak on_axis_peak(hid_t f, const std::string& sum, const DirectSpectraSummary& s,
+                                        const std::vector<double>& omega, const Path& path) {
+  const std::array<std::size_t, 3> shape = {s.ny, s.nx, s.frequencies};
+  const std::string base = "/direct/" + sum + "/";
+  for (const char* name : {"d2W_domega_dOmega", "photons_per_0.1pct_bw"})
+    if (h5::shape_3d(f, base + name, path) != shape)
+      throw IoError("EDM-IO-135", path.string() + ": " + base + name + " does not have the shape (" +
+                                      std::to_string(s.ny) + ", " + std::to_string(s.nx) + ", " +
+                                      std::to_string(s.frequencies) + ") of /direct/axes");
+  std::vector<double> d2W, bw;
+  h5::read_rows(f, base + "d2W_domega_dOmega", shape, s.ny / 2, s.ny / 2 + 1, d2W, path);
+  h5::read_rows(f, base + "photons_per_0.1pct_bw", shape, s.ny / 2, s.ny / 2 + 1, bw, path);
+  const std::size_t row = (s.nx / 2) * s.frequencies;
+  std::size_t k = 0;
+  for (std::size_t j = 1; j < s.frequencies; ++j)
+    if (d2W[row + j] > d2W[row + k]) k = j;
+  return {sum, omega[k], d2W[row + k], bw[row + k]};
+}
+
+// n̂ of the centre direction from /direct/axes/direction (ny·nx, 3), checked before it is read.
+std::array<double, 3> centre_direction(hid_t f, const DirectSpectraSummary& s, const Path& path) {
+  const std::string what = path.string() + ": /direct/axes/direction";
+  h5::Handle d(H5Dopen2(f, "/direct/axes/direction", H5P_DEFAULT), H5Dclose);
+  h5::Handle sp(d.valid() ? H5Dget_space(d.get()) : -1, H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (!sp.valid() || H5Sget_simple_extent_ndims(sp.get()) != 2 || H5Sget_simple_extent_dims(sp.get(), dims, nullptr) != 2 ||
+      dims[0] != hsize_t(s.ny) * s.nx || dims[1] != 3)
+    throw IoError("EDM-IO-135", what + " is missing or not (ny·nx, 3) for direction_shape (" + std::to_string(s.ny) +
+                                    ", " + std::to_string(s.nx) + ")");
+  h5::check_stored(d.get(), dims[0] * 3, "EDM-IO-136", what);
+  const std::size_t c = (s.ny / 2) * s.nx + s.nx / 2;
+  hsize_t start[2] = {hsize_t(c), 0}, count[2] = {1, 3};
+  h5::Handle mem(H5Screate_simple(2, count, nullptr), H5Sclose);
+  std::array<double, 3> n{};
+  if (H5Sselect_hyperslab(sp.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0 ||
+      H5Dread(d.get(), H5T_NATIVE_DOUBLE, mem.get(), sp.get(), H5P_DEFAULT, n.data()) < 0)
+    throw IoError("EDM-IO-135", what + " cannot be read");
+  return n;
+}
+
+}  // namespace
+
+std::optional<DirectSpectraSummary> read_direct_spectra_summary(const Path& path) {
+  h5::start();
+  h5::silence();
+  h5::Handle fh = h5::open_file(path);
+  const hid_t f = fh.get();
+  if (!h5::exists(f, "/direct")) return std::nullopt;
+  h5::Handle g(H5Gopen2(f, "/direct", H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) throw IoError("EDM-IO-135", path.string() + ": /direct is not a group");
+  auto need_string = [&](const char* name) {
+    const auto v = h5::attr_string(g.get(), name);
+    if (!v) throw IoError("EDM-IO-135", path.string() + ": /direct lacks the attribute " + std::string(name));
+    return *v;
+  };
+  DirectSpectraSummary s;
+  s.method = need_string("method");
+  s.sum = need_string("sum");
+  s.scale = need_string("scale");
+  s.run_id = need_string("run_id");
+  s.edm_version = h5::attr_string(g.get(), "edm_version").value_or("?");
+  s.nodes = h5::attr_double(g.get(), "nodes").value_or(std::nan(""));
+  s.phase = h5::attr_double(g.get(), "phase").value_or(std::nan(""));
+  s.electrons = h5::attr_double(g.get(), "electrons").value_or(std::nan(""));
+  s.weight_sum = h5::attr_double(g.get(), "weight_sum").value_or(std::nan(""));
+  s.laser_omega = h5::attr_double(g.get(), "laser_omega").value_or(std::nan(""));
+  const auto omega = h5::read_1d(f, "/direct/axes/omega", path);
+  const auto shape = h5::read_1d(f, "/direct/axes/direction_shape", path);
+  if (omega.empty() || shape.size() != 2 || !(shape[0] >= 1 && shape[1] >= 1 && shape[0] < 1e9 && shape[1] < 1e9))
+    throw IoError("EDM-IO-135", path.string() + ": /direct/axes/omega is empty or direction_shape is not (ny, nx)");
+  s.ny = std::size_t(shape[0]);
+  s.nx = std::size_t(shape[1]);
+  s.frequencies = omega.size();
+  s.omega_min = omega.front();
+  s.omega_max = omega.back();
+  s.axis_direction = centre_direction(f, s, path);
+  for (const char* sum : {"coherent", "incoherent"})
+    if (h5::exists(f, std::string("/direct/") + sum)) s.peaks.push_back(on_axis_peak(f, sum, s, omega, path));
+  return s;
+}
+
 }  // namespace edm

@@ -137,6 +137,7 @@ CheckpointState checkpoint_state(const BatchState& state, ShardedFieldAccumulato
   st.coverage = S.coverage.records;
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
+  if (state.spectra) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
 }
 
@@ -397,6 +398,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
                  ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
+  if (state.spectra) loop.progress.spectra_completed = [&state] { return state.spectra->electrons_completed(); };
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
@@ -427,6 +429,14 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (!flags[2]) break;
   }
   loop.wait_for_device();
+  if (state.spectra) {
+    loop.progress.wait_spectra(acc, state.spectra->electrons_launched());
+    // A stop request while the spectra finished: everything is summed, so it is saved (edm resume
+    // then only finishes). Every rank comes here once.
+    int stop[1] = {stop_requested(ctx)};
+    agree_max(plan.ranks, stop, 1);
+    if (stop[0]) checkpoint_and_stop(ctx, cell, plan, state, acc, S);
+  }
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
   const std::string burst = burst_problem(cell, ctx.campaign.screen.window, S.coverage);
   if (!burst.empty()) ctx.observer.warning(burst);

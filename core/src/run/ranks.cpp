@@ -201,6 +201,15 @@ void agree_max(const Ranks& ranks, int* flags, int n) {
 #endif
 }
 
+std::vector<double> gather_to_root(const Ranks& ranks, const std::vector<double>& mine) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size > 1) return gather_in_rank_order(ranks, mine);
+#else
+  (void)ranks;
+#endif
+  return mine;
+}
+
 void barrier(const Ranks& ranks) {
 #ifdef EDM_WITH_MPI
   if (ranks.size > 1) MPI_Barrier(MPI_COMM_WORLD);

@@ -23,6 +23,9 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
 // Every rank's flags[i] becomes the largest over the ranks (a collective: every rank calls it at
 // the same point). With one rank it leaves the flags as they are.
 void agree_max(const Ranks& ranks, int* flags, int n);
+// Every rank's doubles, concatenated in rank order on rank 0 (empty on the others; with one rank,
+// `mine`). A collective: the fixed order makes sums folded from it deterministic.
+std::vector<double> gather_to_root(const Ranks& ranks, const std::vector<double>& mine);
 // Waits until every rank has arrived (no-op with one rank).
 void barrier(const Ranks& ranks);
 

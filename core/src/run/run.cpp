@@ -84,9 +84,10 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   // The batch loop. On any error the writer's destructor removes field.h5.partial; a checkpoint
   // already written stays for `edm resume`.
-  std::optional<SpectraAccumulator> spectra = open_spectra(ctx, cell, plan);
+  std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan);
   BatchState state = start_or_resume(ctx, plan, cell.electrons(), acc, S);
   if (spectra) state.spectra = &*spectra;
+  if (spectra && options.resume) resume_spectra(plan, state, S, *spectra);
   std::optional<FieldWriter> writer;
   open_field_file(ctx, cell, plan, writer, S);
   run_batches(ctx, cell, plan, acc, state, S);
@@ -95,9 +96,12 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // (γ trace: sums and extrema; coverage records), then the manifest.
   const double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
   const RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
+  // The direct spectra of every device and rank, folded in a fixed order on rank 0 (collective).
+  std::optional<SpectraSums> spectra_sums;
+  if (spectra) spectra_sums = spectra->reduce(plan.ranks);
   if (plan.ranks.rank != 0) return S;
   commit_field_file(ctx, cell, plan, state.gamma, write_seconds, *writer, S);
-  if (spectra) write_spectra(ctx, cell, *spectra, S);
+  if (spectra_sums) write_spectra(ctx, cell, std::move(*spectra_sums), S);
   write_run_manifest(ctx, cell, plan, acc, per_rank, S);
   remove_checkpoints(S);
   return S;

@@ -1,15 +1,20 @@
 // The direct spectra in the run (share/docs/outputs.md "Direct spectra"): with [spectra] enabled,
-// a SpectraAccumulator on this rank's first device takes every batch's splines beside the field
-// accumulator, and rank 0 writes spectrum.h5's /direct group after field.h5 is committed. The
-// directions are the angular screen's grid, or a flat screen's pixels seen from the origin.
+// a SpectraAccumulator on each of this rank's devices takes its share of every batch's splines
+// beside the field accumulator; checkpoints carry every device's sums (io/checkpoint.cpp, group
+// /spectra); at the end the shards are folded in a fixed order on rank 0, which writes spectrum.h5's
+// /direct group after field.h5 is committed. The directions are the angular screen's grid, or a
+// flat screen's pixels seen from the origin.
 #include <cmath>
 
+#include "edm/checkpoint.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/form_factor.hpp"
 #include "edm/photon_units.hpp"
 #include "edm/plugins.hpp"
 #include "edm/spectra_file.hpp"
+#include "edm/sharded.hpp"
+#include "run/ranks.hpp"
 #include "run/stages.hpp"
 
 namespace edm::detail {
@@ -32,17 +37,84 @@ std::vector<std::array<double, 3>> screen_directions(const ScreenSection& sectio
   return n;
 }
 
-std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan) {
+void SpectraShards::accumulate(const SplineBatch& batch) {
+  const std::size_t n = batch.electrons.size(), D = accs_.size();
+  if (D == 1) {
+    accs_[0].accumulate(batch);
+  } else {
+    // The field's split (ShardedFieldAccumulator::accumulate), so a device's electrons are the same
+    // for both products.
+    for (std::size_t d = 0; d < D; ++d) {
+      const std::size_t lo = n * d / D, hi = n * (d + 1) / D;
+      if (hi > lo) accs_[d].accumulate(slice_batch(batch, lo, hi - lo));
+    }
+  }
+  launched_ += n;
+}
+
+std::uint64_t SpectraShards::electrons_completed() {
+  std::uint64_t n = 0;
+  for (auto& a : accs_) n += a.electrons_completed();
+  return n;
+}
+
+std::vector<SpectraSums> SpectraShards::snapshot() {
+  std::vector<SpectraSums> out;
+  for (auto& a : accs_) out.push_back(a.snapshot());
+  return out;
+}
+
+void SpectraShards::restore(const std::vector<SpectraSums>& sums) {
+  for (std::size_t d = 0; d < accs_.size(); ++d) accs_[d].restore(sums.at(d));
+}
+
+namespace {
+
+// The doubles of one shard's sums as they travel between ranks: coherent, incoherent, then the
+// counters (electrons and launches are below 2⁵³, exact as doubles).
+constexpr std::size_t kCounters = 4;
+std::vector<double> flatten(const SpectraSums& s) {
+  std::vector<double> v(s.coherent);
+  v.insert(v.end(), s.incoherent.begin(), s.incoherent.end());
+  v.insert(v.end(), {double(s.electrons), double(s.launches), s.weight_sum, s.kernel_seconds});
+  return v;
+}
+
+// `into` += the shard at `v` (flatten's layout): one addition per value, so folding the shards
+// in a fixed order gives the same bits every time.
+void add_shard(SpectraSums& into, const double* v) {
+  const std::size_t nc = into.coherent.size(), ni = into.incoherent.size();
+  for (std::size_t i = 0; i < nc; ++i) into.coherent[i] += v[i];
+  for (std::size_t i = 0; i < ni; ++i) into.incoherent[i] += v[nc + i];
+  into.electrons += std::uint64_t(v[nc + ni]);
+  into.launches += std::uint64_t(v[nc + ni + 1]);
+  into.weight_sum += v[nc + ni + 2];
+  into.kernel_seconds += v[nc + ni + 3];
+}
+
+}  // namespace
+
+SpectraSums SpectraShards::reduce(const Ranks& ranks) {
+  // This rank's devices in device order: the first device's sums as they are (one device in one
+  // process: exactly the single accumulator's sums), the others added to them.
+  SpectraSums mine = accs_[0].finish();
+  for (std::size_t d = 1; d < accs_.size(); ++d) {
+    const SpectraSums s = accs_[d].finish();
+    add_shard(mine, flatten(s).data());
+  }
+  if (ranks.size == 1) return mine;
+  // Then the ranks in rank order on rank 0 (gathered, not MPI_Reduce: its order is the library's).
+  const std::vector<double> all = gather_to_root(ranks, flatten(mine));
+  if (ranks.rank != 0) return mine;
+  const std::size_t per = mine.coherent.size() + mine.incoherent.size() + kCounters;
+  SpectraSums total = mine;  // rank 0's own fold (rank 0 is first in rank order)
+  for (int r = 1; r < ranks.size; ++r) add_shard(total, all.data() + std::size_t(r) * per);
+  return total;
+}
+
+std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan) {
   const SpectraSection& sec = ctx.campaign.spectra;
   if (!sec.enabled) return std::nullopt;
-  // The sums are not yet in checkpoints nor reduced across ranks or devices: refuse what would lose them.
-  if (plan.ranks.size > 1 || ctx.options.resume || plan.devices.size() > 1)
-    throw ConfigError("EDM-CFG-624", "[spectra] enabled: the direct spectra run on one process and one device "
-                                     "and cannot be resumed yet (" +
-                                         std::string(plan.ranks.size > 1 ? "several MPI ranks"
-                                                     : ctx.options.resume ? "edm resume"
-                                                                          : "several devices") +
-                                         "); run them without, or set spectra.enabled = false");
   SpectraGrid grid;
   const double wl = cell.units().omega;
   for (double w : spectra_frequencies(sec, wl)) grid.omega.push_back(w / wl);
@@ -50,7 +122,17 @@ std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const Prep
   SpectraOptions o;
   o.nodes = sec.nodes;
   o.phase = sec.phase;
-  return SpectraAccumulator(open_device(plan.devices.front()), grid, o);
+  std::vector<SpectraAccumulator> accs;
+  for (const DeviceInfo& d : plan.devices) accs.emplace_back(open_device(d), grid, o);
+  return SpectraShards(std::move(accs), grid.directions.size(), grid.omega.size());
+}
+
+void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra) {
+  // The file start_or_resume read: rank 0's checkpoint.h5, another rank's file of the generation
+  // it commits.
+  const auto file = plan.ranks.rank == 0 ? state.checkpoint_file
+                                         : rank_checkpoint_path(S.folder, state.generation, plan.ranks.rank);
+  spectra.restore(load_checkpoint_spectra(file, spectra.device_count(), spectra.directions(), spectra.frequencies()));
 }
 
 // electrons.form_factor_sigma_z / _r: each macro-particle stands for a Gaussian bunch, so the
@@ -71,8 +153,7 @@ static void apply_form_factor(const RunContext& ctx, const PreparedCell& cell, c
     }
 }
 
-void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccumulator& spectra, const RunSummary& S) {
-  SpectraSums sums = spectra.finish();
+void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraSums sums, const RunSummary& S) {
   SpectraFileInfo info;
   const double wl = cell.units().omega;
   info.omega = spectra_frequencies(ctx.campaign.spectra, wl);

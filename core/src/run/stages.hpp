@@ -82,6 +82,8 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
 void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 
+class SpectraShards;  // direct spectra, below
+
 // ---- batches (batches.cpp) -----------------------------------------------------------------------
 
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
@@ -96,7 +98,7 @@ struct BatchState {
   std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
-  SpectraAccumulator* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
+  SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
 };
 
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
@@ -131,10 +133,41 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
 
 // ---- direct spectra (spectra_stage.cpp) ----------------------------------------------------------
 
-// The accumulator of [spectra] (none when disabled); ConfigError EDM-CFG-624 for several ranks or
-// devices and for edm resume, which it cannot follow yet.
-std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan);
-// Rank 0, after field.h5: the sums into spectrum.h5's /direct group.
-void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraAccumulator& spectra, const RunSummary& S);
+// [spectra] on this rank's devices (share/docs/outputs.md "Direct spectra"): one SpectraAccumulator
+// per device, every batch split over them in the contiguous blocks the field's shards use, so each
+// device sums its electrons in electron order. reduce() folds the shards in a fixed order (device
+// order on each rank, then rank order on rank 0), so the result is deterministic.
+class SpectraShards {
+ public:
+  SpectraShards(std::vector<SpectraAccumulator> accs, std::size_t directions, std::size_t frequencies)
+      : accs_(std::move(accs)), directions_(directions), frequencies_(frequencies) {}
+  void accumulate(const SplineBatch& batch);
+  // Electrons launched / whose kernels completed, by this process (progress).
+  std::uint64_t electrons_launched() const { return launched_; }
+  std::uint64_t electrons_completed();
+  std::size_t device_count() const { return accs_.size(); }
+  std::size_t directions() const { return directions_; }
+  std::size_t frequencies() const { return frequencies_; }
+  // Every device's sums so far (checkpoints); they keep accumulating.
+  std::vector<SpectraSums> snapshot();
+  // Before any batch: every device's sums from a checkpoint (device order).
+  void restore(const std::vector<SpectraSums>& sums);
+  // Collective (every rank calls it): the sums of every device of every rank, folded in device
+  // order, then rank order, on rank 0 (the result elsewhere is this rank's own fold).
+  SpectraSums reduce(const Ranks& ranks);
+
+ private:
+  std::vector<SpectraAccumulator> accs_;
+  std::size_t directions_ = 0, frequencies_ = 0;
+  std::uint64_t launched_ = 0;
+};
+
+// The accumulators of [spectra] on this rank's devices (none when disabled).
+std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan);
+// edm resume: every device's sums from this rank's checkpoint (the file start_or_resume read);
+// IoError naming the file and dataset when it lacks them or holds another grid.
+void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra);
+// Rank 0, after field.h5: the reduced sums into spectrum.h5's /direct group.
+void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraSums sums, const RunSummary& S);
 
 }  // namespace edm::detail

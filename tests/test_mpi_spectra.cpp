@@ -1,0 +1,121 @@
+// ctest-label: e2e
+// The direct spectra under `mpirun -n 2` (share/docs/outputs.md "Devices, ranks and checkpoints"):
+// each rank sums its block of the ensemble, rank 0 folds the ranks in rank order, and spectrum.h5
+// /direct agrees with one process to tol::sharded; a SIGTERM to rank 0 stops both ranks with a
+// checkpoint each (their spectra inside), and `mpirun -n 2 edm resume` gives the uninterrupted
+// `mpirun -n 2` run's /direct bit for bit. Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
+#define BOOST_TEST_MODULE mpi_spectra
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "spawn.hpp"
+
+namespace fs = std::filesystem;
+using namespace edm;
+
+namespace {
+
+// Open MPI refuses root without these (NOTES.md); CI runs as root on 2 cores.
+std::string mpirun2() {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " EDM_MPIEXEC " -n 2 --oversubscribe ";
+}
+
+// The small inverse-Thomson cell on an angular screen at infinity (3 × 3 directions), 6 frequencies
+// of direct spectra, one electron a batch, one device a rank.
+std::string spectra_cell(int electrons) {
+  std::string t = test::small_cell({.electrons = electrons,
+                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
+                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
+                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n"});
+  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
+  t += "[spectra]\nenabled = true\nomega_min = 20\nomega_max = 45\ncount = 6\n";
+  return t;
+}
+
+std::vector<unsigned char> raw(const fs::path& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
+  const hid_t type = H5Dget_type(d), sp = H5Dget_space(d);
+  std::vector<unsigned char> v(std::size_t(H5Sget_simple_extent_npoints(sp)) * H5Tget_size(type));
+  BOOST_REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Sclose(sp);
+  H5Tclose(type);
+  H5Dclose(d);
+  H5Fclose(f);
+  return v;
+}
+std::vector<double> doubles(const fs::path& file, const std::string& name) {
+  const auto b = raw(file, name);
+  std::vector<double> v(b.size() / sizeof(double));
+  std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
+const char* const kDirect[] = {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
+                               "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_0.1pct_bw"};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(two_ranks_agree_with_one_process) {
+  const auto dir = test::temp_dir("mpi_spectra");
+  const auto campaign = test::write_file(dir, "cell.toml", spectra_cell(6));
+  auto one = test::run_edm("run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  auto two = test::run_command(mpirun2() + test::edm_bin() + " run " + campaign.string() + " --quiet --output " +
+                               (dir / "two").string());
+  BOOST_REQUIRE_MESSAGE(two.exit_code == 0, two.output);
+  for (const char* name : kDirect) {
+    const double rel =
+        test::relative_l2(doubles(dir / "two" / "spectrum.h5", name), doubles(dir / "one" / "spectrum.h5", name));
+    BOOST_TEST_MESSAGE("mpirun -n 2 vs one process, " << name << ": relative L2 " << rel);
+    BOOST_TEST(rel < test::tol::sharded);
+  }
+  BOOST_TEST(!fs::exists(dir / "two" / "spectrum.h5.partial"));
+}
+
+BOOST_AUTO_TEST_CASE(two_ranks_stop_and_resume_to_the_same_direct_spectra) {
+  const auto dir = test::temp_dir("mpi_spectra_resume");
+  // 12 electrons, one a batch: 6 batches a rank, time enough to stop the run in the middle.
+  const auto campaign = test::write_file(dir, "cell.toml", spectra_cell(12));
+  auto full = test::run_command(mpirun2() + test::edm_bin() + " run " + campaign.string() + " --quiet --output " +
+                                (dir / "full").string());
+  BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+
+  const auto part = dir / "part";
+  const pid_t sh = test::spawn_shell(mpirun2() + test::edm_bin() + " run " + campaign.string() +
+                                     " --quiet --checkpoint-every -1 --output " + part.string() + " > " +
+                                     (dir / "part.log").string() + " 2>&1");
+  // Rank 0 names its pid in the folder's lock; the batch loop has begun once field.h5.partial exists.
+  long rank0 = 0;
+  const auto waited = test::wait_until(sh, [&] {
+    return fs::exists(part / "field.h5.partial") &&
+           std::sscanf(test::slurp(part / ".edm.lock").c_str(), "pid %ld", &rank0) == 1;
+  });
+  if (waited == test::Waited::Exited)
+    BOOST_FAIL("the run ended before it could be stopped: " << test::slurp(dir / "part.log"));
+  BOOST_REQUIRE(rank0 > 0);
+  kill(pid_t(rank0), SIGTERM);
+  const int code = test::wait_exit(sh);
+  BOOST_TEST_MESSAGE("mpirun -n 2 after SIGTERM to rank 0: exit " << code << "\n" << test::slurp(dir / "part.log"));
+  BOOST_REQUIRE(fs::exists(part / "checkpoint.h5"));
+  BOOST_REQUIRE(fs::exists(part / "checkpoint.g1.r1.h5"));
+  for (const fs::path f : {part / "checkpoint.h5", part / "checkpoint.g1.r1.h5"}) {
+    const hid_t h = H5Fopen(f.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    BOOST_TEST(H5Lexists(h, "spectra", H5P_DEFAULT) > 0, f.string() << " holds its rank's spectra");
+    H5Fclose(h);
+  }
+  BOOST_TEST(!fs::exists(part / "spectrum.h5"));
+
+  auto resumed = test::run_command(mpirun2() + test::edm_bin() + " resume " + part.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  for (const char* name : kDirect)
+    BOOST_TEST((raw(dir / "full" / "spectrum.h5", name) == raw(part / "spectrum.h5", name)), name << " differs");
+  BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
+}
