@@ -13,6 +13,7 @@
 #include "field/kernel_args.hpp"
 #include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/spectra_fft.hpp"
 
 namespace edm {
 namespace detail {
@@ -72,6 +73,7 @@ struct SpectraAccumulator::Impl {
   std::vector<cl::Event> launches;
   SpectraSums sums;
   bool finished = false;
+  std::unique_ptr<detail::SpectraFft> fft;  // spectra.method resolved to fft: the sums live there
 
   std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
   std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
@@ -120,6 +122,10 @@ SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const Spe
   m.options = options;
   m.sums.directions = grid.directions.size();
   m.sums.frequencies = grid.omega.size();
+  if (detail::resolve_spectra_method(grid, options, m.device->info()) == SpectraMethod::Fft) {
+    m.fft = std::make_unique<detail::SpectraFft>(m.device, grid, options);
+    return;
+  }
   const std::map<std::string, std::string> defines = {{"SPEC_NODES", std::to_string(options.nodes)},
                                                       {"SPEC_BLOCK", std::to_string(options.block)},
                                                       {"SPEC_PHASE", std::to_string(options.phase)}};
@@ -180,6 +186,7 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
         el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())
       throw PhysicsError("EDM-ACC-059", "spectra: the spline table of electron " + std::to_string(el.index) +
                                             " is inconsistent (intervals, dtau or offset)");
+  if (m.fft) return m.fft->accumulate(batch, weights);
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   try {
     cl::Buffer coef(m.device->context(), CL_MEM_READ_ONLY, bytes);
@@ -197,6 +204,7 @@ SpectraSums SpectraAccumulator::finish() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
   m.finished = true;
+  if (m.fft) return m.fft->download_sums();
   try {
     m.sums.coherent.resize(6 * m.bins());
     m.sums.incoherent.resize(m.bins());

@@ -47,9 +47,11 @@ std::optional<SpectraAccumulator> open_spectra(const RunContext& ctx, const Prep
   const double wl = cell.units().omega;
   for (double w : spectra_frequencies(sec, wl)) grid.omega.push_back(w / wl);
   grid.directions = screen_directions(ctx.campaign.screen, cell.screen());
+  if (cell.screen().far_field()) grid.far_screen = cell.screen();  // the fft method's series
   SpectraOptions o;
   o.nodes = sec.nodes;
   o.phase = sec.phase;
+  o.method = sec.method;
   return SpectraAccumulator(open_device(plan.devices.front()), grid, o);
 }
 
