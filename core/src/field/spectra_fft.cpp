@@ -12,6 +12,7 @@
 #include <gsl/gsl_fft_complex.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <complex>
 #include <deque>
 #include <mutex>
@@ -63,7 +64,7 @@ void check_clfft(clfftStatus st, const char* call, const std::string& where) {
                       int(st));
 }
 
-// clFFT's library state, once per process (it is never torn down: plans may live until exit).
+// clFFT's library state, once per process.
 void clfft_setup_once() {
   static std::once_flag once;
   static clfftStatus status = CLFFT_SUCCESS;
@@ -71,6 +72,8 @@ void clfft_setup_once() {
     clfftSetupData setup;
     status = clfftInitSetupData(&setup);
     if (status == CLFFT_SUCCESS) status = clfftSetup(&setup);
+    // Its resources go at exit (clFFT warns on stderr otherwise); accumulators are gone by then.
+    if (status == CLFFT_SUCCESS) std::atexit([] { clfftTeardown(); });
   });
   check_clfft(status, "clfftSetup", "this process");
 }
