@@ -1,7 +1,7 @@
 // The fft method of the spectra (field/spectra_fft.hpp): a FieldAccumulator on the angular screen at
 // infinity computes one electron's far-field series at a time into its cube on the device;
 // czt_premultiply (cl/spectra_fft.cl) takes it from there into slot g of a group of fft_group
-// electrons (and zeroes the cube for the next one); per group, clFFT transforms every series
+// electrons, transposed so that every series is contiguous (and zeroes the cube for the next one); per group, clFFT transforms every series
 // forward, czt_multiply applies the chirp's transform, clFFT transforms back, and czt_reduce adds
 // w·A and w·|A|² into the sums in electron order. The chirp-z algebra is written out in
 // cl/spectra_fft.cl.
@@ -33,7 +33,7 @@ inline constexpr KernelSignature<4> kCztMultiply{"czt_multiply", "spectra_fft.cl
 inline constexpr KernelSignature<11> kCztReduce{
     "czt_reduce",
     "spectra_fft.cl",
-    {"Y", "np", "nd", "nw", "G", "count", "position_of", "post", "weights", "coh", "inc"}};
+    {"Y", "np", "nd", "nw", "L", "count", "position_of", "post", "weights", "coh", "inc"}};
 
 namespace {
 
@@ -192,18 +192,18 @@ void SpectraFft::Impl::upload_tables() {
   position_of = cl::Buffer(ctx, ro, pos.size() * sizeof(cl_int), pos.data());
 }
 
-// One plan for the group: L-point complex transforms, in place, of every column (stride G·Q).
+// One plan for the group: L-point complex transforms, in place, of every series (contiguous).
 void SpectraFft::Impl::create_plan() {
   clfft_setup_once();
   const std::string w = where();
-  std::size_t len[1] = {L}, stride[1] = {std::size_t(G) * Q};
+  std::size_t len[1] = {L}, stride[1] = {1};
   check_clfft(clfftCreateDefaultPlan(&plan, device->context()(), CLFFT_1D, len), "clfftCreateDefaultPlan", w);
   check_clfft(clfftSetPlanPrecision(plan, CLFFT_DOUBLE), "clfftSetPlanPrecision", w);
   check_clfft(clfftSetLayout(plan, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED), "clfftSetLayout", w);
   check_clfft(clfftSetResultLocation(plan, CLFFT_INPLACE), "clfftSetResultLocation", w);
   check_clfft(clfftSetPlanInStride(plan, CLFFT_1D, stride), "clfftSetPlanInStride", w);
   check_clfft(clfftSetPlanOutStride(plan, CLFFT_1D, stride), "clfftSetPlanOutStride", w);
-  check_clfft(clfftSetPlanDistance(plan, 1, 1), "clfftSetPlanDistance", w);
+  check_clfft(clfftSetPlanDistance(plan, L, L), "clfftSetPlanDistance", w);
   check_clfft(clfftSetPlanBatchSize(plan, std::size_t(G) * Q), "clfftSetPlanBatchSize", w);
   cl_command_queue q = device->queue()();
   check_clfft(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan", w);
@@ -298,7 +298,10 @@ void SpectraFft::Impl::add_electron(const SplineBatch& batch, std::size_t e, dou
   pre.set("chirp", chirp);
   pre.set("Y", Y);
   cl::Event ev;
-  device->queue().enqueueNDRangeKernel(pre.kernel(), cl::NullRange, cl::NDRange(Q, L), cl::NullRange, nullptr, &ev);
+  const std::size_t T = 16;  // CZT_TILE of cl/spectra_fft.cl
+  device->queue().enqueueNDRangeKernel(pre.kernel(), cl::NullRange,
+                                       cl::NDRange((std::size_t(np) + T - 1) / T * T, (L + T - 1) / T * T, 3),
+                                       cl::NDRange(T, T, 1), nullptr, &ev);
   events.push_back(ev);
   group_weights[std::size_t(slot)] = weight;
   sums.weight_sum += weight;
@@ -322,7 +325,7 @@ void SpectraFft::Impl::flush() {
   mul.set("GQ", cl_int(std::size_t(G) * Q));
   mul.set("H", H);
   cl::Event ev;
-  q.enqueueNDRangeKernel(mul.kernel(), cl::NullRange, cl::NDRange(std::size_t(G) * Q, L), cl::NullRange, nullptr, &ev);
+  q.enqueueNDRangeKernel(mul.kernel(), cl::NullRange, cl::NDRange(L, std::size_t(G) * Q), cl::NullRange, nullptr, &ev);
   events.push_back(ev);
   cl_event be = nullptr;
   check_clfft(clfftEnqueueTransform(plan, CLFFT_BACKWARD, 1, &cq, 0, nullptr, &be, &y, nullptr, nullptr),
@@ -335,7 +338,7 @@ void SpectraFft::Impl::flush() {
   red.set("np", cl_int(np));
   red.set("nd", cl_int(nd));
   red.set("nw", cl_int(nw));
-  red.set("G", cl_int(G));
+  red.set("L", cl_int(L));
   red.set("count", cl_int(slot));
   red.set("position_of", position_of);
   red.set("post", post);
@@ -343,7 +346,7 @@ void SpectraFft::Impl::flush() {
   red.set("coh", coh);
   red.set("inc", inc);
   cl::Event rev;
-  q.enqueueNDRangeKernel(red.kernel(), cl::NullRange, cl::NDRange(std::size_t(nd), std::size_t(nw)), cl::NullRange,
+  q.enqueueNDRangeKernel(red.kernel(), cl::NullRange, cl::NDRange(std::size_t(nw), std::size_t(nd)), cl::NullRange,
                          nullptr, &rev);
   events.push_back(rev);
   q.flush();
