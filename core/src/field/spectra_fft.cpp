@@ -38,15 +38,16 @@ inline constexpr KernelSignature<11> kCztReduce{
 namespace {
 
 // Cost model constants of "auto" (seconds), measured on the two device classes edm is benchmarked
-// on (BENCHMARKS.md, "fft spectra"): the direct quadrature per (electron, direction, ω) term and
+// on (BENCHMARKS.md, "fft spectra", scripts/studies/spectra_fft_bench.cpp): the direct quadrature
+// per (electron, direction, ω) term and
 // per radian of phase ω·T over the observer window T (its work grows with the phase it resolves);
 // the fft method per slot of the field kernel and per point·log2 of the transforms (3 components,
 // forward and backward).
 struct CostConstants {
   double term_radian, slot, fft_point;
 };
-constexpr CostConstants kGpuCost{3.3e-9, 2.6e-11, 1.0e-11};
-constexpr CostConstants kCpuCost{5.0e-6, 6.0e-7, 3.0e-8};
+constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11};  // NVIDIA H200
+constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8};       // PoCL, 2 cores
 
 // A linear grid: ω_j = ω0 + j δω to rounding (spectra_frequencies builds it so).
 bool linear_grid(const std::vector<double>& w, double& w0, double& dw) {
