@@ -1,6 +1,9 @@
 // Direct far-field spectra on the OpenCL device: for every direction n̂ and frequency ω the complex
 // amplitude of each electron by quadrature over its quintic spline pieces (cl/spectra.cl), summed
-// coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch.
+// coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch. With
+// SpectraOptions::method = Fft (or Auto by the cost model) the amplitudes come instead from a
+// chirp-z transform of each electron's far-field series on the angular screen at infinity
+// (core/src/field/spectra_fft.hpp); the sums, their layout and order are the same.
 //
 // Conventions (share/docs/outputs.md "Direct spectra"): observer time t − n̂·r/c, Fourier transform
 // Ẽ(ω) = (2π)^−½ ∫ E e^{iωt} dt, and the amplitude A = R Ẽ_far (V·s), so that the one-sided
@@ -67,6 +70,7 @@ class SpectraAccumulator {
  public:
   // Checks the grid (ConfigError naming spectra.* keys: no direction, no frequency, ω ≤ 0, a
   // direction that is not a unit vector) and the options, builds cl/spectra.cl, zeroes the sums.
+  // The fft method: ConfigError EDM-CFG-650 naming what it lacks (field/spectra_fft.hpp).
   SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options = {});
   ~SpectraAccumulator();
   SpectraAccumulator(SpectraAccumulator&&) noexcept;
