@@ -425,6 +425,7 @@ BOOST_AUTO_TEST_CASE(enum_words_are_the_table_choices) {
   expect_words<edm::SpectraUnit>("spectra.unit");
   expect_words<edm::SpectraScale>("spectra.scale");
   expect_words<edm::SpectraSum>("spectra.sum");
+  expect_words<edm::SpectraMethod>("spectra.method");
   std::size_t with_choices = 0;
   for (const auto& k : edm::core_keys()) with_choices += !k.spec.choices.empty();
   BOOST_TEST(with_choices == enum_keys_checked);  // no choice key left out above

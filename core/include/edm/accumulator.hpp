@@ -17,6 +17,10 @@
 
 namespace edm {
 
+namespace detail {
+struct FieldAccess;  // core/src/field/field_access.hpp (the fft spectra read the cube on the device)
+}
+
 // The permutation: pixel (iy·nx + ix) at each device position, every pixel exactly once. tile_w,
 // tile_h only for Tiles. Deterministic across platforms (IEEE-exact arithmetic only: no libm).
 std::vector<std::int32_t> pixel_permutation(const Screen& screen, PixelOrder order, int tile_w = 4, int tile_h = 8);
@@ -98,6 +102,7 @@ class FieldAccumulator {
   struct Impl;
 
  private:
+  friend struct detail::FieldAccess;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,6 +1,9 @@
 // Direct far-field spectra on the OpenCL device: for every direction n̂ and frequency ω the complex
 // amplitude of each electron by quadrature over its quintic spline pieces (cl/spectra.cl), summed
-// coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch.
+// coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch. With
+// SpectraOptions::method = Fft (or Auto by the cost model) the amplitudes come instead from a
+// chirp-z transform of each electron's far-field series on the angular screen at infinity
+// (core/src/field/spectra_fft.hpp); the sums, their layout and order are the same.
 //
 // Conventions (share/docs/outputs.md "Direct spectra"): observer time t − n̂·r/c, Fourier transform
 // Ẽ(ω) = (2π)^−½ ∫ E e^{iωt} dt, and the amplitude A = R Ẽ_far (V·s), so that the one-sided
@@ -13,7 +16,9 @@
 #include <span>
 #include <vector>
 
+#include "edm/campaign.hpp"
 #include "edm/device.hpp"
+#include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"
 
@@ -22,6 +27,11 @@ namespace edm {
 struct SpectraGrid {
   std::vector<double> omega;                        // normalised (units of the laser ω), > 0
   std::vector<std::array<double, 3>> directions;    // unit vectors n̂ (lab frame)
+  // The fft method's time series (core/src/field/spectra_fft.hpp): the angular screen at infinity
+  // whose observer-time grid (t0_rel, dt, samples) each electron's R·E_far is sampled on; its
+  // directions (iy·nx + ix) must be `directions`. Left default (a flat screen), the fft method is
+  // not available and "auto" takes the direct one.
+  Screen far_screen;
 };
 
 struct SpectraOptions {
@@ -29,6 +39,11 @@ struct SpectraOptions {
   int block = 8;            // frequencies per work-item (1..32)
   double phase = 2.0;       // largest phase excursion of one sub-piece at the block's highest ω, rad
   int electron_group = 16;  // electrons per launch (≥ 1)
+  // spectra.method: the quadrature over the spline pieces (direct), the chirp-z transform of each
+  // electron's far-field series (fft), or the cheaper of the two by the cost model (auto,
+  // share/docs/outputs.md "Direct spectra"), chosen once at construction.
+  SpectraMethod method = SpectraMethod::Direct;
+  int fft_group = 4;  // fft method: electrons per transform launch, each kept separate (≥ 1)
 };
 
 // Normalised sums (multiply by spectra_amplitude_si() for V·s): coherent[((d·nω + k)·3 + c)·2 + {re, im}]
@@ -39,6 +54,7 @@ struct SpectraSums {
   std::uint64_t electrons = 0, launches = 0;
   double kernel_seconds = 0;
   double weight_sum = 0;
+  SpectraMethod method = SpectraMethod::Direct;  // the method that computed them ("auto" resolved)
 };
 
 // The SI factor of the normalised amplitude: A (V·s) = q/(4πε0 c √(2π)) · I, q = −e (the electron).
@@ -54,6 +70,7 @@ class SpectraAccumulator {
  public:
   // Checks the grid (ConfigError naming spectra.* keys: no direction, no frequency, ω ≤ 0, a
   // direction that is not a unit vector) and the options, builds cl/spectra.cl, zeroes the sums.
+  // The fft method: ConfigError EDM-CFG-650 naming what it lacks (field/spectra_fft.hpp).
   SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options = {});
   ~SpectraAccumulator();
   SpectraAccumulator(SpectraAccumulator&&) noexcept;

@@ -289,6 +289,10 @@ std::vector<CoreKey> spectra_keys() {
       EDM_KEY(spectra, nodes, "", "2..16", "Gauss-Legendre nodes per sub-piece of a spline interval"),
       // 6.3 ≈ 2π: beyond a turn per piece the Gauss–Legendre rule stops converging.
       EDM_KEY(spectra, phase, "rad", ">0;1e-6..6.3", "largest phase excursion of one quadrature sub-piece"),
+      EDM_KEY(spectra, method, "", "",
+              "how the amplitudes are computed: direct (quadrature over the spline pieces), fft (chirp-z "
+              "transform of each electron's far-field series; angular screen at infinity, linear grid) or auto "
+              "(the cheaper by the cost model)"),
   };
 }
 

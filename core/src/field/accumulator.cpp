@@ -14,6 +14,7 @@
 #include <string>
 
 #include "edm/accumulator.hpp"
+#include "field/field_access.hpp"
 #include "field/fnv1a.hpp"
 #include "field/kernel_args.hpp"
 #include "field/kernels.hpp"
@@ -784,6 +785,9 @@ std::uint64_t FieldAccumulator::device_buffer_bytes() const {
   return impl_->bucket_bytes * std::uint64_t(bucket_count(impl_->mode));
 }
 AccumulatorTiming FieldAccumulator::timing() const { return impl_->timing; }
+
+cl::Buffer& detail::FieldAccess::bucket(FieldAccumulator& a, int b) { return a.impl_->buckets.at(std::size_t(b)); }
+const std::vector<std::int32_t>& detail::FieldAccess::pixel_of(const FieldAccumulator& a) { return a.impl_->pixel_of; }
 const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
 const std::string& FieldAccumulator::build_log() const { return impl_->build_log; }
 

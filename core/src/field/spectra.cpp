@@ -13,6 +13,7 @@
 #include "field/kernel_args.hpp"
 #include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/spectra_fft.hpp"
 
 namespace edm {
 namespace detail {
@@ -75,6 +76,7 @@ struct SpectraAccumulator::Impl {
   std::uint64_t completed = 0;                   // their electrons (electrons_completed)
   SpectraSums sums;
   bool finished = false, accumulated = false;
+  std::unique_ptr<detail::SpectraFft> fft;  // spectra.method resolved to fft: the sums live there
 
   std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
   std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
@@ -125,6 +127,10 @@ SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const Spe
   m.options = options;
   m.sums.directions = grid.directions.size();
   m.sums.frequencies = grid.omega.size();
+  if (detail::resolve_spectra_method(grid, options, m.device->info()) == SpectraMethod::Fft) {
+    m.fft = std::make_unique<detail::SpectraFft>(m.device, grid, options);
+    return;
+  }
   const std::map<std::string, std::string> defines = {{"SPEC_NODES", std::to_string(options.nodes)},
                                                       {"SPEC_BLOCK", std::to_string(options.block)},
                                                       {"SPEC_PHASE", std::to_string(options.phase)}};
@@ -187,6 +193,14 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
         el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())
       throw PhysicsError("EDM-ACC-059", "spectra: the spline table of electron " + std::to_string(el.index) +
                                             " is inconsistent (intervals, dtau or offset)");
+  if (m.fft) {
+    // The fft backend runs at most a few electron groups ahead of its device, so an electron whose
+    // accumulate() returned counts as done for progress (electrons_completed()).
+    m.accumulated = true;
+    m.fft->accumulate(batch, weights);
+    m.completed += batch.electrons.size();
+    return;
+  }
   const std::size_t bytes = batch.coef.size() * sizeof(double);
   try {
     cl::Buffer coef(m.device->context(), CL_MEM_READ_ONLY, bytes);
@@ -224,6 +238,7 @@ SpectraSums SpectraAccumulator::finish() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
   m.finished = true;
+  if (m.fft) return m.fft->download_sums();
   try {
     m.download(m.sums);
     m.collect_kernel_seconds();
@@ -236,6 +251,7 @@ SpectraSums SpectraAccumulator::finish() {
 SpectraSums SpectraAccumulator::snapshot() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::snapshot() after finish()");
+  if (m.fft) return m.fft->download_sums();
   SpectraSums out;
   try {
     m.download(out);
@@ -262,6 +278,7 @@ void SpectraAccumulator::restore(const SpectraSums& saved) {
     throw Error("EDM-CKP-069", "spectra: saved sums of " + std::to_string(saved.directions) + " directions × " +
                                    std::to_string(saved.frequencies) + " frequencies restored into a grid of " +
                                    std::to_string(m.sums.directions) + " × " + std::to_string(m.sums.frequencies));
+  if (m.fft) return m.fft->upload_sums(saved);
   try {
     m.device->queue().enqueueWriteBuffer(m.coh, CL_TRUE, 0, saved.coherent.size() * sizeof(double),
                                          saved.coherent.data());
@@ -278,6 +295,7 @@ void SpectraAccumulator::restore(const SpectraSums& saved) {
 
 std::uint64_t SpectraAccumulator::electrons_completed() {
   auto& m = *impl_;
+  if (m.fft) return m.completed;
   // One in-order queue: launches complete in order, so the done ones are a prefix. A failed launch
   // (a negative status) is reported at once: a caller waiting for the count would wait forever.
   while (m.polled < m.launches.size()) {

@@ -66,7 +66,10 @@ void write_attributes(hid_t direct, const SpectraFileInfo& info, const SpectraSu
                  std::string("A = R*E_far~(omega), E~ = (2 pi)^-1/2 int E exp(i omega t) dt, observer time t - n.r/c; "
                              "d2W/domega dOmega = 2 eps0 c |A|^2, one-sided (omega > 0), Jackson (14.67) in SI; "
                              "coherent = |sum w A|^2, incoherent = sum w |A|^2; per shot"));
-  h5::write_attr(direct, "method", std::string("direct quadrature over the quintic spline pieces (Gauss-Legendre)"));
+  h5::write_attr(direct, "method",
+                 std::string(sums.method == SpectraMethod::Fft
+                                 ? "fft: chirp-z transform (clFFT) of each electron's far-field series on the screen's samples"
+                                 : "direct quadrature over the quintic spline pieces (Gauss-Legendre)"));
   h5::write_attr(direct, "sum", std::string(name(info.section.sum)));
   h5::write_attr(direct, "scale", std::string(name(info.section.scale)));
   h5::write_attr(direct, "nodes", double(info.section.nodes));

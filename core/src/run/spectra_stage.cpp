@@ -119,9 +119,11 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   const double wl = cell.units().omega;
   for (double w : spectra_frequencies(sec, wl)) grid.omega.push_back(w / wl);
   grid.directions = screen_directions(ctx.campaign.screen, cell.screen());
+  if (cell.screen().far_field()) grid.far_screen = cell.screen();  // the fft method's series
   SpectraOptions o;
   o.nodes = sec.nodes;
   o.phase = sec.phase;
+  o.method = sec.method;
   std::vector<SpectraAccumulator> accs;
   for (const DeviceInfo& d : plan.devices) accs.emplace_back(open_device(d), grid, o);
   return SpectraShards(std::move(accs), grid.directions.size(), grid.omega.size());

@@ -1,0 +1,96 @@
+// The spectra's device cost alone (BENCHMARKS.md "fft spectra"): solves M distinct electrons of a
+// campaign once, then feeds N electrons (the M again and again, each with its own index, in batches
+// of M) through one SpectraAccumulator on the campaign's screen and grid, and prints the wall time
+// of accumulate + finish (coherent and incoherent together: one pass computes both), the device's
+// profiled kernel time, and the grid. The trajectories' own cost (CPU) stays out of the timing; an
+// electron's spectra cost does not depend on which electron it is.
+//   g++ -std=c++20 -O2 -Icore/include scripts/studies/spectra_fft_bench.cpp -Lbuild/core -ledm \
+//       -Wl,-rpath,$PWD/build/core -o build/studies/spectra_fft_bench
+//   EDM_PLUGIN_PATH=build/plugins build/studies/spectra_fft_bench CAMPAIGN M N [KEY=VALUE ...]
+// FFT_GROUP=G sets SpectraOptions::fft_group; FIELD_ONLY=1 times instead the fft method's first
+// step alone: one FieldAccumulator on the same screen fed one electron per accumulate().
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "edm/accumulator.hpp"
+#include "edm/campaign.hpp"
+#include "edm/device.hpp"
+#include "edm/directions.hpp"
+#include "edm/photon_units.hpp"
+#include "edm/run.hpp"
+#include "edm/spectra.hpp"
+
+using namespace edm;
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s CAMPAIGN M N [KEY=VALUE ...]\n", argv[0]);
+    return 2;
+  }
+  const std::uint64_t M = std::strtoull(argv[2], nullptr, 10), N = std::strtoull(argv[3], nullptr, 10);
+  std::vector<Override> sets;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    sets.push_back({a.substr(0, a.find('=')), a.substr(a.find('=') + 1)});
+  }
+  sets.push_back({"electrons.count", std::to_string(M)});
+  const auto registry = PluginRegistry::discover();
+  const Campaign probe = load_campaign(argv[1], sets, {}, false);
+  const Campaign c = load_campaign(argv[1], sets, registry.get(probe.run.scenario).keys(), false);
+  PreparedCell cell(c, registry);
+  const auto t_solve = std::chrono::steady_clock::now();
+  const SplineBatch base = cell.solve(0, M);
+  const double solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_solve).count();
+  SpectraGrid grid;
+  const double wl = cell.units().omega;
+  for (double w : spectra_frequencies(c.spectra, wl)) grid.omega.push_back(w / wl);
+  for (const DirectionCell& d : cell.screen().directions) grid.directions.push_back(d.n);
+  grid.far_screen = cell.screen();
+  SpectraOptions o;
+  o.nodes = c.spectra.nodes;
+  o.phase = c.spectra.phase;
+  o.method = c.spectra.method;
+  auto dev = open_device(select_devices(c.accumulator.devices).front());
+  if (const char* g = std::getenv("FFT_GROUP")) o.fft_group = std::atoi(g);
+  if (std::getenv("FIELD_ONLY")) {
+    FieldAccumulator field(dev, cell.screen(), Mode::Total, KernelOptions{});
+    const auto f0 = std::chrono::steady_clock::now();
+    for (std::uint64_t e = 0; e < N; ++e) {
+      SplineBatch one;
+      one.electrons = {base.electrons[std::size_t(e % M)]};
+      const auto first = base.coef.begin() + std::ptrdiff_t(one.electrons[0].offset);
+      one.coef.assign(first, first + std::ptrdiff_t(std::uint64_t(one.electrons[0].n_intervals) * kCoefPerInterval));
+      one.electrons[0].offset = 0;
+      one.electrons[0].index = e;
+      field.accumulate(one);
+    }
+    field.drain();
+    const double f_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    std::printf("field only, one electron per accumulate: %.3f s (%.3f ms/electron), kernels %.3f s\n", f_s,
+                1e3 * f_s / double(N), field.timing().kernel_seconds);
+    return 0;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  SpectraAccumulator acc(dev, grid, o);
+  const auto t1 = std::chrono::steady_clock::now();
+  SplineBatch batch = base;
+  for (std::uint64_t first = 0; first < N; first += M) {
+    batch.electrons = base.electrons;
+    batch.electrons.resize(std::size_t(std::min(M, N - first)));
+    for (std::size_t e = 0; e < batch.electrons.size(); ++e) batch.electrons[e].index = first + e;
+    acc.accumulate(batch);
+  }
+  const SpectraSums s = acc.finish();
+  const auto t2 = std::chrono::steady_clock::now();
+  std::printf("fft_group %d, method %s, %zu directions x %zu frequencies, screen samples %d, %llu electrons (%llu distinct, "
+              "solved in %.2f s)\n",
+              o.fft_group, s.method == SpectraMethod::Fft ? "fft" : "direct", grid.directions.size(), grid.omega.size(),
+              cell.screen().samples, (unsigned long long)s.electrons, (unsigned long long)M, solve_s);
+  const double acc_s = std::chrono::duration<double>(t2 - t1).count();
+  std::printf("setup %.3f s, accumulate+finish %.3f s (%.3f ms/electron), device kernels %.3f s\n",
+              std::chrono::duration<double>(t1 - t0).count(), acc_s, 1e3 * acc_s / double(N), s.kernel_seconds);
+  return 0;
+}
