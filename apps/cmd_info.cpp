@@ -158,10 +158,11 @@ int cmd_info(const Args& args) {
   }
   if (info.spectrum && std::isfinite(info.spectrum->total_energy)) {
     const auto& s = *info.spectrum;
-    std::snprintf(
-        buf, sizeof buf,
-        "  spectrum.h5: energy through the screen %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
-        s.total_energy, s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
+    // An angular run's energy is Σ F ΔΩ over its directions (share/docs/outputs.md), not a flux through a plane.
+    const bool angular_run = info.field && info.field->screen_type == "angular";
+    std::snprintf(buf, sizeof buf, "  spectrum.h5: energy %s %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
+                  angular_run ? "into the grid's directions" : "through the screen", s.total_energy,
+                  s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
     std::cout << buf;
   } else {
     std::cout << "  spectrum.h5: " << (info.spectrum ? "no time-domain spectrum" : "not computed") << " (edm spectrum "

@@ -60,11 +60,17 @@ def screen_axes(ax, z):
     ax.secondary_yaxis("right", functions=(fwd, inv)).set_ylabel("θy (mrad)")
 
 
-def map_plot(data, x, y, z, title, unit, out, name, written):
+def map_plot(data, x, y, z, title, unit, out, name, written, angles=None):
+    """angles: None for a flat screen (x, y in m); for an angular screen the names of its two
+    angles (x, y in rad), drawn in mrad with no screen-plane axes."""
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
     ext = [x[0] * 1e3, x[-1] * 1e3, y[0] * 1e3, y[-1] * 1e3]
-    im = ax.imshow(data, origin="lower", extent=ext, aspect="equal", cmap="inferno")
-    screen_axes(ax, z)
+    im = ax.imshow(data, origin="lower", extent=ext, aspect="equal" if angles is None else "auto", cmap="inferno")
+    if angles is None:
+        screen_axes(ax, z)
+    else:
+        ax.set_xlabel(f"{angles[0]} (mrad)")
+        ax.set_ylabel(f"{angles[1]} (mrad)")
     ax.set_title(title, pad=28)
     fig.colorbar(im, ax=ax, pad=0.14).set_label(unit)
     save(fig, out, name, written)
@@ -326,11 +332,21 @@ def main(argv):
         field = s.attrs.get("field", b"E")
         field = field.decode() if isinstance(field, bytes) else str(field)
 
+        # An angular run (screen.type = "angular"): x, y are its two angles in rad, the fluence is per
+        # steradian at infinity and per m² on a sphere (share/docs/outputs.md).
+        st = s.attrs.get("screen_type", b"flat")
+        angular = (st.decode() if isinstance(st, bytes) else str(st)) == "angular"
+        far = angular and bool(s.attrs.get("far_field", False))
+        sa = s.attrs.get("screen_angles", b"xy")
+        sa = sa.decode() if isinstance(sa, bytes) else str(sa)
+        angles = None if not angular else (("θx", "θy") if sa == "xy" else ("θ", "φ"))
+
         # Fluence map.
         fl = need(s, "/pixel/fluence", "fluence")[...]
         total = float(s.attrs.get("total_energy", np.nan))
-        map_plot(fl, x, y, z, f"fluence ∫S·n̂ dt  (total {total:.4g} J through the screen)", "J/m²", out,
-                 "fluence.png", written)
+        where = "into the grid's directions" if angular else "through the screen"
+        map_plot(fl, x, y, z, f"fluence ∫S·n̂ dt  (total {total:.4g} J {where})", "J/sr" if far else "J/m²", out,
+                 "fluence.png", written, angles)
 
         # Spectra, log scale, harmonics marked.
         on_axis = need(s, "/on_axis/d2I_domega_dOmega", "on-axis spectrum")[...]
@@ -361,12 +377,12 @@ def main(argv):
         # Angle-resolved spectrum along the centre row.
         if "/cut_x/d2I_domega_dOmega" in s:
             cut = s["/cut_x/d2I_domega_dOmega"][...]
-            theta = s["/axes/theta_x"][...] * 1e3
+            theta = (s["/axes/theta_x"] if "/axes/theta_x" in s else s["/axes/x"])[...] * 1e3
             fig, ax = plt.subplots(figsize=(7, 4.2))
             floor = cut[cut > 0].max() * 1e-8 if np.any(cut > 0) else 1.0
             im = ax.pcolormesh(w, theta, np.log10(np.maximum(cut, floor)), shading="auto", cmap="viridis")
             ax.set_xlabel("ω / ω_laser")
-            ax.set_ylabel("θx (mrad)")
+            ax.set_ylabel(f"{angles[0] if angles else 'θx'} (mrad)")
             ax.set_title("log10 d²I/dωdΩ along the centre row")
             fig.colorbar(im, ax=ax).set_label("log10 (J·s/rad/sr)")
             save(fig, out, "spectrum_vs_angle.png", written)
@@ -380,8 +396,12 @@ def main(argv):
         for c in "xyz":
             ax.plot((t - t[0]) * 1e15, f[f"/{bucket}/{c}"][iy, ix, :], lw=0.8, label=f"{bucket}{c}")
         ax.set_xlabel(f"t − {t[0]:.9g} s  (fs)")
-        ax.set_ylabel("V/m")
-        ax.set_title(f"field at the centre pixel (x = {x[ix]*1e3:.3g} mm, y = {y[iy]*1e3:.3g} mm)")
+        ax.set_ylabel("V (R·E, the far field)" if bucket == "E_far" else "V/m")
+        if angles:
+            ax.set_title(f"field in the centre direction ({angles[0]} = {x[ix]*1e3:.3g} mrad, "
+                         f"{angles[1]} = {y[iy]*1e3:.3g} mrad)")
+        else:
+            ax.set_title(f"field at the centre pixel (x = {x[ix]*1e3:.3g} mm, y = {y[iy]*1e3:.3g} mm)")
         ax.legend()
         ax.grid(True, alpha=0.3)
         save(fig, out, "field_trace.png", written)
