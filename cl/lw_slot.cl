@@ -320,10 +320,11 @@ inline lw_real lw_fields_mode(const lw_real* c, const lw_real s, const lw_real p
   n[0] = dx * invR;
   n[1] = dy * invR;
   n[2] = (sz > 0.0 ? d : -d) * invR;
-  const lw_real gam = lw_sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)), fast);
+  // 1 + |u|² and 1 + |n̂ × u|² with the 1 inside the innermost FMA (one addition fewer each).
+  const lw_real gam = lw_sqrt(fma(ux, ux, fma(uy, uy, fma(uz, uz, 1.0))), fast);
   const lw_real cx = fma(n[1], uz, -(n[2] * uy)), cy = fma(n[2], ux, -(n[0] * uz)), cz = fma(n[0], uy, -(n[1] * ux));
   const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
-  const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
+  const lw_real invD = lw_div(gam + nu, fma(cx, cx, fma(cy, cy, fma(cz, cz, 1.0))), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real rd = invR * invD;
   const lw_real far_a = rd * invD;     // 1/(R D²)
