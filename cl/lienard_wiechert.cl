@@ -224,7 +224,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         if (!on[e]) continue;
         sp[e] = lw_table(coef, &grp, e);
         if (warm[e]) {
-          lw_coef_start(&kc[e], &sp[e], el[e].j);
+          lw_coef_start(&kc[e], &sp[e], -1);  // as lw_solve_mode: the same interval on every schedule
           tau[e] = lw_predict(&el[e], &sp[e], dt, &lo[e], &hi[e]);
         } else {
           lw_solve_mode(&el[e], &sp[e], t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP,

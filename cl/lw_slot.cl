@@ -304,7 +304,7 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // split = 0 (total mode, LW_TOTAL_FIELDS): only e = near + far, as
 //   e^i = 2 far_a (n^i ah⁰ − ah^i) + (near_f − 2 far_a qh)(n^i γ − u^i),
 // the two multiples of (n^i γ − u^i) taken together before the product (the same sum, rounded at
-// the same scale as before: three FP64 operations fewer per electron and slot); f is not formed.
+// the same scale as before: two FP64 operations fewer per electron and slot); f is not formed.
 #ifndef LW_TOTAL_FIELDS
 #define LW_TOTAL_FIELDS 1
 #endif
