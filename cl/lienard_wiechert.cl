@@ -60,7 +60,7 @@ typedef struct lw_group {
     const double w_ = grp.v[LW_STRIDE * (e) + 6];            \
     for (int c_ = 0; c_ < 3; ++c_) {                         \
       (ev)[c_] *= w_;                                        \
-      (fv)[c_] *= w_;                                        \
+      if (SPLIT_MODE) (fv)[c_] *= w_; /* total: f unformed */ \
     }                                                        \
   }
 #else
@@ -146,7 +146,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #else
 #define LW_SETUP(x, sp) lw_setup(x, sp, px, py, sz, absZ)
 #define LW_SOLVE(x, sp, ev, fv, n) \
-  lw_solve(x, sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n)
+  lw_solve_mode(x, sp, t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, SPLIT_MODE, ev, fv, n)
 #endif
 
 #if LW_STATE_LOCAL
@@ -224,11 +224,11 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         if (!on[e]) continue;
         sp[e] = lw_table(coef, &grp, e);
         if (warm[e]) {
-          lw_coef_start(&kc[e], &sp[e], el[e].j);
+          lw_coef_start(&kc[e], &sp[e], -1);  // as lw_solve_mode: the same interval on every schedule
           tau[e] = lw_predict(&el[e], &sp[e], dt, &lo[e], &hi[e]);
         } else {
-          lw_solve(&el[e], &sp[e], t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev[e],
-                   fv[e], nv[e]);
+          lw_solve_mode(&el[e], &sp[e], t_rel, dt, px, py, sz, absZ, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP,
+                        SPLIT_MODE, ev[e], fv[e], nv[e]);
         }
       }
       for (int it = 0; it < NEWTON_ITERS; ++it)
@@ -243,7 +243,8 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
           el[e].tau = tau[e];
           const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, &kc[e]);
           el[e].j = kc[e].j;
-          el[e].invd_prev = lw_fields(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, ev[e], fv[e], nv[e]);
+          el[e].invd_prev = lw_fields_mode(kc[e].c, s, px, py, sz, absZ, LW_FAST_RECIP, SPLIT_MODE, ev[e], fv[e],
+                                           nv[e]);
         }
       for (int e = 0; e < ELECTRON_GROUP; ++e)
         if (on[e]) {

@@ -87,18 +87,29 @@ inline lw_real lw_rsqrt(const lw_real x, const int fast) { return fast ? lw_rsqr
 // iterate, and the final step of a warm sample is already below 1e-9 of the knot spacing. So
 // q(1 + e + e²) from the half seed (2⁻³⁰), q(1 + e) from the PTX seed (2⁻⁴⁰), e = 1 − h r. The FLOP
 // count (LW_COUNTED_RECIP) takes it as τ − g·rcp(2h), the operations it replaces.
+// fast = 2 (LW_ROUGH_FIRST: a warm solve's steps before its last): the quotient only to the seed's
+// accuracy — the PTX seed itself (2⁻¹⁹·⁹⁵), or q(1 + e) from the half seed (2⁻²⁰). Such a step's
+// error δ adds δ·|Δτ| to an iterate that the next step squares: from the midpoint predictor (a few
+// % of a knot away) that is ~1e-8 of a knot against the ~1e-7 that the step itself leaves, so the
+// last step ends where it did (BENCHMARKS.md, issue 17 kernel variants).
+#ifndef LW_ROUGH_FIRST
+#define LW_ROUGH_FIRST 1
+#endif
 inline lw_real lw_newton_next(const lw_real tau, const lw_real g, const lw_real h, const int fast) {
 #ifdef LW_COUNTED_RECIP
   return tau - (fast ? g * lw_rcp(2.0 * h) : g / (2.0 * h));
 #else
   if (fast) {
     const lw_real r = lw_seed_rcp(h);
-    const lw_real e = fma(-h, r, 1.0);
     const lw_real q = g * r;
+#if LW_NV_SEED
+    if (fast == 2) return fma(-0.5, q, tau);
+#endif
+    const lw_real e = fma(-h, r, 1.0);
 #if LW_NV_SEED
     return fma(-0.5, fma(q, e, q), tau);
 #else
-    return fma(-0.5, fma(q, fma(e, e, e), q), tau);
+    return fma(-0.5, fast == 2 ? fma(q, e, q) : fma(q, fma(e, e, e), q), tau);
 #endif
   }
   return tau - g / (2.0 * h);
@@ -130,7 +141,7 @@ typedef struct lw_spline {
 typedef struct lw_electron {
   lw_real tau, tau_pp, invd_prev, t_first, t_last;
   int warm;
-  int j;  // interval of the last root (−1: none): the next sample's solve starts by checking it
+  int j;  // interval of the last root (−1: none): lw_dir_solve's next sample starts by checking it
 } lw_electron;
 
 // The light front lc = t − s_z z written over the t-quintic of one interval (24 doubles at c): every
@@ -184,8 +195,8 @@ inline void lw_load(const lw_spline* sp, const int j, lw_coef* k) {
 // located last (or the previous root's, lw_coef_start) is kept while τ stays inside
 // [τ_j, τ_j + dτ) — one subtraction and two comparisons instead of the floor; the Newton steps and
 // the field evaluation of a sample, and often the next sample too, share one interval — else it is
-// located by the floor. The kept interval's index is known before the predictor, so its load needs
-// no floor on the way (BENCHMARKS.md, third session: the interval carried to the next sample).
+// located by the floor. lw_coef_start may seed it with the previous root's interval, whose index
+// is known before the predictor (BENCHMARKS.md, third session; lw_solve_mode no longer does: see there).
 // Where an interval is located does not depend on reuse: reuse only decides whether coefficients
 // already in k are used again (1) or loaded again for every evaluation (0), so both give
 // bit-identical results.
@@ -290,8 +301,16 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 // near and far stay separate until the sum (the small-a0 far part keeps its digits). Only 1/R and
 // 1/D are needed: one reciprocal square root and one division. Returns 1/D (next predictor).
 // e = near + far, f = far, n = n̂ (B = n̂ × E is formed by lw_add).
-inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
-                         const lw_real sz, const lw_real absZ, const int fast, lw_real* e, lw_real* f, lw_real* n) {
+// split = 0 (total mode, LW_TOTAL_FIELDS): only e = near + far, as
+//   e^i = 2 far_a (n^i ah⁰ − ah^i) + (near_f − 2 far_a qh)(n^i γ − u^i),
+// the two multiples of (n^i γ − u^i) taken together before the product (the same sum, rounded at
+// the same scale as before: two FP64 operations fewer per electron and slot); f is not formed.
+#ifndef LW_TOTAL_FIELDS
+#define LW_TOTAL_FIELDS 1
+#endif
+inline lw_real lw_fields_mode(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
+                              const lw_real sz, const lw_real absZ, const int fast, const int split, lw_real* e,
+                              lw_real* f, lw_real* n) {
   // Half accelerations (ah = a/2): far is linear in a, so far = 2·far_a·(far written with ah).
   lw_real ux, uy, uz, ahx, ahy, ahz;
   const lw_real dx = px - lw_q_d2h(c + 6, s, &ux, &ahx), dy = py - lw_q_d2h(c + 12, s, &uy, &ahy);
@@ -301,10 +320,11 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
   n[0] = dx * invR;
   n[1] = dy * invR;
   n[2] = (sz > 0.0 ? d : -d) * invR;
-  const lw_real gam = lw_sqrt(1.0 + fma(ux, ux, fma(uy, uy, uz * uz)), fast);
+  // 1 + |u|² and 1 + |n̂ × u|² with the 1 inside the innermost FMA (one addition fewer each).
+  const lw_real gam = lw_sqrt(fma(ux, ux, fma(uy, uy, fma(uz, uz, 1.0))), fast);
   const lw_real cx = fma(n[1], uz, -(n[2] * uy)), cy = fma(n[2], ux, -(n[0] * uz)), cz = fma(n[0], uy, -(n[1] * ux));
   const lw_real nu = fma(n[0], ux, fma(n[1], uy, n[2] * uz));
-  const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
+  const lw_real invD = lw_div(gam + nu, fma(cx, cx, fma(cy, cy, fma(cz, cz, 1.0))), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real rd = invR * invD;
   const lw_real far_a = rd * invD;     // 1/(R D²)
@@ -312,6 +332,13 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
   const lw_real far_2 = 2.0 * far_a;   // exact
   const lw_real nah = fma(n[0], ahx, fma(n[1], ahy, n[2] * ahz));
   const lw_real qh = (ah0 - nah) * invD;  // far^i = 2 far_a · ((n^i ah⁰ − ah^i) − qh (n^i γ − u^i))
+  if (LW_TOTAL_FIELDS && !split) {
+    const lw_real wk = fma(-far_2, qh, near_f);
+    e[0] = fma(far_2, fma(n[0], ah0, -ahx), w0 * wk);
+    e[1] = fma(far_2, fma(n[1], ah0, -ahy), w1 * wk);
+    e[2] = fma(far_2, fma(n[2], ah0, -ahz), w2 * wk);
+    return invD;
+  }
   f[0] = far_2 * fma(-qh, w0, fma(n[0], ah0, -ahx));
   f[1] = far_2 * fma(-qh, w1, fma(n[1], ah0, -ahy));
   f[2] = far_2 * fma(-qh, w2, fma(n[2], ah0, -ahz));
@@ -319,6 +346,10 @@ inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, co
   e[1] = fma(w1, near_f, f[1]);
   e[2] = fma(w2, near_f, f[2]);
   return invD;
+}
+inline lw_real lw_fields(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
+                         const lw_real sz, const lw_real absZ, const int fast, lw_real* e, lw_real* f, lw_real* n) {
+  return lw_fields_mode(c, s, px, py, sz, absZ, fast, 1, e, f, n);
 }
 
 // Sets up one electron at one pixel: light from the first / last knot reaches the pixel at
@@ -359,17 +390,25 @@ inline lw_real lw_predict(lw_electron* el, const lw_spline* sp, const lw_real dt
 // two samples iterate to convergence, so the midpoint predictor starts from accurate roots (and
 // chunking changes results only at rounding level). reuse / newton_iters / fast / the split flag
 // are compile-time constants in the kernel.
-inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
-                     const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
-                     const int newton_iters, const int reuse, const int fast, lw_real* e, lw_real* f, lw_real* n) {
+// split: the far part f is formed too (split mode); 0: only e (lw_fields_mode). lw_solve: split.
+inline void lw_solve_mode(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
+                          const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
+                          const int newton_iters, const int reuse, const int fast, const int split, lw_real* e,
+                          lw_real* f, lw_real* n) {
+  // The predictor's interval is located directly (floor), not first tested against the previous
+  // root's: at the benchmark cells' 512 samples per laser period a root moves ~3 knots per sample, so
+  // that test nearly always failed and only added a branch and an int → double conversion before
+  // the floor (BENCHMARKS.md, issue 17 kernel variants). To rounding at a knot, both find the same
+  // interval. el->j still records the root's interval (the angular screen's lw_dir_solve uses it).
   lw_coef k;
-  lw_coef_start(&k, sp, el->j);
+  lw_coef_start(&k, sp, -1);
   lw_real lo, hi, s, step;
   lw_real tau = lw_predict(el, sp, dt, &lo, &hi);
   if (el->warm == 2) {
     for (int it = 0; it < newton_iters; ++it) {
       s = lw_locate(sp, tau, reuse, &k);
-      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, fast, &lo, &hi, &step);
+      const int rough = LW_ROUGH_FIRST && fast && it + 1 < newton_iters;
+      tau = lw_newton_step(k.c, s, tau, t_rel, px, py, sz, absZ, rough ? 2 : fast, &lo, &hi, &step);
     }
   } else {
     // Convergence scale: a few ulps of τ over the span.
@@ -384,7 +423,12 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
   el->tau = tau;
   s = lw_locate(sp, tau, reuse, &k);
   el->j = k.j;
-  el->invd_prev = lw_fields(k.c, s, px, py, sz, absZ, fast, e, f, n);
+  el->invd_prev = lw_fields_mode(k.c, s, px, py, sz, absZ, fast, split, e, f, n);
+}
+inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
+                     const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
+                     const int newton_iters, const int reuse, const int fast, lw_real* e, lw_real* f, lw_real* n) {
+  lw_solve_mode(el, sp, t_rel, dt, px, py, sz, absZ, newton_iters, reuse, fast, 1, e, f, n);
 }
 
 // Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.

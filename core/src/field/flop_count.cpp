@@ -138,9 +138,8 @@ double flop_per_slot(const KernelOptions& options, Mode mode) {
         lw_real acc[12], e[3], f[3], nn[3];
         const bool warm = el.warm == 2;
         flops = 0;
-        lw_solve(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0,
-                 options.fast_recip > 0 ? 1 : 0, e, f,
-                 nn);
+        lw_solve_mode(&el, &sp, t_rel, dt, px, py, sz, Z, options.newton_iters, options.coef_reuse ? 1 : 0,
+                      options.fast_recip > 0 ? 1 : 0, split, e, f, nn);
         lw_add(acc, e, f, nn, split);
         if (warm) ++histogram[flops];
       }
