@@ -122,7 +122,7 @@ std::uint64_t done_in_log(const fs::path& log) {
 int stop_once_done(const fs::path& campaign, const fs::path& run, std::uint64_t after,
                    const std::string& extra = "") {
   const fs::path log = run.string() + ".log";
-  const pid_t pid = test::spawn_shell(test::edm_bin() + " run " + campaign.string() + " --output " + run.string() +
+  const pid_t pid = test::spawn_shell("exec " + test::edm_bin() + " run " + campaign.string() + " --output " + run.string() +
                                       " " + extra + " 2> " + log.string());
   double seconds = 0;
   const int code = test::signal_when(pid, SIGTERM, [&] { return done_in_log(log) > after; }, &seconds);
