@@ -427,10 +427,15 @@ struct BatchLoop {
     }
   }
 
+  // The γ traces per launch group, formed while the device still works on the batch before.
+  LaunchedBatch records_of(const SplineBatch& batch, std::uint64_t b0, std::uint64_t k) const {
+    return launched_batch_record(batch, b0, k, std::uint64_t(acc.options().electron_group));
+  }
+
   // The batch's launches after its record (the device idle or halted before: wait_for_device).
-  void launch(SplineBatch& batch, std::uint64_t b0, std::uint64_t k, bool in_slabs) {
+  void launch(SplineBatch& batch, LaunchedBatch record, bool in_slabs) {
     record_batch(ctx, cell, batch, batch.electrons.size(), S);
-    in_flight.push_back(launched_batch_record(batch, b0, k, std::uint64_t(acc.options().electron_group)));
+    in_flight.push_back(std::move(record));
     if (!launched) {
       state.t_first_launch = Clock::now();
       launched = true;
@@ -453,9 +458,10 @@ struct BatchLoop {
       auto batch = solve(b0 + done, n);
       if (!batch) return false;
       acc.upload_ahead(*batch);
+      LaunchedBatch record = records_of(*batch, b0 + done, k);
       wait_for_device();
       if (acc.stopped()) return false;
-      launch(*batch, b0 + done, k, false);
+      launch(*batch, std::move(record), false);
       done += n;
       state.next = b0 + done;
       if (done < count) watcher.start([this] { acc.drain(); });
@@ -478,12 +484,13 @@ struct BatchLoop {
     const auto t1 = Clock::now();
     // The splines travel while the device still works on the previous batch.
     acc.upload_ahead(*batch);
+    LaunchedBatch record = records_of(*batch, b0, k);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_for_device();
     if (acc.stopped()) return false;
     if (k > k0 && overlap)
       S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
-    launch(*batch, b0, k, last_in_slabs);
+    launch(*batch, std::move(record), last_in_slabs);
     return launched_batch(b0, count, k, last_in_slabs);
   }
 
