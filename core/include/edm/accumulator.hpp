@@ -48,8 +48,10 @@ class FieldAccumulator {
   FieldAccumulator(FieldAccumulator&&) noexcept;
   FieldAccumulator& operator=(FieldAccumulator&&) noexcept;
 
-  // Uploads the batch's splines and enqueues one launch per electron; returns without waiting
-  // for the kernels (the batch may be released once this returns: uploads are complete).
+  // Uploads the batch's splines and queues one launch per group of electrons (the first ones go
+  // onto the device at once, the rest as the bounded queue below allows: drain, finish); returns
+  // without waiting for the kernels (the batch may be released once this returns: uploads are
+  // complete).
   void accumulate(const SplineBatch& batch);
   // The same additions as accumulate() (so the cube is bit-identical), but launched slab by slab of
   // `rows` screen rows — every group over slab 0, then every group over slab 1, … — so that
