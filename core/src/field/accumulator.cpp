@@ -804,9 +804,12 @@ cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
       if (d.y1 >= iy1) return d.last;
     if (pending.empty()) break;
     if (!step())
-      throw Interrupted("EDM-RUN-051", "stopped on request during the field kernels of the last batch, launched "
-                                       "slab by slab on " + where() + ": its slabs hold different electrons, so "
-                                       "the cube can be neither written nor checkpointed");
+      throw Interrupted("EDM-RUN-051", std::string("stopped on request during the field kernels on ") + where() +
+                                           (pending.front().in_slab
+                                                ? " of a batch launched slab by slab: its slabs hold different "
+                                                  "electrons, so the cube can be neither written nor checkpointed"
+                                                : ": the cube holds only part of its electrons, so it cannot be "
+                                                  "written"));
   }
   cl::Event marker;
   device->queue().enqueueMarkerWithWaitList(nullptr, &marker);
