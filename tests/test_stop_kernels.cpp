@@ -247,8 +247,9 @@ BOOST_AUTO_TEST_CASE(a_stop_during_the_last_batch_kernels_checkpoints_a_launch_b
 
 BOOST_AUTO_TEST_CASE(sigterm_during_a_single_pass_kernels_exits_130_and_resumes_bit_identically) {
   const auto dir = test::temp_dir("stop_single");
-  // The kernels outlast `edm run`'s first progress report (after 0.5 s) several times over.
-  const auto campaign = test::write_file(dir, "cell.toml", cell_text("0"));
+  // Twice the samples: the kernels outlast `edm run`'s first progress report (after 0.5 s) several
+  // times over, also on an idle machine.
+  const auto campaign = test::write_file(dir, "cell.toml", cell_text("0", 2048));
   run_ok(test::edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "full").string());
   const auto part = dir / "part";
   const int code = stop_once_done(campaign, part, 0);
