@@ -3,9 +3,11 @@
 // each owning its slots (no atomics), in electron order on one in-order queue — so a given device
 // adds the same contributions in the same order whatever the batching.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,8 +52,10 @@ class FieldAccumulator {
   FieldAccumulator(FieldAccumulator&&) noexcept;
   FieldAccumulator& operator=(FieldAccumulator&&) noexcept;
 
-  // Uploads the batch's splines and enqueues one launch per electron; returns without waiting
-  // for the kernels (the batch may be released once this returns: uploads are complete).
+  // Uploads the batch's splines and queues one launch per group of electrons (the first ones go
+  // onto the device at once, the rest as the bounded queue below allows: drain, finish); returns
+  // without waiting for the kernels (the batch may be released once this returns: uploads are
+  // complete).
   void accumulate(const SplineBatch& batch);
   // The same additions as accumulate() (so the cube is bit-identical), but launched slab by slab of
   // `rows` screen rows — every group over slab 0, then every group over slab 1, … — so that
@@ -67,8 +71,26 @@ class FieldAccumulator {
   // waits for every launch. May be called with no batch accumulated (zero field). The accumulator
   // is finished afterwards.
   void finish(const SlabSink& sink, int rows_per_slab = 0);
-  // Waits for the launches (no download).
+  // Waits for the launches (no download). Launches go onto the device queue through a bounded
+  // queue (about a quarter of a second of kernel work ahead, estimated from the finished launches):
+  // accumulate() and accumulate_in_slabs() enqueue what fits and keep the rest pending, drain()
+  // and finish() enqueue the rest as launches finish. With a stop flag set (set_stop), no pending
+  // launch is enqueued any more: drain() then returns after the launches already enqueued, and
+  // stopped() holds.
   void drain();
+  // The stop request (SIGINT/SIGTERM, set by the app) checked before every launch; null: none.
+  void set_stop(const std::atomic<bool>* flag);
+  // Whether a stop request left launches pending (they are never enqueued).
+  bool stopped() const;
+  // When stopped(): the first electron (global index) of the first launch left pending, i.e. the
+  // cube holds the accumulated electrons before it and none from it on; none for a batch launched
+  // in slabs (its slabs then hold different electrons).
+  std::optional<std::uint64_t> stopped_at() const;
+  // For drains across devices (ShardedFieldAccumulator): enqueues what the budget allows without
+  // waiting, true while launches are left pending (and no stop halted them); and waits for the
+  // oldest launch running.
+  bool feed();
+  void wait_for_launch();
   // Electrons whose launches on this device have completed, since construction (not those of a
   // cube restored by upload_raw): finished device work, for progress. Polls the launches' events,
   // without waiting; safe to call while another thread is in drain().

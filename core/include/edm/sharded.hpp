@@ -21,7 +21,13 @@ class ShardedFieldAccumulator {
   // FieldAccumulator::upload_ahead on one device; on several nothing (their slices are uploaded by
   // accumulate()).
   void upload_ahead(const SplineBatch& batch);
+  // Drains every device together: each device's bounded queue is fed while the others run.
   void drain();
+  void set_stop(const std::atomic<bool>* flag);  // FieldAccumulator::set_stop on every device
+  bool stopped() const;                          // on any device
+  // FieldAccumulator::stopped_at on one device; none on several (their blocks of the batch were
+  // cut at different electrons, so the cubes together hold no prefix of the ensemble).
+  std::optional<std::uint64_t> stopped_at() const;
   std::uint64_t electrons_completed();  // summed over devices (FieldAccumulator::electrons_completed)
   void finish(const SlabSink& sink, int rows_per_slab = 0);
 

@@ -102,6 +102,12 @@ struct SplineBatch {
   void release();
 };
 
+// The γ trace of electrons [first, first + count) of `batch` on the grid dtau, as solve_trajectories
+// forms SplineBatch::gamma for all of them: merging the traces of consecutive ranges in order gives
+// that trace exactly (the run driver keeps one per launch, so a stop between launches has the γ
+// trace of exactly the electrons summed).
+GammaTrace gamma_trace_of(const SplineBatch& batch, double dtau, std::size_t first, std::size_t count);
+
 struct SolveOptions {
   int knots_per_period = 16;     // per proper-time carrier period 2π/h0, h0 = γ − s uᶻ at the start
   double rtol = 1e-13, atol = 1e-15;

@@ -5,12 +5,14 @@
 // kernel's tunables come from one table (field/tuning.cpp); the kernels' arguments are bound by
 // name (field/kernel_args.hpp).
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "edm/accumulator.hpp"
@@ -41,8 +43,8 @@ struct FieldAccumulator::Impl {
   cl::Buffer dirs_buf;
   std::vector<cl::Buffer> buckets;   // bucket_count(mode) buffers of 3·samples·pixels doubles
   std::uint64_t bucket_bytes = 0;
-  // Coefficient buffers of enqueued batches, each with the event of its last launch: kept alive
-  // until that launch completes (pruned on every accumulate, cleared on drain).
+  // Coefficient buffers of enqueued launches, each with its launch's event: kept alive until that
+  // launch completes (pruned on every accumulate, cleared on drain).
   struct InFlight {
     cl::Buffer coef;
     cl::Event last;
@@ -59,14 +61,26 @@ struct FieldAccumulator::Impl {
     cl::Event last;
   };
   std::vector<SlabDone> slab_done;
-  // accumulate_in_slabs: its batch's splines and electrons while slabs of it are not yet enqueued
-  // (finish() enqueues them one slab ahead of the download, so the host never waits behind a full
-  // queue of launches before it can start downloading; drain() enqueues the rest at once).
-  struct Tail {
-    cl::Buffer coef;
-    std::vector<ElectronSpline> electrons;
-    std::size_t next = 0;  // the first slab not yet enqueued
-  } tail;
+  // The bounded queue (share/docs/errors.md, "Stops"): every launch is first a Pending one, and
+  // pump() moves launches onto the device queue only while the kernel work queued ahead is
+  // estimated below kQueueSeconds (from the finished launches' profiling times), checking the stop
+  // flag before each. A stop request thus waits for a fraction of a second of kernels, and the
+  // cube then holds exactly the launches enqueued (halted: the rest are never enqueued).
+  struct Pending {
+    cl::Buffer coef, positions;
+    std::vector<double> grp;  // the launch's electrons by value (lw_group)
+    cl_int count = 0;
+    int pos_first = 0, n_positions = 0;
+    std::size_t items = 0;
+    std::uint64_t first_index = 0, last_index = 0;  // global electron indices (messages, stopped_at)
+    double work = 0;   // electrons × positions: the unit of the time estimate
+    int slab_y1 = 0;   // > 0: the last launch of a slab of accumulate_in_slabs (rows [.., y1) final after it)
+    bool in_slab = false;
+  };
+  std::deque<Pending> pending;
+  const std::atomic<bool>* stop = nullptr;
+  bool halted = false;                          // a stop request left launches pending
+  double measured_seconds = 0, measured_work = 0;  // finished launches: the rate of the estimate
   // upload_ahead: the splines of the batch at `ahead_of` (its first electron and size) already on
   // the device, for the accumulate() of that batch.
   cl::Buffer ahead;
@@ -76,7 +90,12 @@ struct FieldAccumulator::Impl {
   // Progress (electrons_completed): each launch's event with its electron count, until seen done.
   // Read from the driving thread while a watcher thread drains, hence the lock.
   std::mutex progress_mu;
-  std::deque<std::pair<cl::Event, std::uint64_t>> unfinished;
+  struct Running {
+    cl::Event ev;
+    std::uint64_t count = 0;
+    double work = 0;
+  };
+  std::deque<Running> unfinished;
   std::uint64_t completed = 0;
   std::vector<cl::Event> passes;    // the same for the light-front passes (kernel time, not launches)
   AccumulatorTiming timing;
@@ -116,12 +135,21 @@ struct FieldAccumulator::Impl {
   cl::Buffer upload(const SplineBatch& batch);
   cl::Buffer take_upload(const SplineBatch& batch);
   void form_light_front(const cl::Buffer& coef, const SplineBatch& batch);
-  // One launch per group over the positions [pos_first, pos_first + n_positions) of positions_buf
-  // (n_positions = 0: every position).
-  cl::Event launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons, int pos_first = 0,
-                          int n_positions = 0);
-  // Enqueues the pending slabs of accumulate_in_slabs up to slab `through` (all: SIZE_MAX).
-  void enqueue_tail(std::size_t through);
+  // One pending launch per group over the positions [pos_first, pos_first + n_positions) of
+  // positions_buf (n_positions = 0: every position); the last one marked as ending rows [.., slab_y1).
+  void queue_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons, int pos_first = 0,
+                    int n_positions = 0, int slab_y1 = 0);
+  // The bounded queue: enqueue_front() moves the first pending launch onto the device queue;
+  // room() says whether the budget allows one more; wait_oldest() waits for the oldest launch
+  // running; step() does one of the two (false: a stop request halted the launches); pump(block)
+  // enqueues while there is room, waiting for launches to finish when `block`; true when nothing
+  // is left pending.
+  void enqueue_front();
+  bool room();
+  void wait_oldest();
+  bool step();
+  bool pump(bool block);
+  void retire_locked();  // the finished prefix of `unfinished` (progress_mu held)
   void build_slab_positions(int rows);
   // finish()'s steps.
   cl::Event ready_event(int iy1);
@@ -130,6 +158,11 @@ struct FieldAccumulator::Impl {
 };
 
 namespace {
+
+// The kernel work the bounded queue keeps enqueued ahead (seconds, estimated from the finished
+// launches): a stop request waits for about this much (share/docs/errors.md, "Stops"), and it is
+// well above a launch's enqueue cost, so the device never waits for the host.
+constexpr double kQueueSeconds = 0.25;
 
 // The device's kernel-argument space (≥ 1 KiB by the standard, 4 KiB on NVIDIA); it bounds the
 // electrons per launch, which travel by value.
@@ -404,20 +437,11 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   m.check_batch(batch);
   cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
-  cl::Event last;
-  try {
-    m.enqueue_tail(SIZE_MAX);  // a batch in slabs before this one: its launches come first
-  } catch (const cl::Error& err) {
-    throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
-  }
-  last = m.launch_groups(coef, batch.electrons);
-  m.slab_done.clear();  // every row now waits for this batch
-  try {
-    m.device->queue().flush();  // start the launches now; no host round trip per launch
-  } catch (const cl::Error& err) {
-    throw_device_error(err, "flushing the launches on " + m.where());
-  }
-  m.in_flight.push_back({std::move(coef), last});
+  // Every row now waits for this batch too (a batch in slabs before it: its launches still come first).
+  for (auto& p : m.pending) p.slab_y1 = 0;
+  m.slab_done.clear();
+  m.queue_groups(coef, batch.electrons);
+  m.pump(false);  // start the launches now, as many as the queue's budget allows
 }
 
 // Validate the spline table before the device reads it (an out-of-range offset would be an
@@ -442,30 +466,17 @@ void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
   cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
   try {
-    m.enqueue_tail(SIZE_MAX);
     if (rows != m.slab_rows) m.build_slab_positions(rows);
-    m.slab_done.clear();
-    m.tail = {std::move(coef), batch.electrons, 0};
-    m.enqueue_tail(0);  // the device starts on slab 0 now
   } catch (const cl::Error& err) {
     throw_device_error(err, "launching the field kernel slab by slab on " + m.where());
   }
-}
-
-void FieldAccumulator::Impl::enqueue_tail(std::size_t through) {
-  if (tail.electrons.empty()) return;
-  const std::size_t slabs = slab_first.size() - 1;
-  cl::Event last;
-  for (; tail.next < slabs && tail.next <= through; ++tail.next) {
-    const std::size_t s = tail.next;
-    last = launch_groups(tail.coef, tail.electrons, slab_first[s], slab_first[s + 1] - slab_first[s]);
-    slab_done.push_back({std::min(screen.ny, int(s + 1) * slab_rows), last});
-  }
-  device->queue().flush();
-  if (tail.next == slabs) {
-    in_flight.push_back({std::move(tail.coef), slab_done.back().last});
-    tail = {};
-  }
+  for (auto& p : m.pending) p.slab_y1 = 0;
+  m.slab_done.clear();
+  const std::size_t slabs = m.slab_first.size() - 1;
+  for (std::size_t sl = 0; sl < slabs; ++sl)
+    m.queue_groups(coef, batch.electrons, m.slab_first[sl], m.slab_first[sl + 1] - m.slab_first[sl],
+                   std::min(m.screen.ny, int(sl + 1) * m.slab_rows));
+  m.pump(false);  // the device starts on slab 0 now
 }
 
 // The positions of each slab of `rows` rows, in ascending order (a warp then still holds
@@ -501,8 +512,10 @@ void FieldAccumulator::upload_ahead(const SplineBatch& batch) {
 cl::Buffer FieldAccumulator::Impl::take_upload(const SplineBatch& batch) {
   // Every launch path takes its splines here, so the weighted build is chosen here, once per batch.
   if (!weighted && std::any_of(batch.electrons.begin(), batch.electrons.end(),
-                               [](const ElectronSpline& e) { return e.weight != 1.0; }))
+                               [](const ElectronSpline& e) { return e.weight != 1.0; })) {
+    pump(true);  // the launches pending were formed for the unweighted build: enqueued with it
     use_weighted_kernel();
+  }
   const bool same =
       ahead_of == &batch && ahead_first == batch.electrons.front().index && ahead_size == batch.coef.size();
   cl::Buffer coef = same ? std::move(ahead) : upload(batch);
@@ -554,27 +567,25 @@ void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const Spli
   }
 }
 
-// One launch per group of G electrons, in electron order; returns the last launch's event.
-cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons,
-                                                int pos_first, int n_positions) {
-  cl::Event last;
+// One pending launch per group of G electrons, in electron order.
+void FieldAccumulator::Impl::queue_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons,
+                                          int pos_first, int n_positions, int slab_y1) {
   const std::size_t n = electrons.size(), G = std::size_t(options.electron_group);
   const std::size_t items =
       n_positions > 0 ? (std::size_t(n_positions) + local - 1) / local * local * std::size_t(options.sample_chunks)
                       : global;
-  lw.set("positions", n_positions > 0 ? positions_buf : pixel_of_buf);
-  lw.set("pos_first", cl_int(pos_first));
-  lw.set("n_positions", cl_int(n_positions));
+  const double positions = n_positions > 0 ? double(n_positions) : double(screen.pixels());
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
     // The launch's electrons by value (lw_group in the kernel): 6 doubles each — coefficient offset
     // (< 2^53, exact), intervals, τ0, dτ, and 1/dτ and the last knot computed here once, so the
     // kernel never divides to find an interval. Unused entries stay 0 (the kernel reads `count`).
     const std::size_t stride = weighted ? 7 : 6;  // + the weight (LW_WEIGHTED)
-    std::vector<double> group(stride * G, 0.0);
+    Pending p;
+    p.grp.assign(stride * G, 0.0);
     for (std::size_t e = 0; e < count; ++e) {
       const auto& el = electrons[first + e];
-      double* g = &group[stride * e];
+      double* g = &p.grp[stride * e];
       if (weighted) g[6] = el.weight;
       g[0] = double(el.offset);
       g[1] = double(el.n_intervals);
@@ -583,28 +594,121 @@ cl::Event FieldAccumulator::Impl::launch_groups(const cl::Buffer& coef, const st
       g[4] = 1.0 / el.dtau;
       g[5] = el.tau0 + el.dtau * double(el.n_intervals);
     }
-    try {
-      lw.set("coef", coef);
-      lw.set_bytes("grp", group.size() * sizeof(double), group.data());
-      lw.set("count", cl_int(count));
-      cl::Event ev;
-      device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(items), cl::NDRange(local),
-                                           nullptr, &ev);
-      launches.push_back(ev);
-      {
-        const std::lock_guard<std::mutex> lock(progress_mu);
-        unfinished.emplace_back(ev, count);
-      }
-      last = ev;
-      ++timing.launches;
-      timing.electrons += count;
-    } catch (const cl::Error& err) {
-      throw_device_error(err, "launching the field kernel for electrons " +
-                                  std::to_string(electrons[first].index) + "…" +
-                                  std::to_string(electrons[first + count - 1].index) + " on " + where());
-    }
+    p.coef = coef;
+    p.positions = n_positions > 0 ? positions_buf : pixel_of_buf;
+    p.count = cl_int(count);
+    p.pos_first = pos_first;
+    p.n_positions = n_positions;
+    p.items = items;
+    p.first_index = electrons[first].index;
+    p.last_index = electrons[first + count - 1].index;
+    p.work = double(count) * positions;
+    p.in_slab = n_positions > 0;
+    p.slab_y1 = first + G >= n ? slab_y1 : 0;
+    pending.push_back(std::move(p));
   }
-  return last;
+}
+
+void FieldAccumulator::Impl::enqueue_front() {
+  Pending p = std::move(pending.front());
+  pending.pop_front();
+  try {
+    lw.set("positions", p.positions);
+    lw.set("pos_first", cl_int(p.pos_first));
+    lw.set("n_positions", cl_int(p.n_positions));
+    lw.set("coef", p.coef);
+    lw.set_bytes("grp", p.grp.size() * sizeof(double), p.grp.data());
+    lw.set("count", p.count);
+    cl::Event ev;
+    device->queue().enqueueNDRangeKernel(lw.kernel(), cl::NullRange, cl::NDRange(p.items), cl::NDRange(local),
+                                         nullptr, &ev);
+    device->queue().flush();  // start it now; no host round trip per launch otherwise
+    launches.push_back(ev);
+    {
+      const std::lock_guard<std::mutex> lock(progress_mu);
+      unfinished.push_back({ev, std::uint64_t(p.count), p.work});
+    }
+    in_flight.push_back({std::move(p.coef), ev});
+    if (p.slab_y1 > 0) slab_done.push_back({p.slab_y1, ev});
+    ++timing.launches;
+    timing.electrons += std::uint64_t(p.count);
+  } catch (const cl::Error& err) {
+    throw_device_error(err, "launching the field kernel for electrons " + std::to_string(p.first_index) + "…" +
+                                std::to_string(p.last_index) + " on " + where());
+  }
+}
+
+// The launches done so far, oldest first (one in-order queue: the done ones are a prefix), each
+// adding its profiling time to the rate of the estimate. A launch that failed (a negative status)
+// is left for drain() to report.
+void FieldAccumulator::Impl::retire_locked() {
+  while (!unfinished.empty()) {
+    cl_int status = CL_QUEUED;
+    try {
+      status = unfinished.front().ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+    } catch (const cl::Error&) {
+      return;  // drain() reports it
+    }
+    if (status != CL_COMPLETE) return;
+    try {
+      const auto& ev = unfinished.front().ev;
+      measured_seconds += double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                 ev.getProfilingInfo<CL_PROFILING_COMMAND_START>()) * 1e-9;
+      measured_work += unfinished.front().work;
+    } catch (const cl::Error&) {
+    }
+    completed += unfinished.front().count;
+    unfinished.pop_front();
+  }
+}
+
+// Room for the first pending launch: always while fewer than two run (so the device never waits
+// for the host between launches), else while the work queued, this launch included, is estimated
+// within kQueueSeconds at the rate of the finished launches (none finished yet: no estimate, two).
+bool FieldAccumulator::Impl::room() {
+  const std::lock_guard<std::mutex> lock(progress_mu);
+  retire_locked();
+  if (unfinished.size() < 2) return true;
+  if (!(measured_work > 0 && measured_seconds > 0)) return false;
+  double queued = pending.front().work;
+  for (const auto& r : unfinished) queued += r.work;
+  return queued * (measured_seconds / measured_work) <= kQueueSeconds;
+}
+
+void FieldAccumulator::Impl::wait_oldest() {
+  cl::Event ev;
+  {
+    const std::lock_guard<std::mutex> lock(progress_mu);
+    if (unfinished.empty()) return;
+    ev = unfinished.front().ev;
+  }
+  try {
+    ev.wait();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "waiting for a field kernel on " + where());
+  }
+  const std::lock_guard<std::mutex> lock(progress_mu);
+  retire_locked();
+}
+
+bool FieldAccumulator::Impl::step() {
+  if (halted || (stop && stop->load())) {
+    halted = halted || !pending.empty();
+    return false;
+  }
+  if (room())
+    enqueue_front();
+  else
+    wait_oldest();
+  return true;
+}
+
+bool FieldAccumulator::Impl::pump(bool block) {
+  while (!pending.empty()) {
+    if (!block && !halted && !(stop && stop->load()) && !room()) break;
+    if (!step()) break;
+  }
+  return pending.empty();
 }
 
 // From the first batch with a weight other than 1 on, lw is the LW_WEIGHTED build of the same
@@ -638,8 +742,8 @@ void FieldAccumulator::Impl::use_weighted_kernel() {
 
 void FieldAccumulator::drain() {
   auto& m = *impl_;
+  m.pump(true);  // a stop request halts it: the launches left pending are never enqueued
   try {
-    m.enqueue_tail(SIZE_MAX);
     m.device->queue().finish();
     m.collect_timing();
   } catch (const cl::Error& e) {
@@ -647,26 +751,25 @@ void FieldAccumulator::drain() {
   }
   m.in_flight.clear();
   const std::lock_guard<std::mutex> lock(m.progress_mu);
-  for (const auto& u : m.unfinished) m.completed += u.second;
+  for (const auto& u : m.unfinished) m.completed += u.count;
   m.unfinished.clear();
+}
+
+bool FieldAccumulator::feed() { return !impl_->pump(false) && !impl_->halted; }
+void FieldAccumulator::wait_for_launch() { impl_->wait_oldest(); }
+void FieldAccumulator::set_stop(const std::atomic<bool>* flag) { impl_->stop = flag; }
+bool FieldAccumulator::stopped() const { return impl_->halted && !impl_->pending.empty(); }
+
+std::optional<std::uint64_t> FieldAccumulator::stopped_at() const {
+  const auto& m = *impl_;
+  if (!stopped() || m.pending.front().in_slab) return std::nullopt;
+  return m.pending.front().first_index;
 }
 
 std::uint64_t FieldAccumulator::electrons_completed() {
   auto& m = *impl_;
   const std::lock_guard<std::mutex> lock(m.progress_mu);
-  // One in-order queue: launches complete in order, so the done ones are a prefix. A launch that
-  // failed (a negative status) is left for drain() to report.
-  while (!m.unfinished.empty()) {
-    cl_int status = CL_QUEUED;
-    try {
-      status = m.unfinished.front().first.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
-    } catch (const cl::Error&) {
-      break;  // drain() reports it
-    }
-    if (status != CL_COMPLETE) break;
-    m.completed += m.unfinished.front().second;
-    m.unfinished.pop_front();
-  }
+  m.retire_locked();
   return m.completed;
 }
 
@@ -695,9 +798,20 @@ void FieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
 // The event after which rows [.., iy1) of the cube are final: their slab's last launch
 // (accumulate_in_slabs), else a marker behind everything enqueued so far.
 cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
-  if (slab_rows > 0 && !tail.electrons.empty()) enqueue_tail(std::size_t((iy1 - 1) / slab_rows) + 1);
-  for (const auto& d : slab_done)
-    if (d.y1 >= iy1) return d.last;
+  // The slab's launches enqueued through the bounded queue; a stop request halts them, and the
+  // cube's slabs then hold different electrons: nothing to download or checkpoint.
+  for (;;) {
+    for (const auto& d : slab_done)
+      if (d.y1 >= iy1) return d.last;
+    if (pending.empty()) break;
+    if (!step())
+      throw Interrupted("EDM-RUN-051", std::string("stopped on request during the field kernels on ") + where() +
+                                           (pending.front().in_slab
+                                                ? " of a batch launched slab by slab: its slabs hold different "
+                                                  "electrons, so the cube can be neither written nor checkpointed"
+                                                : ": the cube holds only part of its electrons, so it cannot be "
+                                                  "written"));
+  }
   cl::Event marker;
   device->queue().enqueueMarkerWithWaitList(nullptr, &marker);
   device->queue().flush();
@@ -743,6 +857,7 @@ void FieldAccumulator::Impl::download_pipelined(const SlabSink& sink, int rows_p
   const auto hand_over = [&](std::size_t i) {
     Piece& p = pieces[i];
     p.read.wait();
+    pump(false);  // keep the bounded queue fed while the sink writes
     sink(p.b, p.comp, p.iy0, p.iy0 + p.rows, host[i % 2].host);
   };
   cl::Event ready;

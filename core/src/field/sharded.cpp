@@ -51,7 +51,30 @@ void ShardedFieldAccumulator::upload_ahead(const SplineBatch& batch) {
 }
 
 void ShardedFieldAccumulator::drain() {
+  if (accs_.size() > 1)
+    for (;;) {  // a device's drain alone would let the others' queues run dry meanwhile
+      FieldAccumulator* waiting = nullptr;
+      for (auto& a : accs_)
+        if (a.feed() && !waiting) waiting = &a;
+      if (!waiting) break;
+      waiting->wait_for_launch();
+    }
   for (auto& a : accs_) a.drain();
+}
+
+void ShardedFieldAccumulator::set_stop(const std::atomic<bool>* flag) {
+  for (auto& a : accs_) a.set_stop(flag);
+}
+
+bool ShardedFieldAccumulator::stopped() const {
+  for (const auto& a : accs_)
+    if (a.stopped()) return true;
+  return false;
+}
+
+std::optional<std::uint64_t> ShardedFieldAccumulator::stopped_at() const {
+  if (accs_.size() != 1) return std::nullopt;
+  return accs_[0].stopped_at();
 }
 
 std::uint64_t ShardedFieldAccumulator::electrons_completed() {
@@ -67,7 +90,9 @@ void ShardedFieldAccumulator::finish(const SlabSink& sink, int rows_per_slab) {
   accs_[0].finish(sink, rows_per_slab);
 }
 
-std::uint64_t ShardedFieldAccumulator::device_buffer_bytes() const { return accs_.front().device_buffer_bytes(); }
+std::uint64_t ShardedFieldAccumulator::device_buffer_bytes() const {
+  return accs_.front().device_buffer_bytes();
+}
 
 AccumulatorTiming ShardedFieldAccumulator::timing() const {
   AccumulatorTiming t;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <optional>
 #include <sstream>
 
 #include "edm/checkpoint.hpp"
@@ -82,10 +84,10 @@ void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const 
   if (!problem.empty()) throw PhysicsError("EDM-WIN-011", problem + " (screen.strict = true)");
 }
 
-// The batch's host-side products: coverage (refused when clipped, unless allowed), the γ trace,
-// spline bytes and knots.
+// The batch's host-side products known at once: coverage (refused when clipped, unless allowed)
+// and spline bytes. Its γ trace and knots wait in a LaunchedBatch until its launches are done.
 void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineBatch& batch,
-                  std::uint64_t count, BatchState& state, RunSummary& S) {
+                  std::uint64_t count, RunSummary& S) {
   // Coverage is per electron, so batch records concatenate.
   CoverageReport cov = check_coverage(cell.screen(), batch, cell.burst());
   for (auto& r : cov.records) S.coverage.records.push_back(r);
@@ -100,9 +102,35 @@ void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineB
                            format_time(r.margin_end * T) +
                            "): use [screen] window = \"auto\", fewer samples, or allow_clipping = true");
   }
-  state.gamma.merge(batch.gamma);
   S.spline_bytes_per_electron = std::max<std::uint64_t>(S.spline_bytes_per_electron, batch.bytes() / count);
-  for (const auto& e : batch.electrons) S.knots_total += e.n_intervals + 1;
+}
+
+// A batch (or a piece of the first one) whose launches may not all be done: its γ trace and knots
+// per launch group of G electrons (the accumulator's launches, FieldAccumulator::queue_groups), so
+// that a stop between two launches checkpoints the γ trace of exactly the electrons in the cube.
+// Merged into the state once the device has finished the batch (settle).
+struct LaunchedBatch {
+  std::uint64_t first = 0, count = 0, batch = 0;  // electrons [first, first + count) of batch `batch`
+  std::uint64_t group = 1;
+  std::vector<GammaTrace> gamma;     // per launch group, in order: their merge is the batch's trace
+  std::vector<std::uint64_t> knots;  // per launch group
+};
+
+LaunchedBatch launched_batch_record(const SplineBatch& batch, std::uint64_t first, std::uint64_t k,
+                                    std::uint64_t group) {
+  LaunchedBatch r;
+  r.first = first;
+  r.count = batch.electrons.size();
+  r.batch = k;
+  r.group = std::max<std::uint64_t>(1, group);
+  for (std::uint64_t g = 0; g < r.count; g += r.group) {
+    const std::uint64_t n = std::min(r.group, r.count - g);
+    r.gamma.push_back(gamma_trace_of(batch, batch.gamma.dtau, g, n));
+    std::uint64_t knots = 0;
+    for (std::uint64_t e = g; e < g + n; ++e) knots += batch.electrons[e].n_intervals + 1;
+    r.knots.push_back(knots);
+  }
+  return r;
 }
 
 // Automatic checkpoints (K = 0), decided once from the measured rate (not a guess): on for runs
@@ -288,8 +316,22 @@ int tail_rows(const RunContext& ctx, const RunPlan& plan, const ShardedFieldAccu
   return S.tail_slabs > 1 ? rows : 0;
 }
 
+// A stop request whose state cannot be checkpointed (BatchLoop::stop): the run ends with no field.h5
+// (the writer removes its .partial) and the last checkpoint, if any, stands.
+[[noreturn]] void throw_unresumable_stop(const RunPlan& plan, const BatchState& state, const RunSummary& S,
+                                         const std::string& why) {
+  throw Interrupted("EDM-RUN-050",
+                    "stopped on request during the field kernels of electrons from " +
+                        std::to_string(state.next) + (plan.ranks.size > 1 ? " of this rank" : "") + ": " +
+                        why + ", so this state cannot be checkpointed; no field.h5 was written" +
+                        (std::filesystem::exists(state.checkpoint_file)
+                             ? "; the last checkpoint stands: `edm resume " + S.folder.string() + "`"
+                             : "; run it again"));
+}
+
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
-// False when the solve was stopped on request (nothing of the batch is summed then).
+// False when the solve was stopped on request (nothing of the batch is summed then), or a stop
+// request halted the launches of the batch before (FieldAccumulator::stopped).
 struct BatchLoop {
   const RunContext& ctx;
   const PreparedCell& cell;
@@ -303,36 +345,127 @@ struct BatchLoop {
   // Joined on every way out of run_batches; what it throws comes back through wait().
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
+  std::deque<LaunchedBatch> in_flight;  // launched, not yet settled (oldest first)
 
+  // Waits for the watcher's drain; when it ran to the end (no stop halted it), every batch
+  // launched is done and settles.
   void wait_for_device() {
     if (const auto idle = progress.wait(watcher, acc)) device_idle_at = *idle;
+    if (!acc.stopped() && !watcher.outstanding()) settle(UINT64_MAX);
+  }
+
+  // The launched batches' γ traces and knots into the state, of the electrons before `k` (a launch
+  // boundary; UINT64_MAX: all). False when `k` is not a boundary of the launch groups recorded.
+  bool settle(std::uint64_t k) {
+    for (; !in_flight.empty(); in_flight.pop_front()) {
+      const LaunchedBatch& r = in_flight.front();
+      if (k <= r.first) {  // none of this batch and the rest: a resume starts this batch
+        state.next = r.first;
+        state.batches_done = r.batch;
+        break;
+      }
+      const std::uint64_t n = std::min(r.count, k - r.first);
+      if (n % r.group != 0 && n != r.count) return false;
+      for (std::size_t g = 0; g * r.group < n; ++g) {
+        state.gamma.merge(r.gamma[g]);
+        S.knots_total += r.knots[g];
+      }
+      if (n < r.count) {
+        state.next = k;
+        state.batches_done = r.batch;  // this batch is not done: a resume starts it at k
+        in_flight.clear();
+        return true;
+      }
+    }
+    in_flight.clear();  // nothing of the rest is in the cube
+    return true;
+  }
+
+  // A stop request: the launches already enqueued finish (the bounded queue: a fraction of a
+  // second), those pending are never enqueued, then the state of the last launch boundary is
+  // checkpointed and the run ends (Interrupted, exit 130). Where the cube holds no prefix of the
+  // electrons (a batch in slabs, a batch split over devices) or the direct spectra hold more,
+  // nothing is saved (EDM-RUN-050; share/docs/errors.md, "Stops").
+  [[noreturn]] void stop() {
+    wait_for_device();
+    acc.drain();  // a batch in slabs: its launches left are not enqueued either
+    std::string why;
+    if (acc.stopped()) {
+      const auto k = acc.stopped_at();
+      if (!k)
+        why = acc.device_count() > 1
+                  ? "the devices' blocks of the batch were cut at different electrons"
+                  : "the last batch was launched slab by slab, and its slabs hold different electrons";
+      else if (state.spectra && *k < state.next)
+        why = "the direct spectra already hold the whole batch";
+      else if (!settle(*k))
+        why = "the launch groups do not match the batch's records";
+      else
+        S.coverage.records.erase(std::remove_if(S.coverage.records.begin(), S.coverage.records.end(),
+                                                [&](const CoverageRecord& r) { return r.electron >= *k; }),
+                                 S.coverage.records.end());
+    } else {
+      settle(UINT64_MAX);
+    }
+    int failed[1] = {!why.empty()};
+    agree_max(plan.ranks, failed, 1);
+    if (failed[0]) {
+      if (why.empty()) why = "another rank's state cannot be checkpointed";
+      throw_unresumable_stop(plan, state, S, why);
+    }
+    checkpoint_and_stop(ctx, cell, plan, state, acc, S);
+  }
+
+  // Solves a batch (or a piece), stopped on request: nothing of it is summed then.
+  std::optional<SplineBatch> solve(std::uint64_t b0, std::uint64_t count) {
+    const auto t0 = Clock::now();
+    try {
+      SplineBatch batch = solve_batch(ctx, cell, b0, count);
+      S.timing.trajectories += seconds_since(t0);
+      return batch;
+    } catch (const Interrupted&) {
+      return std::nullopt;
+    }
+  }
+
+  // The γ traces per launch group, formed while the device still works on the batch before.
+  LaunchedBatch records_of(const SplineBatch& batch, std::uint64_t b0, std::uint64_t k) const {
+    return launched_batch_record(batch, b0, k, std::uint64_t(acc.options().electron_group));
+  }
+
+  // The batch's launches after its record (the device idle or halted before: wait_for_device).
+  void launch(SplineBatch& batch, LaunchedBatch record, bool in_slabs) {
+    record_batch(ctx, cell, batch, batch.electrons.size(), S);
+    in_flight.push_back(std::move(record));
+    if (!launched) {
+      state.t_first_launch = Clock::now();
+      launched = true;
+    }
+    if (in_slabs)
+      acc.accumulate_in_slabs(batch, tail_rows);
+    else
+      acc.accumulate(batch);
+    if (state.spectra) state.spectra->accumulate(batch);
+    batch.release();  // uploads are complete: the host splines go back to the OS now
   }
 
   // The first batch in pieces (kFirstPiece): each piece is launched as soon as it is solved, the
-  // device working on the earlier ones meanwhile. Stopped during a piece: the pieces before it are
-  // summed, so `next` moves past them (a checkpoint then resumes after them).
-  bool run_in_pieces(std::uint64_t b0, std::uint64_t count) {
+  // device working on the earlier ones (drained on the watcher's thread) meanwhile. Stopped during
+  // a piece: the pieces before it are summed.
+  bool run_in_pieces(std::uint64_t b0, std::uint64_t count, std::uint64_t k) {
     std::uint64_t done = 0;
     for (std::uint64_t piece = kFirstPiece; done < count; piece *= 2) {
       const std::uint64_t n = count - done < 2 * piece ? count - done : piece;
-      const auto t0 = Clock::now();
-      SplineBatch batch;
-      try {
-        batch = solve_batch(ctx, cell, b0 + done, n);
-      } catch (const Interrupted&) {
-        state.next = b0 + done;
-        return false;
-      }
-      S.timing.trajectories += seconds_since(t0);
-      record_batch(ctx, cell, batch, n, state, S);
-      if (!launched) {
-        state.t_first_launch = Clock::now();
-        launched = true;
-      }
-      acc.accumulate(batch);
-      if (state.spectra) state.spectra->accumulate(batch);
-      batch.release();
+      auto batch = solve(b0 + done, n);
+      if (!batch) return false;
+      acc.upload_ahead(*batch);
+      LaunchedBatch record = records_of(*batch, b0 + done, k);
+      wait_for_device();
+      if (acc.stopped()) return false;
+      launch(*batch, std::move(record), false);
       done += n;
+      state.next = b0 + done;
+      if (done < count) watcher.start([this] { acc.drain(); });
     }
     return true;
   }
@@ -343,49 +476,36 @@ struct BatchLoop {
                                            std::to_string(b0 + count - 1));
     const bool last_in_slabs = tail_rows > 0 && k > k0 && b0 + count == plan.end;
     if (k == k0 && overlap && b0 + count < plan.end && count >= 4 * kFirstPiece) {
-      if (!run_in_pieces(b0, count)) return false;
+      if (!run_in_pieces(b0, count, k)) return false;
       return launched_batch(b0, count, k, false);
     }
     const auto t0 = Clock::now();
-    SplineBatch batch;
-    try {
-      batch = solve_batch(ctx, cell, b0, count);
-    } catch (const Interrupted&) {
-      return false;
-    }
+    auto batch = solve(b0, count);
+    if (!batch) return false;
     const auto t1 = Clock::now();
-    S.timing.trajectories += seconds_between(t0, t1);
     // The splines travel while the device still works on the previous batch.
-    acc.upload_ahead(batch);
+    acc.upload_ahead(*batch);
+    LaunchedBatch record = records_of(*batch, b0, k);
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_for_device();
+    if (acc.stopped()) return false;
     if (k > k0 && overlap)
       S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
-    record_batch(ctx, cell, batch, count, state, S);
-
-    if (!launched) {
-      state.t_first_launch = Clock::now();
-      launched = true;
-    }
-    if (last_in_slabs)
-      acc.accumulate_in_slabs(batch, tail_rows);
-    else
-      acc.accumulate(batch);
-    if (state.spectra) state.spectra->accumulate(batch);
-    batch.release();  // uploads are complete: the host splines go back to the OS now
+    launch(*batch, std::move(record), last_in_slabs);
     return launched_batch(b0, count, k, last_in_slabs);
   }
 
-  // After a batch's launches: the device drains it on the watcher's thread (without overlap the
-  // driving thread waits for it at once, reporting the finished work meanwhile), unless it was
-  // launched in slabs, whose downloads (finish) wait for each slab's launches instead.
+  // After a batch's launches: the device drains it on the watcher's thread (without overlap, and
+  // after the last batch, the driving thread waits for it at once, reporting the finished work
+  // meanwhile), unless it was launched in slabs, whose downloads (finish) wait for each slab's
+  // launches instead.
   bool launched_batch(std::uint64_t b0, std::uint64_t count, std::uint64_t k, bool in_slabs) {
-    if (!in_slabs) {
-      watcher.start([this] { acc.drain(); });
-      if (!overlap) wait_for_device();
-    }
     state.next = b0 + count;
     state.batches_done = k + 1;
+    if (!in_slabs) {
+      watcher.start([this] { acc.drain(); });
+      if (!overlap || state.next >= plan.end) wait_for_device();
+    }
     return true;
   }
 };
@@ -394,11 +514,12 @@ struct BatchLoop {
 
 void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& S) {
-  BatchLoop loop{ctx, cell, plan, acc, state, S,
-                 ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
+  BatchLoop loop{
+      ctx, cell, plan, acc, state, S, ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
   if (state.spectra) loop.progress.spectra_completed = [&state] { return state.spectra->electrons_completed(); };
+  acc.set_stop(ctx.options.stop);
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
@@ -409,19 +530,20 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (count == 0 && plan.ranks.size == 1) break;
     const bool solved = count == 0 || loop.run_one(b0, count, k, k0);
     // Checkpoints: every K batches; and on a stop request after any batch (the last one too: a
-    // single-pass run has only that one) or during a solve, then leave cleanly.
+    // single-pass run has only that one), during a solve or during the kernels (the launches
+    // halted), then leave cleanly.
     if (count > 0 && solved) schedule_checkpoints(ctx, state, start, k0, k, state.next, plan.end);
     const std::int64_t K = state.checkpoint_every;
     int flags[3] = {!solved || stop_requested(ctx),
                     count > 0 && state.next < plan.end && K > 0 && (k + 1) % std::uint64_t(K) == 0,
                     state.next < plan.end};
     agree_max(plan.ranks, flags, 3);
-    if (flags[0]) {
-      loop.wait_for_device();
-      checkpoint_and_stop(ctx, cell, plan, state, acc, S);
-    }
+    if (flags[0]) loop.stop();
     if (flags[1]) {
       loop.wait_for_device();
+      int halted[1] = {acc.stopped()};  // the stop request came while the device finished the batch
+      agree_max(plan.ranks, halted, 1);
+      if (halted[0]) loop.stop();
       save_checkpoint(plan, state, acc, S);
       ctx.observer.phase("checkpoint",
                          state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
@@ -429,13 +551,20 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (!flags[2]) break;
   }
   loop.wait_for_device();
+  // The launches were waited for before the loop's last decision, so no stop can have halted them
+  // since; a last batch in slabs is completed by finish() (or a stop there ends the run).
+  if (acc.stopped())
+    throw_unresumable_stop(plan, state, S, "the launches were halted after the last decision");
+  loop.settle(UINT64_MAX);  // a last batch in slabs: finish() completes it (or a stop there ends the run)
   if (state.spectra) {
     loop.progress.wait_spectra(acc, state.spectra->electrons_launched());
-    // A stop request while the spectra finished: everything is summed, so it is saved (edm resume
-    // then only finishes). Every rank comes here once.
+    // A stop request while the spectra finished: everything launched is summed, so it is saved
+    // (edm resume then only finishes) through the same stop path as the loop's, which refuses what
+    // cannot be checkpointed (a last batch in slabs whose slabs the stop left unsent). Every rank
+    // comes here once.
     int stop[1] = {stop_requested(ctx)};
     agree_max(plan.ranks, stop, 1);
-    if (stop[0]) checkpoint_and_stop(ctx, cell, plan, state, acc, S);
+    if (stop[0]) loop.stop();
   }
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
   const std::string burst = burst_problem(cell, ctx.campaign.screen.window, S.coverage);

@@ -50,6 +50,7 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   const Ranks& ranks = plan.ranks;
   std::vector<double> reduced;
   double write_seconds = 0;
+  try {
   acc.finish(
       [&](int b, int c, int y0, int y1, const double* d) {
         throw_if_stopped(ctx, S, "download");
@@ -65,6 +66,11 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
         write_seconds += seconds_since(tw);
       },
       plan.rows_per_slab);
+  } catch (const Interrupted& e) {
+    // A stop during the last batch's kernels launched slab by slab (FieldAccumulator): as during the download.
+    if (e.id() == "EDM-RUN-051") throw_if_stopped(ctx, S, "field kernels of the last batch (launched slab by slab)");
+    throw;
+  }
   S.timing.field = seconds_since(state.t_first_launch);
   S.timing.kernel = state.kernel_before + acc.timing().kernel_seconds;
   S.timing.reduce = acc.reduce_seconds();

@@ -201,12 +201,15 @@ Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& op
   return kn;
 }
 
-void fill_gamma_trace(SplineBatch& b, double dtau_g) {
-  GammaTrace& g = b.gamma;
-  g = GammaTrace{};
+void fill_gamma_trace(SplineBatch& b, double dtau_g) { b.gamma = gamma_trace_of(b, dtau_g, 0, b.electrons.size()); }
+
+}  // namespace
+
+GammaTrace gamma_trace_of(const SplineBatch& b, double dtau_g, std::size_t first, std::size_t n) {
+  GammaTrace g;
   g.dtau = dtau_g;
   double out[kSplineComponents];
-  for (std::size_t e = 0; e < b.electrons.size(); ++e) {
+  for (std::size_t e = first; e < first + n && e < b.electrons.size(); ++e) {
     const ElectronSpline& es = b.electrons[e];
     const double span = es.dtau * es.n_intervals;
     const std::size_t npts = std::size_t(std::floor(span / dtau_g * (1 + 1e-12))) + 1;
@@ -223,13 +226,12 @@ void fill_gamma_trace(SplineBatch& b, double dtau_g) {
       g.max[j] = std::max(g.max[j], out[4]);
       g.count[j] += 1;
     }
-    const double first = b.coef[es.offset + 1];  // t′ = u⁰ = γ at the first knot
+    const double first_gamma = b.coef[es.offset + 1];  // t′ = u⁰ = γ at the first knot
     b.eval(e, es.tau_end(), out);
-    g.drain.emplace_back(es.index, first - out[4]);
+    g.drain.emplace_back(es.index, first_gamma - out[4]);
   }
+  return g;
 }
-
-}  // namespace
 
 GammaTrace::Sum GammaTrace::to_fixed(double gamma) {
   if (!(gamma >= 0.0 && gamma < 0x1p63))
