@@ -50,7 +50,8 @@ std::string spectra_cell(int electrons, const std::string& devices, int count = 
                                     .electron_batch = std::to_string(batch),
                                     .devices = devices});
   t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
-  t += "[spectra]\nenabled = true\nomega_min = 20\nomega_max = 45\ncount = " + std::to_string(count) + "\n";
+  // The direct method: its launches are what the progress case sees running behind the field.
+  t += "[spectra]\nenabled = true\nmethod = \"direct\"\nomega_min = 20\nomega_max = 45\ncount = " + std::to_string(count) + "\n";
   return t;
 }
 

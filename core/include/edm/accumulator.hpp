@@ -78,6 +78,10 @@ class FieldAccumulator {
   // launch is enqueued any more: drain() then returns after the launches already enqueued, and
   // stopped() holds.
   void drain();
+  // Enqueues every pending launch now, past the queue's budget and without waiting, for a caller
+  // that reads the cube on the device next, behind the launches on the same in-order queue (the
+  // fft spectra read each electron's series so). The stop flag is not checked.
+  void enqueue_pending();
   // The stop request (SIGINT/SIGTERM, set by the app) checked before every launch; null: none.
   void set_stop(const std::atomic<bool>* flag);
   // Whether a stop request left launches pending (they are never enqueued).

@@ -755,6 +755,11 @@ void FieldAccumulator::drain() {
   m.unfinished.clear();
 }
 
+void FieldAccumulator::enqueue_pending() {
+  auto& m = *impl_;
+  while (!m.pending.empty()) m.enqueue_front();
+}
+
 bool FieldAccumulator::feed() { return !impl_->pump(false) && !impl_->halted; }
 void FieldAccumulator::wait_for_launch() { impl_->wait_oldest(); }
 void FieldAccumulator::set_stop(const std::atomic<bool>* flag) { impl_->stop = flag; }

@@ -290,6 +290,9 @@ void SpectraFft::Impl::add_electron(const SplineBatch& batch, std::size_t e, dou
   const auto first = batch.coef.begin() + std::ptrdiff_t(el.offset);
   one.coef.assign(first, first + std::ptrdiff_t(std::uint64_t(el.n_intervals) * kCoefPerInterval));
   field->accumulate(one);
+  // The field's bounded queue may hold launches back; the series is read next on the same queue,
+  // so every launch of this electron must be on it first.
+  field->enqueue_pending();
   pre.set("E", FieldAccess::bucket(*field, 0));
   pre.set("np", cl_int(np));
   pre.set("nb", cl_int(nb));

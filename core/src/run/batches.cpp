@@ -519,7 +519,10 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
   if (state.spectra) loop.progress.spectra_completed = [&state] { return state.spectra->electrons_completed(); };
-  acc.set_stop(ctx.options.stop);
+  // A stop halts the field's launches at a launch boundary, and the checkpoint then holds the
+  // electrons before it. The direct spectra sum whole batches, so with them on the launches are not
+  // halted: the stop comes at the batch's end, and stays resumable (share/docs/errors.md, "Stops").
+  if (!state.spectra) acc.set_stop(ctx.options.stop);
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
