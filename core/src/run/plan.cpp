@@ -1,13 +1,16 @@
 // Plan the run (the driver's second stage): the memory guard, the run folder, the devices and MPI
 // ranks (each rank a contiguous block of the ensemble), the download slabs and the batch size;
-// and the dry run's estimates. Every input problem surfaces here, before any device time is spent.
+// the retarded-time roots' sampling; and the dry run's estimates. Every input problem surfaces here, before any device time is spent.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <numbers>
 #include <string>
 
 #include "edm/accumulator.hpp"
 #include "edm/checkpoint.hpp"
+#include "edm/coverage.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "run/stages.hpp"
@@ -224,6 +227,67 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
   for (const auto& d : plan.devices) rate += cached_device_rate(d);
   S.time_estimate =
       rate > 0 ? double(plan.local_electrons()) * double(cell.screen().slots_per_electron()) / rate : 0;
+}
+
+namespace {
+// The pilots of check_root_sampling: electron 0 and the initial state whose observed period is the
+// shortest over the screen's corners, edge centres and centre (min_period_ratio).
+std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
+  const Scenario& sc = cell.solver_scenario();
+  const int s = sc.laser_direction();
+  std::uint64_t worst = 0;
+  double lowest = INFINITY;
+  for (std::uint64_t i = 0; i < cell.electrons(); ++i) {
+    double y[8];
+    sc.initial_state(i, y);
+    if (const double r = min_period_ratio(cell.screen(), y, s); r < lowest) {
+      lowest = r;
+      worst = i;
+    }
+  }
+  return worst == 0 ? std::vector<std::uint64_t>{0} : std::vector<std::uint64_t>{0, worst};
+}
+
+std::string root_sampling_message(const Campaign& campaign, const PreparedCell& cell, const RootSampling& r) {
+  const int iters = campaign.accumulator.newton_iters;
+  const double need = min_samples_per_period(iters);
+  const int enough = newton_iters_needed(r.samples_per_period);
+  const int spp = campaign.screen.samples_per_period;
+  const double spp_needed = std::ceil(double(spp) * need / r.samples_per_period);
+  char where[160];
+  if (cell.screen().angular()) {
+    const auto& n = cell.screen().directions[std::size_t(r.iy) * cell.screen().nx + r.ix].n;
+    std::snprintf(where, sizeof where, "direction (%d, %d), n = (%.4g, %.4g, %.4g)", r.ix, r.iy, n[0], n[1], n[2]);
+  } else {
+    std::snprintf(where, sizeof where, "pixel (%d, %d)", r.ix, r.iy);
+  }
+  char msg[700];
+  std::snprintf(msg, sizeof msg,
+                "accumulator.newton_iters = %d: the observer samples the Doppler-shifted laser period %.3g times "
+                "(P, at %s, electron %llu), below the %.3g that %d Newton step(s) need for converged retarded "
+                "times; the field there is wrong by more than the spline's error without a word from the kernel "
+                "(share/docs/campaign.md, \"accumulator.newton_iters\"): set %s or screen.samples_per_period >= %.0f",
+                iters, r.samples_per_period, where, (unsigned long long)r.electron, need, iters,
+                enough > 0 ? ("accumulator.newton_iters = " + std::to_string(enough)).c_str()
+                           : "accumulator.newton_iters higher than any measured",
+                spp_needed);
+  return msg;
+}
+}  // namespace
+
+void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& S) {
+  RootSampling r;
+  for (const std::uint64_t i : root_sampling_pilots(cell)) {
+    const SplineBatch b = cell.solve(i, 1, ctx.options.stop);
+    r.merge(root_sampling(cell.screen(), b, cell.burst(), 2.0 * std::numbers::pi));
+  }
+  S.root_sampling = r;
+  const int iters = ctx.campaign.accumulator.newton_iters;
+  S.roots_converged = !r.known() || r.samples_per_period >= min_samples_per_period(iters);
+  if (S.roots_converged) return;
+  const std::string msg = root_sampling_message(ctx.campaign, cell, r);
+  if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-020", msg + " (screen.strict = true)");
+  ctx.observer.warning(msg);
 }
 
 }  // namespace edm::detail

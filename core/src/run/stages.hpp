@@ -80,6 +80,11 @@ HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const Ru
 void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                           const HostMemory& memory);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
+// The retarded-time roots' sampling (coverage.hpp, RootSampling) on the solved splines of electron
+// 0 and of the initial state with the shortest observed period: below the threshold of the
+// campaign's accumulator.newton_iters a warning, or under screen.strict the error EDM-WIN-020;
+// recorded in summary.root_sampling for run.toml's [window].
+void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
 void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 
 // ---- batches (batches.cpp) -----------------------------------------------------------------------

@@ -1,10 +1,13 @@
 // Window coverage: for each solved electron, whether the light of its first and last knots reaches
 // every pixel before the first and after the last sample, and how many slots are lost where not;
 // and whether the light of its burst (the part inside the laser envelope) falls in the window at
-// every pixel. It runs on the host before any device time is spent on a batch.
+// every pixel; and how finely the window samples the Doppler-shifted period for the kernel's
+// retarded-time Newton (root_sampling). It runs on the host before any device time is spent.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "edm/coverage.hpp"
 
@@ -158,6 +161,106 @@ double CoverageReport::burst_last() const {
   double m = NAN;
   for (auto& r : records) m = std::fmax(m, r.burst_last);
   return m;
+}
+
+// ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
+
+namespace {
+// The P below which newton_iters = k + 1 steps (index k) leave the far field of the exact head-on
+// plane-wave case short of the spline's accuracy, measured with tests/test_root_sampling.cpp
+// (inverse Thomson, γ = 5, a0 = 0.5, 128 knots per period, angular screen at infinity): the relative
+// L2 error against the exact trajectory's far field, swept over screen.samples_per_period, and P of
+// each sampling from root_sampling. "Converged" there is an error within twice the fully converged
+// one (8 steps) at the same sampling, i.e. the roots add no more than the spline's interpolation
+// error; each threshold is the smallest P measured converged, rounded up. The table and the command
+// are in share/docs/campaign.md, "accumulator.newton_iters".
+constexpr double kMinSamplesPerPeriod[] = {99.0, 6.0, 3.0, 2.0};
+constexpr int kMeasuredIters = int(std::size(kMinSamplesPerPeriod));
+
+// Pixel indices along one axis of n: both edges, the centre and evenly between (at most 11).
+std::vector<int> probe_indices(int n, int between) {
+  std::vector<int> v{(n - 1) / 2, n / 2};
+  for (int k = 0; k <= between; ++k) v.push_back(int(std::lround(double(k) * (n - 1) / between)));
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// n̂ toward pixel (ix, iy): from the point y on a flat screen, the grid direction on an angular one.
+void direction_to(const Screen& screen, const double y[8], int ix, int iy, double n[3]) {
+  if (screen.angular()) {
+    const auto& d = screen.directions[std::size_t(iy) * screen.nx + ix].n;
+    for (int k = 0; k < 3; ++k) n[k] = d[k];
+    return;
+  }
+  const double d[3] = {screen.pixel_x(ix) - y[1], screen.pixel_y(iy) - y[2], screen.z - y[3]};
+  const double r = std::hypot(d[0], d[1], d[2]);
+  for (int k = 0; k < 3; ++k) n[k] = d[k] / r;
+}
+
+// (1 − n̂·β)/(1 − ŝ·β) = (γ − n̂·u)/(γ − s uᶻ), ŝ = s ẑ. The differences lose log10(γ²) digits at
+// most, far more than a threshold needs.
+double period_ratio(const double y[8], const double n[3], int s) {
+  return (y[4] - (n[0] * y[5] + n[1] * y[6] + n[2] * y[7])) / (y[4] - s * y[7]);
+}
+
+struct Probe {
+  const Screen& screen;
+  std::vector<int> xs, ys;
+  double scale;  // laser_period / dt
+  void visit(const double y[8], int s, std::uint64_t electron, RootSampling& r) const {
+    double n[3];
+    for (const int iy : ys)
+      for (const int ix : xs) {
+        direction_to(screen, y, ix, iy, n);
+        const double P = scale * period_ratio(y, n, s);
+        if (P < r.samples_per_period) r = RootSampling{P, electron, ix, iy};
+      }
+  }
+};
+
+// Over the knots and interval midpoints of e inside the burst, or over all of them when none is.
+void sample_electron(const Probe& probe, const SplineBatch& b, const ElectronSpline& e, const BurstSpec& burst,
+                     RootSampling& r) {
+  const int s = burst.direction;
+  bool inside = false;
+  for (int pass = 0; pass < 2 && !inside; ++pass)
+    for (std::uint32_t j = 0; j < e.n_intervals; ++j)
+      for (const double at : {0.0, 0.5 * e.dtau}) {
+        double y[8];
+        state_at(b, e, j, at, y);
+        const double xi = y[0] - s * y[3];
+        if (pass == 0 && (!burst.enabled() || xi < burst.xi_lo || xi > burst.xi_hi)) continue;
+        inside = true;
+        probe.visit(y, s, e.index, r);
+      }
+}
+}  // namespace
+
+RootSampling root_sampling(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst,
+                           double laser_period) {
+  const Probe probe{screen, probe_indices(screen.nx, 8), probe_indices(screen.ny, 8), laser_period / screen.dt};
+  RootSampling r;
+  for (const auto& e : batch.electrons) sample_electron(probe, batch, e, burst, r);
+  return r;
+}
+
+double min_period_ratio(const Screen& screen, const double y[8], int s) {
+  const Probe probe{screen, probe_indices(screen.nx, 2), probe_indices(screen.ny, 2), 1.0};
+  RootSampling r;
+  probe.visit(y, s, 0, r);
+  return r.samples_per_period;
+}
+
+double min_samples_per_period(int newton_iters) {
+  if (newton_iters < 1) return INFINITY;
+  return kMinSamplesPerPeriod[std::min(newton_iters, kMeasuredIters) - 1];
+}
+
+int newton_iters_needed(double samples_per_period) {
+  for (int k = 1; k <= kMeasuredIters; ++k)
+    if (samples_per_period >= min_samples_per_period(k)) return k;
+  return 0;
 }
 
 }  // namespace edm
