@@ -193,6 +193,8 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters").
   if (s.root_sampling.known()) {
     win.insert("root_samples_per_period", s.root_sampling.samples_per_period);
+    if (std::isfinite(s.root_sampling.samples_per_doppler_efold))
+      win.insert("root_samples_per_doppler_efold", s.root_sampling.samples_per_doppler_efold);
     win.insert("roots_converged", s.roots_converged);
   }
   if (const double first = cov.burst_first(), last = cov.burst_last(); std::isfinite(first) && std::isfinite(last)) {

@@ -250,10 +250,10 @@ std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
 
 std::string root_sampling_message(const Campaign& campaign, const PreparedCell& cell, const RootSampling& r) {
   const int iters = campaign.accumulator.newton_iters;
-  const double need = min_samples_per_period(iters);
-  const int enough = newton_iters_needed(r.samples_per_period);
+  const double need = min_samples_per_doppler_efold(iters);
+  const int enough = newton_iters_needed(r.samples_per_doppler_efold);
   const int spp = campaign.screen.samples_per_period;
-  const double spp_needed = std::ceil(double(spp) * need / r.samples_per_period);
+  const double spp_needed = std::ceil(double(spp) * need / r.samples_per_doppler_efold);
   char where[160];
   if (cell.screen().angular()) {
     const auto& n = cell.screen().directions[std::size_t(r.iy) * cell.screen().nx + r.ix].n;
@@ -261,16 +261,17 @@ std::string root_sampling_message(const Campaign& campaign, const PreparedCell& 
   } else {
     std::snprintf(where, sizeof where, "pixel (%d, %d)", r.ix, r.iy);
   }
-  char msg[700];
+  const std::string fix = enough > 0 ? "accumulator.newton_iters = " + std::to_string(enough) + " or "
+                                     : std::string();
+  char msg[900];
   std::snprintf(msg, sizeof msg,
-                "accumulator.newton_iters = %d: the observer samples the Doppler-shifted laser period %.3g times "
-                "(P, at %s, electron %llu), below the %.3g that %d Newton step(s) need for converged retarded "
-                "times; the field there is wrong by more than the spline's error without a word from the kernel "
-                "(share/docs/campaign.md, \"accumulator.newton_iters\"): set %s or screen.samples_per_period >= %.0f",
-                iters, r.samples_per_period, where, (unsigned long long)r.electron, need, iters,
-                enough > 0 ? ("accumulator.newton_iters = " + std::to_string(enough)).c_str()
-                           : "accumulator.newton_iters higher than any measured",
-                spp_needed);
+                "accumulator.newton_iters = %d: the observer samples too coarsely for %d Newton step(s) to converge "
+                "the retarded times: P = %.3g samples per Doppler-shifted laser period, Q = %.3g samples per "
+                "e-folding of the Doppler factor (at %s, electron %llu), below the Q = %.3g that %d step(s) need; "
+                "the field is then wrong by more than the spline's error without a word from the kernel "
+                "(share/docs/campaign.md, \"accumulator.newton_iters\"): set %sscreen.samples_per_period >= %.0f",
+                iters, iters, r.samples_per_period, r.samples_per_doppler_efold, where,
+                (unsigned long long)r.electron, need, iters, fix.c_str(), spp_needed);
   return msg;
 }
 }  // namespace
@@ -283,7 +284,7 @@ void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSum
   }
   S.root_sampling = r;
   const int iters = ctx.campaign.accumulator.newton_iters;
-  S.roots_converged = !r.known() || r.samples_per_period >= min_samples_per_period(iters);
+  S.roots_converged = !r.known() || r.samples_per_doppler_efold >= min_samples_per_doppler_efold(iters);
   if (S.roots_converged) return;
   const std::string msg = root_sampling_message(ctx.campaign, cell, r);
   if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-020", msg + " (screen.strict = true)");

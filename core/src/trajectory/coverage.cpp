@@ -166,16 +166,18 @@ double CoverageReport::burst_last() const {
 // ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
 
 namespace {
-// The P below which newton_iters = k + 1 steps (index k) leave the far field of the exact head-on
-// plane-wave case short of the spline's accuracy, measured with tests/test_root_sampling.cpp
-// (inverse Thomson, γ = 5, a0 = 0.5, 128 knots per period, angular screen at infinity): the relative
-// L2 error against the exact trajectory's far field, swept over screen.samples_per_period, and P of
-// each sampling from root_sampling. "Converged" there is an error within twice the fully converged
-// one (8 steps) at the same sampling, i.e. the roots add no more than the spline's interpolation
-// error; each threshold is the smallest P measured converged, rounded up. The table and the command
-// are in share/docs/campaign.md, "accumulator.newton_iters".
-constexpr double kMinSamplesPerPeriod[] = {99.0, 6.0, 3.0, 2.0};
-constexpr int kMeasuredIters = int(std::size(kMinSamplesPerPeriod));
+// The Q below which newton_iters = k + 1 steps (index k) leave the field short of the spline's
+// accuracy, measured with tests/test_root_sampling.cpp (its explore case; the table is in
+// share/docs/campaign.md, "accumulator.newton_iters"): the exact plane-wave head-on case (inverse
+// Thomson, γ = 5, 128 knots per period, angular screen at infinity) at a0 = 0.1, 0.5, 1 and 2, the
+// relative L2 error of the kernel's far field against the exact trajectory's, swept over
+// screen.samples_per_period from 32 to 16384. "Converged" is an error within twice that of 16 steps
+// at the same sampling (the roots then add no more than the spline's own error). For each a0, the
+// smallest Q from which on every measured sampling converged; the threshold is the largest of these
+// over the four a0, truncated to three digits. Beyond 4 steps every measured sampling that 4 steps
+// converged stayed converged, so newton_iters > 4 keeps the 4-step threshold (conservative).
+constexpr double kMinSamplesPerEfold[] = {37.0, 4.01, 1.77, 0.669};
+constexpr int kMeasuredIters = int(std::size(kMinSamplesPerEfold));
 
 // Pixel indices along one axis of n: both edges, the centre and evenly between (at most 11).
 std::vector<int> probe_indices(int n, int between) {
@@ -208,13 +210,23 @@ struct Probe {
   const Screen& screen;
   std::vector<int> xs, ys;
   double scale;  // laser_period / dt
-  void visit(const double y[8], int s, std::uint64_t electron, RootSampling& r) const {
+  // y: a spline evaluation (x^μ, u^μ, a^μ). g = γ − n̂·u = dt_obs/dτ; its rate g′ = a⁰ − n̂·a (n̂'s own
+  // turn on a flat screen, |u|/distance, left out).
+  void visit(const double y[kSplineComponents], int s, std::uint64_t electron, RootSampling& r) const {
     double n[3];
     for (const int iy : ys)
       for (const int ix : xs) {
         direction_to(screen, y, ix, iy, n);
-        const double P = scale * period_ratio(y, n, s);
-        if (P < r.samples_per_period) r = RootSampling{P, electron, ix, iy};
+        r.samples_per_period = std::min(r.samples_per_period, scale * period_ratio(y, n, s));
+        const double g = y[4] - (n[0] * y[5] + n[1] * y[6] + n[2] * y[7]);
+        const double dg = std::abs(y[8] - (n[0] * y[9] + n[1] * y[10] + n[2] * y[11]));
+        const double Q = g * g / (dg * screen.dt);
+        if (Q < r.samples_per_doppler_efold) {
+          r.samples_per_doppler_efold = Q;
+          r.electron = electron;
+          r.ix = ix;
+          r.iy = iy;
+        }
       }
   }
 };
@@ -227,8 +239,8 @@ void sample_electron(const Probe& probe, const SplineBatch& b, const ElectronSpl
   for (int pass = 0; pass < 2 && !inside; ++pass)
     for (std::uint32_t j = 0; j < e.n_intervals; ++j)
       for (const double at : {0.0, 0.5 * e.dtau}) {
-        double y[8];
-        state_at(b, e, j, at, y);
+        double y[kSplineComponents];
+        eval_interval(b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval, at, y);
         const double xi = y[0] - s * y[3];
         if (pass == 0 && (!burst.enabled() || xi < burst.xi_lo || xi > burst.xi_hi)) continue;
         inside = true;
@@ -246,20 +258,23 @@ RootSampling root_sampling(const Screen& screen, const SplineBatch& batch, const
 }
 
 double min_period_ratio(const Screen& screen, const double y[8], int s) {
-  const Probe probe{screen, probe_indices(screen.nx, 2), probe_indices(screen.ny, 2), 1.0};
-  RootSampling r;
-  probe.visit(y, s, 0, r);
-  return r.samples_per_period;
+  double r = INFINITY, n[3];
+  for (const int iy : probe_indices(screen.ny, 2))
+    for (const int ix : probe_indices(screen.nx, 2)) {
+      direction_to(screen, y, ix, iy, n);
+      r = std::min(r, period_ratio(y, n, s));
+    }
+  return r;
 }
 
-double min_samples_per_period(int newton_iters) {
+double min_samples_per_doppler_efold(int newton_iters) {
   if (newton_iters < 1) return INFINITY;
-  return kMinSamplesPerPeriod[std::min(newton_iters, kMeasuredIters) - 1];
+  return kMinSamplesPerEfold[std::min(newton_iters, kMeasuredIters) - 1];
 }
 
-int newton_iters_needed(double samples_per_period) {
+int newton_iters_needed(double samples_per_doppler_efold) {
   for (int k = 1; k <= kMeasuredIters; ++k)
-    if (samples_per_period >= min_samples_per_period(k)) return k;
+    if (samples_per_doppler_efold >= min_samples_per_doppler_efold(k)) return k;
   return 0;
 }
 
