@@ -230,22 +230,45 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
 }
 
 namespace {
-// The pilots of check_root_sampling: electron 0 and the initial state whose observed period is the
-// shortest over the screen's corners, edge centres and centre (min_period_ratio).
+// The laser's field amplitude where the free straight line of y meets the pulse's peak (ξ = 0):
+// |E| there and a quarter period later (a carrier at its node at one is at its crest at the other).
+double peak_field(const Scenario& sc, const double y[8]) {
+  const int s = sc.laser_direction();
+  const double xi = y[0] - s * y[3], h = y[4] - s * y[7];
+  double e2 = 0;
+  for (const double target : {0.0, 0.5 * std::numbers::pi}) {
+    double x4[4], E[3], B[3];
+    for (int c = 0; c < 4; ++c) x4[c] = y[c] + (target - xi) / h * y[4 + c];
+    sc.laser_field(x4, E, B);
+    e2 += E[0] * E[0] + E[1] * E[1] + E[2] * E[2];
+  }
+  return std::sqrt(e2);
+}
+
+// The pilots of check_root_sampling: electron 0, the initial state whose observed period is the
+// shortest over the screen's corners, edge centres and centre (min_period_ratio), and the one that
+// meets the strongest field (the Doppler factor's modulation, which Q measures, grows with it).
 std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
   const Scenario& sc = cell.solver_scenario();
   const int s = sc.laser_direction();
-  std::uint64_t worst = 0;
-  double lowest = INFINITY;
+  std::uint64_t shortest = 0, strongest = 0;
+  double lowest = INFINITY, highest = -1;
   for (std::uint64_t i = 0; i < cell.electrons(); ++i) {
     double y[8];
     sc.initial_state(i, y);
     if (const double r = min_period_ratio(cell.screen(), y, s); r < lowest) {
       lowest = r;
-      worst = i;
+      shortest = i;
+    }
+    if (const double e = peak_field(sc, y); e > highest) {
+      highest = e;
+      strongest = i;
     }
   }
-  return worst == 0 ? std::vector<std::uint64_t>{0} : std::vector<std::uint64_t>{0, worst};
+  std::vector<std::uint64_t> pilots{0};
+  for (const std::uint64_t i : {shortest, strongest})
+    if (std::find(pilots.begin(), pilots.end(), i) == pilots.end()) pilots.push_back(i);
+  return pilots;
 }
 
 std::string root_sampling_message(const Campaign& campaign, const PreparedCell& cell, const RootSampling& r) {
@@ -279,8 +302,14 @@ std::string root_sampling_message(const Campaign& campaign, const PreparedCell& 
 void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& S) {
   RootSampling r;
   for (const std::uint64_t i : root_sampling_pilots(cell)) {
-    const SplineBatch b = cell.solve(i, 1, ctx.options.stop);
-    r.merge(root_sampling(cell.screen(), b, cell.burst(), 2.0 * std::numbers::pi));
+    try {
+      const SplineBatch b = cell.solve(i, 1, ctx.options.stop);
+      r.merge(root_sampling(cell.screen(), b, cell.burst(), 2.0 * std::numbers::pi));
+    } catch (const PhysicsError&) {
+      return;  // the batch loop's solve of the same electron reports it in its own words (EDM-WIN-003, …)
+    } catch (const Interrupted&) {
+      return;  // the stop stays requested: the first batch's solve turns it into a checkpoint
+    }
   }
   S.root_sampling = r;
   const int iters = ctx.campaign.accumulator.newton_iters;

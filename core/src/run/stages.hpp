@@ -81,7 +81,8 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
                           const HostMemory& memory);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
 // The retarded-time roots' sampling (coverage.hpp, RootSampling) on the solved splines of electron
-// 0 and of the initial state with the shortest observed period: below the threshold of the
+// 0, of the initial state with the shortest observed period and of the one meeting the strongest
+// field (at most three solves): below the threshold of the
 // campaign's accumulator.newton_iters a warning, or under screen.strict the error EDM-WIN-020;
 // recorded in summary.root_sampling for run.toml's [window].
 void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
