@@ -40,8 +40,8 @@ constexpr int kConvergedIters = 16;
 // "Converged to the field's accuracy" (coverage.cpp's thresholds): the error with the roots the
 // kernel takes within this factor of the error with fully converged roots.
 constexpr double kConvergedFactor = 2.0;
-// P is a ratio of smooth functions evaluated on the spline at the knots; at T/256 the review measured
-// the period T/87, so P ≈ 2.9: the run's P (two pilots) and the direct one agree to rounding.
+// The run's P (its pilots: here the one electron) and root_sampling called directly are the same
+// operations on the same solved spline: equal to rounding.
 constexpr double kSameP = 1e-12;
 
 std::string head_on(int samples_per_period, int newton_iters, bool strict = false, double a0 = 0.5) {

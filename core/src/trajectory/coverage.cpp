@@ -171,7 +171,7 @@ namespace {
 // share/docs/campaign.md, "accumulator.newton_iters"): the exact plane-wave head-on case (inverse
 // Thomson, γ = 5, 128 knots per period, angular screen at infinity) at a0 = 0.1, 0.5, 1 and 2, the
 // relative L2 error of the kernel's far field against the exact trajectory's, swept over
-// screen.samples_per_period from 32 to 16384. "Converged" is an error within twice that of 16 steps
+// screen.samples_per_period from 12 to 16384. "Converged" is an error within twice that of 16 steps
 // at the same sampling (the roots then add no more than the spline's own error). For each a0, the
 // smallest Q from which on every measured sampling converged; the threshold is the largest of these
 // over the four a0, truncated to three digits. Beyond 4 steps every measured sampling that 4 steps
