@@ -1,6 +1,7 @@
 // Plan the run (the driver's second stage): the memory guard, the run folder, the devices and MPI
 // ranks (each rank a contiguous block of the ensemble), the download slabs and the batch size;
-// the retarded-time roots' sampling; and the dry run's estimates. Every input problem surfaces here, before any device time is spent.
+// the retarded-time roots' sampling; and the dry run's estimates. Every input problem surfaces here,
+// before any device time is spent.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
