@@ -56,4 +56,45 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch);
 // The same, with each electron's burst checked against the window (BurstSpec::enabled()).
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst);
 
+// The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters"): the field
+// kernel solves each sample's retarded time from the previous sample's root (a warm start) with
+// exactly accumulator.newton_iters Newton steps and no convergence test, so the roots converge only
+// when consecutive samples are close on the trajectory. Along an electron's burst the fundamental's
+// period at the observer is T·(1 − n̂·β)/(1 − ŝ·β) (T the laser period, ŝ the laser's direction,
+// n̂ toward the pixel: from the trajectory point on a flat screen, the grid direction on an angular
+// one); P is that period over the screen's dt, the fewest samples per observed period.
+struct RootSampling {
+  double samples_per_period = INFINITY;  // P, minimised over the points and pixels looked at
+  // Q = g²/(|dg/dτ|·dt), g = γ − n̂·u = dt_obs/dτ the Doppler factor: the samples over which g changes
+  // by itself. The warm start's error and each Newton step's contraction go with 1/Q (f = t_obs −
+  // t_ret(τ) has f′ = −g, f″ = −g′), so Q, not P, decides convergence: P ignores how deeply the
+  // laser modulates g (a0), Q does. The criterion: min over the points and pixels looked at.
+  double samples_per_doppler_efold = INFINITY;
+  std::uint64_t electron = 0;  // where Q is smallest
+  int ix = 0, iy = 0;
+  bool known() const { return std::isfinite(samples_per_period); }
+  void merge(const RootSampling& o) {
+    samples_per_period = std::min(samples_per_period, o.samples_per_period);
+    if (o.samples_per_doppler_efold < samples_per_doppler_efold) {
+      samples_per_doppler_efold = o.samples_per_doppler_efold;
+      electron = o.electron;
+      ix = o.ix;
+      iy = o.iy;
+    }
+  }
+};
+// P and Q over the knots (and interval midpoints) of each electron of `batch` inside its burst (the
+// whole spline when the burst is not given or not reached), at up to 11 × 11 pixels per screen: both
+// edges, the centre and evenly between. `laser_period` normalised (2π).
+RootSampling root_sampling(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst,
+                           double laser_period);
+// The smallest (1 − n̂·β)/(1 − ŝ·β) at state y over the screen's corners, edge centres and centre
+// (s the laser's direction): a cheap ranking of the ensemble's initial states.
+double min_period_ratio(const Screen& screen, const double y[8], int s);
+// The Q below which `newton_iters` steps leave the roots short of the field's accuracy (measured:
+// coverage.cpp); newton_iters above the largest measured count takes that count's threshold.
+double min_samples_per_doppler_efold(int newton_iters);
+// The fewest Newton steps whose threshold Q meets, or 0 when none measured does.
+int newton_iters_needed(double samples_per_doppler_efold);
+
 }  // namespace edm

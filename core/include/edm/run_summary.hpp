@@ -40,6 +40,9 @@ struct RunSummary {
   std::uint64_t checkpoints_written = 0;
   std::int64_t checkpoint_every = 0;   // effective (batches), 0 = none
   std::uint64_t resumed_from = 0;      // electrons already in the cube when this process started
+  // The retarded-time roots' sampling (coverage.hpp) and whether it meets accumulator.newton_iters.
+  RootSampling root_sampling;
+  bool roots_converged = true;
   double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
 };
 

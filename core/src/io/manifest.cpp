@@ -190,6 +190,13 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   win.insert("burst_missed_electrons", int64_t(cov.burst_missed_electrons()));
   win.insert("burst_cut_electrons", int64_t(cov.burst_cut_electrons()));
   win.insert("strict", campaign.screen.strict);
+  // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters").
+  if (s.root_sampling.known()) {
+    win.insert("root_samples_per_period", s.root_sampling.samples_per_period);
+    if (std::isfinite(s.root_sampling.samples_per_doppler_efold))
+      win.insert("root_samples_per_doppler_efold", s.root_sampling.samples_per_doppler_efold);
+    win.insert("roots_converged", s.roots_converged);
+  }
   if (const double first = cov.burst_first(), last = cov.burst_last(); std::isfinite(first) && std::isfinite(last)) {
     win.insert("burst_in_window", cov.burst_missed_electrons() == 0 && cov.burst_cut_electrons() == 0);
     win.insert("burst_first_arrival", (first + sc.time_offset()) * units.time());

@@ -1,13 +1,17 @@
 // Plan the run (the driver's second stage): the memory guard, the run folder, the devices and MPI
 // ranks (each rank a contiguous block of the ensemble), the download slabs and the batch size;
-// and the dry run's estimates. Every input problem surfaces here, before any device time is spent.
+// the retarded-time roots' sampling; and the dry run's estimates. Every input problem surfaces here,
+// before any device time is spent.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <numbers>
 #include <string>
 
 #include "edm/accumulator.hpp"
 #include "edm/checkpoint.hpp"
+#include "edm/coverage.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "run/stages.hpp"
@@ -224,6 +228,97 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
   for (const auto& d : plan.devices) rate += cached_device_rate(d);
   S.time_estimate =
       rate > 0 ? double(plan.local_electrons()) * double(cell.screen().slots_per_electron()) / rate : 0;
+}
+
+namespace {
+// The laser's field amplitude where the free straight line of y meets the pulse's peak (ξ = 0):
+// |E| there and a quarter period later (a carrier at its node at one is at its crest at the other).
+double peak_field(const Scenario& sc, const double y[8]) {
+  const int s = sc.laser_direction();
+  const double xi = y[0] - s * y[3], h = y[4] - s * y[7];
+  double e2 = 0;
+  for (const double target : {0.0, 0.5 * std::numbers::pi}) {
+    double x4[4], E[3], B[3];
+    for (int c = 0; c < 4; ++c) x4[c] = y[c] + (target - xi) / h * y[4 + c];
+    sc.laser_field(x4, E, B);
+    e2 += E[0] * E[0] + E[1] * E[1] + E[2] * E[2];
+  }
+  return std::sqrt(e2);
+}
+
+// The pilots of check_root_sampling: electron 0, the initial state whose observed period is the
+// shortest over the screen's corners, edge centres and centre (min_period_ratio), and the one that
+// meets the strongest field (the Doppler factor's modulation, which Q measures, grows with it).
+std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
+  const Scenario& sc = cell.solver_scenario();
+  const int s = sc.laser_direction();
+  std::uint64_t shortest = 0, strongest = 0;
+  double lowest = INFINITY, highest = -1;
+  for (std::uint64_t i = 0; i < cell.electrons(); ++i) {
+    double y[8];
+    sc.initial_state(i, y);
+    if (const double r = min_period_ratio(cell.screen(), y, s); r < lowest) {
+      lowest = r;
+      shortest = i;
+    }
+    if (const double e = peak_field(sc, y); e > highest) {
+      highest = e;
+      strongest = i;
+    }
+  }
+  std::vector<std::uint64_t> pilots{0};
+  for (const std::uint64_t i : {shortest, strongest})
+    if (std::find(pilots.begin(), pilots.end(), i) == pilots.end()) pilots.push_back(i);
+  return pilots;
+}
+
+std::string root_sampling_message(const Campaign& campaign, const PreparedCell& cell, const RootSampling& r) {
+  const int iters = campaign.accumulator.newton_iters;
+  const double need = min_samples_per_doppler_efold(iters);
+  const int enough = newton_iters_needed(r.samples_per_doppler_efold);
+  const int spp = campaign.screen.samples_per_period;
+  const double spp_needed = std::ceil(double(spp) * need / r.samples_per_doppler_efold);
+  char where[160];
+  if (cell.screen().angular()) {
+    const auto& n = cell.screen().directions[std::size_t(r.iy) * cell.screen().nx + r.ix].n;
+    std::snprintf(where, sizeof where, "direction (%d, %d), n = (%.4g, %.4g, %.4g)", r.ix, r.iy, n[0], n[1], n[2]);
+  } else {
+    std::snprintf(where, sizeof where, "pixel (%d, %d)", r.ix, r.iy);
+  }
+  const std::string fix = enough > 0 ? "accumulator.newton_iters = " + std::to_string(enough) + " or "
+                                     : std::string();
+  char msg[900];
+  std::snprintf(msg, sizeof msg,
+                "accumulator.newton_iters = %d: the observer samples too coarsely for %d Newton step(s) to converge "
+                "the retarded times: P = %.3g samples per Doppler-shifted laser period, Q = %.3g samples per "
+                "e-folding of the Doppler factor (at %s, electron %llu), below the Q = %.3g that %d step(s) need; "
+                "the field is then wrong by more than the spline's error without a word from the kernel "
+                "(share/docs/campaign.md, \"accumulator.newton_iters\"): set %sscreen.samples_per_period >= %.0f",
+                iters, iters, r.samples_per_period, r.samples_per_doppler_efold, where,
+                (unsigned long long)r.electron, need, iters, fix.c_str(), spp_needed);
+  return msg;
+}
+}  // namespace
+
+void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& S) {
+  RootSampling r;
+  for (const std::uint64_t i : root_sampling_pilots(cell)) {
+    try {
+      const SplineBatch b = cell.solve(i, 1, ctx.options.stop);
+      r.merge(root_sampling(cell.screen(), b, cell.burst(), 2.0 * std::numbers::pi));
+    } catch (const PhysicsError&) {
+      return;  // the batch loop's solve of the same electron reports it in its own words (EDM-WIN-003, …)
+    } catch (const Interrupted&) {
+      return;  // the stop stays requested: the first batch's solve turns it into a checkpoint
+    }
+  }
+  S.root_sampling = r;
+  const int iters = ctx.campaign.accumulator.newton_iters;
+  S.roots_converged = !r.known() || r.samples_per_doppler_efold >= min_samples_per_doppler_efold(iters);
+  if (S.roots_converged) return;
+  const std::string msg = root_sampling_message(ctx.campaign, cell, r);
+  if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-020", msg + " (screen.strict = true)");
+  ctx.observer.warning(msg);
 }
 
 }  // namespace edm::detail

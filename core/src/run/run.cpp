@@ -77,6 +77,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel);
   S.device_buffer_bytes = acc.device_buffer_bytes();
   plan_batches(ctx, cell, plan, S);
+  check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
     estimate_dry_run(ctx, cell, plan, S);
     return S;

@@ -79,6 +79,13 @@ HostMemory host_memory(const RunContext& ctx, const PreparedCell& cell, const Ru
 // EDM-RUN-032 when the planned batch does not fit the limit, with the numbers.
 void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                           const HostMemory& memory);
+// The retarded-time roots' sampling (coverage.hpp, RootSampling) on the solved splines of electron
+// 0, of the initial state with the shortest observed period and of the one meeting the strongest
+// field (at most three solves): below the threshold of the campaign's accumulator.newton_iters a
+// warning, or under screen.strict the error EDM-WIN-020; recorded in summary.root_sampling and
+// summary.roots_converged for run.toml's [window]. A pilot that cannot be solved, or a stop, leaves
+// no verdict: the batch loop meets the same and reports it.
+void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
 // Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
 void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
 

@@ -1,10 +1,13 @@
 // Window coverage: for each solved electron, whether the light of its first and last knots reaches
 // every pixel before the first and after the last sample, and how many slots are lost where not;
 // and whether the light of its burst (the part inside the laser envelope) falls in the window at
-// every pixel. It runs on the host before any device time is spent on a batch.
+// every pixel; and how finely the window samples the Doppler-shifted period for the kernel's
+// retarded-time Newton (root_sampling). It runs on the host before any device time is spent.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "edm/coverage.hpp"
 
@@ -158,6 +161,121 @@ double CoverageReport::burst_last() const {
   double m = NAN;
   for (auto& r : records) m = std::fmax(m, r.burst_last);
   return m;
+}
+
+// ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
+
+namespace {
+// The Q below which newton_iters = k + 1 steps (index k) leave the field short of the spline's
+// accuracy, measured with tests/test_root_sampling.cpp (its explore case; the table is in
+// share/docs/campaign.md, "accumulator.newton_iters"): the exact plane-wave head-on case (inverse
+// Thomson, γ = 5, 128 knots per period, angular screen at infinity) at a0 = 0.1, 0.5, 1 and 2, the
+// relative L2 error of the kernel's far field against the exact trajectory's, swept over
+// screen.samples_per_period from 12 to 16384. "Converged" is an error within twice that of 16 steps
+// at the same sampling (the roots then add no more than the spline's own error). For each a0, the
+// smallest Q from which on every measured sampling converged; the threshold is the largest of these
+// over the four a0, truncated to three digits. Beyond 4 steps every measured sampling that 4 steps
+// converged stayed converged, so newton_iters > 4 keeps the 4-step threshold (conservative).
+constexpr double kMinSamplesPerEfold[] = {37.0, 4.01, 1.77, 0.669};
+constexpr int kMeasuredIters = int(std::size(kMinSamplesPerEfold));
+
+// Pixel indices along one axis of n: both edges, the centre and evenly between (at most 11).
+std::vector<int> probe_indices(int n, int between) {
+  std::vector<int> v{(n - 1) / 2, n / 2};
+  for (int k = 0; k <= between; ++k) v.push_back(int(std::lround(double(k) * (n - 1) / between)));
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// n̂ toward pixel (ix, iy): from the point y on a flat screen, the grid direction on an angular one.
+void direction_to(const Screen& screen, const double y[8], int ix, int iy, double n[3]) {
+  if (screen.angular()) {
+    const auto& d = screen.directions[std::size_t(iy) * screen.nx + ix].n;
+    for (int k = 0; k < 3; ++k) n[k] = d[k];
+    return;
+  }
+  const double d[3] = {screen.pixel_x(ix) - y[1], screen.pixel_y(iy) - y[2], screen.z - y[3]};
+  const double r = std::hypot(d[0], d[1], d[2]);
+  for (int k = 0; k < 3; ++k) n[k] = d[k] / r;
+}
+
+// (1 − n̂·β)/(1 − ŝ·β) = (γ − n̂·u)/(γ − s uᶻ), ŝ = s ẑ. The differences lose log10(γ²) digits at
+// most, far more than a threshold needs.
+double period_ratio(const double y[8], const double n[3], int s) {
+  return (y[4] - (n[0] * y[5] + n[1] * y[6] + n[2] * y[7])) / (y[4] - s * y[7]);
+}
+
+struct Probe {
+  const Screen& screen;
+  std::vector<int> xs, ys;
+  double scale;  // laser_period / dt
+  // y: a spline evaluation (x^μ, u^μ, a^μ). g = γ − n̂·u = dt_obs/dτ; its rate g′ = a⁰ − n̂·a (n̂'s own
+  // turn on a flat screen, |u|/distance, left out).
+  void visit(const double y[kSplineComponents], int s, std::uint64_t electron, RootSampling& r) const {
+    double n[3];
+    for (const int iy : ys)
+      for (const int ix : xs) {
+        direction_to(screen, y, ix, iy, n);
+        r.samples_per_period = std::min(r.samples_per_period, scale * period_ratio(y, n, s));
+        const double g = y[4] - (n[0] * y[5] + n[1] * y[6] + n[2] * y[7]);
+        const double dg = std::abs(y[8] - (n[0] * y[9] + n[1] * y[10] + n[2] * y[11]));
+        const double Q = g * g / (dg * screen.dt);
+        if (Q < r.samples_per_doppler_efold) {
+          r.samples_per_doppler_efold = Q;
+          r.electron = electron;
+          r.ix = ix;
+          r.iy = iy;
+        }
+      }
+  }
+};
+
+// Over the knots and interval midpoints of e inside the burst, or over all of them when none is.
+void sample_electron(const Probe& probe, const SplineBatch& b, const ElectronSpline& e, const BurstSpec& burst,
+                     RootSampling& r) {
+  const int s = burst.direction;
+  bool inside = false;
+  for (int pass = 0; pass < 2 && !inside; ++pass)
+    for (std::uint32_t j = 0; j < e.n_intervals; ++j)
+      for (const double at : {0.0, 0.5 * e.dtau}) {
+        double y[kSplineComponents];
+        eval_interval(b.coef.data() + e.offset + std::uint64_t(j) * kCoefPerInterval, at, y);
+        const double xi = y[0] - s * y[3];
+        if (pass == 0 && (!burst.enabled() || xi < burst.xi_lo || xi > burst.xi_hi)) continue;
+        inside = true;
+        probe.visit(y, s, e.index, r);
+      }
+}
+}  // namespace
+
+RootSampling root_sampling(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst,
+                           double laser_period) {
+  const Probe probe{screen, probe_indices(screen.nx, 8), probe_indices(screen.ny, 8), laser_period / screen.dt};
+  RootSampling r;
+  for (const auto& e : batch.electrons) sample_electron(probe, batch, e, burst, r);
+  return r;
+}
+
+double min_period_ratio(const Screen& screen, const double y[8], int s) {
+  double r = INFINITY, n[3];
+  for (const int iy : probe_indices(screen.ny, 2))
+    for (const int ix : probe_indices(screen.nx, 2)) {
+      direction_to(screen, y, ix, iy, n);
+      r = std::min(r, period_ratio(y, n, s));
+    }
+  return r;
+}
+
+double min_samples_per_doppler_efold(int newton_iters) {
+  if (newton_iters < 1) return INFINITY;
+  return kMinSamplesPerEfold[std::min(newton_iters, kMeasuredIters) - 1];
+}
+
+int newton_iters_needed(double samples_per_doppler_efold) {
+  for (int k = 1; k <= kMeasuredIters; ++k)
+    if (samples_per_doppler_efold >= min_samples_per_doppler_efold(k)) return k;
+  return 0;
 }
 
 }  // namespace edm
