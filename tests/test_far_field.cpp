@@ -433,27 +433,6 @@ BOOST_AUTO_TEST_CASE(far_field_is_the_limit_of_the_flat_screen_and_the_sphere) {
 // ---- The exact far field ---------------------------------------------------------------------
 
 namespace {
-// R·E at infinity in direction n̂ (normalised, unit positive charge) at observer phase t_rel, from
-// the exact trajectory (tests/support/exact_field.hpp): the root of t_rel = t(τ) − n̂·x(τ), the exact
-// 4-acceleration and the textbook far field n̂ × ((n̂ − β) × β̇)/(1 − n̂·β)³ (Jackson 14.14 times R).
-std::array<double, 3> exact_far_field(const test::ExactElectron& e, const std::array<double, 3>& n, double t_rel) {
-  const double tau = test::retarded_tau(
-      [&](double tau) {
-        const auto y = e.orbit->state(tau);
-        return t_rel - (y[0] - (n[0] * y[1] + n[1] * y[2] + n[2] * y[3]));  // decreasing in τ
-      },
-      0.0, e.tau_hi);
-  const test::ExactMotion m = test::exact_motion(e, tau);
-  const auto& beta = m.beta;
-  const auto& bdot = m.bdot;
-  double nmb[3];
-  for (int i = 0; i < 3; ++i) nmb[i] = n[i] - beta[i];
-  const double k3 = std::pow(1 - (n[0] * beta[0] + n[1] * beta[1] + n[2] * beta[2]), 3);
-  const double c1[3] = {nmb[1] * bdot[2] - nmb[2] * bdot[1], nmb[2] * bdot[0] - nmb[0] * bdot[2],
-                        nmb[0] * bdot[1] - nmb[1] * bdot[0]};
-  return {(n[1] * c1[2] - n[2] * c1[1]) / k3, (n[2] * c1[0] - n[0] * c1[2]) / k3, (n[0] * c1[1] - n[1] * c1[0]) / k3};
-}
-
 void check_exact_far_field(const std::string& scenario, double a0, double gamma, const std::string& grid,
                            int samples_per_period, int knots, const std::string& label,
                            const std::string& accumulator_lines = "") {
@@ -477,7 +456,7 @@ void check_exact_far_field(const std::string& scenario, double a0, double gamma,
 
   const test::ExactElectron e = test::exact_electron(c, prepared, batch);
   const double rel = test::relative_l2_vs_reference(Ek, screen, [&](int ix, int iy, int k) {
-    return exact_far_field(e, screen.directions[std::size_t(iy) * screen.nx + ix].n, screen.t_rel(k));
+    return test::exact_far_field(e, screen.directions[std::size_t(iy) * screen.nx + ix].n, screen.t_rel(k));
   });
   BOOST_TEST_MESSAGE(label << ": R·E at infinity vs the exact trajectory's far field, relative L2 " << rel);
   // The chain of test_field_exact's flat screen: the spline's interpolation error bounds both, so

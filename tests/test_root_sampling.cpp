@@ -25,7 +25,7 @@
 #include "edm/laser.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
-#include "far_field_exact.hpp"
+#include "exact_field.hpp"
 #include "spawn.hpp"
 #include "test_support.hpp"
 
@@ -87,19 +87,14 @@ Sampling measure(int samples_per_period, const std::vector<int>& iters, double a
   out.P = rs.samples_per_period;
   out.Q = rs.samples_per_doppler_efold;
 
-  double y0[kSplineComponents];
-  batch.eval(0, batch.electrons[0].tau0, y0);
-  const auto laser = make_laser(c.laser, prepared.units(), prepared.plugin_scenario().laser_direction());
-  const double tau_hi = batch.electrons[0].tau_end() - batch.electrons[0].tau0;
-  const int s = laser->direction();
-  const test::ExactPlaneWave ex(*laser, y0, y0[0] - s * y0[3] + (y0[4] - s * y0[7]) * tau_hi + 1.0);
+  const test::ExactElectron exact = test::exact_electron(c, prepared, batch);
   const std::size_t n = 3 * screen.pixels() * screen.samples;
   std::vector<double> ref(n);
   for (int iy = 0; iy < screen.ny; ++iy)
     for (int ix = 0; ix < screen.nx; ++ix)
       for (int k = 0; k < screen.samples; ++k) {
-        const auto e = test::exact_far_field(ex, *laser, screen.directions[std::size_t(iy) * screen.nx + ix].n,
-                                             screen.t_rel(k), 0.0, tau_hi);
+        const auto e = test::exact_far_field(exact, screen.directions[std::size_t(iy) * screen.nx + ix].n,
+                                             screen.t_rel(k));
         for (int comp = 0; comp < 3; ++comp)
           ref[((std::size_t(comp) * screen.ny + iy) * screen.nx + ix) * screen.samples + k] = e[comp];
       }

@@ -1,6 +1,8 @@
 // The exact-trajectory field reference shared by test_field_exact and test_far_field (exact_field.hpp).
 #include "exact_field.hpp"
 
+#include <cmath>
+
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
@@ -56,6 +58,25 @@ ExactMotion exact_motion(const ExactElectron& e, double tau) {
     m.bdot[i] = (avec[i] * g - y[5 + i] * a0) / (g * g * g);
   }
   return m;
+}
+
+// The textbook far field of the exact motion at the root of t_rel = t(τ) − n̂·x(τ).
+std::array<double, 3> exact_far_field(const ExactElectron& e, const std::array<double, 3>& n, double t_rel) {
+  const double tau = retarded_tau(
+      [&](double tau) {
+        const auto y = e.orbit->state(tau);
+        return t_rel - (y[0] - (n[0] * y[1] + n[1] * y[2] + n[2] * y[3]));  // decreasing in τ
+      },
+      0.0, e.tau_hi);
+  const ExactMotion m = exact_motion(e, tau);
+  const auto& beta = m.beta;
+  const auto& bdot = m.bdot;
+  double nmb[3];
+  for (int i = 0; i < 3; ++i) nmb[i] = n[i] - beta[i];
+  const double k3 = std::pow(1 - (n[0] * beta[0] + n[1] * beta[1] + n[2] * beta[2]), 3);
+  const double c1[3] = {nmb[1] * bdot[2] - nmb[2] * bdot[1], nmb[2] * bdot[0] - nmb[0] * bdot[2],
+                        nmb[0] * bdot[1] - nmb[1] * bdot[0]};
+  return {(n[1] * c1[2] - n[2] * c1[1]) / k3, (n[2] * c1[0] - n[0] * c1[2]) / k3, (n[0] * c1[1] - n[1] * c1[0]) / k3};
 }
 
 double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,

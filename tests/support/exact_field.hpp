@@ -37,6 +37,12 @@ struct ExactMotion {
 };
 ExactMotion exact_motion(const ExactElectron& e, double tau);
 
+// R·E at infinity in direction n̂ (normalised, unit positive charge) at observer phase t_rel: the
+// root of t_rel = t(τ) − n̂·x(τ) in [0, e.tau_hi] (retarded_tau), the exact motion there and the
+// textbook far field n̂ × ((n̂ − β) × β̇)/(1 − n̂·β)³ (Jackson 14.14 times R). Shared by
+// test_far_field and test_root_sampling.
+std::array<double, 3> exact_far_field(const ExactElectron& e, const std::array<double, 3>& n, double t_rel);
+
 // The kernel's cube Ek [comp][iy][ix][k] against field(ix, iy, k) over the whole screen: relative L2.
 // The reference's norm must be positive (BOOST_REQUIRE).
 double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,
