@@ -25,6 +25,7 @@
 #include "edm/units.hpp"
 #include "spawn.hpp"
 #include "test_support.hpp"
+#include "h5_read.hpp"
 
 using namespace edm;
 
@@ -168,20 +169,6 @@ std::vector<std::complex<double>> read_amplitude(const std::filesystem::path& fi
   return v;
 }
 
-std::vector<double> read_doubles(const std::filesystem::path& file, const char* name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  BOOST_REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-  BOOST_REQUIRE(d >= 0);
-  const hid_t sp = H5Dget_space(d);
-  std::vector<double> v(std::size_t(H5Sget_simple_extent_npoints(sp)));
-  BOOST_REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(sp);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
-
 struct LeverCase {
   const char* what;
   std::string scenario;  // thomson: laser along +z; inverse_thomson: along −z
@@ -234,8 +221,8 @@ BOOST_AUTO_TEST_CASE(lever_of_a_displaced_electron_through_the_solver) {
     const std::string tag = cs.scenario;
     const auto base = run_one(dir, tag + "_0", cs, {0, 0, 0});
     const auto a0 = read_amplitude(base);
-    const auto omega = read_doubles(base, "/direct/axes/omega");
-    const auto n = read_doubles(base, "/direct/axes/direction");
+    const auto omega = test::h5_doubles(base, "/direct/axes/omega");
+    const auto n = test::h5_doubles(base, "/direct/axes/direction");
     const std::size_t nw = omega.size(), nd = n.size() / 3;
     BOOST_REQUIRE_EQUAL(a0.size(), nd * nw * 3);
     struct Shift {

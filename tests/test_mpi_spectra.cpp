@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "spawn.hpp"
+#include "h5_read.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -37,27 +38,6 @@ std::string spectra_cell(int electrons) {
   return t;
 }
 
-std::vector<unsigned char> raw(const fs::path& file, const std::string& name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  BOOST_REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
-  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
-  const hid_t type = H5Dget_type(d), sp = H5Dget_space(d);
-  std::vector<unsigned char> v(std::size_t(H5Sget_simple_extent_npoints(sp)) * H5Tget_size(type));
-  BOOST_REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(sp);
-  H5Tclose(type);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
-std::vector<double> doubles(const fs::path& file, const std::string& name) {
-  const auto b = raw(file, name);
-  std::vector<double> v(b.size() / sizeof(double));
-  std::memcpy(v.data(), b.data(), b.size());
-  return v;
-}
-
 const char* const kDirect[] = {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
                                "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_0.1pct_bw"};
 
@@ -73,7 +53,7 @@ BOOST_AUTO_TEST_CASE(two_ranks_agree_with_one_process) {
   BOOST_REQUIRE_MESSAGE(two.exit_code == 0, two.output);
   for (const char* name : kDirect) {
     const double rel =
-        test::relative_l2(doubles(dir / "two" / "spectrum.h5", name), doubles(dir / "one" / "spectrum.h5", name));
+        test::relative_l2(test::h5_raw_doubles(dir / "two" / "spectrum.h5", name), test::h5_raw_doubles(dir / "one" / "spectrum.h5", name));
     BOOST_TEST_MESSAGE("mpirun -n 2 vs one process, " << name << ": relative L2 " << rel);
     BOOST_TEST(rel < test::tol::sharded);
   }
@@ -116,6 +96,6 @@ BOOST_AUTO_TEST_CASE(two_ranks_stop_and_resume_to_the_same_direct_spectra) {
   auto resumed = test::run_command(mpirun2() + test::edm_bin() + " resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   for (const char* name : kDirect)
-    BOOST_TEST((raw(dir / "full" / "spectrum.h5", name) == raw(part / "spectrum.h5", name)), name << " differs");
+    BOOST_TEST((test::h5_raw(dir / "full" / "spectrum.h5", name) == test::h5_raw(part / "spectrum.h5", name)), name << " differs");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
 }

@@ -29,6 +29,7 @@
 #include "edm/spectra.hpp"
 #include "spawn.hpp"
 #include "test_support.hpp"
+#include "h5_read.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -96,27 +97,6 @@ std::uint64_t run_and_stop(const Campaign& c, std::uint64_t stop_at) {
 }
 
 // A dataset's bytes as stored (any type: the complex compound too) and its element count.
-std::vector<unsigned char> raw(const fs::path& file, const std::string& name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  BOOST_REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
-  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
-  const hid_t type = H5Dget_type(d), sp = H5Dget_space(d);
-  std::vector<unsigned char> v(std::size_t(H5Sget_simple_extent_npoints(sp)) * H5Tget_size(type));
-  BOOST_REQUIRE(H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(sp);
-  H5Tclose(type);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
-std::vector<double> doubles(const fs::path& file, const std::string& name) {
-  const auto b = raw(file, name);
-  std::vector<double> v(b.size() / sizeof(double));
-  std::memcpy(v.data(), b.data(), b.size());
-  return v;
-}
-
 const std::vector<std::string> kDirect = {"/direct/coherent_amplitude",
                                           "/direct/coherent/d2W_domega_dOmega",
                                           "/direct/coherent/photons_per_0.1pct_bw",
@@ -125,7 +105,7 @@ const std::vector<std::string> kDirect = {"/direct/coherent_amplitude",
 
 void expect_same_direct(const fs::path& a, const fs::path& b) {
   for (const auto& name : kDirect) {
-    const auto x = raw(a / "spectrum.h5", name), y = raw(b / "spectrum.h5", name);
+    const auto x = test::h5_raw(a / "spectrum.h5", name), y = test::h5_raw(b / "spectrum.h5", name);
     BOOST_TEST(x.size() == y.size());
     BOOST_TEST((x == y), name << " differs");
   }
@@ -289,14 +269,14 @@ BOOST_AUTO_TEST_CASE(two_devices_agree_with_one_and_repeat_bit_for_bit) {
     BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   }
   for (const char* name : {"/direct/coherent/d2W_domega_dOmega", "/direct/incoherent/d2W_domega_dOmega"}) {
-    const auto one = doubles(dir / "one" / "spectrum.h5", name), two = doubles(dir / "two" / "spectrum.h5", name);
+    const auto one = test::h5_raw_doubles(dir / "one" / "spectrum.h5", name), two = test::h5_raw_doubles(dir / "two" / "spectrum.h5", name);
     const double rel = test::relative_l2(two, one);
     BOOST_TEST_MESSAGE("two devices vs one, " << name << ": relative L2 " << rel);
     BOOST_TEST(rel < test::tol::sharded);
   }
   // Complex amplitude as doubles (re, im pairs).
-  const double rel = test::relative_l2(doubles(dir / "two" / "spectrum.h5", "/direct/coherent_amplitude"),
-                                       doubles(dir / "one" / "spectrum.h5", "/direct/coherent_amplitude"));
+  const double rel = test::relative_l2(test::h5_raw_doubles(dir / "two" / "spectrum.h5", "/direct/coherent_amplitude"),
+                                       test::h5_raw_doubles(dir / "one" / "spectrum.h5", "/direct/coherent_amplitude"));
   BOOST_TEST(rel < test::tol::sharded);
   BOOST_TEST(attr(dir / "two" / "spectrum.h5", "/direct", "electrons") == 7.0);
   expect_same_direct(dir / "two", dir / "again");  // a fixed order of the fold: the same bits every time

@@ -16,6 +16,7 @@
 
 #include "spawn.hpp"
 #include "test_support.hpp"
+#include "h5_read.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -43,20 +44,6 @@ std::string cell_text(const std::string& out, double sigma_r) {
   return t;
 }
 
-std::vector<double> read_all(const fs::path& file, const char* name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  BOOST_REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
-  const hid_t sp = H5Dget_space(d);
-  std::vector<double> v(std::size_t(H5Sget_simple_extent_npoints(sp)));
-  BOOST_REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(sp);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(transverse_form_factor_scales_the_coherent_spectrum) {
@@ -70,12 +57,12 @@ BOOST_AUTO_TEST_CASE(transverse_form_factor_scales_the_coherent_spectrum) {
   }
   const fs::path a = dir / "plain" / "spectrum.h5", b = dir / "shaped" / "spectrum.h5";
   BOOST_REQUIRE(fs::exists(a) && fs::exists(b));
-  const auto omega = read_all(a, "/direct/axes/omega");
-  const auto n = read_all(a, "/direct/axes/direction");
-  const auto coh_a = read_all(a, "/direct/coherent/d2W_domega_dOmega");
-  const auto coh_b = read_all(b, "/direct/coherent/d2W_domega_dOmega");
-  const auto inc_a = read_all(a, "/direct/incoherent/d2W_domega_dOmega");
-  const auto inc_b = read_all(b, "/direct/incoherent/d2W_domega_dOmega");
+  const auto omega = test::h5_doubles(a, "/direct/axes/omega");
+  const auto n = test::h5_doubles(a, "/direct/axes/direction");
+  const auto coh_a = test::h5_doubles(a, "/direct/coherent/d2W_domega_dOmega");
+  const auto coh_b = test::h5_doubles(b, "/direct/coherent/d2W_domega_dOmega");
+  const auto inc_a = test::h5_doubles(a, "/direct/incoherent/d2W_domega_dOmega");
+  const auto inc_b = test::h5_doubles(b, "/direct/incoherent/d2W_domega_dOmega");
   const std::size_t nw = omega.size(), nd = n.size() / 3;
   BOOST_REQUIRE_EQUAL(nd, 9u);
   BOOST_REQUIRE_EQUAL(coh_a.size(), nd * nw);

@@ -17,6 +17,7 @@
 
 #include "spawn.hpp"
 #include "test_support.hpp"
+#include "h5_read.hpp"
 
 namespace fs = std::filesystem;
 using namespace edm;
@@ -33,20 +34,6 @@ namespace {
 constexpr double kMagnitudeVsDirect = test::tol::field_vs_exact;
 // The ω of an FFT bin and of the direct grid agree to the rounding of ω_L·k/32 and 2πk/(N dt).
 constexpr double kSameOmega = 1e-12;
-
-std::vector<double> read_all(const fs::path& file, const char* name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  BOOST_REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-  BOOST_REQUIRE_MESSAGE(d >= 0, file.string() << " lacks " << name);
-  const hid_t sp = H5Dget_space(d);
-  std::vector<double> v(std::size_t(H5Sget_simple_extent_npoints(sp)));
-  BOOST_REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(sp);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
 
 std::string read_string_attr(const fs::path& file, const char* name) {
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -132,14 +119,14 @@ BOOST_AUTO_TEST_CASE(edm_spectrum_of_an_angular_run_matches_the_direct_spectra) 
   const fs::path file = run / "spectrum.h5";
   BOOST_TEST(read_string_attr(file, "screen_type") == "angular");
   BOOST_TEST(read_string_attr(file, "far_field") == "true");
-  const auto w_direct = read_all(file, "/direct/axes/omega");  // carried over from edm run
-  const auto direct = read_all(file, "/direct/coherent/d2W_domega_dOmega");  // (1, 4, nω)
-  const auto w_fft = read_all(file, "/axes/omega");
-  const auto cut = read_all(file, "/cut_x/d2I_domega_dOmega");  // (4, nω_fft): the only row
-  const auto fluence = read_all(file, "/pixel/fluence");        // J/sr at infinity
-  const auto energy = read_all(file, "/pixel/spectral_energy");
-  const auto dir_direct = read_all(file, "/direct/axes/direction");
-  const auto dir_fft = read_all(file, "/axes/direction");
+  const auto w_direct = test::h5_doubles(file, "/direct/axes/omega");  // carried over from edm run
+  const auto direct = test::h5_doubles(file, "/direct/coherent/d2W_domega_dOmega");  // (1, 4, nω)
+  const auto w_fft = test::h5_doubles(file, "/axes/omega");
+  const auto cut = test::h5_doubles(file, "/cut_x/d2I_domega_dOmega");  // (4, nω_fft): the only row
+  const auto fluence = test::h5_doubles(file, "/pixel/fluence");        // J/sr at infinity
+  const auto energy = test::h5_doubles(file, "/pixel/spectral_energy");
+  const auto dir_direct = test::h5_doubles(file, "/direct/axes/direction");
+  const auto dir_fft = test::h5_doubles(file, "/axes/direction");
   const std::size_t nd = 4, nw = w_direct.size(), nf = w_fft.size();
   BOOST_REQUIRE_EQUAL(nw, 113u);
   BOOST_REQUIRE_EQUAL(direct.size(), nd * nw);
@@ -176,8 +163,8 @@ BOOST_AUTO_TEST_CASE(a_sphere_far_away_gives_the_far_field_spectrum) {
   BOOST_TEST(sphere.find("angular screen on a sphere") != std::string::npos, sphere);
   const fs::path a = dir / "far" / "spectrum.h5", b = dir / "sphere" / "spectrum.h5";
   BOOST_TEST(read_string_attr(b, "far_field") == "false");
-  const auto cut_a = read_all(a, "/cut_x/d2I_domega_dOmega"), cut_b = read_all(b, "/cut_x/d2I_domega_dOmega");
-  const std::size_t nf = read_all(a, "/axes/omega").size();
+  const auto cut_a = test::h5_doubles(a, "/cut_x/d2I_domega_dOmega"), cut_b = test::h5_doubles(b, "/cut_x/d2I_domega_dOmega");
+  const std::size_t nf = test::h5_doubles(a, "/axes/omega").size();
   std::vector<double> ra, rb;  // ω > 0
   for (std::size_t i = 0; i < cut_a.size(); ++i)
     if (i % nf != 0) ra.push_back(cut_a[i]), rb.push_back(cut_b[i]);
@@ -185,8 +172,8 @@ BOOST_AUTO_TEST_CASE(a_sphere_far_away_gives_the_far_field_spectrum) {
   BOOST_TEST_MESSAGE("(d²I/dωdΩ)^½, sphere of 2 m vs infinity, relative L2 over all directions " << rel);
   BOOST_TEST(rel < kSphereVsInfinity);
   // Energies: Σ F ΔΩ (J/sr at infinity) against Σ F R² ΔΩ (J/m² on the sphere).
-  const auto fa = read_all(a, "/pixel/fluence"), fb = read_all(b, "/pixel/fluence");
-  const auto ea = read_all(a, "/pixel/spectral_energy"), eb = read_all(b, "/pixel/spectral_energy");
+  const auto fa = test::h5_doubles(a, "/pixel/fluence"), fb = test::h5_doubles(b, "/pixel/fluence");
+  const auto ea = test::h5_doubles(a, "/pixel/spectral_energy"), eb = test::h5_doubles(b, "/pixel/spectral_energy");
   for (std::size_t d = 0; d < fa.size(); ++d) {
     BOOST_TEST(std::abs(fb[d] * kSphereRadius * kSphereRadius / fa[d] - 1) < kSphereVsInfinity, "direction " << d);
     BOOST_TEST(std::abs(eb[d] / ea[d] - 1) < kSphereVsInfinity, "direction " << d);
