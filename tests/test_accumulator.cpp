@@ -20,22 +20,12 @@
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
 #include "test_support.hpp"
+#include "device_cube.hpp"
 
 using namespace edm;
 namespace tt = boost::test_tools;
 
 namespace {
-
-std::shared_ptr<Device> device() {
-  static std::shared_ptr<Device> d = [] {
-    const char* spec = std::getenv("EDM_DEVICE");
-    auto sel = select_devices(spec ? spec : "auto");
-    BOOST_TEST_MESSAGE("device: [" << sel.front().index << "] " << sel.front().name << " ("
-                                   << sel.front().platform << ")");
-    return open_device(sel.front());
-  }();
-  return d;
-}
 
 // The cube from the device, in the slab layout [bucket][comp][iy][ix][k] (small slabs on purpose:
 // rows_per_slab = 3 exercises several transposes per component).
@@ -43,7 +33,7 @@ std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<con
                                KernelOptions o = {}, AccumulatorTiming* timing = nullptr) {
   auto make = [&] {
     try {
-      return FieldAccumulator(device(), s, mode, o);
+      return FieldAccumulator(test::env_device(), s, mode, o);
     } catch (const BuildError& e) {
       BOOST_TEST_MESSAGE("build options: " << e.options() << "\nbuild log:\n" << e.log());
       throw;
@@ -51,14 +41,7 @@ std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<con
   };
   FieldAccumulator acc = make();
   for (auto* b : batches) acc.accumulate(*b);
-  const std::size_t row = std::size_t(s.nx) * s.samples;
-  std::vector<double> cube(std::size_t(bucket_count(mode)) * 3 * s.ny * row, std::nan(""));
-  acc.finish(
-      [&](int b, int c, int iy0, int iy1, const double* d) {
-        std::memcpy(cube.data() + ((std::size_t(b) * 3 + c) * s.ny + iy0) * row, d,
-                    std::size_t(iy1 - iy0) * row * sizeof(double));
-      },
-      3);
+  auto cube = test::download_cube(acc, s, mode, 3);
   if (timing) *timing = acc.timing();
   return cube;
 }
@@ -488,7 +471,7 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
     o.interleave = 1;
     o.state_local = 1;
     try {
-      FieldAccumulator acc(device(), s, Mode::Total, o);
+      FieldAccumulator acc(test::env_device(), s, Mode::Total, o);
       BOOST_ERROR("interleave with the state in local memory was accepted");
     } catch (const ConfigError& e) {
       BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
@@ -501,15 +484,15 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
     Screen s;
     s.nx = 4, s.ny = 4, s.samples = 8;
     s.half_x = s.half_y = 1, s.z = 10, s.dt = 0.1;
-    const bool nvidia = device_info(*device()).vendor.find("NVIDIA") != std::string::npos;
+    const bool nvidia = device_info(*test::env_device()).vendor.find("NVIDIA") != std::string::npos;
     for (const int fast : {1, -1}) {
       if (nvidia && fast > 0) continue;
       KernelOptions o;
       o.nv_seed = 1;
       o.fast_recip = fast;
       try {
-        FieldAccumulator acc(device(), s, Mode::Total, o);
-        BOOST_ERROR("nv_seed was accepted with fast_recip " << fast << " on " << device_info(*device()).name);
+        FieldAccumulator acc(test::env_device(), s, Mode::Total, o);
+        BOOST_ERROR("nv_seed was accepted with fast_recip " << fast << " on " << device_info(*test::env_device()).name);
       } catch (const ConfigError& e) {
         BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
         BOOST_TEST(std::string(e.id()) == "EDM-ACC-025");
@@ -525,7 +508,7 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
   big.nx = 20000, big.ny = 20000, big.samples = 100000;
   big.half_x = big.half_y = 1, big.z = 10, big.dt = 0.1;
   try {
-    FieldAccumulator acc(device(), big, Mode::Total, {});
+    FieldAccumulator acc(test::env_device(), big, Mode::Total, {});
     BOOST_ERROR("a field buffer larger than the device was accepted");
   } catch (const DeviceError& e) {
     BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
@@ -573,7 +556,7 @@ BOOST_AUTO_TEST_CASE(benchmark_cell, *boost::unit_test::precondition([](boost::u
   o.sample_chunks = env_int("EDM_SAMPLE_CHUNKS", 0);
   o.work_group = env_int("EDM_WORK_GROUP", 0);
   o.electron_group = env_int("EDM_ELECTRON_GROUP", 0);
-  FieldAccumulator acc(device(), st.screen, Mode::Total, o);
+  FieldAccumulator acc(test::env_device(), st.screen, Mode::Total, o);
   const auto t0 = std::chrono::steady_clock::now();
   acc.accumulate(st.batch);
   acc.drain();

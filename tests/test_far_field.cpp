@@ -31,6 +31,7 @@
 #include "exact_field.hpp"
 #include "plane_wave_exact.hpp"
 #include "test_support.hpp"
+#include "device_cube.hpp"
 
 using namespace edm;
 
@@ -43,26 +44,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // the sums of the cells' solid angles agree with the exact totals to rounding (a few ulps of 4π).
 constexpr double kGeometryExact = 1e-13;
 
-std::shared_ptr<Device> device() {
-  static std::shared_ptr<Device> d = [] {
-    const char* spec = std::getenv("EDM_DEVICE");
-    return open_device(select_devices(spec ? spec : "auto").front());
-  }();
-  return d;
-}
-
 std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<const SplineBatch*>& batches,
                                KernelOptions o = {}) {
-  FieldAccumulator acc(device(), s, mode, o);
+  FieldAccumulator acc(test::env_device(), s, mode, o);
   for (auto* b : batches) acc.accumulate(*b);
-  const std::size_t row = std::size_t(s.nx) * s.samples;
-  std::vector<double> cube(std::size_t(bucket_count(mode)) * 3 * s.ny * row, std::nan(""));
-  acc.finish(
-      [&](int b, int c, int iy0, int iy1, const double* d) {
-        std::memcpy(cube.data() + ((std::size_t(b) * 3 + c) * s.ny + iy0) * row, d,
-                    std::size_t(iy1 - iy0) * row * sizeof(double));
-      },
-      2);
+  auto cube = test::download_cube(acc, s, mode, 2);
   return cube;
 }
 

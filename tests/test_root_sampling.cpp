@@ -28,6 +28,7 @@
 #include "exact_field.hpp"
 #include "spawn.hpp"
 #include "test_support.hpp"
+#include "device_cube.hpp"
 
 using namespace edm;
 namespace fs = std::filesystem;
@@ -59,14 +60,6 @@ Campaign parse(const std::string& text, const fs::path& out = {}) {
   std::vector<Override> o;
   if (!out.empty()) o.push_back({"run.output", "\"" + out.string() + "\"", Origin::CommandLine});
   return parse_campaign(text, "head_on.toml", o, registry.get("inverse_thomson").keys(), false);
-}
-
-std::shared_ptr<Device> device() {
-  static std::shared_ptr<Device> d = [] {
-    const char* spec = std::getenv("EDM_DEVICE");
-    return open_device(select_devices(spec ? spec : "auto").front());
-  }();
-  return d;
 }
 
 // One sampling: P from the solved spline, and the relative L2 error of the kernel's far field per
@@ -101,7 +94,7 @@ Sampling measure(int samples_per_period, const std::vector<int>& iters, double a
   for (const int it : iters) {
     KernelOptions o;
     o.newton_iters = it;
-    FieldAccumulator acc(device(), screen, Mode::Total, o);
+    FieldAccumulator acc(test::env_device(), screen, Mode::Total, o);
     acc.accumulate(batch);
     const std::size_t row = std::size_t(screen.nx) * screen.samples;
     std::vector<double> E(n, std::nan(""));
