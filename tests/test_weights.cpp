@@ -23,33 +23,20 @@
 #include "edm/error.hpp"
 #include "edm/tracks.hpp"
 #include "test_support.hpp"
+#include "device_cube.hpp"
+#include "h5_read.hpp"
+#include "spawn.hpp"
 
 using namespace edm;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::shared_ptr<Device> device() {
-  static std::shared_ptr<Device> d = [] {
-    const char* spec = std::getenv("EDM_DEVICE");
-    auto sel = select_devices(spec ? spec : "auto");
-    BOOST_TEST_MESSAGE("device: [" << sel.front().index << "] " << sel.front().name);
-    return open_device(sel.front());
-  }();
-  return d;
-}
-
 std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<const SplineBatch*>& batches,
                                KernelOptions o = {}) {
-  FieldAccumulator acc(device(), s, mode, o);
+  FieldAccumulator acc(test::env_device(), s, mode, o);
   for (auto* b : batches) acc.accumulate(*b);
-  const std::size_t row = std::size_t(s.nx) * s.samples;
-  std::vector<double> cube(std::size_t(bucket_count(mode)) * 3 * s.ny * row, std::nan(""));
-  acc.finish([&](int b, int c, int iy0, int iy1, const double* d) {
-    std::memcpy(cube.data() + ((std::size_t(b) * 3 + c) * s.ny + iy0) * row, d,
-                std::size_t(iy1 - iy0) * row * sizeof(double));
-  });
-  return cube;
+  return test::download_cube(acc, s, mode, 0);
 }
 
 // Thomson figure-8 orbits (plane wave along +z, a0 = 0.5) at a few offsets, seen from behind; the
@@ -242,4 +229,31 @@ BOOST_AUTO_TEST_CASE(unit_weights_change_no_bit) {
     const auto via_weighted = run_device(st.screen, mode, {&zero, &ones});
     BOOST_TEST(same_bits(plain, via_weighted));
   }
+}
+
+// A weighted ensemble on an angular screen at infinity: the weighted build of the field kernel
+// must carry the angular observer too (it once built from the flat screen's files alone). Weight 2
+// on one electron doubles its field exactly (2·x is exact in binary floating point).
+BOOST_AUTO_TEST_CASE(weights_on_an_angular_screen) {
+  const fs::path dir = test::temp_dir("weights_angular");
+  auto run = [&](const std::string& name, const std::string& weight) {
+    write_file(dir, name + ".csv", "t0,x,y,z,ux,uy,uz,weight\n0,0,0,0,0,0,0," + weight + "\n");
+    const std::string text = "[run]\nscenario = \"thomson\"\nmode = \"total\"\noutput = \"" + (dir / name).string() +
+                             "\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\nduration = 5.35e-15\n"
+                             "[electrons]\ndistribution = \"list\"\nfile = \"" + name + ".csv\"\n"
+                             "[screen]\ntype = \"angular\"\ndistance = \"infinity\"\naxis = \"-z\"\n"
+                             "theta_x_min = -0.2\ntheta_x_max = 0.2\ntheta_y_min = -0.2\ntheta_y_max = 0.2\n"
+                             "nx = 3\nny = 3\nsamples = 64\n";
+    const auto r = test::run_edm("run " + write_file(dir, name + ".toml", text).string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, name << ": " << r.output);
+    return test::h5_doubles(dir / name / "field.h5", "/E/x");
+  };
+  const auto one = run("one", "1"), two = run("two", "2");
+  BOOST_REQUIRE(one.size() == two.size());
+  double peak = 0;
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    BOOST_TEST(two[i] == 2 * one[i]);
+    peak = std::max(peak, std::abs(one[i]));
+  }
+  BOOST_TEST(peak > 0);  // the directions see the burst: the case compares fields, not zeros
 }

@@ -80,7 +80,7 @@ class FieldAccumulator {
   void drain();
   // Enqueues every pending launch now, past the queue's budget and without waiting, for a caller
   // that reads the cube on the device next, behind the launches on the same in-order queue (the
-  // fft spectra read each electron's series so). The stop flag is not checked.
+  // fft spectra read each electron's series so). Nothing is sent once a stop has halted the queue.
   void enqueue_pending();
   // The stop request (SIGINT/SIGTERM, set by the app) checked before every launch; null: none.
   void set_stop(const std::atomic<bool>* flag);

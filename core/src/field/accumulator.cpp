@@ -724,7 +724,7 @@ void FieldAccumulator::Impl::use_weighted_kernel() {
   auto defs = defines;
   defs["LW_WEIGHTED"] = "1";
   cl::Program program =
-      device->program({"lw_slot.cl", "lienard_wiechert.cl"}, defs, std::max(0, options.max_registers));
+      device->program(program_files(screen), defs, std::max(0, options.max_registers));
   try {
     detail::BoundKernel<detail::kLwAccumulate> k(program,
                                                  detail::kernel_source(std::string(detail::kLwAccumulate.file)));
@@ -757,6 +757,9 @@ void FieldAccumulator::drain() {
 
 void FieldAccumulator::enqueue_pending() {
   auto& m = *impl_;
+  // A stop has halted the queue: what is pending stays unsent (stopped_at() describes the cube
+  // without it), and it may have been formed for another kernel build than the current one.
+  if (m.halted) return;
   while (!m.pending.empty()) m.enqueue_front();
 }
 
