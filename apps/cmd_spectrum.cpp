@@ -72,7 +72,7 @@ int cmd_spectrum(const Args& args) {
     }
     std::cout << "\n";
   }
-  if (const LineYield y = on_axis_line_yield(r, read_run_physics(dir)); y.known) {
+  if (const LineYield y = on_axis_line_yield(r, products.physics); y.known) {
     std::snprintf(line, sizeof line,
                   "  on-axis photon yield at the line ω_1 = %.6g ω: %.4e photons/sr per 0.1 %% BW per shot "
                   "(%.4e J·s/rad/sr, %s window)\n",

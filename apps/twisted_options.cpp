@@ -76,14 +76,15 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
 AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArgs& analysis,
                              const TwistedArgs& twisted) {
   const auto field = dir / "field.h5";
-  const RunPhysics phys = read_run_physics(dir);
+  AnalysisProducts p;
+  p.physics = read_run_physics(dir);
+  const RunPhysics& phys = p.physics;
   const SpectrumOptions opt = resolve_analysis_options(analysis, phys, field);
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
   // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
   if (read_field_summary(field).screen_type == "angular") topt.enabled = false;
   if (topt.enabled) check_ring_options(field, topt.rings);
-  AnalysisProducts p;
   try {
     p.spectrum = compute_spectrum(field, phys, opt);
   } catch (const ConfigError& e) {

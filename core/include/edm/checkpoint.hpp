@@ -39,6 +39,11 @@ struct CheckpointState {
   // [spectra] enabled: each device's direct-spectra sums so far, in device order (the group
   // /spectra of the file); empty for a run without them, whose checkpoints have no such group.
   std::vector<SpectraSums> spectra;
+  // Whether the file holds the cubes (and the spectra sums). A checkpoint of no electron done (a
+  // stop during the first solve) holds neither: its cube is all zeros, which `edm resume` starts
+  // from as a fresh run does (attribute cube_saved = 0; share/docs/outputs.md, "Checkpoints").
+  // Checkpoints written before the attribute hold their cubes.
+  bool cube = true;
 };
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
@@ -88,6 +93,8 @@ class RawCubes {
 void write_checkpoint(const std::filesystem::path& file, const CheckpointState& state, RawCubes& cubes);
 // Every attribute and dataset checked against its type, shape and stored size; the γ vectors of
 // one length; the campaign text TOML. IoError (exit 4) naming the file and the dataset otherwise.
+// A checkpoint without a cube that records an electron done (γ counts, drains, coverage, knots,
+// batches) or holds cube or spectra datasets anyway is refused (EDM-CKP-070).
 CheckpointState read_checkpoint_state(const std::filesystem::path& file);
 // Throws IoError (EDM-CKP-024) unless `state` can continue a campaign of `electrons` electrons:
 // next_electron ≤ electrons, and no batch count, γ count, drain or coverage record beyond the
@@ -96,7 +103,9 @@ void check_resume_state(const CheckpointState& state, std::uint64_t electrons, c
 // Uploads the saved cubes into `cubes` (same device count, screen and mode; every cube dataset
 // present, really stored and finite; IoError otherwise). A layout that differs is EDM-CKP-004
 // naming the first layout key that differs (checkpoints that predate the keys: the pixel order).
-void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
+// A checkpoint that holds no cube (CheckpointState::cube false) uploads nothing and returns false:
+// `cubes` keep the zero cube of a fresh accumulator, which is what it saved.
+bool load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 // The direct-spectra sums of a checkpoint of a [spectra] run: one per device (`devices` of them),
 // each of `directions` × `frequencies` bins. IoError naming the file and the dataset for a
 // checkpoint without the group /spectra (EDM-CKP-060), another grid or device count (EDM-CKP-061),

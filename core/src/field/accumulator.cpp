@@ -75,7 +75,7 @@ struct FieldAccumulator::Impl {
     std::uint64_t first_index = 0, last_index = 0;  // global electron indices (messages, stopped_at)
     double work = 0;   // electrons × positions: the unit of the time estimate
     int slab_y1 = 0;   // > 0: the last launch of a slab of accumulate_in_slabs (rows [.., y1) final after it)
-    bool in_slab = false;
+    bool in_slab() const { return n_positions > 0; }  // a launch over one slab's positions
   };
   std::deque<Pending> pending;
   const std::atomic<bool>* stop = nullptr;
@@ -141,11 +141,12 @@ struct FieldAccumulator::Impl {
                     int n_positions = 0, int slab_y1 = 0);
   // The bounded queue: enqueue_front() moves the first pending launch onto the device queue;
   // room() says whether the budget allows one more; wait_oldest() waits for the oldest launch
-  // running; step() does one of the two (false: a stop request halted the launches); pump(block)
-  // enqueues while there is room, waiting for launches to finish when `block`; true when nothing
-  // is left pending.
+  // running; stopping() is the stop check before every launch (true: a stop request halted the
+  // launches); step() does one of the two (false: halted); pump(block) enqueues while there is
+  // room, waiting for launches to finish when `block`; true when nothing is left pending.
   void enqueue_front();
   bool room();
+  bool stopping();
   void wait_oldest();
   bool step();
   bool pump(bool block);
@@ -603,7 +604,6 @@ void FieldAccumulator::Impl::queue_groups(const cl::Buffer& coef, const std::vec
     p.first_index = electrons[first].index;
     p.last_index = electrons[first + count - 1].index;
     p.work = double(count) * positions;
-    p.in_slab = n_positions > 0;
     p.slab_y1 = first + G >= n ? slab_y1 : 0;
     pending.push_back(std::move(p));
   }
@@ -691,11 +691,14 @@ void FieldAccumulator::Impl::wait_oldest() {
   retire_locked();
 }
 
+bool FieldAccumulator::Impl::stopping() {
+  if (!halted && !(stop && stop->load())) return false;
+  halted = halted || !pending.empty();
+  return true;
+}
+
 bool FieldAccumulator::Impl::step() {
-  if (halted || (stop && stop->load())) {
-    halted = halted || !pending.empty();
-    return false;
-  }
+  if (stopping()) return false;
   if (room())
     enqueue_front();
   else
@@ -703,10 +706,15 @@ bool FieldAccumulator::Impl::step() {
   return true;
 }
 
+// room() once per launch: it retires the finished launches and sums the queued work under the lock.
 bool FieldAccumulator::Impl::pump(bool block) {
-  while (!pending.empty()) {
-    if (!block && !halted && !(stop && stop->load()) && !room()) break;
-    if (!step()) break;
+  while (!pending.empty() && !stopping()) {
+    if (room())
+      enqueue_front();
+    else if (block)
+      wait_oldest();
+    else
+      break;
   }
   return pending.empty();
 }
@@ -770,7 +778,7 @@ bool FieldAccumulator::stopped() const { return impl_->halted && !impl_->pending
 
 std::optional<std::uint64_t> FieldAccumulator::stopped_at() const {
   const auto& m = *impl_;
-  if (!stopped() || m.pending.front().in_slab) return std::nullopt;
+  if (!stopped() || m.pending.front().in_slab()) return std::nullopt;
   return m.pending.front().first_index;
 }
 
@@ -814,7 +822,7 @@ cl::Event FieldAccumulator::Impl::ready_event(int iy1) {
     if (pending.empty()) break;
     if (!step())
       throw Interrupted("EDM-RUN-051", std::string("stopped on request during the field kernels on ") + where() +
-                                           (pending.front().in_slab
+                                           (pending.front().in_slab()
                                                 ? " of a batch launched slab by slab: its slabs hold different "
                                                   "electrons, so the cube can be neither written nor checkpointed"
                                                 : ": the cube holds only part of its electrons, so it cannot be "

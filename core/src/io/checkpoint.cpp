@@ -194,6 +194,7 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_string(root, "campaign", st.campaign_text, partial);
   put_attr_u64(root, "next_electron", st.next_electron);
   put_attr_u64(root, "batches_done", st.batches_done);
+  put_attr_u64(root, "cube_saved", st.cube ? 1 : 0);
   put_attr_u64(root, "ranks", st.ranks);
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
@@ -320,8 +321,13 @@ void write_checkpoint(const std::filesystem::path& file, const CheckpointState& 
     write_header(f.get(), st, acc, partial);
     write_gamma(f.get(), st.gamma, partial);
     write_coverage(f.get(), st.coverage, partial);
-    write_cubes(f.get(), acc, partial);
-    write_spectra_sums(f.get(), st.spectra, partial);
+    // No electron done: the cube is all zeros (and so are the spectra sums), which a resume
+    // starts from without reading them, so they are not written (a stop in the first solve of a
+    // large cube would otherwise fill the disk with zeros).
+    if (st.cube) {
+      write_cubes(f.get(), acc, partial);
+      write_spectra_sums(f.get(), st.spectra, partial);
+    }
     check(H5Fflush(f.get(), H5F_SCOPE_GLOBAL), "cannot flush the checkpoint (disk full?)", partial);
     if (H5Fclose(f.release()) < 0) io_fail("cannot close the checkpoint (disk full?)", partial);
     commit_checkpoint(partial, file);
@@ -390,6 +396,32 @@ std::string differing_layout_key(hid_t root, const RawCubes& acc, const std::fil
   return "";
 }
 
+// Whether the checkpoint holds its cubes: the attribute cube_saved (0 or 1); absent in checkpoints
+// written before it, which always hold them.
+bool read_cube_saved(hid_t root, const std::filesystem::path& file) {
+  if (H5Aexists(root, "cube_saved") <= 0) return true;
+  const std::uint64_t v = get_attr_u64(root, "cube_saved", file);
+  if (v > 1) throw IoError("EDM-CKP-070", file.string() + ": attribute cube_saved = " + std::to_string(v) + " is neither 0 nor 1");
+  return v == 1;
+}
+
+// A checkpoint without a cube is one of no electron done: anything that says otherwise, or a cube
+// or spectra dataset it should not have, means it is damaged or was altered.
+void check_no_cube_state(hid_t root, const CheckpointState& st, const std::filesystem::path& file) {
+  auto fail = [&](const std::string& what) {
+    throw IoError("EDM-CKP-070", file.string() + " holds no cube (cube_saved = 0: no electron done), but " + what +
+                                     "; the checkpoint is damaged");
+  };
+  if (st.batches_done != 0) fail("batches_done = " + std::to_string(st.batches_done));
+  if (st.knots_total != 0) fail("knots_total = " + std::to_string(st.knots_total));
+  for (const auto c : st.gamma.count)
+    if (c != 0) fail("gamma_count counts electrons");
+  if (!st.gamma.drain.empty()) fail("it records drains");
+  if (!st.coverage.empty()) fail("it records coverage of electron " + std::to_string(st.coverage.front().electron));
+  if (H5Lexists(root, cube_name(0, 0).c_str(), H5P_DEFAULT) > 0) fail("it holds the dataset " + cube_name(0, 0));
+  if (H5Lexists(root, "spectra", H5P_DEFAULT) > 0) fail("it holds the group /spectra");
+}
+
 }  // namespace
 
 bool is_rank_checkpoint_name(const std::string& name) {
@@ -446,6 +478,8 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.kernel = get_attr_f64(root, "kernel", file);
   if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
   read_gamma_and_coverage(root, st, file);
+  st.cube = read_cube_saved(root, file);
+  if (!st.cube) check_no_cube_state(root, st, file);
   return st;
 }
 
@@ -467,7 +501,7 @@ void check_resume_state(const CheckpointState& st, std::uint64_t electrons, cons
     if (r.electron >= st.next_electron) fail("coverage names electron " + std::to_string(r.electron) + ", not yet done");
 }
 
-void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
+bool load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
   h5::silence();
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
@@ -485,6 +519,7 @@ void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
     throw IoError("EDM-CKP-004", file.string() + " was written with another device layout of the cube "
                                  "(accumulator.pixel_order / tile_width / work_group differ); resume with the "
                                  "settings it was written with");
+  if (!read_cube_saved(f.get(), file)) return false;  // no electron done: the fresh zero cube stands
   for (std::size_t d = 0; d < acc.devices(); ++d) {
     std::vector<Handle> sets;
     for (int b = 0; b < acc.buckets(); ++b) {
@@ -513,6 +548,7 @@ void load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
                                            std::to_string(off + i));
     });
   }
+  return true;
 }
 
 // ---- the direct spectra of a checkpoint (load_checkpoint_spectra) --------------------------------

@@ -150,8 +150,12 @@ void schedule_checkpoints(const RunContext& ctx, BatchState& state, std::uint64_
   }
 }
 
-CheckpointState checkpoint_state(const BatchState& state, ShardedFieldAccumulator& acc, const RunSummary& S) {
+CheckpointState checkpoint_state(const RunPlan& plan, const BatchState& state, ShardedFieldAccumulator& acc,
+                                 const RunSummary& S) {
   CheckpointState st;
+  // The cube holds electrons [first, next) of this rank: none, and it is all zeros, as are the
+  // direct spectra's sums, so the checkpoint carries neither (share/docs/outputs.md, "Checkpoints").
+  st.cube = state.next > plan.first;
   st.run_id = S.run_id;
   st.campaign_text = state.campaign_text;
   st.next_electron = state.next;
@@ -165,7 +169,7 @@ CheckpointState checkpoint_state(const BatchState& state, ShardedFieldAccumulato
   st.coverage = S.coverage.records;
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
-  if (state.spectra) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
+  if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
 }
 
@@ -199,7 +203,7 @@ void write_agreed(const Ranks& R, bool mine, const std::filesystem::path& file, 
 // resume never mixes generations. Collective: every rank calls it at the same batch boundary.
 void save_checkpoint(const RunPlan& plan, BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
   const Ranks& R = plan.ranks;
-  CheckpointState st = checkpoint_state(state, acc, S);
+  CheckpointState st = checkpoint_state(plan, state, acc, S);
   st.ranks = std::uint32_t(R.size);
   if (R.size == 1) {
     ShardedCubes cubes(acc);
@@ -269,8 +273,12 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
       throw IoError("EDM-CKP-042", file.string() + ": next_electron " + std::to_string(st.next_electron) +
                                        " lies outside this rank's electrons [" + std::to_string(plan.first) + ", " +
                                        std::to_string(plan.end) + "]");
+    if (!st.cube && st.next_electron != plan.first)
+      throw IoError("EDM-CKP-070", file.string() + " holds no cube (cube_saved = 0: no electron done), but its "
+                                       "next_electron is " + std::to_string(st.next_electron) + ", not " +
+                                       std::to_string(plan.first) + "; the checkpoint is damaged");
     ShardedCubes cubes(acc);
-    load_checkpoint_cube(file, cubes);
+    state.resumed_sums = load_checkpoint_cube(file, cubes);
     S.run_id = st.run_id;
     state.next = st.next_electron;
     state.batches_done = st.batches_done;

@@ -218,12 +218,18 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
   throw ConfigError("EDM-RUN-032", msg);
 }
 
-void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& S) {
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& S,
+                      std::uint64_t probe_bytes) {
   // The batch's splines or the download staging, whichever is larger. The probe solve honours a
-  // stop request (Interrupted, exit 130) like every solve.
-  SplineBatch one = cell.solve(0, 1, ctx.options.stop);
-  S.spline_bytes_per_electron = one.bytes();
-  S.host_estimate_bytes = std::max(double(plan.batch) * double(one.bytes()), 2.0 * double(plan.slab_bytes));
+  // stop request (Interrupted, exit 130) like every solve; electron 0 solved already as the first
+  // root-sampling pilot is not solved again, and a stop request since is honoured here.
+  if (probe_bytes == 0) {
+    probe_bytes = cell.solve(0, 1, ctx.options.stop).bytes();
+  } else if (ctx.options.stop && ctx.options.stop->load()) {
+    throw Interrupted("EDM-RUN-060", "the dry run was stopped on request before its estimates");
+  }
+  S.spline_bytes_per_electron = probe_bytes;
+  S.host_estimate_bytes = std::max(double(plan.batch) * double(probe_bytes), 2.0 * double(plan.slab_bytes));
   double rate = 0;
   for (const auto& d : plan.devices) rate += cached_device_rate(d);
   S.time_estimate =
@@ -235,26 +241,34 @@ namespace {
 // |E| there and a quarter period later (a carrier at its node at one is at its crest at the other).
 double peak_field(const Scenario& sc, const double y[8]) {
   const int s = sc.laser_direction();
-  const double xi = y[0] - s * y[3], h = y[4] - s * y[7];
   double e2 = 0;
   for (const double target : {0.0, 0.5 * std::numbers::pi}) {
-    double x4[4], E[3], B[3];
-    for (int c = 0; c < 4; ++c) x4[c] = y[c] + (target - xi) / h * y[4 + c];
-    sc.laser_field(x4, E, B);
+    double x[8], E[3], B[3];
+    free_at_phase(y, s, target, x);
+    sc.laser_field(x, E, B);  // the position x[0..3]
     e2 += E[0] * E[0] + E[1] * E[1] + E[2] * E[2];
   }
   return std::sqrt(e2);
 }
 
-// The pilots of check_root_sampling: electron 0, the initial state whose observed period is the
-// shortest over the screen's corners, edge centres and centre (min_period_ratio), and the one that
-// meets the strongest field (the Doppler factor's modulation, which Q measures, grows with it).
+// The initial states the pilots are chosen among: all of an ensemble of up to kPilotCandidates,
+// else kPilotCandidates of them evenly spread over the indices (⌊j N / K⌋), so that choosing costs
+// the same whatever N. The pilots look for where the sampling is coarsest; the plan does not need
+// the exact extremes of a large ensemble for that, and the kernel's roots are the same either way.
+constexpr std::uint64_t kPilotCandidates = 4096;
+
+// The pilots of check_root_sampling: electron 0, the candidate initial state whose observed period
+// is the shortest over the screen's corners, edge centres and centre (min_period_ratio), and the one
+// that meets the strongest field (the Doppler factor's modulation, which Q measures, grows with it).
 std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
   const Scenario& sc = cell.solver_scenario();
   const int s = sc.laser_direction();
+  const std::uint64_t N = cell.electrons(), K = std::min(N, kPilotCandidates);
   std::uint64_t shortest = 0, strongest = 0;
   double lowest = INFINITY, highest = -1;
-  for (std::uint64_t i = 0; i < cell.electrons(); ++i) {
+  for (std::uint64_t j = 0; j < K; ++j) {
+    // ⌊j N / K⌋ without overflow: j ⌊N / K⌋ + ⌊j (N mod K) / K⌋ (N ≤ K: every index).
+    const std::uint64_t i = j * (N / K) + j * (N % K) / K;
     double y[8];
     sc.initial_state(i, y);
     if (const double r = min_period_ratio(cell.screen(), y, s); r < lowest) {
@@ -300,25 +314,28 @@ std::string root_sampling_message(const Campaign& campaign, const PreparedCell& 
 }
 }  // namespace
 
-void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& S) {
+std::uint64_t check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& S) {
   RootSampling r;
+  std::uint64_t electron0_bytes = 0;  // the first pilot is electron 0 (root_sampling_pilots)
   for (const std::uint64_t i : root_sampling_pilots(cell)) {
     try {
       const SplineBatch b = cell.solve(i, 1, ctx.options.stop);
+      if (i == 0) electron0_bytes = b.bytes();
       r.merge(root_sampling(cell.screen(), b, cell.burst(), 2.0 * std::numbers::pi));
     } catch (const PhysicsError&) {
-      return;  // the batch loop's solve of the same electron reports it in its own words (EDM-WIN-003, …)
+      return electron0_bytes;  // the batch loop's solve of the same electron reports it in its own words (EDM-WIN-003, …)
     } catch (const Interrupted&) {
-      return;  // the stop stays requested: the first batch's solve turns it into a checkpoint
+      return electron0_bytes;  // the stop stays requested: the first batch's solve turns it into a checkpoint
     }
   }
   S.root_sampling = r;
   const int iters = ctx.campaign.accumulator.newton_iters;
   S.roots_converged = !r.known() || r.samples_per_doppler_efold >= min_samples_per_doppler_efold(iters);
-  if (S.roots_converged) return;
+  if (S.roots_converged) return electron0_bytes;
   const std::string msg = root_sampling_message(ctx.campaign, cell, r);
   if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-020", msg + " (screen.strict = true)");
   ctx.observer.warning(msg);
+  return electron0_bytes;
 }
 
 }  // namespace edm::detail

@@ -14,6 +14,7 @@
 
 #include "edm/error.hpp"
 #include "edm/run.hpp"
+#include "run/stages.hpp"
 
 namespace edm {
 namespace {
@@ -80,12 +81,17 @@ double backward_shift(const Screen& screen, const double y[8], double t0_rel) {
   return hi * (1 + 1e-12) + 1e-9;  // land strictly inside the covered side
 }
 
+}  // namespace
+
 // The state where the free straight line of y reaches the light-front phase ξ = t − s z = target.
-void free_at_phase(const double y[8], int sdir, double target, double out[8]) {
+void detail::free_at_phase(const double y[8], int sdir, double target, double out[8]) {
   const double xi = y[0] - sdir * y[3], h = y[4] - sdir * y[7];
   for (int c = 0; c < 8; ++c) out[c] = y[c];
   for (int c = 0; c < 4; ++c) out[c] += (target - xi) / h * y[4 + c];
 }
+using detail::free_at_phase;
+
+namespace {
 
 // The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)²) is at least 1/e; a constant
 // envelope has no duration, so there it is the whole pulse the scenario integrates, |ξ| ≤ ξ_end.

@@ -77,9 +77,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel);
   S.device_buffer_bytes = acc.device_buffer_bytes();
   plan_batches(ctx, cell, plan, S);
-  check_root_sampling(ctx, cell, S);
+  const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
-    estimate_dry_run(ctx, cell, plan, S);
+    estimate_dry_run(ctx, cell, plan, S, probe_bytes);
     return S;
   }
 
@@ -88,7 +88,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan);
   BatchState state = start_or_resume(ctx, plan, cell.electrons(), acc, S);
   if (spectra) state.spectra = &*spectra;
-  if (spectra && options.resume) resume_spectra(plan, state, S, *spectra);
+  // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.
+  if (spectra && state.resumed_sums) resume_spectra(plan, state, S, *spectra);
   std::optional<FieldWriter> writer;
   open_field_file(ctx, cell, plan, writer, S);
   run_batches(ctx, cell, plan, acc, state, S);

@@ -19,15 +19,17 @@
 
 namespace edm::detail {
 
-// The directions of the run's screen, index iy·nx + ix: an angular screen's grid (directions.hpp),
-// or a flat screen's pixels seen from the origin.
-std::vector<std::array<double, 3>> screen_directions(const ScreenSection& section, const Screen& screen) {
+// The directions of the run's screen, index iy·nx + ix: an angular screen's grid, as make_screen
+// built it once (Screen::directions), or a flat screen's pixels seen from the origin (a flat Screen
+// holds no directions: its spectra's are these). The screen alone decides; the section is the one
+// it was made from.
+std::vector<std::array<double, 3>> screen_directions(const ScreenSection& /*section*/, const Screen& screen) {
   std::vector<std::array<double, 3>> n;
-  if (section.type == ScreenType::Angular) {
-    for (const DirectionCell& c : direction_cells(make_direction_grid(section))) n.push_back(c.n);
+  n.reserve(std::size_t(screen.pixels()));
+  if (screen.angular()) {
+    for (const DirectionCell& c : screen.directions) n.push_back(c.n);
     return n;
   }
-  n.reserve(std::size_t(screen.pixels()));
   for (int iy = 0; iy < screen.ny; ++iy)
     for (int ix = 0; ix < screen.nx; ++ix) {
       const double x = screen.pixel_x(ix), y = screen.pixel_y(iy), z = screen.z;

@@ -84,10 +84,17 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
 // field (at most three solves): below the threshold of the campaign's accumulator.newton_iters a
 // warning, or under screen.strict the error EDM-WIN-020; recorded in summary.root_sampling and
 // summary.roots_converged for run.toml's [window]. A pilot that cannot be solved, or a stop, leaves
-// no verdict: the batch loop meets the same and reports it.
-void check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
-// Dry run: the host and time estimates from one solved trajectory (nothing runs on a device).
-void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary);
+// no verdict: the batch loop meets the same and reports it. Returns the spline bytes of electron 0
+// (the first pilot), 0 when it was not solved.
+std::uint64_t check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
+// Dry run: the host and time estimates from electron 0's splines: `probe_bytes` when
+// check_root_sampling solved it, else solved here (nothing runs on a device). A stop request is
+// honoured either way (Interrupted).
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary,
+                      std::uint64_t probe_bytes);
+// The state where the free straight line of y reaches the light-front phase ξ = t − s z = target
+// (prepare.cpp; the pilots of check_root_sampling use it too).
+void free_at_phase(const double y[8], int sdir, double target, double out[8]);
 
 class SpectraShards;  // direct spectra, below
 
@@ -106,6 +113,7 @@ struct BatchState {
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
   SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
+  bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
