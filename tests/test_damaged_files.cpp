@@ -35,6 +35,15 @@ const std::string kCell = test::small_cell(
     {.electrons = 4, .screen = "half_width_x = 6e-5\nhalf_width_y = 4e-5\nnx = 4\nny = 3\nsamples = 64\n"});
 
 struct Quiet : RunObserver {};
+// Stops the run when its second batch's solve begins, so that its checkpoint holds the first
+// batch's cube (a checkpoint of no electron done holds none: share/docs/outputs.md, "Checkpoints").
+struct StopAtSecondBatch : RunObserver {
+  std::atomic<bool>* stop = nullptr;
+  int solves = 0;
+  void phase(const std::string& name, const std::string&) override {
+    if (name == "trajectories" && ++solves == 2) stop->store(true);
+  }
+};
 
 Campaign cell(const fs::path& out) {
   const auto registry = PluginRegistry::discover();
@@ -43,7 +52,7 @@ Campaign cell(const fs::path& out) {
 }
 
 // The good inputs, made once: a finished run folder (field.h5 + run.toml) and a run folder holding
-// the checkpoint of a run stopped after its first batch (a stop requested before the start).
+// the checkpoint of a run stopped after its first batch (a stop requested as the second one starts).
 struct Inputs {
   fs::path root = test::temp_dir("damaged");
   fs::path run = root / "run", stopped = root / "stopped";
@@ -51,10 +60,12 @@ struct Inputs {
     Quiet q;
     const auto registry = PluginRegistry::discover();
     run_campaign(cell(run), registry, RunOptions{}, q);
-    std::atomic<bool> stop{true};
+    std::atomic<bool> stop{false};
+    StopAtSecondBatch at_second;
+    at_second.stop = &stop;
     RunOptions ro;
     ro.stop = &stop;
-    BOOST_CHECK_THROW(run_campaign(cell(stopped), registry, ro, q), Interrupted);
+    BOOST_CHECK_THROW(run_campaign(cell(stopped), registry, ro, at_second), Interrupted);
     BOOST_REQUIRE(fs::exists(run / "field.h5"));
     BOOST_REQUIRE(fs::exists(stopped / "checkpoint.h5"));
   }
