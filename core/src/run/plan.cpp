@@ -9,6 +9,10 @@
 #include <numbers>
 #include <string>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "edm/accumulator.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/coverage.hpp"
@@ -82,6 +86,20 @@ void refuse_runaway_knots(const Campaign& campaign, const PreparedCell& cell) {
                   (long long)t.max_total_knots);
     throw ConfigError("EDM-RUN-031", msg);
   }
+}
+
+// The batches' large vectors (knots, splines) in pages of their own, which go back to the OS when
+// the vector is freed, so that the host peak is the memory alive, which the plan counts. glibc
+// otherwise raises its mmap threshold after the first large free (up to 32 MiB), and later knot
+// and spline vectors come from the malloc arenas (one per solver thread), where a freed block's
+// pages stay resident and are reused by whatever comes next: the peak then depended on how the
+// blocks of one batch and the next fell into the arenas, changing by over 10 MiB with a batch size
+// one electron larger or smaller, or with the scheduling on a loaded machine (tests/test_bounds.cpp).
+// Setting the threshold fixes it at glibc's own default (128 KiB) instead of the moving one.
+void keep_batches_in_their_own_pages() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 }
 
 }  // namespace
@@ -163,6 +181,7 @@ void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan
 
   // Runaways are refused before anything is solved, from the predicted knots.
   refuse_runaway_knots(ctx.campaign, cell);
+  keep_batches_in_their_own_pages();
   const HostMemory m = host_memory(ctx, cell, plan, S);
 
   // "auto" fits B into the host budget from the predicted bytes per electron.
