@@ -222,6 +222,42 @@ BOOST_AUTO_TEST_CASE(a_spectra_run_stopped_in_its_first_solve_resumes_to_the_sam
     BOOST_TEST(test::h5_raw(full / "spectrum.h5", name) == test::h5_raw(part / "spectrum.h5", name), name);
 }
 
+// Stops the run as its second batch's solve begins: a checkpoint of the first batch, with its cube.
+struct StopAtSecondSolve : RunObserver {
+  std::atomic<bool>* stop = nullptr;
+  int solves = 0;
+  void phase(const std::string& name, const std::string&) override {
+    if (name == "trajectories" && ++solves == 2) stop->store(true);
+  }
+};
+
+// A checkpoint written before cube_saved (a cube, no such attribute) resumes as before.
+BOOST_AUTO_TEST_CASE(a_checkpoint_from_before_cube_saved_resumes_with_its_cube) {
+  const fs::path dir = test::temp_dir("cube_saved_absent");
+  const std::string text = test::small_cell({.electrons = 4, .electron_batch = "2"});
+  const auto registry = PluginRegistry::discover();
+  RunObserver quiet;
+  run_campaign(parsed(text, dir / "full"), registry, RunOptions{}, quiet);
+  std::atomic<bool> stop{false};
+  StopAtSecondSolve observer;
+  observer.stop = &stop;
+  RunOptions ro;
+  ro.stop = &stop;
+  BOOST_CHECK_THROW(run_campaign(parsed(text, dir / "part"), registry, ro, observer), Interrupted);
+  const fs::path file = checkpoint_path(dir / "part");
+  BOOST_REQUIRE_EQUAL(read_checkpoint_state(file).next_electron, 2u);
+  BOOST_TEST(has_link(file, "cube_d0_b0"));
+  {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    BOOST_REQUIRE(H5Adelete(f, "cube_saved") >= 0);
+    H5Fclose(f);
+  }
+  BOOST_TEST(read_checkpoint_state(file).cube);
+  BOOST_REQUIRE_EQUAL(resume_in_process(text, dir / "part"), "");
+  expect_same_field(dir / "full", dir / "part");
+}
+
 // A checkpoint without a cube is one of no electron done: one that says otherwise is refused.
 BOOST_AUTO_TEST_CASE(a_checkpoint_without_a_cube_that_claims_electrons_is_refused) {
   const fs::path dir = test::temp_dir("first_solve_odd");
