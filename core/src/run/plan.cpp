@@ -272,8 +272,8 @@ double peak_field(const Scenario& sc, const double y[8]) {
 
 // The initial states the pilots are chosen among: all of an ensemble of up to kPilotCandidates,
 // else kPilotCandidates of them evenly spread over the indices (⌊j N / K⌋), so that choosing costs
-// the same whatever N. The pilots look for where the sampling is coarsest; the plan does not need
-// the exact extremes of a large ensemble for that, and the kernel's roots are the same either way.
+// the same whatever N. The pilots look for where the sampling is likely coarsest: a check before
+// device time, not a bound over every electron, for which near-extreme states serve as well.
 constexpr std::uint64_t kPilotCandidates = 4096;
 
 // The pilots of check_root_sampling: electron 0, the candidate initial state whose observed period
