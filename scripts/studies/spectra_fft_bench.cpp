@@ -7,8 +7,13 @@
 //   g++ -std=c++20 -O2 -Icore/include scripts/studies/spectra_fft_bench.cpp -Lbuild/core -ledm \
 //       -Wl,-rpath,$PWD/build/core -o build/studies/spectra_fft_bench
 //   EDM_PLUGIN_PATH=build/plugins build/studies/spectra_fft_bench CAMPAIGN M N [KEY=VALUE ...]
-// FFT_GROUP=G sets SpectraOptions::fft_group; FIELD_ONLY=1 times instead the fft method's first
-// step alone: one FieldAccumulator on the same screen fed one electron per accumulate().
+// The method is the campaign's spectra.method (spectra.method=dft|fft|direct|auto as a KEY=VALUE).
+// FFT_GROUP=G sets SpectraOptions::fft_group (the fft and dft methods' electron group); FIELD_ONLY=1
+// times instead the fft and dft methods' first step alone: one FieldAccumulator on the same screen
+// fed one electron per accumulate(). On an angular screen at infinity it first prints how many
+// samples of the window the M electrons' far-field series cover (far_series_samples: what the dft
+// method sums over); COVERAGE_ONLY=1 stops there (no device needed).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +54,19 @@ int main(int argc, char** argv) {
   for (double w : spectra_frequencies(c.spectra, wl)) grid.omega.push_back(w / wl);
   for (const DirectionCell& d : cell.screen().directions) grid.directions.push_back(d.n);
   grid.far_screen = cell.screen();
+  if (grid.far_screen.far_field()) {
+    double mean = 0;
+    int lo = cell.screen().samples, hi = 0;
+    for (std::size_t e = 0; e < base.electrons.size(); ++e) {
+      const auto r = far_series_samples(grid.far_screen, base, e);
+      mean += double(r[1] - r[0]) / double(base.electrons.size());
+      lo = std::min(lo, r[1] - r[0]);
+      hi = std::max(hi, r[1] - r[0]);
+    }
+    std::printf("far-field series of the %llu electrons: %.1f of %d samples covered on average (min %d, max %d)\n",
+                (unsigned long long)M, mean, cell.screen().samples, lo, hi);
+    if (std::getenv("COVERAGE_ONLY")) return 0;
+  }
   SpectraOptions o;
   o.nodes = c.spectra.nodes;
   o.phase = c.spectra.phase;
@@ -87,7 +105,7 @@ int main(int argc, char** argv) {
   const auto t2 = std::chrono::steady_clock::now();
   std::printf("fft_group %d, method %s, %zu directions x %zu frequencies, screen samples %d, %llu electrons (%llu distinct, "
               "solved in %.2f s)\n",
-              o.fft_group, s.method == SpectraMethod::Fft ? "fft" : "direct", grid.directions.size(), grid.omega.size(),
+              o.fft_group, name(s.method), grid.directions.size(), grid.omega.size(),
               cell.screen().samples, (unsigned long long)s.electrons, (unsigned long long)M, solve_s);
   const double acc_s = std::chrono::duration<double>(t2 - t1).count();
   std::printf("setup %.3f s, accumulate+finish %.3f s (%.3f ms/electron), device kernels %.3f s\n",
