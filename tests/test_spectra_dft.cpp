@@ -174,9 +174,13 @@ BOOST_AUTO_TEST_CASE(the_sample_range_holds_every_written_sample) {
 
 // A linear grid that is no set of FFT bins: dft against the untrimmed host sum, the fft method and
 // the direct quadrature, for the whole electron and for the cut one (its sum trimmed to its range).
+// The cut spline's series starts and ends abruptly, so the sum over its samples is no longer close
+// to the continuous Fourier integral that the direct method evaluates: direct is compared on the
+// whole electron only.
 BOOST_AUTO_TEST_CASE(dft_agrees_with_the_untrimmed_sum_fft_and_direct) {
   const Far f;
-  for (const SplineBatch& b : {f.batch, f.part()}) {
+  for (const bool cut : {false, true}) {
+    const SplineBatch b = cut ? f.part() : f.batch;
     const SpectraGrid g = f.linear(0.31, 3.7, kCount);
     const SpectraSums dft = run(g, SpectraMethod::Dft, b);
     const SpectraSums fft = run(g, SpectraMethod::Fft, b);
@@ -205,7 +209,7 @@ BOOST_AUTO_TEST_CASE(dft_agrees_with_the_untrimmed_sum_fft_and_direct) {
                        << "; incoherent vs |coherent|² " << worst_inc);
     BOOST_TEST(worst_sum < kSumRounding);
     BOOST_TEST(worst_fft < kSumRounding);
-    BOOST_TEST(worst_direct < kDftVsDirect);
+    if (!cut) BOOST_TEST(worst_direct < kDftVsDirect);
     BOOST_TEST(worst_inc < kSumRounding);
   }
 }
@@ -217,16 +221,16 @@ BOOST_AUTO_TEST_CASE(dft_on_a_logarithmic_grid) {
   for (int k = 0; k < 64; ++k) w.push_back(0.3 * std::pow(12.0, double(k) / 63.0));
   const SpectraGrid g = f.grid(w);
   const SplineBatch part = f.part();
-  const SpectraSums dft = run(g, SpectraMethod::Dft, part);
-  const SpectraSums dir = run(g, SpectraMethod::Direct, part);
+  const SpectraSums dft = run(g, SpectraMethod::Dft, f.batch), cut = run(g, SpectraMethod::Dft, part);
+  const SpectraSums dir = run(g, SpectraMethod::Direct, f.batch);
   const std::vector<double> cube = f.cube(part);
   double worst_sum = 0, worst_direct = 0;
   for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d) {
-    worst_sum = std::max(worst_sum, rel_l2(amplitude(dft, d), host_sum(cube, f.screen(), d, w)));
+    worst_sum = std::max(worst_sum, rel_l2(amplitude(cut, d), host_sum(cube, f.screen(), d, w)));
     worst_direct = std::max(worst_direct, rel_l2(amplitude(dft, d), amplitude(dir, d)));
   }
-  BOOST_TEST_MESSAGE("log grid: dft vs the untrimmed host sum " << worst_sum << ", vs direct "
-                                                                << worst_direct);
+  BOOST_TEST_MESSAGE("log grid: dft of the cut electron vs the untrimmed host sum "
+                     << worst_sum << ", of the whole one vs direct " << worst_direct);
   BOOST_TEST(worst_sum < kSumRounding);
   BOOST_TEST(worst_direct < kDftVsDirect);
 }
