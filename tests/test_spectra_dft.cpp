@@ -5,20 +5,29 @@
 // (2) the direct quadrature over the spline pieces, (3) the sum over ALL the device's far-field
 // samples on the host (the untrimmed sum: the range [k_lo, k_hi) must hold every non-zero sample),
 // on a linear and on a logarithmic grid; the range itself against the device's cube; batching and
-// weights; bad input.
+// weights; a stop and `edm resume` with the fft and the dft method (spectrum.h5 bit for bit as the
+// uninterrupted run); bad input.
 #define BOOST_TEST_MODULE spectra_dft
+#include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <complex>
 #include <cstring>
+#include <filesystem>
 #include <numbers>
 
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
+#include "edm/checkpoint.hpp"
 #include "edm/device.hpp"
 #include "edm/error.hpp"
+#include "edm/plugins.hpp"
 #include "edm/run.hpp"
 #include "edm/spectra.hpp"
+#include "h5_read.hpp"
+#include "spawn.hpp"
 #include "test_support.hpp"
+
+namespace fs = std::filesystem;
 
 using namespace edm;
 using cplx = std::complex<double>;
@@ -233,6 +242,12 @@ BOOST_AUTO_TEST_CASE(dft_on_a_logarithmic_grid) {
                      << worst_sum << ", of the whole one vs direct " << worst_direct);
   BOOST_TEST(worst_sum < kSumRounding);
   BOOST_TEST(worst_direct < kDftVsDirect);
+  // "auto" on this grid: the fft method cannot serve it, the dft one is far cheaper than the
+  // quadrature by the cost model (share/docs/outputs.md "Direct spectra").
+  BOOST_TEST(int(dft.method) == int(SpectraMethod::Dft));
+  SpectraOptions o;
+  o.method = SpectraMethod::Auto;
+  BOOST_TEST(int(SpectraAccumulator(device(), g, o).finish().method) == int(SpectraMethod::Dft));
 }
 
 // Three electrons (shifted copies, weights 1, 2, 0.5) in one batch and in batches of 2 + 1, groups
@@ -310,4 +325,75 @@ BOOST_AUTO_TEST_CASE(dft_bad_input_is_refused) {
   const std::string text = "[run]\nscenario = \"thomson\"\n[spectra]\nenabled = true\nmethod = \"dft\"\n";
   const Campaign c = parse_campaign(text, "ok", {}, f.registry.get("thomson").keys(), false);
   BOOST_TEST(int(c.spectra.method) == int(SpectraMethod::Dft));
+}
+
+namespace {
+
+// The small inverse-Thomson cell (test::small_cell) on an angular screen at infinity, 3 × 3
+// directions, 6 frequencies around the backscatter line (γ = 3: about 36 ω_L, below the Nyquist
+// frequency 64 ω_L of T/128 sampling), 12 electrons in batches of 2: the cell of
+// tests/test_spectra_plumb.cpp's resume case, with the fft or dft method.
+std::string series_cell(const std::string& method) {
+  std::string t = test::small_cell({.electrons = 12,
+                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
+                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
+                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n",
+                                    .electron_batch = "2"});
+  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
+  return t + "[spectra]\nenabled = true\nmethod = \"" + method +
+         "\"\nomega_min = 20\nomega_max = 45\ncount = 6\n";
+}
+
+struct StopAt : RunObserver {
+  std::atomic<bool>* stop = nullptr;
+  std::uint64_t at = 0;
+  void progress(const RunProgress& p) override {
+    if (p.done >= at) stop->store(true);
+  }
+};
+
+}  // namespace
+
+// Stopped once the first electron is done (a checkpoint with the sums of the electrons before the
+// stop), then `edm resume`: spectrum.h5's /direct as the uninterrupted run's, bit for bit.
+BOOST_AUTO_TEST_CASE(a_stopped_fft_or_dft_run_resumes_to_the_same_spectra) {
+  const auto registry = PluginRegistry::discover();
+  for (const std::string method : {"fft", "dft"}) {
+    const fs::path dir = test::temp_dir("series_resume_" + method), part = dir / "part";
+    const std::string text = series_cell(method);
+    const auto file = test::write_file(dir, "cell.toml", text);
+    const auto full = test::run_edm("run " + file.string() + " --quiet --output " + (dir / "full").string());
+    BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+    std::atomic<bool> stop{false};
+    StopAt observer;
+    observer.stop = &stop;
+    observer.at = 1;
+    RunOptions ro;
+    ro.stop = &stop;
+    ro.checkpoint_every = -1;
+    ro.progress_interval = 0.005;
+    std::string id;
+    try {
+      const Campaign c = parse_campaign(text, "cell.toml",
+                                        {{"run.output", "\"" + part.string() + "\"", Origin::CommandLine}},
+                                        registry.get("inverse_thomson").keys(), false);
+      run_campaign(c, registry, ro, observer);
+    } catch (const Interrupted& e) {
+      id = e.id();
+    }
+    BOOST_REQUIRE_EQUAL(id, "EDM-RUN-010");
+    const std::uint64_t next = read_checkpoint_state(checkpoint_path(part)).next_electron;
+    BOOST_TEST_MESSAGE(method << ": stopped with " << next << " of 12 electrons summed");
+    BOOST_REQUIRE(next < 12u);
+    const auto resumed = test::run_edm("resume " + part.string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+    for (const char* name :
+         {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
+          "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_omega"}) {
+      const auto x = test::h5_raw(dir / "full" / "spectrum.h5", name),
+                 y = test::h5_raw(part / "spectrum.h5", name);
+      BOOST_TEST(!x.empty());
+      BOOST_TEST((x == y), method << ": " << name << " differs after resume");
+    }
+  }
 }

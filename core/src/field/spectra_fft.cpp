@@ -44,12 +44,14 @@ namespace {
 // per radian of phase ω·T over the observer window T (its work grows with the phase it resolves);
 // the fft method per slot of the field kernel and per point·log2 of the transforms (3 components,
 // forward and backward); the dft method (the same field step) per FLOP of its matrix products and
-// per (direction, ω) bin of its reduction, per electron.
+// per (direction, ω) bin of each reduction launch (one per group of fft_group electrons;
+// BENCHMARKS.md "dft spectra"). PoCL's reduction cost is below the noise of its measurement (6
+// directions): 0.
 struct CostConstants {
   double term_radian, slot, fft_point, gemm_flop, dft_bin;
 };
-constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 3e-13, 5e-11};  // NVIDIA H200
-constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8, 1e-9, 1e-8};       // PoCL, 2 cores
+constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 9.4e-14, 9.0e-11};  // NVIDIA H200
+constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8, 1.54e-9, 0.0};          // PoCL, 2 cores
 
 // The premultiply's work-group edge, CZT_TILE of cl/spectra_fft.cl (the program is built with it).
 constexpr std::size_t kCztTile = 16;
@@ -104,7 +106,7 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
   c.fft = field + D * 6.0 * L * std::log2(L) * k.fft_point;
   // Dft: 3 products of (2M × n) by (n × D), 2 FLOP per term, and the reduction of every bin.
   const double n = covered < 0 ? double(std::max(1, s.samples)) : covered;
-  c.dft = field + 12.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin;
+  c.dft = field + 12.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
   return c;
 }
 
