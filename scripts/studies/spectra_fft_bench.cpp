@@ -12,7 +12,12 @@
 // times instead the fft and dft methods' first step alone: one FieldAccumulator on the same screen
 // fed one electron per accumulate(). On an angular screen at infinity it first prints how many
 // samples of the window the M electrons' far-field series cover (far_series_samples: what the dft
-// method sums over); COVERAGE_ONLY=1 stops there (no device needed).
+// method sums over); COVERAGE_ONLY=1 stops there (no device needed). BURST_STUDY=1 measures instead,
+// per electron, how much of its far-field series lies outside its burst's light (the samples of
+// the arrival window of the burst, PreparedCell::burst(), over all directions, ±2 samples): the
+// energy fraction Σ|E|² outside / Σ|E|² and the largest |E| outside over the largest |E|, from the
+// field kernel's own cube (what a dft trimmed to the burst would drop); and, for thresholds
+// τ = 1e-4 … 1e-12, the samples of the smallest range outside which every |E| ≤ τ·max|E|.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +27,7 @@
 
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
+#include "edm/coverage.hpp"
 #include "edm/device.hpp"
 #include "edm/directions.hpp"
 #include "edm/photon_units.hpp"
@@ -66,6 +72,69 @@ int main(int argc, char** argv) {
     std::printf("far-field series of the %llu electrons: %.1f of %d samples covered on average (min %d, max %d)\n",
                 (unsigned long long)M, mean, cell.screen().samples, lo, hi);
     if (std::getenv("COVERAGE_ONLY")) return 0;
+  }
+  if (std::getenv("BURST_STUDY")) {
+    auto dev = open_device(select_devices(c.accumulator.devices).front());
+    const Screen& s = cell.screen();
+    const std::size_t P = std::size_t(s.pixels()), NS = std::size_t(s.samples);
+    double worst_energy = 0, worst_peak = 0, mean_n = 0;
+    for (std::size_t e = 0; e < base.electrons.size(); ++e) {
+      double ys[8], ye[8];
+      if (!burst_states(base, base.electrons[e], cell.burst(), ys, ye)) {
+        std::printf("electron %zu: no burst\n", e);
+        continue;
+      }
+      double lo = 1e300, hi = -1e300;
+      for (std::size_t p = 0; p < P; ++p) {
+        lo = std::min(lo, s.arrival_rel_dir(ys, p));
+        hi = std::max(hi, s.arrival_rel_dir(ye, p));
+      }
+      const long k_lo = std::max(0L, long(std::floor((lo - s.t0_rel) / s.dt)) - 2);
+      const long k_hi = std::min(long(NS), long(std::ceil((hi - s.t0_rel) / s.dt)) + 3);
+      SplineBatch one;
+      one.electrons = {base.electrons[e]};
+      const auto first = base.coef.begin() + std::ptrdiff_t(one.electrons[0].offset);
+      one.coef.assign(first, first + std::ptrdiff_t(std::uint64_t(one.electrons[0].n_intervals) * kCoefPerInterval));
+      one.electrons[0].offset = 0;
+      FieldAccumulator field(dev, s, Mode::Total, KernelOptions{});
+      field.accumulate(one);
+      double in_e = 0, out_e = 0, in_peak = 0, out_peak = 0;
+      std::vector<double> row_max(NS, 0.0);  // max |E| over directions and components per sample
+      field.finish([&](int b, int, int y0, int y1, const double* d) {
+        if (b != 0) return;
+        for (std::size_t i = 0; i < std::size_t(y1 - y0) * std::size_t(s.nx) * NS; ++i) {
+          const long k = long(i % NS);
+          row_max[std::size_t(k)] = std::max(row_max[std::size_t(k)], std::fabs(d[i]));
+          const double v = d[i] * d[i];
+          if (k >= k_lo && k < k_hi) {
+            in_e += v;
+            in_peak = std::max(in_peak, std::fabs(d[i]));
+          } else {
+            out_e += v;
+            out_peak = std::max(out_peak, std::fabs(d[i]));
+          }
+        }
+      });
+      worst_energy = std::max(worst_energy, out_e / (in_e + out_e));
+      worst_peak = std::max(worst_peak, out_peak / std::max(in_peak, out_peak));
+      mean_n += double(k_hi - k_lo) / double(base.electrons.size());
+      const double peak = *std::max_element(row_max.begin(), row_max.end());
+      std::printf("electron %zu, samples above tau*peak:", e);
+      for (double tau : {1e-4, 1e-6, 1e-8, 1e-10, 1e-12}) {
+        long a = -1, z = -1;
+        for (std::size_t k = 0; k < NS; ++k)
+          if (row_max[k] > tau * peak) {
+            if (a < 0) a = long(k);
+            z = long(k) + 1;
+          }
+        std::printf(" %g: %ld", tau, a < 0 ? 0L : z - a);
+      }
+      std::printf("\n");
+    }
+    std::printf("burst study, %llu electrons: burst range %.1f of %zu samples on average; outside it, worst energy "
+                "fraction %.3e, worst |E| over the peak %.3e\n",
+                (unsigned long long)M, mean_n, NS, worst_energy, worst_peak);
+    return 0;
   }
   SpectraOptions o;
   o.nodes = c.spectra.nodes;
