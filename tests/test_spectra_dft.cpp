@@ -322,6 +322,8 @@ BOOST_AUTO_TEST_CASE(dft_bad_input_is_refused) {
   const double nyquist = std::numbers::pi / f.screen().dt;
   refused(f.linear(0.5, nyquist, 8), 4, "EDM-CFG-651", "Nyquist");
   refused(f.linear(0.5, 3.0, 8), 0, "EDM-ACC-077", "group");
+  // A group whose amplitudes (3 × 2 × 8 frequencies × 6 directions doubles each) exceed any device.
+  refused(f.linear(0.5, 3.0, 8), 1 << 30, "EDM-ACC-076", "spectra.count");
   const std::string text = "[run]\nscenario = \"thomson\"\n[spectra]\nenabled = true\nmethod = \"dft\"\n";
   const Campaign c = parse_campaign(text, "ok", {}, f.registry.get("thomson").keys(), false);
   BOOST_TEST(int(c.spectra.method) == int(SpectraMethod::Dft));

@@ -108,8 +108,8 @@ SpectraDft::SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
   m.nb = m.series->nb;
   m.nw = m.series->nw;
   m.G = options.fft_group;
-  m.group_weights.assign(std::size_t(m.G), 0.0);
   m.check_memory();
+  m.group_weights.assign(std::size_t(m.G), 0.0);
   Device& dev = *m.series->device;
   cl::Program program = dev.program({"spectra_dft.cl"}, {});
   try {
@@ -128,7 +128,13 @@ SpectraDft::SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
   }
 }
 
-SpectraDft::~SpectraDft() = default;  // FarSeries waits for the queue
+SpectraDft::~SpectraDft() {
+  if (!impl_ || !impl_->series) return;
+  try {
+    impl_->series->device->queue().finish();  // before W and C go
+  } catch (...) {
+  }
+}
 
 // Slot `slot`'s amplitudes from the cube's rows [k_lo, k_lo + n) of each component, then those rows
 // zeroed; an electron that covers no sample gets a slot of zeros.
