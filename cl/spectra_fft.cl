@@ -15,14 +15,18 @@
 // fastest. The field cube E is [c][k][pos] (cl/lienard_wiechert.cl), position fastest, so the
 // premultiply transposes through a tile in local memory (both its reads and its writes coalesced).
 
-#define CZT_TILE 16
+// CZT_TILE, the premultiply's work-group edge, comes from the host (core/src/field/spectra_fft.cpp
+// builds the program with it and launches CZT_TILE × CZT_TILE work-groups).
+#ifndef CZT_TILE
+#error "CZT_TILE: the host defines it"
+#endif
 
 // Electron slot g: y from the cube (k < nb) or zero padding (nb ≤ k < L); the cube is zeroed as it
 // is read, ready for the next electron (its samples outside an electron's coverage are never
 // written by the field kernel, so they must start at zero). Work-groups of CZT_TILE × CZT_TILE:
 // dimension 0 over positions (reads) / points (writes), 1 over points / positions, 2 the component.
-__kernel void czt_premultiply(__global double* restrict E, const int np, const int nb, const int L, const int G,
-                              const int g, __global const double2* restrict chirp, __global double2* restrict Y) {
+__kernel void czt_premultiply(__global double* restrict E, const int np, const int nb, const int L, const int g,
+                              __global const double2* restrict chirp, __global double2* restrict Y) {
   __local double tile[CZT_TILE][CZT_TILE + 1];
   const int lx = (int)get_local_id(0), ly = (int)get_local_id(1), c = (int)get_global_id(2);
   const int pos0 = (int)get_group_id(0) * CZT_TILE, k0 = (int)get_group_id(1) * CZT_TILE;

@@ -47,7 +47,7 @@ enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumula
 enum class SpectraScale { Linear, Log };                         // spectra.scale: ω grid spacing
 enum class SpectraSum { Both, Coherent, Incoherent };            // spectra.sum: which sums are kept
 enum class SpectraUnit { Laser, EV };                            // spectra.unit of omega_min/omega_max
-enum class SpectraMethod { Auto, Direct, Fft };                  // spectra.method: how the amplitudes are computed
+enum class SpectraMethod { Auto, Direct, Fft, Dft };             // spectra.method: how the amplitudes are computed
 
 // The words of each enum, as campaign files, messages and the manifest write them (index = value).
 template <class E>
@@ -114,7 +114,7 @@ struct Choices<SpectraUnit> {
 };
 template <>
 struct Choices<SpectraMethod> {
-  static constexpr std::array names{"auto", "direct", "fft"};
+  static constexpr std::array names{"auto", "direct", "fft", "dft"};
 };
 
 template <class E>
@@ -256,7 +256,7 @@ struct SpectraSection {
   SpectraSum sum = SpectraSum::Both;
   int nodes = 8;          // Gauss–Legendre nodes per sub-piece of a spline interval
   double phase = 2.0;     // rad: largest phase excursion of one sub-piece
-  SpectraMethod method = SpectraMethod::Auto;  // direct quadrature, fft of the far-field series, or auto
+  SpectraMethod method = SpectraMethod::Auto;  // direct quadrature, fft or dft of the far-field series, or auto
 };
 
 // Where an effective value came from (the manifest records it).

@@ -1,9 +1,10 @@
 // Direct far-field spectra on the OpenCL device: for every direction n̂ and frequency ω the complex
 // amplitude of each electron by quadrature over its quintic spline pieces (cl/spectra.cl), summed
 // coherently (Σ w A) and incoherently (Σ w |A|²) over the electrons, batch after batch. With
-// SpectraOptions::method = Fft (or Auto by the cost model) the amplitudes come instead from a
-// chirp-z transform of each electron's far-field series on the angular screen at infinity
-// (core/src/field/spectra_fft.hpp); the sums, their layout and order are the same.
+// SpectraOptions::method = Fft or Dft (or Auto by the cost model) the amplitudes come instead from a
+// chirp-z transform (core/src/field/spectra_fft.hpp) or a discrete Fourier sum
+// (core/src/field/spectra_dft.hpp) of each electron's far-field series on the angular screen at
+// infinity; the sums, their layout and order are the same.
 //
 // Conventions (share/docs/outputs.md "Direct spectra"): observer time t − n̂·r/c, Fourier transform
 // Ẽ(ω) = (2π)^−½ ∫ E e^{iωt} dt, and the amplitude A = R Ẽ_far (V·s), so that the one-sided
@@ -40,10 +41,11 @@ struct SpectraOptions {
   double phase = 2.0;       // largest phase excursion of one sub-piece at the block's highest ω, rad
   int electron_group = 16;  // electrons per launch (≥ 1)
   // spectra.method: the quadrature over the spline pieces (direct), the chirp-z transform of each
-  // electron's far-field series (fft), or the cheaper of the two by the cost model (auto,
-  // share/docs/outputs.md "Direct spectra"), chosen once at construction.
+  // electron's far-field series (fft), the discrete Fourier sum of that series over the samples it
+  // covers (dft), or the cheapest by the cost model (auto, share/docs/outputs.md "Direct
+  // spectra"), chosen once at construction.
   SpectraMethod method = SpectraMethod::Direct;
-  int fft_group = 4;  // fft method: electrons per transform launch, each kept separate (≥ 1)
+  int fft_group = 4;  // fft and dft methods: electrons per reduction launch, each kept separate (≥ 1)
 };
 
 // Normalised sums (multiply by spectra_amplitude_si() for V·s): coherent[((d·nω + k)·3 + c)·2 + {re, im}]
@@ -66,11 +68,19 @@ inline constexpr double spectra_density_si() {
   return 2.0 * si::eps0 * si::c * spectra_amplitude_si() * spectra_amplitude_si();
 }
 
+// The samples [first, last) of electron e's far-field series on `far_screen` (an angular screen at
+// infinity) that the field kernel may write, over all directions: those whose observer time lies
+// in the light's arrival window [ψ(first knot), ψ(last knot)] of some direction (cl/lw_direction.cl),
+// widened by 2 samples either side, clamped to the window (first == last: none). Outside it the
+// series is zero: the dft method sums over these samples only.
+std::array<int, 2> far_series_samples(const Screen& far_screen, const SplineBatch& batch, std::size_t e);
+
 class SpectraAccumulator {
  public:
   // Checks the grid (ConfigError naming spectra.* keys: no direction, no frequency, ω ≤ 0, a
   // direction that is not a unit vector) and the options, builds cl/spectra.cl, zeroes the sums.
-  // The fft method: ConfigError EDM-CFG-650 naming what it lacks (field/spectra_fft.hpp).
+  // The fft method: ConfigError EDM-CFG-650 naming what it lacks (field/spectra_fft.hpp); the dft
+  // method: EDM-CFG-651 (field/spectra_dft.hpp).
   SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options = {});
   ~SpectraAccumulator();
   SpectraAccumulator(SpectraAccumulator&&) noexcept;

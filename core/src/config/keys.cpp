@@ -291,8 +291,9 @@ std::vector<CoreKey> spectra_keys() {
       EDM_KEY(spectra, phase, "rad", ">0;1e-6..6.3", "largest phase excursion of one quadrature sub-piece"),
       EDM_KEY(spectra, method, "", "",
               "how the amplitudes are computed: direct (quadrature over the spline pieces), fft (chirp-z "
-              "transform of each electron's far-field series; angular screen at infinity, linear grid) or auto "
-              "(the cheaper by the cost model)"),
+              "transform of each electron's far-field series; angular screen at infinity, linear grid), dft "
+              "(discrete Fourier sum of that series over the samples its light covers, a matrix product; angular "
+              "screen at infinity, any grid) or auto (the cheapest by the cost model)"),
   };
 }
 

@@ -13,6 +13,7 @@
 #include "field/kernel_args.hpp"
 #include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/spectra_dft.hpp"
 #include "field/spectra_fft.hpp"
 
 namespace edm {
@@ -77,6 +78,10 @@ struct SpectraAccumulator::Impl {
   SpectraSums sums;
   bool finished = false, accumulated = false;
   std::unique_ptr<detail::SpectraFft> fft;  // spectra.method resolved to fft: the sums live there
+  std::unique_ptr<detail::SpectraDft> dft;  // or to dft
+
+  bool series() const { return fft || dft; }
+  SpectraSums series_sums() { return fft ? fft->download_sums() : dft->download_sums(); }
 
   std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
   std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
@@ -127,8 +132,13 @@ SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const Spe
   m.options = options;
   m.sums.directions = grid.directions.size();
   m.sums.frequencies = grid.omega.size();
-  if (detail::resolve_spectra_method(grid, options, m.device->info()) == SpectraMethod::Fft) {
+  const SpectraMethod method = detail::resolve_spectra_method(grid, options, m.device->info());
+  if (method == SpectraMethod::Fft) {
     m.fft = std::make_unique<detail::SpectraFft>(m.device, grid, options);
+    return;
+  }
+  if (method == SpectraMethod::Dft) {
+    m.dft = std::make_unique<detail::SpectraDft>(m.device, grid, options);
     return;
   }
   const std::map<std::string, std::string> defines = {{"SPEC_NODES", std::to_string(options.nodes)},
@@ -193,11 +203,14 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
         el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())
       throw PhysicsError("EDM-ACC-059", "spectra: the spline table of electron " + std::to_string(el.index) +
                                             " is inconsistent (intervals, dtau or offset)");
-  if (m.fft) {
-    // The fft backend runs at most a few electron groups ahead of its device, so an electron whose
-    // accumulate() returned counts as done for progress (electrons_completed()).
+  if (m.series()) {
+    // The fft and dft backends run at most a few electron groups ahead of their device, so an
+    // electron whose accumulate() returned counts as done for progress (electrons_completed()).
     m.accumulated = true;
-    m.fft->accumulate(batch, weights);
+    if (m.fft)
+      m.fft->accumulate(batch, weights);
+    else
+      m.dft->accumulate(batch, weights);
     m.completed += batch.electrons.size();
     return;
   }
@@ -238,7 +251,7 @@ SpectraSums SpectraAccumulator::finish() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
   m.finished = true;
-  if (m.fft) return m.fft->download_sums();
+  if (m.series()) return m.series_sums();
   try {
     m.download(m.sums);
     m.collect_kernel_seconds();
@@ -251,7 +264,7 @@ SpectraSums SpectraAccumulator::finish() {
 SpectraSums SpectraAccumulator::snapshot() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::snapshot() after finish()");
-  if (m.fft) return m.fft->download_sums();
+  if (m.series()) return m.series_sums();
   SpectraSums out;
   try {
     m.download(out);
@@ -279,6 +292,7 @@ void SpectraAccumulator::restore(const SpectraSums& saved) {
                                    std::to_string(saved.frequencies) + " frequencies restored into a grid of " +
                                    std::to_string(m.sums.directions) + " × " + std::to_string(m.sums.frequencies));
   if (m.fft) return m.fft->upload_sums(saved);
+  if (m.dft) return m.dft->upload_sums(saved);
   try {
     m.device->queue().enqueueWriteBuffer(m.coh, CL_TRUE, 0, saved.coherent.size() * sizeof(double),
                                          saved.coherent.data());
@@ -295,7 +309,7 @@ void SpectraAccumulator::restore(const SpectraSums& saved) {
 
 std::uint64_t SpectraAccumulator::electrons_completed() {
   auto& m = *impl_;
-  if (m.fft) return m.completed;
+  if (m.series()) return m.completed;
   // One in-order queue: launches complete in order, so the done ones are a prefix. A failed launch
   // (a negative status) is reported at once: a caller waiting for the count would wait forever.
   while (m.polled < m.launches.size()) {

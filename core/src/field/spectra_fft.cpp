@@ -1,10 +1,11 @@
 // The fft method of the spectra (field/spectra_fft.hpp): a FieldAccumulator on the angular screen at
 // infinity computes one electron's far-field series at a time into its cube on the device;
 // czt_premultiply (cl/spectra_fft.cl) takes it from there into slot g of a group of fft_group
-// electrons, transposed so that every series is contiguous (and zeroes the cube for the next one); per group, clFFT transforms every series
-// forward, czt_multiply applies the chirp's transform, clFFT transforms back, and czt_reduce adds
-// w·A and w·|A|² into the sums in electron order. The chirp-z algebra is written out in
-// cl/spectra_fft.cl.
+// electrons, transposed so that every series is contiguous (and zeroes the cube for the next one);
+// per group, clFFT transforms every series forward, czt_multiply applies the chirp's transform,
+// clFFT transforms back, and czt_reduce adds w·A and w·|A|² into the sums in electron order. The
+// chirp-z algebra is written out in cl/spectra_fft.cl. The field step and the sums are FarSeries
+// (field/spectra_series.hpp), shared with the dft method.
 #include "field/spectra_fft.hpp"
 
 #include <clFFT.h>
@@ -12,23 +13,23 @@
 #include <gsl/gsl_fft_complex.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <complex>
-#include <deque>
+#include <cstdlib>
 #include <mutex>
 #include <numbers>
 #include <string>
 
 #include "edm/accumulator.hpp"
-#include "field/field_access.hpp"
 #include "field/kernel_args.hpp"
 #include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/spectra_dft.hpp"
+#include "field/spectra_series.hpp"
 
 namespace edm::detail {
 
-inline constexpr KernelSignature<8> kCztPremultiply{
-    "czt_premultiply", "spectra_fft.cl", {"E", "np", "nb", "L", "G", "g", "chirp", "Y"}};
+inline constexpr KernelSignature<7> kCztPremultiply{
+    "czt_premultiply", "spectra_fft.cl", {"E", "np", "nb", "L", "g", "chirp", "Y"}};
 inline constexpr KernelSignature<4> kCztMultiply{"czt_multiply", "spectra_fft.cl", {"Y", "L", "GQ", "H"}};
 inline constexpr KernelSignature<11> kCztReduce{
     "czt_reduce",
@@ -42,21 +43,18 @@ namespace {
 // per (electron, direction, ω) term and
 // per radian of phase ω·T over the observer window T (its work grows with the phase it resolves);
 // the fft method per slot of the field kernel and per point·log2 of the transforms (3 components,
-// forward and backward).
+// forward and backward); the dft method (the same field step) per FLOP of its matrix products and
+// per (direction, ω) bin of each reduction launch (one per group of fft_group electrons;
+// BENCHMARKS.md "dft spectra"). PoCL's reduction cost is below the noise of its measurement (6
+// directions): 0.
 struct CostConstants {
-  double term_radian, slot, fft_point;
+  double term_radian, slot, fft_point, gemm_flop, dft_bin;
 };
-constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11};  // NVIDIA H200
-constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8};       // PoCL, 2 cores
+constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 9.4e-14, 9.0e-11};  // NVIDIA H200
+constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8, 1.54e-9, 0.0};          // PoCL, 2 cores
 
-// A linear grid: ω_j = ω0 + j δω to rounding (spectra_frequencies builds it so).
-bool linear_grid(const std::vector<double>& w, double& w0, double& dw) {
-  w0 = w.front();
-  dw = w.size() > 1 ? (w.back() - w.front()) / double(w.size() - 1) : 0.0;
-  for (std::size_t j = 0; j < w.size(); ++j)
-    if (std::fabs(w[j] - (w0 + double(j) * dw)) > 1e-12 * std::fabs(w.back())) return false;
-  return w.size() == 1 || dw > 0.0;
-}
+// The premultiply's work-group edge, CZT_TILE of cl/spectra_fft.cl (the program is built with it).
+constexpr std::size_t kCztTile = 16;
 
 void check_clfft(clfftStatus st, const char* call, const std::string& where) {
   if (st != CLFFT_SUCCESS)
@@ -90,29 +88,10 @@ std::size_t czt_length(std::size_t n) {
   }
 }
 
-std::string fft_unavailable(const SpectraGrid& grid) {
-  const Screen& s = grid.far_screen;
-  if (!s.far_field())
-    return "it samples the far field of an angular screen at infinity (screen.type = \"angular\", "
-           "screen.distance = \"infinity\")";
-  if (s.directions.size() != grid.directions.size()) return "the screen's directions are not the spectra's";
-  for (std::size_t d = 0; d < grid.directions.size(); ++d)
-    for (int c = 0; c < 3; ++c)
-      if (std::fabs(s.directions[d].n[std::size_t(c)] - grid.directions[d][std::size_t(c)]) > 1e-12)
-        return "the screen's direction " + std::to_string(d) + " is not the spectra's";
-  double w0 = 0, dw = 0;
-  if (!linear_grid(grid.omega, w0, dw))
-    return "it evaluates a linear frequency grid (spectra.scale = \"linear\"); use spectra.method = \"direct\" "
-           "for a logarithmic one";
-  if (s.samples < 2 || !(s.dt > 0)) return "the screen needs at least 2 samples (screen.samples)";
-  const double nyquist = std::numbers::pi / s.dt;
-  if (!(grid.omega.back() < nyquist))
-    return "spectra.omega_max (" + std::to_string(grid.omega.back()) + " laser ω) is not below the Nyquist frequency " +
-           std::to_string(nyquist) + " of the screen's samples; raise screen.samples_per_period (or screen.samples)";
-  return {};
-}
+std::string fft_unavailable(const SpectraGrid& grid) { return series_unavailable(grid, true); }
 
-SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device) {
+SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                         double covered) {
   const CostConstants& k = device.type == "CPU" ? kCpuCost : kGpuCost;
   const double D = double(grid.directions.size()), M = double(grid.omega.size());
   const Screen& s = grid.far_screen;
@@ -123,22 +102,31 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
   // Direct: nodes/phase evaluations per radian, at least one sub-piece of `nodes` per interval.
   c.direct = D * M * k.term_radian * std::max(1.0, mean_w * T) * double(options.nodes) / options.phase;
   const double L = double(czt_length(std::size_t(std::max(1, s.samples)) + grid.omega.size() - 1));
-  c.fft = D * (double(std::max(1, s.samples)) * k.slot + 6.0 * L * std::log2(L) * k.fft_point);
+  const double field = D * double(std::max(1, s.samples)) * k.slot;
+  c.fft = field + D * 6.0 * L * std::log2(L) * k.fft_point;
+  // Dft: 3 products of (2M × n) by (n × D), 2 FLOP per term, and the reduction of every bin.
+  const double n = covered < 0 ? double(std::max(1, s.samples)) : covered;
+  c.dft = field + 12.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
   return c;
 }
 
-SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device) {
+SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                                     double covered) {
   if (options.method != SpectraMethod::Auto) return options.method;
-  if (!fft_unavailable(grid).empty()) return SpectraMethod::Direct;
-  const SpectraCost c = spectra_cost(grid, options, device);
-  return c.fft < c.direct ? SpectraMethod::Fft : SpectraMethod::Direct;
+  const SpectraCost c = spectra_cost(grid, options, device, covered);
+  SpectraMethod best = SpectraMethod::Direct;
+  double cost = c.direct;
+  if (fft_unavailable(grid).empty() && c.fft < cost) {
+    best = SpectraMethod::Fft;
+    cost = c.fft;
+  }
+  if (dft_unavailable(grid).empty() && c.dft < cost) best = SpectraMethod::Dft;
+  return best;
 }
 
 struct SpectraFft::Impl {
-  std::shared_ptr<Device> device;
-  SpectraGrid grid;
+  std::unique_ptr<FarSeries> series;
   SpectraOptions options;
-  std::unique_ptr<FieldAccumulator> field;
   int np = 0, nb = 0, G = 1, nd = 0, nw = 0;
   std::size_t L = 0, Q = 0;
   double w0 = 0, dw = 0;
@@ -146,17 +134,14 @@ struct SpectraFft::Impl {
   BoundKernel<kCztMultiply> mul;
   BoundKernel<kCztReduce> red;
   clfftPlanHandle plan = 0;
-  cl::Buffer chirp, H, post, position_of, Y, coh, inc;
+  cl::Buffer chirp, H, post, Y;
   std::vector<double> group_weights;
   int slot = 0;
-  std::deque<cl::Event> flushes;   // the last reduce of each group in flight (the host stays close)
-  std::vector<cl::Event> events;   // profiling, summed at download
-  SpectraSums sums;
 
-  std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
-  std::size_t bins() const { return std::size_t(nd) * std::size_t(nw); }
+  std::string where() const { return series->where(); }
   std::uint64_t y_bytes() const { return std::uint64_t(L) * std::uint64_t(G) * Q * 16; }
   void upload_tables();
+  void bind_arguments();
   void create_plan();
   void check_memory() const;
   void add_electron(const SplineBatch& batch, std::size_t e, double weight);
@@ -165,7 +150,8 @@ struct SpectraFft::Impl {
 
 // The chirp y-factors, the wrapped chirp's DFT H (GSL, on the host, once) and the post-factors.
 void SpectraFft::Impl::upload_tables() {
-  const double dt = grid.far_screen.dt, t0 = grid.far_screen.t0_rel, alpha = dw * dt;
+  const Screen& screen = series->grid.far_screen;
+  const double dt = screen.dt, t0 = screen.t0_rel, alpha = dw * dt;
   std::vector<std::complex<double>> c(static_cast<std::size_t>(nb)), h(L, 0.0), p(static_cast<std::size_t>(nw));
   for (int k = 0; k < nb; ++k) c[std::size_t(k)] = std::polar(1.0, double(k) * dt * (w0 + 0.5 * dw * double(k)));
   for (int n = 0; n < nw; ++n) h[std::size_t(n)] = std::polar(1.0, -0.5 * alpha * double(n) * double(n));
@@ -181,16 +167,34 @@ void SpectraFft::Impl::upload_tables() {
   gsl_fft_complex_wavetable_free(wt);
   if (st != GSL_SUCCESS) throw PhysicsError("EDM-ACC-073", "spectra fft: GSL's FFT of the chirp (length " +
                                                                std::to_string(L) + ") failed with status " + std::to_string(st));
-  const auto& ctx = device->context();
+  const auto& ctx = series->device->context();
   const auto ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
   chirp = cl::Buffer(ctx, ro, c.size() * 16, c.data());
   H = cl::Buffer(ctx, ro, h.size() * 16, h.data());
   post = cl::Buffer(ctx, ro, p.size() * 16, p.data());
-  // Direction d → device position of the field cube (the accumulator's pixel order).
-  const auto& pixel_of = FieldAccess::pixel_of(*field);
-  std::vector<cl_int> pos(pixel_of.size());
-  for (std::size_t q = 0; q < pixel_of.size(); ++q) pos[std::size_t(pixel_of[q])] = cl_int(q);
-  position_of = cl::Buffer(ctx, ro, pos.size() * sizeof(cl_int), pos.data());
+}
+
+// Every argument that does not change from one electron or group to the next, once.
+void SpectraFft::Impl::bind_arguments() {
+  pre.set("E", series->cube());
+  pre.set("np", cl_int(np));
+  pre.set("nb", cl_int(nb));
+  pre.set("L", cl_int(L));
+  pre.set("chirp", chirp);
+  pre.set("Y", Y);
+  mul.set("Y", Y);
+  mul.set("L", cl_int(L));
+  mul.set("GQ", cl_int(std::size_t(G) * Q));
+  mul.set("H", H);
+  red.set("Y", Y);
+  red.set("np", cl_int(np));
+  red.set("nd", cl_int(nd));
+  red.set("nw", cl_int(nw));
+  red.set("L", cl_int(L));
+  red.set("position_of", series->position_of);
+  red.set("post", post);
+  red.set("coh", series->coh);
+  red.set("inc", series->inc);
 }
 
 // One plan for the group: L-point complex transforms, in place, of every series (contiguous).
@@ -198,7 +202,7 @@ void SpectraFft::Impl::create_plan() {
   clfft_setup_once();
   const std::string w = where();
   std::size_t len[1] = {L}, stride[1] = {1};
-  check_clfft(clfftCreateDefaultPlan(&plan, device->context()(), CLFFT_1D, len), "clfftCreateDefaultPlan", w);
+  check_clfft(clfftCreateDefaultPlan(&plan, series->device->context()(), CLFFT_1D, len), "clfftCreateDefaultPlan", w);
   check_clfft(clfftSetPlanPrecision(plan, CLFFT_DOUBLE), "clfftSetPlanPrecision", w);
   check_clfft(clfftSetLayout(plan, CLFFT_COMPLEX_INTERLEAVED, CLFFT_COMPLEX_INTERLEAVED), "clfftSetLayout", w);
   check_clfft(clfftSetResultLocation(plan, CLFFT_INPLACE), "clfftSetResultLocation", w);
@@ -206,14 +210,14 @@ void SpectraFft::Impl::create_plan() {
   check_clfft(clfftSetPlanOutStride(plan, CLFFT_1D, stride), "clfftSetPlanOutStride", w);
   check_clfft(clfftSetPlanDistance(plan, L, L), "clfftSetPlanDistance", w);
   check_clfft(clfftSetPlanBatchSize(plan, std::size_t(G) * Q), "clfftSetPlanBatchSize", w);
-  cl_command_queue q = device->queue()();
+  cl_command_queue q = series->device->queue()();
   check_clfft(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan", w);
 }
 
 // The work buffer (and, at most as large, clFFT's own scratch) beside the field cube and the sums.
 void SpectraFft::Impl::check_memory() const {
-  const DeviceInfo& info = device->info();
-  const std::uint64_t total = field->device_buffer_bytes() + 2 * y_bytes() + 7 * bins() * sizeof(double);
+  const DeviceInfo& info = series->device->info();
+  const std::uint64_t total = series->field->device_buffer_bytes() + 2 * y_bytes() + series->sums_bytes();
   const std::string setting = "L = " + std::to_string(L) + " points × " + std::to_string(G) +
                               " electrons × 3 × " + std::to_string(np) + " directions (screen.samples = " +
                               std::to_string(nb) + ", spectra.count = " + std::to_string(nw) + ")";
@@ -223,7 +227,7 @@ void SpectraFft::Impl::check_memory() const {
                                          std::to_string(info.max_allocation) + ", global memory " +
                                          std::to_string(info.global_memory) +
                                          "); reduce spectra.count, screen.samples or the directions, or use "
-                                         "spectra.method = \"direct\"");
+                                         "spectra.method = \"dft\" or \"direct\"");
 }
 
 SpectraFft::SpectraFft(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options)
@@ -233,37 +237,29 @@ SpectraFft::SpectraFft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
     throw ConfigError("EDM-CFG-650", "spectra.method = \"fft\" cannot compute this grid: " + why);
   if (options.fft_group < 1)
     throw ConfigError("EDM-ACC-074", "spectra fft: the electron group must be >= 1, got " + std::to_string(options.fft_group));
-  m.device = std::move(device);
-  m.grid = grid;
   m.options = options;
   linear_grid(grid.omega, m.w0, m.dw);
-  m.np = int(grid.far_screen.pixels());
-  m.nb = grid.far_screen.samples;
-  m.nd = int(grid.directions.size());
-  m.nw = int(grid.omega.size());
+  m.series = std::make_unique<FarSeries>(std::move(device), grid, SpectraMethod::Fft);
+  m.np = m.series->np;
+  m.nb = m.series->nb;
+  m.nd = m.series->nd;
+  m.nw = m.series->nw;
   m.G = options.fft_group;
   m.Q = 3 * std::size_t(m.np);
   m.L = czt_length(std::size_t(m.nb) + std::size_t(m.nw) - 1);
   m.group_weights.assign(std::size_t(m.G), 0.0);
-  m.sums.directions = grid.directions.size();
-  m.sums.frequencies = grid.omega.size();
-  m.sums.method = SpectraMethod::Fft;
-  m.field = std::make_unique<FieldAccumulator>(m.device, grid.far_screen, Mode::Total, KernelOptions{});
   m.check_memory();
-  cl::Program program = m.device->program({"spectra_fft.cl"}, {});
+  Device& dev = *m.series->device;
+  cl::Program program = dev.program({"spectra_fft.cl"}, {{"CZT_TILE", std::to_string(kCztTile)}});
   try {
     const std::string src = kernel_source("spectra_fft.cl");
     m.pre = {program, src};
     m.mul = {program, src};
     m.red = {program, src};
     m.upload_tables();
-    const auto& ctx = m.device->context();
-    m.Y = cl::Buffer(ctx, CL_MEM_READ_WRITE, std::size_t(m.y_bytes()));
-    m.coh = cl::Buffer(ctx, CL_MEM_READ_WRITE, 6 * m.bins() * sizeof(double));
-    m.inc = cl::Buffer(ctx, CL_MEM_READ_WRITE, m.bins() * sizeof(double));
-    m.device->queue().enqueueFillBuffer(m.coh, 0.0, 0, 6 * m.bins() * sizeof(double));
-    m.device->queue().enqueueFillBuffer(m.inc, 0.0, 0, m.bins() * sizeof(double));
-    m.device->queue().enqueueFillBuffer(m.Y, 0.0, 0, std::size_t(m.y_bytes()));
+    m.Y = cl::Buffer(dev.context(), CL_MEM_READ_WRITE, std::size_t(m.y_bytes()));
+    dev.queue().enqueueFillBuffer(m.Y, 0.0, 0, std::size_t(m.y_bytes()));
+    m.bind_arguments();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the fft spectra buffers (" + std::to_string(m.y_bytes()) + " bytes) on " + m.where());
   }
@@ -271,45 +267,27 @@ SpectraFft::SpectraFft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
 }
 
 SpectraFft::~SpectraFft() {
-  if (!impl_) return;
+  if (!impl_ || !impl_->series) return;
   try {
-    impl_->device->queue().finish();
+    impl_->series->device->queue().finish();
   } catch (...) {
   }
   if (impl_->plan) clfftDestroyPlan(&impl_->plan);
 }
 
-// Electron e of the batch alone (weight 1: the weight enters the sums) through the field kernel,
-// then into slot `slot` of the group.
+// Electron e of the batch through the field kernel, then into slot `slot` of the group.
 void SpectraFft::Impl::add_electron(const SplineBatch& batch, std::size_t e, double weight) {
-  const ElectronSpline& el = batch.electrons[e];
-  SplineBatch one;
-  one.electrons.push_back(el);
-  one.electrons[0].offset = 0;
-  one.electrons[0].weight = 1.0;
-  const auto first = batch.coef.begin() + std::ptrdiff_t(el.offset);
-  one.coef.assign(first, first + std::ptrdiff_t(std::uint64_t(el.n_intervals) * kCoefPerInterval));
-  field->accumulate(one);
-  // The field's bounded queue may hold launches back; the series is read next on the same queue,
-  // so every launch of this electron must be on it first.
-  field->enqueue_pending();
-  pre.set("E", FieldAccess::bucket(*field, 0));
-  pre.set("np", cl_int(np));
-  pre.set("nb", cl_int(nb));
-  pre.set("L", cl_int(L));
-  pre.set("G", cl_int(G));
+  series->field_step(batch, e);
   pre.set("g", cl_int(slot));
-  pre.set("chirp", chirp);
-  pre.set("Y", Y);
   cl::Event ev;
-  const std::size_t T = 16;  // CZT_TILE of cl/spectra_fft.cl
-  device->queue().enqueueNDRangeKernel(pre.kernel(), cl::NullRange,
-                                       cl::NDRange((std::size_t(np) + T - 1) / T * T, (L + T - 1) / T * T, 3),
-                                       cl::NDRange(T, T, 1), nullptr, &ev);
-  events.push_back(ev);
+  const std::size_t T = kCztTile;
+  series->device->queue().enqueueNDRangeKernel(
+      pre.kernel(), cl::NullRange, cl::NDRange((std::size_t(np) + T - 1) / T * T, (L + T - 1) / T * T, 3),
+      cl::NDRange(T, T, 1), nullptr, &ev);
+  series->events.push_back(ev);
   group_weights[std::size_t(slot)] = weight;
-  sums.weight_sum += weight;
-  ++sums.electrons;
+  series->sums.weight_sum += weight;
+  ++series->sums.electrons;
   if (++slot == G) flush();
 }
 
@@ -317,17 +295,14 @@ void SpectraFft::Impl::add_electron(const SplineBatch& batch, std::size_t e, dou
 // computed and never read.
 void SpectraFft::Impl::flush() {
   if (slot == 0) return;
-  auto& q = device->queue();
+  auto& q = series->device->queue();
+  auto& events = series->events;
   cl_command_queue cq = q();
   cl_mem y = Y();
   cl_event fe = nullptr;
   check_clfft(clfftEnqueueTransform(plan, CLFFT_FORWARD, 1, &cq, 0, nullptr, &fe, &y, nullptr, nullptr),
               "clfftEnqueueTransform (forward)", where());
   events.emplace_back(fe);
-  mul.set("Y", Y);
-  mul.set("L", cl_int(L));
-  mul.set("GQ", cl_int(std::size_t(G) * Q));
-  mul.set("H", H);
   cl::Event ev;
   q.enqueueNDRangeKernel(mul.kernel(), cl::NullRange, cl::NDRange(L, std::size_t(G) * Q), cl::NullRange, nullptr, &ev);
   events.push_back(ev);
@@ -336,33 +311,16 @@ void SpectraFft::Impl::flush() {
               "clfftEnqueueTransform (backward)", where());
   events.emplace_back(be);
   // The weights travel in a buffer of their own, copied at creation (no wait on the queue).
-  cl::Buffer wb(device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, group_weights.size() * sizeof(double),
-                group_weights.data());
-  red.set("Y", Y);
-  red.set("np", cl_int(np));
-  red.set("nd", cl_int(nd));
-  red.set("nw", cl_int(nw));
-  red.set("L", cl_int(L));
+  cl::Buffer wb(series->device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                group_weights.size() * sizeof(double), group_weights.data());
   red.set("count", cl_int(slot));
-  red.set("position_of", position_of);
-  red.set("post", post);
   red.set("weights", wb);
-  red.set("coh", coh);
-  red.set("inc", inc);
   cl::Event rev;
   q.enqueueNDRangeKernel(red.kernel(), cl::NullRange, cl::NDRange(std::size_t(nw), std::size_t(nd)), cl::NullRange,
                          nullptr, &rev);
   events.push_back(rev);
-  q.flush();
-  ++sums.launches;
   slot = 0;
-  // The host may run ahead of the device by a few groups only: every single-electron batch holds its
-  // splines on the device until its launch is done.
-  flushes.push_back(rev);
-  while (flushes.size() > 4) {
-    flushes.front().wait();
-    flushes.pop_front();
-  }
+  series->group_done(rev);
 }
 
 void SpectraFft::accumulate(const SplineBatch& batch, std::span<const double> weights) {
@@ -378,49 +336,21 @@ void SpectraFft::accumulate(const SplineBatch& batch, std::span<const double> we
 }
 
 SpectraSums SpectraFft::download_sums() {
-  auto& m = *impl_;
-  SpectraSums out = m.sums;
   try {
-    m.flush();
-    m.field->drain();
-    out.coherent.resize(6 * m.bins());
-    out.incoherent.resize(m.bins());
-    m.device->queue().enqueueReadBuffer(m.coh, CL_TRUE, 0, out.coherent.size() * sizeof(double), out.coherent.data());
-    m.device->queue().enqueueReadBuffer(m.inc, CL_TRUE, 0, out.incoherent.size() * sizeof(double), out.incoherent.data());
-    for (auto& ev : m.events)
-      m.sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                             ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
-    m.events.clear();
-    m.flushes.clear();
+    impl_->flush();
   } catch (const cl::Error& e) {
-    throw_device_error(e, "downloading the fft spectra from " + m.where());
+    throw_device_error(e, "the last fft spectra group on " + impl_->where());
   }
-  out.kernel_seconds = m.sums.kernel_seconds + m.field->timing().kernel_seconds;
-  return out;
+  return impl_->series->download_sums();
 }
 
 void SpectraFft::upload_sums(const SpectraSums& s) {
-  auto& m = *impl_;
-  if (s.directions != std::size_t(m.nd) || s.frequencies != std::size_t(m.nw) || s.coherent.size() != 6 * m.bins() ||
-      s.incoherent.size() != m.bins())
-    throw Error("EDM-ACC-072", "spectra restore: sums of " + std::to_string(s.directions) + " directions × " +
-                                   std::to_string(s.frequencies) + " frequencies for a grid of " + std::to_string(m.nd) +
-                                   " × " + std::to_string(m.nw));
   try {
-    m.flush();
-    m.device->queue().enqueueWriteBuffer(m.coh, CL_TRUE, 0, s.coherent.size() * sizeof(double), s.coherent.data());
-    m.device->queue().enqueueWriteBuffer(m.inc, CL_TRUE, 0, s.incoherent.size() * sizeof(double), s.incoherent.data());
+    impl_->flush();
   } catch (const cl::Error& e) {
-    throw_device_error(e, "uploading the fft spectra to " + m.where());
+    throw_device_error(e, "the last fft spectra group on " + impl_->where());
   }
-  m.sums.electrons = s.electrons;
-  m.sums.launches = s.launches;
-  m.sums.weight_sum = s.weight_sum;
-  m.sums.kernel_seconds = s.kernel_seconds;
-}
-
-std::uint64_t SpectraFft::device_bytes() const {
-  return impl_->field->device_buffer_bytes() + impl_->y_bytes() + 7 * impl_->bins() * sizeof(double);
+  impl_->series->upload_sums(s);
 }
 
 }  // namespace edm::detail

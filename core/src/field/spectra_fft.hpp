@@ -3,8 +3,9 @@
 // field kernel itself (a FieldAccumulator of one electron at a time, its cube read on the device),
 // and a chirp-z transform by clFFT (cl/spectra_fft.cl) gives its amplitude at every requested ω of
 // a linear grid; a device reduction adds w·A and w·|A|² into the same sums, in the same layout and
-// electron order, as the direct method. Also: why the method cannot serve a grid, and the cost
-// model of spectra.method = "auto".
+// electron order, as the direct method. The field step and the sums are FarSeries
+// (field/spectra_series.hpp), shared with the dft method (field/spectra_dft.hpp). Also: why the
+// method cannot serve a grid, and the cost model of spectra.method = "auto" over all three methods.
 #pragma once
 #include <memory>
 #include <span>
@@ -20,13 +21,18 @@ std::string fft_unavailable(const SpectraGrid& grid);
 
 // The cost model of "auto": estimated device seconds per electron of each method, from per-device
 // constants measured on the benchmark cells (share/docs/outputs.md "Direct spectra" names them).
+// `covered`: the mean number of samples an electron's far-field series covers (far_series_samples),
+// which the dft method's cost grows with; below 0 (not known yet) the whole window, its bound.
 struct SpectraCost {
-  double direct = 0, fft = 0;
+  double direct = 0, fft = 0, dft = 0;
 };
-SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device);
+SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                         double covered = -1);
 
-// The method "auto" resolves to (direct, or fft where available and cheaper); others unchanged.
-SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device);
+// The method "auto" resolves to: the cheapest of direct and those of fft and dft that can compute
+// the grid; other methods unchanged.
+SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                                     double covered = -1);
 
 // The FFT length of the chirp-z convolution: the smallest 2^a 3^b 5^c 7^d ≥ n (clFFT's radices).
 std::size_t czt_length(std::size_t n);
@@ -46,9 +52,9 @@ class SpectraFft {
   // Waits and downloads the sums (coherent, incoherent and the counters), keeps accumulating: for
   // SpectraAccumulator::snapshot() (checkpoints, MPI, several devices).
   SpectraSums download_sums();
-  // Starts from `sums` (same grid: EDM-ACC-072 otherwise), replacing the current sums: restore().
+  // Starts from `sums` (same grid, checked by SpectraAccumulator::restore), replacing the current
+  // sums.
   void upload_sums(const SpectraSums& sums);
-  std::uint64_t device_bytes() const;
 
   struct Impl;
 

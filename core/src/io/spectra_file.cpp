@@ -69,6 +69,9 @@ void write_attributes(hid_t direct, const SpectraFileInfo& info, const SpectraSu
   h5::write_attr(direct, "method",
                  std::string(sums.method == SpectraMethod::Fft
                                  ? "fft: chirp-z transform (clFFT) of each electron's far-field series on the screen's samples"
+                             : sums.method == SpectraMethod::Dft
+                                 ? "dft: discrete Fourier sum (CLBlast DGEMM) of each electron's far-field series over "
+                                   "the screen's samples its light covers"
                                  : "direct quadrature over the quintic spline pieces (Gauss-Legendre)"));
   h5::write_attr(direct, "sum", std::string(name(info.section.sum)));
   h5::write_attr(direct, "scale", std::string(name(info.section.scale)));

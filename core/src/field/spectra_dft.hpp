@@ -1,0 +1,47 @@
+// Internal: the dft method of the far-field spectra behind SpectraAccumulator (edm/spectra.hpp).
+// Each electron's far-field series R·E_far(t_k) on the angular screen at infinity comes from the
+// field kernel (FarSeries, field/spectra_series.hpp); it is non-zero only on the samples its
+// trajectory's light covers, [k_lo, k_hi) over all directions (far_series_samples), so its
+// amplitude at every requested ω is the plain discrete Fourier sum over those samples,
+//   A_c(ω_j, pos) = Σ_{k_lo ≤ k < k_hi} dt e^{iω_j t_k} E_c[k][pos],
+// one real matrix product per component by CLBlast's DGEMM: W = [dt cos(ω_j t_k); dt sin(ω_j t_k)]
+// (2 nω × samples, built once on the host from the exact ω_j and t_k) times the cube's rows
+// [k_lo, k_hi) (the cube is [c][k][pos]: an n × positions submatrix as it lies). A device reduction
+// (cl/spectra_dft.cl) adds w·A and w·|A|² into the sums in electron order, the rule of the direct
+// and fft methods, so batching changes no bit. Any ω grid below the samples' Nyquist frequency.
+#pragma once
+#include <memory>
+#include <span>
+#include <string>
+
+#include "edm/spectra.hpp"
+
+namespace edm::detail {
+
+// Empty when the dft method can compute `grid`; else why not, naming the keys (a flat or finite
+// screen, a frequency at or above the samples' Nyquist frequency).
+std::string dft_unavailable(const SpectraGrid& grid);
+
+class SpectraDft {
+ public:
+  // grid and options already checked by SpectraAccumulator; throws ConfigError EDM-CFG-651 when
+  // dft_unavailable(grid) says why, DeviceError for memory or a CLBlast failure.
+  SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options);
+  ~SpectraDft();
+  SpectraDft(const SpectraDft&) = delete;
+  SpectraDft& operator=(const SpectraDft&) = delete;
+
+  // The batch's electrons (checked by the caller), in order, each with its weight.
+  void accumulate(const SplineBatch& batch, std::span<const double> weights);
+  // Waits and downloads the sums and the counters, keeps accumulating (SpectraAccumulator::snapshot).
+  SpectraSums download_sums();
+  // Starts from `sums` (same grid, checked by SpectraAccumulator::restore), replacing the current sums.
+  void upload_sums(const SpectraSums& sums);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace edm::detail

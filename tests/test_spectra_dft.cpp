@@ -1,0 +1,401 @@
+// ctest-label: physics
+// The dft method of the spectra (spectra.method = "dft", core/src/field/spectra_dft.cpp): one
+// electron in a plane-wave pulse on the angular screen at infinity (the cell of
+// tests/test_spectra_fft.cpp), its amplitudes against (1) the fft method on the same samples,
+// (2) the direct quadrature over the spline pieces, (3) the sum over ALL the device's far-field
+// samples on the host (the untrimmed sum: the range [k_lo, k_hi) must hold every non-zero sample),
+// on a linear and on a logarithmic grid; the range itself against the device's cube; batching and
+// weights; a stop and `edm resume` with the fft and the dft method (spectrum.h5 bit for bit as the
+// uninterrupted run); bad input.
+#define BOOST_TEST_MODULE spectra_dft
+#include <atomic>
+#include <boost/test/unit_test.hpp>
+#include <complex>
+#include <cstring>
+#include <filesystem>
+#include <numbers>
+
+#include "edm/accumulator.hpp"
+#include "edm/campaign.hpp"
+#include "edm/checkpoint.hpp"
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+#include "edm/spectra.hpp"
+#include "h5_read.hpp"
+#include "spawn.hpp"
+#include "test_support.hpp"
+
+namespace fs = std::filesystem;
+
+using namespace edm;
+using cplx = std::complex<double>;
+
+namespace {
+
+// Tolerances.
+// dft vs direct, relative L2 per direction: the dft is exact on the device's samples, so what
+// differs is the field kernel's series against the spline's exact far field — the fft method's
+// bound (tests/test_spectra_fft.cpp kFftVsDirect, test::tol::field_vs_exact, 1e-7).
+constexpr double kDftVsDirect = test::tol::field_vs_exact;
+// dft vs the host's long-double sum over all samples, and dft vs fft, relative L2 per direction:
+// the dft's own rounding is that of one dot product of n ≤ 2048 terms per amplitude (~ε √n) plus
+// the phases ω t_k in double (~ε |ω t_k| ≤ 1e-13 rad here); the fft's (kCztRounding of
+// tests/test_spectra_fft.cpp, 1e-11) dominates the comparison with it. Measured: see the messages.
+constexpr double kSumRounding = 1e-11;
+
+constexpr int kCount = 1023;
+constexpr std::size_t kStride = 8;  // the references' frequencies: every 8th of the grid
+
+std::shared_ptr<Device> device() {
+  static auto d = open_device(select_devices("0").front());
+  return d;
+}
+
+struct Far {
+  PluginRegistry registry = PluginRegistry::discover();
+  std::unique_ptr<Campaign> campaign;
+  std::unique_ptr<PreparedCell> cell;
+  SplineBatch batch;
+  Far() {
+    const std::string text =
+        "[run]\nscenario = \"thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\n"
+        "duration = 5.35e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\n"
+        "[trajectory]\nknots_per_period = 64\n[screen]\ntype = \"angular\"\ndistance = \"infinity\"\n"
+        "axis = \"-z\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\n"
+        "phi_max = 1.5\nnx = 3\nny = 2\nsamples = 2048\nsamples_per_period = 64\n";
+    campaign =
+        std::make_unique<Campaign>(parse_campaign(text, "far", {}, registry.get("thomson").keys(), false));
+    cell = std::make_unique<PreparedCell>(*campaign, registry);
+    batch = cell->solve(0, 1);
+  }
+  const Screen& screen() const { return cell->screen(); }
+  // The same electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light covers
+  // only part of the window (edm run extends every trajectory over the whole window, so its
+  // series cover all samples; the trimming is tested on this one).
+  SplineBatch part() const {
+    SplineBatch b = batch;
+    ElectronSpline& e = b.electrons[0];
+    const std::uint32_t a = e.n_intervals / 4, z = 3 * e.n_intervals / 5;
+    b.coef.assign(batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(a) * kCoefPerInterval),
+                  batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(z) * kCoefPerInterval));
+    e.offset = 0;
+    e.tau0 += e.dtau * double(a);
+    e.n_intervals = z - a;
+    return b;
+  }
+  SpectraGrid grid(std::vector<double> omega) const {
+    SpectraGrid g;
+    g.omega = std::move(omega);
+    for (const auto& d : screen().directions) g.directions.push_back(d.n);
+    g.far_screen = screen();
+    return g;
+  }
+  SpectraGrid linear(double lo, double hi, int n) const {
+    std::vector<double> w;
+    for (int k = 0; k < n; ++k) w.push_back(lo + (hi - lo) * double(k) / double(n - 1));
+    return grid(w);
+  }
+  // The device's own far-field cube, bucket E: [comp][pixel][k].
+  std::vector<double> cube(const SplineBatch& b) const {
+    const Screen& s = screen();
+    const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
+    std::vector<double> out(3 * P * N);
+    FieldAccumulator acc(device(), s, Mode::Total, KernelOptions{});
+    acc.accumulate(b);
+    acc.finish([&](int bucket, int comp, int y0, int y1, const double* d) {
+      if (bucket == 0)
+        std::copy(d, d + std::size_t(y1 - y0) * s.nx * N, out.begin() + (comp * P + y0 * s.nx) * N);
+    });
+    return out;
+  }
+};
+
+SpectraSums run(const SpectraGrid& g, SpectraMethod method, const SplineBatch& b, int group = 4) {
+  SpectraOptions o;
+  o.method = method;
+  o.fft_group = group;
+  SpectraAccumulator acc(device(), g, o);
+  acc.accumulate(b);
+  return acc.finish();
+}
+
+std::vector<cplx> amplitude(const SpectraSums& s, std::size_t d, std::size_t stride = 1) {
+  std::vector<cplx> v;
+  for (std::size_t k = 0; k < s.frequencies; k += stride)
+    for (int c = 0; c < 3; ++c) {
+      const std::size_t i = ((d * s.frequencies + k) * 3 + std::size_t(c)) * 2;
+      v.emplace_back(s.coherent[i], s.coherent[i + 1]);
+    }
+  return v;
+}
+
+double rel_l2(const std::vector<cplx>& a, const std::vector<cplx>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += std::norm(a[i] - b[i]);
+    den += std::norm(b[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+// Σ_k E_k e^{iω t_k} dt over every sample of the window, in long double: the untrimmed sum.
+std::vector<cplx> host_sum(const std::vector<double>& cube, const Screen& s, std::size_t d,
+                           const std::vector<double>& omega) {
+  const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
+  std::vector<cplx> out;
+  for (double w : omega)
+    for (int c = 0; c < 3; ++c) {
+      std::complex<long double> a = 0;
+      for (std::size_t t = 0; t < N; ++t)
+        a += (long double)cube[(c * P + d) * N + t] *
+             std::polar(1.0L, (long double)w * ((long double)s.t0_rel + (long double)s.dt * t));
+      out.emplace_back(double(a.real()) * s.dt, double(a.imag()) * s.dt);
+    }
+  return out;
+}
+
+}  // namespace
+
+// The range holds every sample the kernel wrote (the cube is zero outside it, in every direction
+// and component), and it is a proper part of the window (else the trimming is not tested below).
+BOOST_AUTO_TEST_CASE(the_sample_range_holds_every_written_sample) {
+  const Far f;
+  const Screen& s = f.screen();
+  const SplineBatch part = f.part();
+  const auto r = far_series_samples(s, part, 0);
+  const std::vector<double> cube = f.cube(part);
+  const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
+  std::size_t outside = 0, inside = 0;
+  for (std::size_t q = 0; q < 3 * P; ++q)
+    for (std::size_t k = 0; k < N; ++k) {
+      const bool in = int(k) >= r[0] && int(k) < r[1];
+      if (cube[q * N + k] != 0.0) (in ? inside : outside) += 1;
+    }
+  BOOST_TEST_MESSAGE("far-field series range [" << r[0] << ", " << r[1] << ") of " << N << " samples; "
+                                                << inside << " non-zero samples inside, " << outside
+                                                << " outside");
+  BOOST_TEST(outside == 0u);
+  BOOST_TEST(inside > 0u);
+  BOOST_TEST(r[1] - r[0] < int(N));
+}
+
+// A linear grid that is no set of FFT bins: dft against the untrimmed host sum, the fft method and
+// the direct quadrature, for the whole electron and for the cut one (its sum trimmed to its range).
+// The cut spline's series starts and ends abruptly, so the sum over its samples is no longer close
+// to the continuous Fourier integral that the direct method evaluates: direct is compared on the
+// whole electron only.
+BOOST_AUTO_TEST_CASE(dft_agrees_with_the_untrimmed_sum_fft_and_direct) {
+  const Far f;
+  for (const bool cut : {false, true}) {
+    const SplineBatch b = cut ? f.part() : f.batch;
+    const SpectraGrid g = f.linear(0.31, 3.7, kCount);
+    const SpectraSums dft = run(g, SpectraMethod::Dft, b);
+    const SpectraSums fft = run(g, SpectraMethod::Fft, b);
+    BOOST_TEST(int(dft.method) == int(SpectraMethod::Dft));
+    SpectraGrid sub = g;
+    sub.omega.clear();
+    for (std::size_t k = 0; k < g.omega.size(); k += kStride) sub.omega.push_back(g.omega[k]);
+    const SpectraSums dir = run(sub, SpectraMethod::Direct, b);
+    const std::vector<double> cube = f.cube(b);
+    double worst_sum = 0, worst_fft = 0, worst_direct = 0, worst_inc = 0;
+    for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d) {
+      const auto a = amplitude(dft, d);
+      worst_fft = std::max(worst_fft, rel_l2(a, amplitude(fft, d)));
+      worst_sum =
+          std::max(worst_sum, rel_l2(amplitude(dft, d, kStride), host_sum(cube, f.screen(), d, sub.omega)));
+      worst_direct = std::max(worst_direct, rel_l2(amplitude(dft, d, kStride), amplitude(dir, d)));
+      for (std::size_t k = 0; k < g.omega.size(); ++k) {
+        double m2 = 0;
+        for (int c = 0; c < 3; ++c) m2 += std::norm(a[3 * k + std::size_t(c)]);
+        worst_inc =
+            std::max(worst_inc, std::abs(dft.incoherent[d * g.omega.size() + k] - m2) / std::max(m2, 1e-300));
+      }
+    }
+    BOOST_TEST_MESSAGE("dft vs the untrimmed host sum: worst relative L2 "
+                       << worst_sum << "; vs fft " << worst_fft << "; vs direct " << worst_direct
+                       << "; incoherent vs |coherent|² " << worst_inc);
+    BOOST_TEST(worst_sum < kSumRounding);
+    BOOST_TEST(worst_fft < kSumRounding);
+    if (!cut) BOOST_TEST(worst_direct < kDftVsDirect);
+    BOOST_TEST(worst_inc < kSumRounding);
+  }
+}
+
+// A logarithmic grid (the fft method refuses it): dft against the untrimmed host sum and direct.
+BOOST_AUTO_TEST_CASE(dft_on_a_logarithmic_grid) {
+  const Far f;
+  std::vector<double> w;
+  for (int k = 0; k < 64; ++k) w.push_back(0.3 * std::pow(12.0, double(k) / 63.0));
+  const SpectraGrid g = f.grid(w);
+  const SplineBatch part = f.part();
+  const SpectraSums dft = run(g, SpectraMethod::Dft, f.batch), cut = run(g, SpectraMethod::Dft, part);
+  const SpectraSums dir = run(g, SpectraMethod::Direct, f.batch);
+  const std::vector<double> cube = f.cube(part);
+  double worst_sum = 0, worst_direct = 0;
+  for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d) {
+    worst_sum = std::max(worst_sum, rel_l2(amplitude(cut, d), host_sum(cube, f.screen(), d, w)));
+    worst_direct = std::max(worst_direct, rel_l2(amplitude(dft, d), amplitude(dir, d)));
+  }
+  BOOST_TEST_MESSAGE("log grid: dft of the cut electron vs the untrimmed host sum "
+                     << worst_sum << ", of the whole one vs direct " << worst_direct);
+  BOOST_TEST(worst_sum < kSumRounding);
+  BOOST_TEST(worst_direct < kDftVsDirect);
+  // "auto" on this grid: the fft method cannot serve it, the dft one is far cheaper than the
+  // quadrature by the cost model (share/docs/outputs.md "Direct spectra").
+  BOOST_TEST(int(dft.method) == int(SpectraMethod::Dft));
+  SpectraOptions o;
+  o.method = SpectraMethod::Auto;
+  BOOST_TEST(int(SpectraAccumulator(device(), g, o).finish().method) == int(SpectraMethod::Dft));
+}
+
+// Three electrons (shifted copies, weights 1, 2, 0.5) in one batch and in batches of 2 + 1, groups
+// of 4 and of 1: the same bits. A weight w scales incoherent by w and coherent by w².
+BOOST_AUTO_TEST_CASE(dft_batches_are_bit_identical_and_weights_scale) {
+  const Far f;
+  const SpectraGrid g = f.linear(0.5, 3.0, 257);
+  SplineBatch both, first, second;
+  for (std::size_t e = 0; e < 3; ++e)
+    for (SplineBatch* b : {&both, e < 2 ? &first : &second}) {
+      ElectronSpline el = f.batch.electrons[0];
+      el.index = e;
+      el.offset = b->coef.size();
+      el.weight = e == 1 ? 2.0 : e == 2 ? 0.5 : 1.0;
+      std::vector<double> c = f.batch.coef;
+      for (std::uint32_t j = 0; j < el.n_intervals; ++j)
+        c[j * kCoefPerInterval + kSplinePowers] += 0.7 * double(e);
+      b->coef.insert(b->coef.end(), c.begin(), c.end());
+      b->electrons.push_back(el);
+    }
+  SpectraOptions o;
+  o.method = SpectraMethod::Dft;
+  SpectraAccumulator one(device(), g, o);
+  o.fft_group = 1;
+  SpectraAccumulator two(device(), g, o);
+  one.accumulate(both);
+  two.accumulate(first);
+  two.accumulate(second);
+  const SpectraSums a = one.finish(), b = two.finish();
+  BOOST_TEST(a.electrons == 3u);
+  BOOST_TEST(a.weight_sum == 3.5);
+  BOOST_TEST(std::memcmp(a.coherent.data(), b.coherent.data(), a.coherent.size() * sizeof(double)) == 0);
+  BOOST_TEST(std::memcmp(a.incoherent.data(), b.incoherent.data(), a.incoherent.size() * sizeof(double)) ==
+             0);
+  SplineBatch only;
+  const auto& e1 = both.electrons[1];
+  only.coef.assign(
+      both.coef.begin() + std::ptrdiff_t(e1.offset),
+      both.coef.begin() + std::ptrdiff_t(e1.offset + std::uint64_t(e1.n_intervals) * kCoefPerInterval));
+  only.electrons = {e1};
+  only.electrons[0].offset = 0;
+  const SpectraSums s2 = run(g, SpectraMethod::Dft, only);
+  only.electrons[0].weight = 1.0;
+  const SpectraSums s1 = run(g, SpectraMethod::Dft, only);
+  double worst = 0;
+  for (std::size_t i = 0; i < s1.incoherent.size(); ++i) {
+    const double m1 = std::norm(cplx(s1.coherent[6 * i], s1.coherent[6 * i + 1]));
+    const double m2 = std::norm(cplx(s2.coherent[6 * i], s2.coherent[6 * i + 1]));
+    if (m1 > 0) worst = std::max(worst, std::abs(m2 / (4 * m1) - 1));
+    worst = std::max(worst, std::abs(s2.incoherent[i] - 2 * s1.incoherent[i]) / s1.incoherent[i]);
+  }
+  BOOST_TEST(worst < kSumRounding);  // w = 2 is exact in binary: only the product's rounding
+}
+
+BOOST_AUTO_TEST_CASE(dft_bad_input_is_refused) {
+  const Far f;
+  auto refused = [&](SpectraGrid g, int group, const std::string& id, const std::string& words) {
+    SpectraOptions o;
+    o.method = SpectraMethod::Dft;
+    o.fft_group = group;
+    try {
+      SpectraAccumulator acc(device(), g, o);
+      BOOST_ERROR("accepted: " << words);
+    } catch (const Error& e) {
+      BOOST_TEST(e.id() == id);
+      BOOST_TEST(std::string(e.what()).find(words) != std::string::npos, e.what());
+    }
+  };
+  SpectraGrid flat = f.linear(0.5, 3.0, 8);
+  flat.far_screen = Screen{};
+  refused(flat, 4, "EDM-CFG-651", "screen.distance");
+  const double nyquist = std::numbers::pi / f.screen().dt;
+  refused(f.linear(0.5, nyquist, 8), 4, "EDM-CFG-651", "Nyquist");
+  refused(f.linear(0.5, 3.0, 8), 0, "EDM-ACC-077", "group");
+  // A group whose amplitudes (3 × 2 × 8 frequencies × 6 directions doubles each) exceed any device.
+  refused(f.linear(0.5, 3.0, 8), 1 << 30, "EDM-ACC-076", "spectra.count");
+  const std::string text = "[run]\nscenario = \"thomson\"\n[spectra]\nenabled = true\nmethod = \"dft\"\n";
+  const Campaign c = parse_campaign(text, "ok", {}, f.registry.get("thomson").keys(), false);
+  BOOST_TEST(int(c.spectra.method) == int(SpectraMethod::Dft));
+}
+
+namespace {
+
+// The small inverse-Thomson cell (test::small_cell) on an angular screen at infinity, 3 × 3
+// directions, 6 frequencies around the backscatter line (γ = 3: about 36 ω_L, below the Nyquist
+// frequency 64 ω_L of T/128 sampling), 12 electrons in batches of 2: the cell of
+// tests/test_spectra_plumb.cpp's resume case, with the fft or dft method.
+std::string series_cell(const std::string& method) {
+  std::string t = test::small_cell({.electrons = 12,
+                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
+                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
+                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n",
+                                    .electron_batch = "2"});
+  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
+  return t + "[spectra]\nenabled = true\nmethod = \"" + method +
+         "\"\nomega_min = 20\nomega_max = 45\ncount = 6\n";
+}
+
+struct StopAt : RunObserver {
+  std::atomic<bool>* stop = nullptr;
+  std::uint64_t at = 0;
+  void progress(const RunProgress& p) override {
+    if (p.done >= at) stop->store(true);
+  }
+};
+
+}  // namespace
+
+// Stopped once the first electron is done (a checkpoint with the sums of the electrons before the
+// stop), then `edm resume`: spectrum.h5's /direct as the uninterrupted run's, bit for bit.
+BOOST_AUTO_TEST_CASE(a_stopped_fft_or_dft_run_resumes_to_the_same_spectra) {
+  const auto registry = PluginRegistry::discover();
+  for (const std::string method : {"fft", "dft"}) {
+    const fs::path dir = test::temp_dir("series_resume_" + method), part = dir / "part";
+    const std::string text = series_cell(method);
+    const auto file = test::write_file(dir, "cell.toml", text);
+    const auto full = test::run_edm("run " + file.string() + " --quiet --output " + (dir / "full").string());
+    BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+    std::atomic<bool> stop{false};
+    StopAt observer;
+    observer.stop = &stop;
+    observer.at = 1;
+    RunOptions ro;
+    ro.stop = &stop;
+    ro.checkpoint_every = -1;
+    ro.progress_interval = 0.005;
+    std::string id;
+    try {
+      const Campaign c = parse_campaign(text, "cell.toml",
+                                        {{"run.output", "\"" + part.string() + "\"", Origin::CommandLine}},
+                                        registry.get("inverse_thomson").keys(), false);
+      run_campaign(c, registry, ro, observer);
+    } catch (const Interrupted& e) {
+      id = e.id();
+    }
+    BOOST_REQUIRE_EQUAL(id, "EDM-RUN-010");
+    const std::uint64_t next = read_checkpoint_state(checkpoint_path(part)).next_electron;
+    BOOST_TEST_MESSAGE(method << ": stopped with " << next << " of 12 electrons summed");
+    BOOST_REQUIRE(next < 12u);
+    const auto resumed = test::run_edm("resume " + part.string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+    for (const char* name :
+         {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
+          "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_omega"}) {
+      const auto x = test::h5_raw(dir / "full" / "spectrum.h5", name),
+                 y = test::h5_raw(part / "spectrum.h5", name);
+      BOOST_TEST(!x.empty());
+      BOOST_TEST((x == y), method << ": " << name << " differs after resume");
+    }
+  }
+}
