@@ -2,7 +2,8 @@
 // enqueue their launches, free their splines, repeat; the device buffers persist, so host memory
 // does not grow with N. With batch_overlap the solve of batch k+1 runs while the device works on
 // batch k (launches are asynchronous) and a watcher (run/overlap.hpp) records when the device went
-// idle, so [timing] trajectories_overlapped is measured. On one device the launch order is the
+// idle, so [timing] trajectories_overlapped is measured; [spectra] sum each batch on a worker
+// thread of their own (SpectraShards), so the next solve overlaps them too. On one device the launch order is the
 // electron order whatever B is, so a batched run is bit-identical to the single pass.
 #include <algorithm>
 #include <cmath>
@@ -453,8 +454,12 @@ struct BatchLoop {
       acc.accumulate_in_slabs(batch, tail_rows);
     else
       acc.accumulate(batch);
-    if (state.spectra) state.spectra->accumulate(batch);
-    batch.release();  // uploads are complete: the host splines go back to the OS now
+    // The field's uploads are complete: the host splines go back to the OS now, or once the
+    // spectra's worker has summed them (it waits for the batch before first).
+    if (state.spectra)
+      state.spectra->accumulate(std::move(batch));
+    else
+      batch.release();
   }
 
   // The first batch in pieces (kFirstPiece): each piece is launched as soon as it is solved, the
@@ -497,9 +502,13 @@ struct BatchLoop {
     // The device was busy with the previous batch until device_idle_at (measured by the watcher).
     wait_for_device();
     if (acc.stopped()) return false;
-    if (k > k0 && overlap)
-      S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, device_idle_at)));
     launch(*batch, std::move(record), last_in_slabs);
+    if (k > k0 && overlap) {
+      // The device was busy until the field's batch before drained, or until the spectra's worker
+      // finished it (launch waited for that), whichever came later.
+      const auto busy_until = state.spectra ? std::max(device_idle_at, state.spectra->idle_at()) : device_idle_at;
+      S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, busy_until)));
+    }
     return launched_batch(b0, count, k, last_in_slabs);
   }
 
@@ -514,6 +523,8 @@ struct BatchLoop {
       watcher.start([this] { acc.drain(); });
       if (!overlap || state.next >= plan.end) wait_for_device();
     }
+    // Without overlap one batch is alive at a time (the plan's host budget): the spectra's too.
+    if (!overlap && state.spectra) state.spectra->wait();
     return true;
   }
 };

@@ -39,34 +39,70 @@ std::vector<std::array<double, 3>> screen_directions(const ScreenSection& /*sect
   return n;
 }
 
-void SpectraShards::accumulate(const SplineBatch& batch) {
-  const std::size_t n = batch.electrons.size(), D = accs_.size();
-  if (D == 1) {
-    accs_[0].accumulate(batch);
-  } else {
-    // The field's split (ShardedFieldAccumulator::accumulate), so a device's electrons are the same
-    // for both products.
-    for (std::size_t d = 0; d < D; ++d) {
-      const std::size_t lo = n * d / D, hi = n * (d + 1) / D;
-      if (hi > lo) accs_[d].accumulate(slice_batch(batch, lo, hi - lo));
+namespace {
+
+// Electrons handed to an accumulator at a time by the worker, which holds the lock for one piece
+// only, so a progress poll waits for a piece at most. A multiple of SpectraOptions::fft_group's
+// default, so the fft and dft methods' reduction groups stay whole; the sums do not depend on the
+// pieces (each electron is added in electron order, whatever the batch: share/docs/outputs.md).
+constexpr std::size_t kWorkerPiece = 8;
+
+// The batch over the devices in the field's split (ShardedFieldAccumulator::accumulate), so a
+// device's electrons are the same for both products; each device's block in pieces, in order.
+void sum_batch(SpectraAccumulator* accs, std::size_t D, const SplineBatch& batch, std::mutex& busy) {
+  const std::size_t n = batch.electrons.size();
+  for (std::size_t d = 0; d < D; ++d) {
+    const std::size_t lo = n * d / D, hi = n * (d + 1) / D;
+    for (std::size_t first = lo; first < hi; first += kWorkerPiece) {
+      const SplineBatch piece = slice_batch(batch, first, std::min(kWorkerPiece, hi - first));
+      const std::lock_guard<std::mutex> lock(busy);
+      accs[d].accumulate(piece);
     }
   }
+}
+
+}  // namespace
+
+void SpectraShards::wait() {
+  if (!worker_->pending.valid()) return;
+  worker_->pending.get();
+  idle_at_ = worker_->done_at;  // written before the future became ready
+}
+
+void SpectraShards::accumulate(SplineBatch&& batch) {
+  wait();
+  const std::uint64_t n = batch.electrons.size();
+  // The accumulators' storage, not `this`: the vector's elements stay where they are.
+  SpectraAccumulator* accs = accs_.data();
+  const std::size_t D = accs_.size();
+  Worker* w = worker_.get();
+  w->pending = std::async(std::launch::async, [accs, D, w, b = std::move(batch)]() mutable {
+    sum_batch(accs, D, b, w->busy);
+    b.release();
+    w->done_at = Clock::now();
+  });
   launched_ += n;
 }
 
 std::uint64_t SpectraShards::electrons_completed() {
+  if (worker_->pending.valid() &&
+      worker_->pending.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+    wait();  // done: rethrows what it threw
+  const std::lock_guard<std::mutex> lock(worker_->busy);  // between two pieces of the worker
   std::uint64_t n = 0;
   for (auto& a : accs_) n += a.electrons_completed();
   return n;
 }
 
 std::vector<SpectraSums> SpectraShards::snapshot() {
+  wait();
   std::vector<SpectraSums> out;
   for (auto& a : accs_) out.push_back(a.snapshot());
   return out;
 }
 
 void SpectraShards::restore(const std::vector<SpectraSums>& sums) {
+  wait();
   for (std::size_t d = 0; d < accs_.size(); ++d) accs_[d].restore(sums.at(d));
 }
 
@@ -97,6 +133,7 @@ void add_shard(SpectraSums& into, const double* v) {
 }  // namespace
 
 SpectraSums SpectraShards::reduce(const Ranks& ranks) {
+  wait();
   // This rank's devices in device order: the first device's sums as they are (one device in one
   // process: exactly the single accumulator's sums), the others added to them.
   SpectraSums mine = accs_[0].finish();

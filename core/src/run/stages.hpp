@@ -9,6 +9,9 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -152,12 +155,25 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
 // per device, every batch split over them in the contiguous blocks the field's shards use, so each
 // device sums its electrons in electron order. reduce() folds the shards in a fixed order (device
 // order on each rank, then rank order on rank 0), so the result is deterministic.
+//
+// A batch's spectra are summed on a worker thread of their own, which holds the batch's splines
+// until then: the fft and dft methods keep the host busy for as long as the device sums the batch
+// (one electron's series at a time), and the batch loop solves the next batch meanwhile. One batch
+// at a time, in batch order, so the sums are those of the single pass. Every other call waits for
+// the worker first and rethrows what it threw.
 class SpectraShards {
  public:
   SpectraShards(std::vector<SpectraAccumulator> accs, std::size_t directions, std::size_t frequencies)
-      : accs_(std::move(accs)), directions_(directions), frequencies_(frequencies) {}
-  void accumulate(const SplineBatch& batch);
-  // Electrons launched / whose kernels completed, by this process (progress).
+      : accs_(std::move(accs)), directions_(directions), frequencies_(frequencies), worker_(std::make_unique<Worker>()) {}
+  // Waits for the batch before, then sums `batch` on the worker (which releases it when done).
+  void accumulate(SplineBatch&& batch);
+  // The worker's batch summed; rethrows what it threw.
+  void wait();
+  // When the worker last finished a batch (after wait(); the epoch before any): the device's spectra
+  // work ran until about then, for [timing] trajectories_overlapped.
+  Clock::time_point idle_at() const { return idle_at_; }
+  // Electrons launched / whose kernels completed, by this process (progress); the latter waits for
+  // the worker's piece in hand at most, and rethrows what the worker threw.
   std::uint64_t electrons_launched() const { return launched_; }
   std::uint64_t electrons_completed();
   std::size_t device_count() const { return accs_.size(); }
@@ -172,9 +188,16 @@ class SpectraShards {
   SpectraSums reduce(const Ranks& ranks);
 
  private:
+  struct Worker {
+    std::mutex busy;              // held by the worker while it hands a piece of its batch over
+    std::future<void> pending;    // the batch on the worker (its destructor waits for it)
+    Clock::time_point done_at{};  // set by the worker as its batch ends
+  };
   std::vector<SpectraAccumulator> accs_;
   std::size_t directions_ = 0, frequencies_ = 0;
   std::uint64_t launched_ = 0;
+  Clock::time_point idle_at_{};
+  std::unique_ptr<Worker> worker_;  // last: destroyed (its batch waited for) before the accumulators
 };
 
 // The accumulators of [spectra] on this rank's devices (none when disabled).
