@@ -81,7 +81,10 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
   // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
-  if (read_field_summary(field).screen_type == "angular") topt.enabled = false;
+  const FieldFileSummary summary = read_field_summary(field);
+  // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
+  check_field_belongs_to_run(dir, summary);
+  if (summary.screen_type == "angular") topt.enabled = false;
   if (topt.enabled) check_ring_options(field, topt.rings);
   AnalysisProducts p;
   try {

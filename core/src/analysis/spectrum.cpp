@@ -427,6 +427,20 @@ void process_slab(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_
     for (std::size_t k = 0; k < p.nw; ++k) r.integrated[k] += row_integrated[(iy - iy0) * p.nw + k];
 }
 
+// edm never writes a non-finite field (share/docs/errors.md, "Hostile review, stop 22"), so one is a damaged or foreign file:
+// its spectrum would be NaN energies written as a result (found by tests/test_hostile). Names the
+// dataset and the sample [iy, ix, k].
+void refuse_non_finite(const std::vector<double>& v, const std::string& dataset, std::size_t iy0, std::size_t nx,
+                       std::size_t N, const std::filesystem::path& field_file) {
+  const auto bad = std::find_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); });
+  if (bad == v.end()) return;
+  const std::size_t i = std::size_t(bad - v.begin());
+  const std::size_t row = N * nx;
+  throw IoError("EDM-IO-141", field_file.string() + " " + dataset + ": sample [" + std::to_string(iy0 + i / row) +
+                                  ", " + std::to_string(i % row / N) + ", " + std::to_string(i % N) + "] is " +
+                                  format_g(*bad) + " (edm writes finite fields only: the file is damaged or not edm's)");
+}
+
 // The field file slab by slab: six components of (rows, nx, N) doubles within the read budget.
 void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const std::string& eb,
                       const std::string& bb, const std::array<std::size_t, 3>& shape,
@@ -441,6 +455,8 @@ void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const st
     for (int c = 0; c < 3; ++c) {
       h5::read_rows(f, eb + comp[c], shape, iy0, iy1, slab.E[c], field_file);
       h5::read_rows(f, bb + comp[c], shape, iy0, iy1, slab.B[c], field_file);
+      refuse_non_finite(slab.E[c], eb + comp[c], iy0, p.nx, p.N, field_file);
+      refuse_non_finite(slab.B[c], bb + comp[c], iy0, p.nx, p.N, field_file);
     }
     process_slab(p, r, slab, iy0, iy1, plan.threads, row_integrated);
   }
@@ -667,6 +683,7 @@ SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {
   s.laser_omega = h5::attr_double(fh.get(), "laser_omega").value_or(std::nan(""));
   s.window = h5::attr_string(fh.get(), "window").value_or("?");
   s.field = h5::attr_string(fh.get(), "field").value_or("?");
+  s.run_id = h5::attr_string(fh.get(), "run_id").value_or("");
   return s;
 }
 

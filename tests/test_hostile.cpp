@@ -1,0 +1,233 @@
+// ctest-label: e2e
+// The hostile review of stop 22, through the edm binary: each case is an attack that once got a
+// wrong answer instead of a refusal — a spectrum.h5 of another run shown and plotted as this one's,
+// a field.h5 of another run analysed with this run's physics, `edm campaign collect -o` written over
+// the campaign's own table, macro-particle weights whose sum overflows to a field of inf, a field
+// holding NaN turned into a "successful" spectrum of NaN energies. Each must now fail (or recompute)
+// with a stable id naming the file, and leave the user's files as they were.
+#define BOOST_TEST_MODULE hostile
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "spawn.hpp"
+
+namespace fs = std::filesystem;
+using edm::test::run_edm;
+using edm::test::slurp;
+using edm::test::write_file;
+
+namespace {
+
+// 2 electrons, 4 × 4 pixels, 64 samples: the cases test refusals, not physics.
+std::string cell(double a0 = 0.3) {
+  std::string t = edm::test::small_cell({.electrons = 2, .screen = "half_width = 5e-5\nnx = 4\nny = 4\nsamples = 64\n"});
+  const auto at = t.find("a0 = 0.3");
+  BOOST_REQUIRE(at != std::string::npos);
+  return t.replace(at, 8, "a0 = " + std::to_string(a0));
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A finished run of `cell(a0)` in dir/name (field.h5 + run.toml), with its spectrum.h5 when asked.
+fs::path finished_run(const fs::path& dir, const std::string& name, double a0, bool spectrum) {
+  const auto campaign = write_file(dir, name + ".toml", cell(a0));
+  const auto out = dir / name;
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  if (spectrum) {
+    const auto s = run_edm("spectrum " + out.string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  }
+  return out;
+}
+
+// The root attribute run_id of an HDF5 file edm wrote ("" if it has none).
+std::string run_id_of(const fs::path& file) {
+  std::string id;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  if (H5Aexists(f, "run_id") > 0) {
+    const hid_t a = H5Aopen(f, "run_id", H5P_DEFAULT);
+    const hid_t t = H5Aget_type(a);
+    if (H5Tis_variable_str(t) > 0) {
+      char* s = nullptr;
+      H5Aread(a, t, &s);
+      id = s ? s : "";
+      H5free_memory(s);
+    } else {
+      std::string buf(H5Tget_size(t), '\0');
+      H5Aread(a, t, buf.data());
+      id = buf.c_str();
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  H5Fclose(f);
+  return id;
+}
+
+std::vector<fs::path> names_starting(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+}  // namespace
+
+// `edm run --overwrite` replaced field.h5 and run.toml but left the old run's spectrum.h5, which
+// `edm info` then showed (energy, peak) as this run's and `edm plot` plotted without recomputing.
+// The run now moves it aside (spectrum.h5.<UTC stamp>: kept, never deleted) when it commits its field.
+BOOST_AUTO_TEST_CASE(a_rerun_with_overwrite_sets_the_old_spectrum_aside) {
+  const auto dir = edm::test::temp_dir("hostile_overwrite");
+  const auto run = finished_run(dir, "run", 0.3, true);
+  const std::string old_spectrum = slurp(run / "spectrum.h5");
+  const auto campaign = write_file(dir, "b.toml", cell(0.6));
+  const auto r = run_edm("run " + campaign.string() + " --quiet --overwrite --output " + run.string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  BOOST_TEST(!fs::exists(run / "spectrum.h5"), "the old run's spectrum.h5 stayed beside the new field");
+  const auto kept = names_starting(run, "spectrum.h5.");
+  BOOST_REQUIRE_MESSAGE(kept.size() == 1, "the old spectrum.h5 must be kept, moved aside once");
+  BOOST_TEST(slurp(kept[0]) == old_spectrum, "the kept spectrum is the old one, byte for byte");
+  BOOST_TEST(contains(r.output, kept[0].string()), "the warning names where it went: " << r.output);
+  const auto info = run_edm("info " + run.string());
+  BOOST_TEST(info.exit_code == 0, info.output);
+  BOOST_TEST(contains(info.output, "spectrum.h5: not computed"), info.output);
+}
+
+// A spectrum.h5 of another run in the folder (copied in, or left by a tool): `edm info` showed its
+// energy as the run's; it now refuses it naming the file and both run ids (EDM-IO-140, exit 4).
+BOOST_AUTO_TEST_CASE(info_refuses_a_spectrum_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_info");
+  const auto a = finished_run(dir, "a", 0.3, true);
+  const auto b = finished_run(dir, "b", 0.3, false);
+  fs::copy_file(a / "spectrum.h5", b / "spectrum.h5");
+  const auto r = run_edm("info " + b.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-140]"), r.output);
+  BOOST_TEST(contains(r.output, (b / "spectrum.h5").string()), r.output);
+  BOOST_TEST(contains(r.output, run_id_of(a / "spectrum.h5")), r.output);
+  BOOST_TEST(contains(r.output, run_id_of(b / "field.h5")), r.output);
+}
+
+// `edm plot` used a spectrum.h5 that was there whatever run it came from; one of another run is now
+// computed again (the input field.h5 and run.toml are untouched), so the plots are of this run.
+BOOST_AUTO_TEST_CASE(plot_recomputes_a_spectrum_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_plot");
+  const auto a = finished_run(dir, "a", 0.3, true);
+  const auto b = finished_run(dir, "b", 0.3, false);
+  fs::copy_file(a / "spectrum.h5", b / "spectrum.h5");
+  const std::string field = slurp(b / "field.h5"), manifest = slurp(b / "run.toml");
+  const auto r = run_edm("plot " + b.string());
+  BOOST_TEST(r.exit_code == 0, r.output);
+  BOOST_TEST(run_id_of(b / "spectrum.h5") == run_id_of(b / "field.h5"), "plot used the other run's spectrum");
+  BOOST_TEST(contains(r.output, "another run"), "plot says why it recomputes: " << r.output);
+  BOOST_TEST(slurp(b / "field.h5") == field);
+  BOOST_TEST(slurp(b / "run.toml") == manifest);
+}
+
+// A field.h5 of another run beside this run.toml (a file copied or linked over): `edm spectrum`
+// analysed it with this run's physics and wrote a spectrum; `edm info` already refused the pair. It
+// is now refused the same way (EDM-INFO-010, exit 4) and nothing is written.
+BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_spectrum");
+  const auto a = finished_run(dir, "a", 0.3, false);
+  const auto b = finished_run(dir, "b", 0.6, false);
+  fs::remove(b / "field.h5");
+  fs::create_symlink(a / "field.h5", b / "field.h5");
+  const auto r = run_edm("spectrum " + b.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-INFO-010]"), r.output);
+  BOOST_TEST(contains(r.output, (b / "field.h5").string()), r.output);
+  BOOST_TEST(!fs::exists(b / "spectrum.h5"));
+  BOOST_TEST(!fs::exists(b / "spectrum.h5.partial"));
+  BOOST_TEST(!fs::exists(b / "spectrum.h5.staging"));
+}
+
+// `edm campaign collect OUTPUT -o FILE` truncated whatever FILE was: `-o OUTPUT/campaign.toml` lost
+// the campaign's table (and `edm campaign status` with it). A FILE that exists must now be a table
+// collect wrote before; anything else is refused naming it (EDM-SWP-030, exit 2) and left as it was.
+BOOST_AUTO_TEST_CASE(collect_never_writes_over_a_file_that_is_not_a_collected_table) {
+  const auto dir = edm::test::temp_dir("hostile_collect");
+  const auto campaign = write_file(dir, "sweep.toml", cell() + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
+  const auto out = dir / "sw";
+  const auto s = run_edm("sweep " + campaign.string() + " --quiet -o " + out.string());
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  const std::string table = slurp(out / "campaign.toml");
+  const auto field = out / "a0=0.2" / "field.h5";
+  const std::string field_bytes = slurp(field);
+  for (const fs::path& target : {out / "campaign.toml", field, dir / "sweep.toml"}) {
+    const std::string before = slurp(target);
+    const auto r = run_edm("campaign collect " + out.string() + " -o " + target.string());
+    BOOST_TEST(r.exit_code == 2, target << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-SWP-030]"), r.output);
+    BOOST_TEST(contains(r.output, target.string()), r.output);
+    BOOST_TEST(slurp(target) == before, target << " was changed");
+    BOOST_TEST(!fs::exists(target.string() + ".partial"));
+  }
+  BOOST_TEST(slurp(out / "campaign.toml") == table);
+  BOOST_TEST(slurp(field) == field_bytes);
+  // Its own table may be collected again over the last one.
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_edm("campaign collect " + out.string());
+    BOOST_TEST(r.exit_code == 0, r.output);
+  }
+  BOOST_TEST(run_edm("campaign status " + out.string()).exit_code == 0);
+}
+
+// An electron list whose weights are each finite but so large that the field Σ w E overflowed: the
+// run "succeeded" with a field.h5 of inf and total_weight = inf in run.toml. A weight above 1e30
+// (1.6e11 C in one macro-particle) is refused with the file and line (EDM-CFG-660, exit 2).
+BOOST_AUTO_TEST_CASE(electron_weights_that_overflow_the_field_are_refused) {
+  const auto dir = edm::test::temp_dir("hostile_weights");
+  write_file(dir, "list.csv", "# t0,x,y,z,ux,uy,uz,weight\n0,0,0,0,0,0,2.8,1\n0,0,0,0,0,0,2.8,1e308\n");
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  const auto campaign = write_file(dir, "list.toml", t);
+  const auto out = dir / "run";
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-660]"), r.output);
+  BOOST_TEST(contains(r.output, "list.csv:3"), r.output);
+  BOOST_TEST(contains(r.output, "weight"), r.output);
+  for (const char* f : {"field.h5", "field.h5.partial", "run.toml"}) BOOST_TEST(!fs::exists(out / f), f);
+}
+
+// A field.h5 holding a NaN (a damaged or foreign file): `edm spectrum` exited 0 with NaN energies
+// and `edm info` then said "no time-domain spectrum". It is refused naming the file, the dataset and
+// the sample (EDM-IO-141, exit 4), and no spectrum.h5 is written.
+BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_that_is_not_finite) {
+  const auto dir = edm::test::temp_dir("hostile_nan");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  {
+    const hid_t f = H5Fopen((run / "field.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, "/B/y", H5P_DEFAULT);
+    BOOST_REQUIRE(d >= 0);
+    const hid_t file_space = H5Dget_space(d);
+    const hsize_t start[3] = {2, 1, 5}, one[3] = {1, 1, 1};
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, one, nullptr);
+    const hid_t mem = H5Screate_simple(3, one, nullptr);
+    const double nan = std::nan("");
+    BOOST_REQUIRE(H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, file_space, H5P_DEFAULT, &nan) >= 0);
+    H5Sclose(mem);
+    H5Sclose(file_space);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const auto r = run_edm("spectrum " + run.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-141]"), r.output);
+  BOOST_TEST(contains(r.output, (run / "field.h5").string()), r.output);
+  BOOST_TEST(contains(r.output, "/B/y"), r.output);
+  BOOST_TEST(contains(r.output, "[2, 1, 5]"), r.output);
+  BOOST_TEST(!fs::exists(run / "spectrum.h5"));
+}
