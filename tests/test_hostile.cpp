@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -230,4 +231,41 @@ BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_that_is_not_finite) {
   BOOST_TEST(contains(r.output, "/B/y"), r.output);
   BOOST_TEST(contains(r.output, "[2, 1, 5]"), r.output);
   BOOST_TEST(!fs::exists(run / "spectrum.h5"));
+}
+
+// Two `edm spectrum` of one folder at once removed and renamed each other's spectrum.h5.staging:
+// both failed (EDM-IO-036) or one put the other's unfinished file in place. The write now holds the
+// folder's lock, so each either finishes or is refused naming the other (EDM-RUN-040, exit 2), and
+// what is left is one whole spectrum.h5 of this run with no temporary file beside it.
+BOOST_AUTO_TEST_CASE(two_spectra_of_one_folder_at_once_never_collide) {
+  const auto dir = edm::test::temp_dir("hostile_concurrent");
+  // A field large enough (6 × 24 × 24 × 2048 doubles) that the two analyses overlap.
+  std::string t = cell();
+  const std::string screen = "nx = 4\nny = 4\nsamples = 64\n";
+  const auto at = t.find(screen);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, screen.size(), "nx = 24\nny = 24\nsamples = 2048\n");
+  const auto campaign = write_file(dir, "big.toml", t);
+  const auto run = dir / "run";
+  const auto made = run_edm("run " + campaign.string() + " --quiet --output " + run.string());
+  BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+  const std::string cmd = edm::test::edm_bin() + " spectrum " + run.string() + " --quiet";
+  for (int i = 0; i < 8; ++i) {
+    const auto logs = std::array<fs::path, 2>{dir / "a.log", dir / "b.log"};
+    const auto r = edm::test::run_command("(" + cmd + " > " + logs[0].string() + " 2>&1; echo $? >> " +
+                                          logs[0].string() + ") & (" + cmd + " > " + logs[1].string() +
+                                          " 2>&1; echo $? >> " + logs[1].string() + "); wait");
+    BOOST_REQUIRE(r.exit_code == 0);
+    for (const auto& log : logs) {
+      const std::string out = slurp(log);
+      const bool ok = out == "0\n" || (contains(out, "edm: error [EDM-RUN-040]") && contains(out, "\n2\n"));
+      BOOST_TEST(ok, "round " << i << ": " << out);
+    }
+    BOOST_TEST(run_id_of(run / "spectrum.h5") == run_id_of(run / "field.h5"));
+    BOOST_TEST(!fs::exists(run / "spectrum.h5.staging"));
+    BOOST_TEST(!fs::exists(run / "spectrum.h5.staging.partial"));
+    BOOST_TEST(!fs::exists(run / ".edm.lock"));
+  }
+  const auto info = run_edm("info " + run.string());
+  BOOST_TEST(info.exit_code == 0, info.output);
 }
