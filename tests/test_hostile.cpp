@@ -9,6 +9,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <hdf5.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <array>
 #include <cmath>
@@ -76,6 +80,31 @@ std::vector<fs::path> names_starting(const fs::path& dir, const std::string& pre
   std::vector<fs::path> out;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+// A tmpfs of `bytes` mounted on `dir` for the life of the object (as in test_bad_inputs): mount(2)
+// needs root; a test without it reports itself as skipped, never silently passes.
+struct TinyDisk {
+  fs::path dir;
+  bool mounted = false;
+  std::string why;
+  TinyDisk(fs::path d, std::uint64_t bytes) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
+    if (!mounted) why = std::strerror(errno);
+  }
+  ~TinyDisk() {
+    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+
+// A campaign folder of two finished tiny cells (edm sweep), for the collect cases.
+fs::path swept(const fs::path& dir) {
+  const auto campaign = write_file(dir, "sweep.toml", cell() + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
+  const auto out = dir / "sw";
+  const auto s = run_edm("sweep " + campaign.string() + " --quiet -o " + out.string());
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
   return out;
 }
 
@@ -155,10 +184,7 @@ BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_of_another_run) {
 // collect wrote before; anything else is refused naming it (EDM-SWP-030, exit 2) and left as it was.
 BOOST_AUTO_TEST_CASE(collect_never_writes_over_a_file_that_is_not_a_collected_table) {
   const auto dir = edm::test::temp_dir("hostile_collect");
-  const auto campaign = write_file(dir, "sweep.toml", cell() + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
-  const auto out = dir / "sw";
-  const auto s = run_edm("sweep " + campaign.string() + " --quiet -o " + out.string());
-  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  const auto out = swept(dir);
   const std::string table = slurp(out / "campaign.toml");
   const auto field = out / "a0=0.2" / "field.h5";
   const std::string field_bytes = slurp(field);
@@ -268,4 +294,24 @@ BOOST_AUTO_TEST_CASE(two_spectra_of_one_folder_at_once_never_collide) {
   }
   const auto info = run_edm("info " + run.string());
   BOOST_TEST(info.exit_code == 0, info.output);
+}
+
+// `edm campaign collect -o` onto a full disk: H5Fclose reported success over a table whose metadata
+// never reached the disk, and the unreadable file was renamed into place with exit 0. It is now an
+// I/O error naming the file (EDM-SWP-013, exit 4), with nothing left under either name.
+BOOST_AUTO_TEST_CASE(collect_onto_a_full_disk_leaves_no_table) {
+  const auto dir = edm::test::temp_dir("hostile_collect_full");
+  const auto out = swept(dir);
+  TinyDisk disk(dir / "disk", 4096);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED collect_onto_a_full_disk_leaves_no_table: cannot mount a tmpfs (" << disk.why << ")");
+    return;
+  }
+  const auto target = disk.dir / "table.h5";
+  const auto r = run_edm("campaign collect " + out.string() + " -o " + target.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-SWP-013]"), r.output);
+  BOOST_TEST(contains(r.output, target.string()), r.output);
+  BOOST_TEST(!fs::exists(target), "an unreadable table was put under its final name");
+  BOOST_TEST(!fs::exists(target.string() + ".partial"));
 }

@@ -649,7 +649,10 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
   std::filesystem::remove(partial, ec);
   {
     h5::Handle file(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) throw IoError("EDM-IO-033", "cannot create " + partial.string());
+    if (!file.valid()) {
+      std::filesystem::remove(partial, ec);  // HDF5 may leave the file it could not start (a full disk)
+      throw IoError("EDM-IO-033", "cannot create " + partial.string());
+    }
     try {
       const hid_t f = file.get();
       write_axes(f, r, partial);

@@ -120,6 +120,10 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
       h5::write_dataset(rs.get(), k.c_str(), {hsize_t(col.size())}, col.data(),
                         k == "energy" ? "J" : (k == "peak_omega_on_axis" ? "rad/s" : ""), partial);
     }
+    // On a full disk H5Fclose may report success over a file whose metadata never reached the disk
+    // (found by tests/test_hostile: a corrupt table renamed into place, exit 0); the flush does not.
+    if (H5Fflush(f.get(), H5F_SCOPE_GLOBAL) < 0)
+      throw IoError("EDM-SWP-013", partial.string() + ": cannot write the collected table (disk full?)");
     h5::check(H5Fclose(f.release()), "closing the collected table", partial);
   } catch (...) {
     std::error_code rm;

@@ -51,7 +51,12 @@ void write_atomic(const fs::path& file, const std::string& text) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
-    if (!out) throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+    if (!out) {
+      out.close();
+      std::error_code rm;
+      fs::remove(tmp, rm);  // no half-written table left beside the whole one
+      throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+    }
   }
   std::error_code ec;
   fs::rename(tmp, file, ec);
