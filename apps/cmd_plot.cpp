@@ -115,6 +115,7 @@ int cmd_plot(const Args& args) {
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
+  refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
   if (!std::filesystem::exists(dir / "field.h5"))
     throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 

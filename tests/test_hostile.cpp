@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -314,4 +315,50 @@ BOOST_AUTO_TEST_CASE(collect_onto_a_full_disk_leaves_no_table) {
   BOOST_TEST(contains(r.output, target.string()), r.output);
   BOOST_TEST(!fs::exists(target), "an unreadable table was put under its final name");
   BOOST_TEST(!fs::exists(target.string() + ".partial"));
+}
+
+// A FIFO under a name edm reads from a run or campaign folder blocked the open for ever: edm info,
+// edm spectrum and edm plot hung (a writer never comes). Each is now refused before the open, naming
+// the file (EDM-IO-142, exit 4). `timeout 20` turns a hang into exit 124.
+BOOST_AUTO_TEST_CASE(a_fifo_in_place_of_a_file_is_refused_not_waited_for) {
+  const auto dir = edm::test::temp_dir("hostile_fifo");
+  const auto good = finished_run(dir, "good", 0.3, true);
+  struct Case {
+    std::string file, command;
+  } cases[] = {{"run.toml", "info"}, {"field.h5", "info"}, {"spectrum.h5", "info"},
+               {"run.toml", "spectrum"}, {"field.h5", "spectrum"}, {"run.toml", "plot"}};
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto run = dir / ("case" + std::to_string(i++));
+    fs::create_directories(run);
+    for (const char* f : {"field.h5", "run.toml", "spectrum.h5"})
+      if (c.file != f) fs::copy_file(good / f, run / f);
+    BOOST_REQUIRE(::mkfifo((run / c.file).c_str(), 0644) == 0);
+    const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " " + c.command + " " + run.string());
+    BOOST_TEST(r.exit_code == 4, c.command << " with " << c.file << " a FIFO: exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+    BOOST_TEST(contains(r.output, (run / c.file).string()), r.output);
+  }
+  // A campaign folder whose table is a FIFO.
+  fs::create_directories(dir / "sweep");
+  const auto out = swept(dir / "sweep");
+  fs::remove(out / "campaign.toml");
+  BOOST_REQUIRE(::mkfifo((out / "campaign.toml").c_str(), 0644) == 0);
+  const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " campaign status " + out.string());
+  BOOST_TEST(r.exit_code == 4, "campaign status: exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+}
+
+// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, owned by another engineer):
+// `edm resume RUN` with RUN/checkpoint.h5 a FIFO hangs for ever in H5Fopen (exit 124 here). Proposed
+// fix: call h5::refuse_special_file(file) (core/src/io/h5.hpp) before the H5Fopen of the checkpoint
+// in checkpoint.cpp's reader, which makes this EDM-IO-142 (exit 4) naming the file; then enable
+// this case by removing the `* boost::unit_test::disabled()` decorator.
+BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint, *boost::unit_test::disabled()) {
+  const auto dir = edm::test::temp_dir("hostile_fifo_ckpt");
+  BOOST_REQUIRE(::mkfifo((dir / "checkpoint.h5").c_str(), 0644) == 0);
+  const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " resume " + dir.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+  BOOST_TEST(contains(r.output, (dir / "checkpoint.h5").string()), r.output);
 }

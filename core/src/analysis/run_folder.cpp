@@ -97,6 +97,10 @@ void check_field_matches_manifest(const RunFolderInfo& info, const std::filesyst
 
 }  // namespace
 
+void refuse_special_run_files(const std::filesystem::path& folder) {
+  for (const char* name : {"run.toml", "field.h5", "spectrum.h5"}) h5::refuse_special_file(folder / name);
+}
+
 void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field) {
   // The caller has read run.toml already (a malformed one is its own error); here only the id counts:
   // a field.h5 rewritten whole (h5repack) keeps its run but not its size.
@@ -119,6 +123,7 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
     throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
   if (!std::filesystem::exists(manifest))
     throw ConfigError("EDM-INFO-001", folder.string() + ": not a run folder (no run.toml in it)");
+  h5::refuse_special_file(manifest);
   try {
     info.manifest = toml::parse_file(manifest.string());
   } catch (const toml::parse_error& e) {

@@ -101,6 +101,7 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
                       manifest.string() + ": no run manifest (is " + run_dir.string() + " a run folder?)");
   toml::table t;
   try {
+    h5::refuse_special_file(manifest);
     t = toml::parse_file(manifest.string());
   } catch (const toml::parse_error& e) {
     throw ConfigError("EDM-SPEC-011", manifest.string() + ": " + std::string(e.description()));

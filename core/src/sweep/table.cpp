@@ -15,6 +15,7 @@
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "field/fnv1a.hpp"
+#include "io/h5.hpp"
 
 namespace edm {
 
@@ -67,6 +68,7 @@ void write_atomic(const fs::path& file, const std::string& text) {
 }
 
 toml::table read_toml(const fs::path& file) {
+  h5::refuse_special_file(file);
   try {
     return toml::parse_file(file.string());
   } catch (const toml::parse_error& e) {
