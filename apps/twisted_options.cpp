@@ -67,7 +67,14 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
     o.rings.centre_y = c[1];
   }
   if (!a.ring_radii.empty()) o.rings.radii = parse_numbers(a.ring_radii, "--ring-radii", "EDM-CLI-031");
-  o.rings.points = a.ring_points;
+  // A negative count was read as a huge unsigned one and ended in bad_alloc (EDM-INT-001); a huge one
+  // did too (found by tests/test_hostile). 2^20 samples a ring is far beyond any screen's pixels.
+  constexpr long long kMaxRingPoints = 1ll << 20;
+  if (a.ring_points < 0 || a.ring_points > kMaxRingPoints)
+    throw ConfigError("EDM-CLI-040", "--ring-points " + std::to_string(a.ring_points) +
+                                         ": out of range (0 for a quarter pixel apart, else 8 to " +
+                                         std::to_string(kMaxRingPoints) + ")");
+  o.rings.points = std::size_t(a.ring_points);
   o.rings.floor = a.ring_floor;
   o.rings.min_fraction = a.ring_min_fraction;
   return o;

@@ -362,3 +362,29 @@ BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint, *boost::unit_test::disabl
   BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
   BOOST_TEST(contains(r.output, (dir / "checkpoint.h5").string()), r.output);
 }
+
+// Analysis options that were taken silently: --band nan or 1e300 (no default harmonic fits such a
+// band, so the band was never checked), --gamma nan / inf and --a0 nan / inf / −2 (replaced by the
+// run's own values, or no harmonic maps), and --ring-points −5 (read into an unsigned as 4294967291:
+// bad_alloc, "internal error", exit 1). Each is now refused naming the option, exit 2.
+BOOST_AUTO_TEST_CASE(analysis_options_out_of_range_are_refused) {
+  const auto dir = edm::test::temp_dir("hostile_options");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  struct Case {
+    std::string args, id, fragment;
+  } cases[] = {{"--band nan", "EDM-SPEC-021", "nan"},           {"--band 1e300", "EDM-SPEC-021", "1e+300"},
+               {"--gamma nan", "EDM-SPEC-022", "--gamma nan"},  {"--gamma inf", "EDM-SPEC-022", "--gamma inf"},
+               {"--a0 nan", "EDM-CLI-041", "--a0 nan"},         {"--a0 inf", "EDM-CLI-041", "--a0 inf"},
+               {"--a0 -2", "EDM-CLI-041", "--a0 -2"},           {"--ring-points -5", "EDM-CLI-040", "--ring-points -5"},
+               {"--ring-points 99999999999", "EDM-CLI-040", "--ring-points 99999999999"}};
+  for (const auto& c : cases) {
+    const auto r = run_edm("spectrum " + run.string() + " --quiet " + c.args);
+    BOOST_TEST(r.exit_code == 2, c.args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [" + c.id + "]"), c.args << ": " << r.output);
+    BOOST_TEST(contains(r.output, c.fragment), c.args << ": " << r.output);
+    BOOST_TEST(!fs::exists(run / "spectrum.h5"), c.args << " wrote a spectrum");
+  }
+  // The values edm takes are still taken.
+  const auto ok = run_edm("spectrum " + run.string() + " --quiet --gamma 3 --a0 0.5 --band 0.25 --ring-points 8");
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+}
