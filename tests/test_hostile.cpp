@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 #include <sys/mount.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -387,4 +388,42 @@ BOOST_AUTO_TEST_CASE(analysis_options_out_of_range_are_refused) {
   // The values edm takes are still taken.
   const auto ok = run_edm("spectrum " + run.string() + " --quiet --gamma 3 --a0 0.5 --band 0.25 --ring-points 8");
   BOOST_TEST(ok.exit_code == 0, ok.output);
+}
+
+// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, core/include/edm/checkpoint.hpp
+// and core/src/run/batches.cpp, owned by other engineers): `edm resume` re-reads the data files the
+// campaign names, and a checkpoint records nothing of them. An electron list edited between the stop
+// and the resume (same count, other positions) gives exit 0 and a field.h5 that sums electrons
+// [0, k) of the old list and [k, N) of the new one. Proposed fix: checkpoint.h5 gains an attribute
+// `ensemble_fingerprint`, the FNV-1a (field/fnv1a.hpp) of every electron's initial state and weight
+// as PreparedCell holds them; start_or_resume (batches.cpp) compares it with the resumed campaign's
+// and refuses a difference with a new ConfigError EDM-CKP id naming the campaign's data file
+// (electrons.file / trajectory.file); a checkpoint without the attribute resumes as before. Then
+// enable this case by removing the `* boost::unit_test::disabled()` decorator.
+BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop, *boost::unit_test::disabled()) {
+  const auto dir = edm::test::temp_dir("hostile_resume_list");
+  const auto list = [&](double x0) {
+    std::string rows = "# t0,x,y,z,ux,uy,uz\n";
+    for (int i = 0; i < 48; ++i)
+      rows += "0," + std::to_string(x0 + 1e-7 * i) + ",0,0,0,0,2.8\n";
+    write_file(dir, "list.csv", rows);
+  };
+  list(0);
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  const auto campaign = write_file(dir, "list.toml", t);
+  const auto run = dir / "run";
+  // Stopped once a checkpoint of some (not all) electrons is on disk.
+  const pid_t pid = edm::test::spawn_edm(
+      {"run", campaign.string(), "--quiet", "--output", run.string(), "--checkpoint-every", "1"});
+  const int code = edm::test::signal_when(pid, SIGTERM, [&] { return fs::exists(run / "checkpoint.h5"); });
+  BOOST_REQUIRE_MESSAGE(code == 130, "the run was not stopped (exit " << code << ")");
+  list(-2e-6);  // the same count, other positions
+  const auto r = run_edm("resume " + run.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "list.csv"), r.output);
+  BOOST_TEST(!fs::exists(run / "field.h5"), "a field of two electron lists was written");
 }
