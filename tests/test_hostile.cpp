@@ -427,3 +427,33 @@ BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop, *boo
   BOOST_TEST(contains(r.output, "list.csv"), r.output);
   BOOST_TEST(!fs::exists(run / "field.h5"), "a field of two electron lists was written");
 }
+
+// Symbolic links planted under the temporary names edm writes: RUN/.edm.lock linking to a user's file
+// made `edm run` truncate that file and write its lock record into it; a link at the collected
+// table's FILE.partial was truncated through by H5F_ACC_TRUNC. The lock now refuses the link
+// (EDM-RUN-041, exit 4, nothing run), and collect moves the link aside; the files they point to
+// are untouched.
+BOOST_AUTO_TEST_CASE(links_under_edms_temporary_names_are_never_written_through) {
+  const auto dir = edm::test::temp_dir("hostile_links");
+  const auto precious = write_file(dir, "precious.txt", "the user's data\n");
+  const auto run = dir / "run";
+  fs::create_directories(run);
+  fs::create_symlink(precious, run / ".edm.lock");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + run.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-RUN-041]"), r.output);
+  BOOST_TEST(contains(r.output, (run / ".edm.lock").string()), r.output);
+  BOOST_TEST(slurp(precious) == "the user's data\n", "the lock wrote through the link");
+  BOOST_TEST(!fs::exists(run / "field.h5"));
+
+  fs::create_directories(dir / "sweep");
+  const auto out = swept(dir / "sweep");
+  const auto table = dir / "table.h5";
+  fs::create_symlink(precious, table.string() + ".partial");
+  const auto c = run_edm("campaign collect " + out.string() + " -o " + table.string());
+  BOOST_TEST(c.exit_code == 0, c.output);
+  BOOST_TEST(slurp(precious) == "the user's data\n", "collect truncated the file a link pointed to");
+  BOOST_TEST(fs::exists(table));
+  BOOST_TEST(names_starting(dir, "table.h5.partial.").size() == 1u, "the link is kept aside");
+}

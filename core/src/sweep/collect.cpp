@@ -6,6 +6,7 @@
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 namespace edm {
 
@@ -80,6 +81,9 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
   h5::silence();
   refuse_foreign_target(file);
   const fs::path partial = file.string() + ".partial";
+  // Whatever is under the temporary name (a table cut short, a link to some file that H5F_ACC_TRUNC
+  // would truncate through) is kept aside, never written over (share/docs/outputs.md).
+  move_aside(partial);
   try {
     h5::Handle f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!f.valid()) h5::io_fail("cannot create the collected table", partial);
