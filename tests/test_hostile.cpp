@@ -457,3 +457,25 @@ BOOST_AUTO_TEST_CASE(links_under_edms_temporary_names_are_never_written_through)
   BOOST_TEST(fs::exists(table));
   BOOST_TEST(names_starting(dir, "table.h5.partial.").size() == 1u, "the link is kept aside");
 }
+
+// A screen so far away that double-precision observer times cannot resolve the sample step: with
+// screen.distance = 1e30 the run exited 0 with a field.h5 whose /axes/t held one value 64 times, which
+// edm spectrum then refused as damaged (EDM-IO-016). Refused before any work, naming the key and the
+// largest distance (EDM-CFG-661, exit 2); a distance well inside it still runs.
+BOOST_AUTO_TEST_CASE(a_screen_too_far_for_the_time_step_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_far");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  for (const char* d : {"1e30", "-1e9"}) {
+    const auto out = dir / (std::string("run") + d);
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    BOOST_TEST(r.exit_code == 2, d << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-661]"), r.output);
+    BOOST_TEST(contains(r.output, "screen.distance"), r.output);
+    BOOST_TEST(!fs::exists(out / "field.h5"));
+  }
+  const auto out = dir / "run100";
+  const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=100");
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+  const auto s = run_edm("spectrum " + out.string() + " --quiet");
+  BOOST_TEST(s.exit_code == 0, s.output);
+}
