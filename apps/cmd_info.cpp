@@ -115,7 +115,8 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id)
 std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& run_id) {
   const SpectrumSummary& s = *info.spectrum;
   if (!std::isfinite(s.total_energy) || s.run_id.empty()) return "";
-  std::string want = run_id, of = "run.toml";
+  // The field's id: field.h5's own, else the one run.toml's [field_file] records, else its run's.
+  std::string want = info.manifest["field_file"]["run_id"].value_or(run_id), of = "run.toml";
   if (info.field && !info.field->run_id.empty()) want = info.field->run_id, of = "field.h5";
   if (want == "?" || s.run_id == want) return "";
   const std::string why = (info.folder / "spectrum.h5").string() + " is the spectrum of run " + s.run_id + ", " +

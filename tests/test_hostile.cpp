@@ -145,6 +145,15 @@ BOOST_AUTO_TEST_CASE(info_refuses_a_spectrum_of_another_run) {
   BOOST_TEST(contains(r.output, (b / "spectrum.h5").string()), r.output);
   BOOST_TEST(contains(r.output, run_id_of(a / "spectrum.h5")), r.output);
   BOOST_TEST(contains(r.output, run_id_of(b / "field.h5")), r.output);
+  // Without its field.h5, the id run.toml records for it decides.
+  fs::remove(b / "field.h5");
+  const auto m = run_edm("info " + b.string());
+  BOOST_TEST(m.exit_code == 4, "exit " << m.exit_code << ": " << m.output);
+  BOOST_TEST(contains(m.output, "edm: error [EDM-IO-140]"), m.output);
+  // The folder's own spectrum is not refused.
+  fs::remove(b / "spectrum.h5");
+  const auto own = run_edm("info " + a.string());
+  BOOST_TEST(own.exit_code == 0, own.output);
 }
 
 // `edm plot` used a spectrum.h5 that was there whatever run it came from; one of another run is now
