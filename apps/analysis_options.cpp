@@ -50,6 +50,18 @@ std::vector<int> parse_harmonic_list(const std::string& text) {
 
 SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics,
                                          const std::filesystem::path& field_file) {
+  // --gamma and --a0 keep a sentinel for "not given" (0, -1); any other value must be one the line
+  // formula can use: NaN, inf or a negative a0 were silently replaced by the run's own values or gave
+  // no harmonic maps at all (found by tests/test_hostile).
+  const auto text = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  if (a.gamma != 0 && !(std::isfinite(a.gamma) && a.gamma >= 1))
+    throw ConfigError("EDM-SPEC-022", "--gamma " + text(a.gamma) + " is not a Lorentz factor (finite, ≥ 1)");
+  if (a.a0 != -1 && !(std::isfinite(a.a0) && a.a0 >= 0))
+    throw ConfigError("EDM-CLI-041", "--a0 " + text(a.a0) + ": must be a finite number ≥ 0");
   SpectrumOptions o;
   o.window = parse_window(a.window);
   o.band = a.band;

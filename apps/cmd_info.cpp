@@ -109,6 +109,22 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id)
   return why;
 }
 
+// The time-domain spectrum of spectrum.h5 (edm spectrum) carries the run id of the field.h5 it
+// was computed from: one of another run (a file copied in, or left by a run that --overwrite
+// replaced before edm moved it aside) is refused, not shown as this run's (found by tests/test_hostile).
+std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& run_id) {
+  const SpectrumSummary& s = *info.spectrum;
+  if (!std::isfinite(s.total_energy) || s.run_id.empty()) return "";
+  // The field's id: field.h5's own, else the one run.toml's [field_file] records, else its run's.
+  std::string want = info.manifest["field_file"]["run_id"].value_or(run_id), of = "run.toml";
+  if (info.field && !info.field->run_id.empty()) want = info.field->run_id, of = "field.h5";
+  if (want == "?" || s.run_id == want) return "";
+  const std::string why = (info.folder / "spectrum.h5").string() + " is the spectrum of run " + s.run_id + ", " +
+                          of + "'s run is " + want + " (two runs wrote this folder, or a file was replaced)";
+  std::cout << "            MISMATCH: " << why << "\n";
+  return why;
+}
+
 }  // namespace
 
 int cmd_info(const Args& args) {
@@ -168,6 +184,7 @@ int cmd_info(const Args& args) {
     std::cout << "  spectrum.h5: " << (info.spectrum ? "no time-domain spectrum" : "not computed") << " (edm spectrum "
               << run << ")\n";
   }
+  const std::string stale = info.spectrum ? time_domain_mismatch(info, run_id) : "";
   const std::string mismatch = info.spectrum ? direct_spectra(info, run_id) : "";
   std::uintmax_t total = 0;
   std::cout << "  files:\n";
@@ -177,6 +194,7 @@ int cmd_info(const Args& args) {
     total += f.bytes;
   }
   std::cout << "    total " << human_bytes(double(total)) << "\n";
+  if (!stale.empty()) throw IoError("EDM-IO-140", stale);
   if (!mismatch.empty()) throw IoError("EDM-INFO-020", mismatch);
   return 0;
 }

@@ -80,6 +80,24 @@ std::string find_python() {
                     "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
 }
 
+// Why the spectrum.h5 in the folder is not this run's ("" when it is, or when it cannot tell): its
+// time-domain spectrum carries the run id of the field it came from (found by tests/test_hostile: a
+// spectrum of another run was plotted as this one's). A spectrum.h5 that cannot be read is left to
+// the script, as before.
+std::string stale_spectrum(const std::filesystem::path& dir) {
+  const auto file = dir / "spectrum.h5";
+  if (!std::filesystem::exists(file)) return "";
+  const std::string field_id = read_field_summary(dir / "field.h5").run_id;
+  SpectrumSummary s;
+  try {
+    s = read_spectrum_summary(file);
+  } catch (const IoError&) {
+    return "";
+  }
+  if (s.run_id.empty() || field_id.empty() || s.run_id == field_id) return "";
+  return file.string() + " is the spectrum of another run (" + s.run_id + ", field.h5's is " + field_id + ")";
+}
+
 }  // namespace
 
 int cmd_plot(const Args& args) {
@@ -97,6 +115,7 @@ int cmd_plot(const Args& args) {
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
+  refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
   if (!std::filesystem::exists(dir / "field.h5"))
     throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 
@@ -104,7 +123,9 @@ int cmd_plot(const Args& args) {
   const auto script = find_script();
   const auto python = find_python();
 
-  if (vm.count("respectrum") || !std::filesystem::exists(dir / "spectrum.h5")) {
+  const std::string stale = stale_spectrum(dir);
+  if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
+  if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) {
     std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
     analyse_run(dir, a, ta);
   }

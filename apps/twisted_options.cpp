@@ -67,7 +67,14 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
     o.rings.centre_y = c[1];
   }
   if (!a.ring_radii.empty()) o.rings.radii = parse_numbers(a.ring_radii, "--ring-radii", "EDM-CLI-031");
-  o.rings.points = a.ring_points;
+  // A negative count was read as a huge unsigned one and ended in bad_alloc (EDM-INT-001); a huge one
+  // did too (found by tests/test_hostile). 2^20 samples a ring is far beyond any screen's pixels.
+  constexpr long long kMaxRingPoints = 1ll << 20;
+  if (a.ring_points < 0 || a.ring_points > kMaxRingPoints)
+    throw ConfigError("EDM-CLI-040", "--ring-points " + std::to_string(a.ring_points) +
+                                         ": out of range (0 for a quarter pixel apart, else 8 to " +
+                                         std::to_string(kMaxRingPoints) + ")");
+  o.rings.points = std::size_t(a.ring_points);
   o.rings.floor = a.ring_floor;
   o.rings.min_fraction = a.ring_min_fraction;
   return o;
@@ -83,7 +90,10 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
   // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
-  if (read_field_summary(field).screen_type == "angular") topt.enabled = false;
+  const FieldFileSummary summary = read_field_summary(field);
+  // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
+  check_field_belongs_to_run(dir, summary);
+  if (summary.screen_type == "angular") topt.enabled = false;
   if (topt.enabled) check_ring_options(field, topt.rings);
   try {
     p.spectrum = compute_spectrum(field, phys, opt);

@@ -14,7 +14,7 @@ namespace edm::app {
 
 struct TwistedArgs {
   std::string ring_centre, ring_radii, harmonic_bin = "peak";
-  unsigned ring_points = 0;
+  long long ring_points = 0;  // signed: boost reads "-5" into an unsigned as 4294967291
   double ring_floor = 1e-3, ring_min_fraction = 0.95;
   bool no_oam = false;
 };

@@ -43,4 +43,13 @@ struct RunFolderInfo {
 // EDM-INFO-002 with toml++'s line:column.
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder);
 
+// For the commands that hand a run folder to other readers (edm plot's script): IoError EDM-IO-142
+// naming FOLDER/run.toml, field.h5 or spectrum.h5 when one is a FIFO, socket or device.
+void refuse_special_run_files(const std::filesystem::path& folder);
+
+// For the analysis commands: IoError EDM-INFO-010 naming FOLDER/field.h5 when its run id (`field`,
+// read_field_summary) is not the one FOLDER/run.toml records. Only ids both files carry are
+// compared (a field.h5 written by hand, without one, is analysed as before).
+void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field);
+
 }  // namespace edm

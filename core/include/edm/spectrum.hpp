@@ -181,6 +181,7 @@ void write_spectrum(const std::filesystem::path& file, const SpectrumResult& res
 struct SpectrumSummary {
   double total_energy = 0, peak_omega_on_axis = 0, laser_omega = 0;
   std::string window, field;
+  std::string run_id;  // the root attribute: the run of the field.h5 it was computed from ("" if none)
 };
 SpectrumSummary read_spectrum_summary(const std::filesystem::path& file);
 

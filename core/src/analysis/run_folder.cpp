@@ -68,10 +68,20 @@ namespace {
 // id ([field_file] run_id, or [provenance] run_id for manifests written before [field_file]) must
 // be the field file's, and its recorded size the file's size. Anything else (two runs into one
 // folder, a file copied over) is refused rather than summarised as a valid run.
+std::string manifest_field_run_id(const toml::table& manifest) {
+  const auto* ff = manifest["field_file"].as_table();
+  return ff ? (*ff)["run_id"].value_or(std::string()) : manifest["provenance"]["run_id"].value_or(std::string());
+}
+
+[[noreturn]] void refuse_pair(const std::filesystem::path& folder, const std::filesystem::path& field_file,
+                              const std::string& why) {
+  throw IoError("EDM-INFO-010", field_file.string() + " does not belong to " + (folder / "run.toml").string() +
+                                    ": " + why + " (two runs wrote this folder, or a file was replaced)");
+}
+
 void check_field_matches_manifest(const RunFolderInfo& info, const std::filesystem::path& field_file) {
   const auto* ff = info.manifest["field_file"].as_table();
-  const std::string want_id = ff ? (*ff)["run_id"].value_or(std::string())
-                                 : info.manifest["provenance"]["run_id"].value_or(std::string());
+  const std::string want_id = manifest_field_run_id(info.manifest);
   std::string why;
   if (!want_id.empty() && info.field->run_id != want_id)
     why = "its run id is " + info.field->run_id + ", the manifest's " + want_id;
@@ -82,12 +92,28 @@ void check_field_matches_manifest(const RunFolderInfo& info, const std::filesyst
     if (want_bytes && !ec && std::int64_t(bytes) != *want_bytes)
       why = "it has " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(*want_bytes);
   }
-  if (!why.empty())
-    throw IoError("EDM-INFO-010", field_file.string() + " does not belong to " + (info.folder / "run.toml").string() +
-                                      ": " + why + " (two runs wrote this folder, or a file was replaced)");
+  if (!why.empty()) refuse_pair(info.folder, field_file, why);
 }
 
 }  // namespace
+
+void refuse_special_run_files(const std::filesystem::path& folder) {
+  for (const char* name : {"run.toml", "field.h5", "spectrum.h5"}) h5::refuse_special_file(folder / name);
+}
+
+void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field) {
+  // The caller has read run.toml already (a malformed one is its own error); here only the id counts:
+  // a field.h5 rewritten whole (h5repack) keeps its run but not its size.
+  toml::table manifest;
+  try {
+    manifest = toml::parse_file((folder / "run.toml").string());
+  } catch (const toml::parse_error&) {
+    return;
+  }
+  const std::string want_id = manifest_field_run_id(manifest);
+  if (!want_id.empty() && !field.run_id.empty() && field.run_id != want_id)
+    refuse_pair(folder, folder / "field.h5", "its run id is " + field.run_id + ", the manifest's " + want_id);
+}
 
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
   RunFolderInfo info;
@@ -97,6 +123,7 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
     throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
   if (!std::filesystem::exists(manifest))
     throw ConfigError("EDM-INFO-001", folder.string() + ": not a run folder (no run.toml in it)");
+  h5::refuse_special_file(manifest);
   try {
     info.manifest = toml::parse_file(manifest.string());
   } catch (const toml::parse_error& e) {

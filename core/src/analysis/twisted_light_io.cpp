@@ -7,6 +7,7 @@
 
 #include "edm/twisted_light.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 namespace edm {
 namespace {
@@ -232,6 +233,11 @@ void keep_direct_spectra(const Path& old_file, const Path& staging) {
 void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& sp,
                                        const TwistedLightResult& t) {
   h5::silence();
+  // One writer of the folder at a time (share/docs/outputs.md, "One run per folder"): two edm
+  // spectrum of one folder removed and renamed each other's staging file, and both failed
+  // (EDM-IO-036) or one renamed the other's unfinished file into place (found by tests/test_hostile).
+  // A run or another analysis writing the folder makes this one ConfigError EDM-RUN-040, naming it.
+  const RunFolderLock lock = RunFolderLock::acquire(path.parent_path().empty() ? Path(".") : path.parent_path());
   auto staging = path;
   staging += ".staging";
   std::error_code ec;

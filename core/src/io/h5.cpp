@@ -15,10 +15,21 @@ void silence() {
   (void)done;
 }
 
+void refuse_special_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(st) || std::filesystem::is_regular_file(st) ||
+      std::filesystem::is_directory(st))
+    return;
+  throw IoError("EDM-IO-142", file.string() + ": is not a regular file (a FIFO, socket or device); edm never reads "
+                                              "one, it would wait for ever");
+}
+
 Handle open_file(const std::filesystem::path& file) {
   silence();
   if (!std::filesystem::exists(file))
     throw IoError("EDM-IO-010", "cannot open " + file.string() + ": no such file");
+  refuse_special_file(file);
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string() + " (not an HDF5 file?)");
   return f;

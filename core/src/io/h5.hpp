@@ -71,6 +71,11 @@ class Handle {
 // Read side. All throw IoError naming the file and the object; nothing a file declares (a rank, a
 // size, a type) is taken on trust before it is checked against what the file really holds.
 Handle open_file(const std::filesystem::path& file);
+// Before a file that edm reads (field.h5, spectrum.h5, run.toml, a campaign table) is opened: a
+// FIFO, socket or device under that name would block the open, or the read, for ever (found by
+// tests/test_hostile: edm info, spectrum and plot hung). IoError EDM-IO-142 naming it; a missing
+// file or a folder is left to the caller's own error.
+void refuse_special_file(const std::filesystem::path& file);
 bool exists(hid_t file, const std::string& path);
 // A 1-D floating-point dataset (any float width; read as double).
 std::vector<double> read_1d(hid_t file, const std::string& name, const std::filesystem::path& where);

@@ -75,7 +75,13 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
   // A previous holder removes the file while it still holds it; a lock taken on that removed file
   // would lock nothing, so the inode is compared with the name's after locking, and taken again.
   for (int attempt = 0; attempt < 8; ++attempt) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a symbolic link under the lock's name made edm truncate and write the file it
+    // points to (found by tests/test_hostile: a user's file replaced by "pid … on host …").
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == ELOOP)
+      throw IoError("EDM-RUN-041", "cannot create the lock file " + path.string() +
+                                       ": it is a symbolic link, and edm never writes through one (the file it "
+                                       "points to is left as it is; remove the link)");
     if (fd < 0) lock_fail("cannot create the lock file", path, errno);
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;

@@ -429,6 +429,7 @@ void FieldWriter::commit() {
 
 static Handle open_dataset(const std::filesystem::path& file, const std::string& name, Handle& f) {
   h5::silence();
+  h5::refuse_special_file(file);
   f = Handle(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string());
   Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);

@@ -71,6 +71,11 @@ namespace {
 
 constexpr const char* kCsvColumns[8] = {"t0", "x", "y", "z", "ux", "uy", "uz", "weight"};
 
+// The largest macro-particle weight: 1e30 electrons (1.6e11 C) is far beyond any bunch (a nC is
+// 6e9), so a larger one is a unit or format mistake; and the coherent field Σ w E of weights near
+// the double's range overflows to inf, which a run wrote as its result (found by tests/test_hostile).
+constexpr double kMaxWeight = 1e30;
+
 // One data row of the electron list: 7 columns, or 8 with the macro-particle weight (which every row
 // of the file then has: `columns` is the first row's count). Errors name file:line and the column.
 ElectronInit parse_electron_row(const std::vector<std::string>& cols, std::size_t columns, const std::string& where) {
@@ -89,6 +94,10 @@ ElectronInit parse_electron_row(const std::vector<std::string>& cols, std::size_
   if (v[7] < 0)
     throw ConfigError("EDM-CFG-643", where + "column weight = " + cols[7] +
                                          " is negative (a macro-particle weight is a number of electrons, >= 0)");
+  if (v[7] > kMaxWeight)
+    throw ConfigError("EDM-CFG-660", where + "column weight = " + cols[7] +
+                                         " is out of range (a macro-particle weight is a number of electrons, "
+                                         "at most 1e30)");
   // |u| = γβ beyond 1e8 (≈ 51 TeV) is far outside any laser–electron experiment: almost surely a
   // unit mistake (momentum in SI instead of γβ), refused rather than integrated.
   const double u2 = v[4] * v[4] + v[5] * v[5] + v[6] * v[6];

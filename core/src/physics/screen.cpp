@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <sstream>
 
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
@@ -97,6 +98,29 @@ double Screen::latest_arrival_rel(const double y[8]) const {
   return arrival_rel(y, px, py);
 }
 
+namespace {
+
+// The observer times are absolute (t_start + k dt, share/docs/outputs.md): at a distance where a
+// double no longer resolves dt next to the light's travel time the axis collapses (screen.distance
+// = 1e30: every sample at one time, a run that "succeeded" with a field.h5 edm spectrum then refuses
+// as damaged; found by tests/test_hostile). The times must be good to a thousandth of a step.
+void refuse_unresolved_times(const ScreenSection& s, const Screen& scr, const Normalization& units) {
+  constexpr double kStepFraction = 1e-3;
+  const double t_far = std::abs(scr.t0_rel + scr.time_offset()) + double(std::max<std::int64_t>(std::int64_t(scr.samples), 1)) * scr.dt;
+  const double rounding = t_far * std::numeric_limits<double>::epsilon();
+  if (std::isfinite(t_far) && rounding <= kStepFraction * scr.dt) return;
+  std::ostringstream os;
+  os << "screen.distance = " << s.distance << " m: the observer times (about " << t_far * units.time()
+     << " s) cannot resolve the sample step dt = " << scr.dt * units.time()
+     << " s to a thousandth in double precision (far enough out, every sample gets one time); at this step the screen may be at most about "
+     << kStepFraction * scr.dt / std::numeric_limits<double>::epsilon() * units.length()
+     << " m away (or t_start that much later): for the far field use screen.type = \"angular\" with "
+        "distance = \"infinity\"";
+  throw ConfigError("EDM-CFG-661", os.str());
+}
+
+}  // namespace
+
 Screen make_screen(const ScreenSection& s, const Normalization& units) {
   auto bad = [](const std::string& key, const std::string& why) {
     return ConfigError("EDM-CFG-040", "screen." + key + ": " + why);
@@ -146,6 +170,7 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   // Explicit window: absolute lab time → screen-relative (t − |Z|, c = 1).
   // Angular: t − R on a sphere, t itself (t − n̂·x) at infinity (Screen::time_offset).
   scr.t0_rel = s.window == ScreenWindow::Explicit ? s.t_start / units.time() - scr.time_offset() : 0.0;
+  refuse_unresolved_times(s, scr, units);
   return scr;
 }
 

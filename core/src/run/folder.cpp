@@ -38,6 +38,17 @@ void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
       ctx.observer.warning("kept " + file.string() + " from an earlier mpirun job: moved aside to " + kept->string());
 }
 
+void set_aside_stale_spectrum(const RunContext& ctx, const RunSummary& S) {
+  // spectrum.h5 is written after field.h5 (by edm spectrum, or by this run's direct spectra once the
+  // field is committed), so one found now belongs to the field that `--overwrite` replaced: left
+  // here, edm info would show it and edm plot would plot it as this run's. It is kept, not removed.
+  // (Found by tests/test_hostile: a rerun with --overwrite kept the old run's spectrum.)
+  const auto spectrum = S.folder / "spectrum.h5";
+  if (const auto kept = move_aside(spectrum))
+    ctx.observer.warning(spectrum.string() + " was the spectrum of the field this run replaced: moved aside to " +
+                         kept->string());
+}
+
 void remove_checkpoints(const RunSummary& S) {
   // The run is complete: its checkpoints have served (rank 0's checkpoint.h5 and, under mpirun,
   // the other ranks' files, which are this run's too).

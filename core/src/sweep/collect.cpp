@@ -6,6 +6,7 @@
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
 
 namespace edm {
 
@@ -53,18 +54,41 @@ void write_column(hid_t group, const std::string& name, const std::vector<std::o
   write_strings(group, name.c_str(), s, where);
 }
 
+constexpr const char* kLayout = "edm campaign table (share/docs/sweeps.md)";
+
+// The collected table is replaced only when FILE is one: `-o` naming the campaign's own
+// campaign.toml, a cell's field.h5 or any other file truncated it (found by tests/test_hostile).
+void refuse_foreign_target(const fs::path& file) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(file, ec);
+  if (!fs::exists(st)) return;
+  bool ours = false;
+  if (fs::is_regular_file(fs::status(file, ec))) {
+    h5::Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    ours = f.valid() && h5::attr_string(f.get(), "layout").value_or("") == kLayout;
+  }
+  if (!ours)
+    throw ConfigError("EDM-SWP-030", file.string() +
+                                         ": exists and is not a table edm campaign collect wrote; it is left as it "
+                                         "is (give -o a new file name, or remove it yourself)");
+}
+
 }  // namespace
 
 std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
   const CampaignTable table = read_campaign_table(output);
   h5::start();
   h5::silence();
+  refuse_foreign_target(file);
   const fs::path partial = file.string() + ".partial";
-  {
+  // Whatever is under the temporary name (a table cut short, a link to some file that H5F_ACC_TRUNC
+  // would truncate through) is kept aside, never written over (share/docs/outputs.md).
+  move_aside(partial);
+  try {
     h5::Handle f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!f.valid()) h5::io_fail("cannot create the collected table", partial);
     for (const auto& [k, v] : table.meta) h5::write_attr(f.get(), k.c_str(), v);
-    h5::write_attr(f.get(), "layout", "edm campaign table (share/docs/sweeps.md)");
+    h5::write_attr(f.get(), "layout", kLayout);
     std::vector<std::string> labels, states, errors;
     std::vector<double> wall;
     std::set<std::string> okeys, rkeys;
@@ -100,7 +124,15 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
       h5::write_dataset(rs.get(), k.c_str(), {hsize_t(col.size())}, col.data(),
                         k == "energy" ? "J" : (k == "peak_omega_on_axis" ? "rad/s" : ""), partial);
     }
+    // On a full disk H5Fclose may report success over a file whose metadata never reached the disk
+    // (found by tests/test_hostile: a corrupt table renamed into place, exit 0); the flush does not.
+    if (H5Fflush(f.get(), H5F_SCOPE_GLOBAL) < 0)
+      throw IoError("EDM-SWP-013", partial.string() + ": cannot write the collected table (disk full?)");
     h5::check(H5Fclose(f.release()), "closing the collected table", partial);
+  } catch (...) {
+    std::error_code rm;
+    fs::remove(partial, rm);  // a half-written table under no name that anything reads
+    throw;
   }
   std::error_code ec;
   fs::rename(partial, file, ec);

@@ -15,6 +15,7 @@
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "field/fnv1a.hpp"
+#include "io/h5.hpp"
 
 namespace edm {
 
@@ -51,7 +52,12 @@ void write_atomic(const fs::path& file, const std::string& text) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
-    if (!out) throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+    if (!out) {
+      out.close();
+      std::error_code rm;
+      fs::remove(tmp, rm);  // no half-written table left beside the whole one
+      throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+    }
   }
   std::error_code ec;
   fs::rename(tmp, file, ec);
@@ -62,6 +68,7 @@ void write_atomic(const fs::path& file, const std::string& text) {
 }
 
 toml::table read_toml(const fs::path& file) {
+  h5::refuse_special_file(file);
   try {
     return toml::parse_file(file.string());
   } catch (const toml::parse_error& e) {

@@ -1,0 +1,490 @@
+// ctest-label: e2e
+// The hostile review of stop 22, through the edm binary: each case is an attack that once got a
+// wrong answer instead of a refusal — a spectrum.h5 of another run shown and plotted as this one's,
+// a field.h5 of another run analysed with this run's physics, `edm campaign collect -o` written over
+// the campaign's own table, macro-particle weights whose sum overflows to a field of inf, a field
+// holding NaN turned into a "successful" spectrum of NaN energies. Each must now fail (or recompute)
+// with a stable id naming the file, and leave the user's files as they were.
+#define BOOST_TEST_MODULE hostile
+#include <boost/test/unit_test.hpp>
+
+#include <hdf5.h>
+#include <sys/mount.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "spawn.hpp"
+
+namespace fs = std::filesystem;
+using edm::test::run_edm;
+using edm::test::slurp;
+using edm::test::write_file;
+
+namespace {
+
+// 2 electrons, 4 × 4 pixels, 64 samples: the cases test refusals, not physics.
+std::string cell(double a0 = 0.3) {
+  std::string t = edm::test::small_cell({.electrons = 2, .screen = "half_width = 5e-5\nnx = 4\nny = 4\nsamples = 64\n"});
+  const auto at = t.find("a0 = 0.3");
+  BOOST_REQUIRE(at != std::string::npos);
+  return t.replace(at, 8, "a0 = " + std::to_string(a0));
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A finished run of `cell(a0)` in dir/name (field.h5 + run.toml), with its spectrum.h5 when asked.
+fs::path finished_run(const fs::path& dir, const std::string& name, double a0, bool spectrum) {
+  const auto campaign = write_file(dir, name + ".toml", cell(a0));
+  const auto out = dir / name;
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  if (spectrum) {
+    const auto s = run_edm("spectrum " + out.string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  }
+  return out;
+}
+
+// The root attribute run_id of an HDF5 file edm wrote ("" if it has none).
+std::string run_id_of(const fs::path& file) {
+  std::string id;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  BOOST_REQUIRE(f >= 0);
+  if (H5Aexists(f, "run_id") > 0) {
+    const hid_t a = H5Aopen(f, "run_id", H5P_DEFAULT);
+    const hid_t t = H5Aget_type(a);
+    if (H5Tis_variable_str(t) > 0) {
+      char* s = nullptr;
+      H5Aread(a, t, &s);
+      id = s ? s : "";
+      H5free_memory(s);
+    } else {
+      std::string buf(H5Tget_size(t), '\0');
+      H5Aread(a, t, buf.data());
+      id = buf.c_str();
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  H5Fclose(f);
+  return id;
+}
+
+std::vector<fs::path> names_starting(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+// A tmpfs of `bytes` mounted on `dir` for the life of the object (as in test_bad_inputs): mount(2)
+// needs root; a test without it reports itself as skipped, never silently passes.
+struct TinyDisk {
+  fs::path dir;
+  bool mounted = false;
+  std::string why;
+  TinyDisk(fs::path d, std::uint64_t bytes) : dir(std::move(d)) {
+    fs::create_directories(dir);
+    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
+    if (!mounted) why = std::strerror(errno);
+  }
+  ~TinyDisk() {
+    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
+  }
+};
+
+// A campaign folder of two finished tiny cells (edm sweep), for the collect cases.
+fs::path swept(const fs::path& dir) {
+  const auto campaign = write_file(dir, "sweep.toml", cell() + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
+  const auto out = dir / "sw";
+  const auto s = run_edm("sweep " + campaign.string() + " --quiet -o " + out.string());
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.output);
+  return out;
+}
+
+}  // namespace
+
+// `edm run --overwrite` replaced field.h5 and run.toml but left the old run's spectrum.h5, which
+// `edm info` then showed (energy, peak) as this run's and `edm plot` plotted without recomputing.
+// The run now moves it aside (spectrum.h5.<UTC stamp>: kept, never deleted) when it commits its field.
+BOOST_AUTO_TEST_CASE(a_rerun_with_overwrite_sets_the_old_spectrum_aside) {
+  const auto dir = edm::test::temp_dir("hostile_overwrite");
+  const auto run = finished_run(dir, "run", 0.3, true);
+  const std::string old_spectrum = slurp(run / "spectrum.h5");
+  const auto campaign = write_file(dir, "b.toml", cell(0.6));
+  const auto r = run_edm("run " + campaign.string() + " --quiet --overwrite --output " + run.string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  BOOST_TEST(!fs::exists(run / "spectrum.h5"), "the old run's spectrum.h5 stayed beside the new field");
+  const auto kept = names_starting(run, "spectrum.h5.");
+  BOOST_REQUIRE_MESSAGE(kept.size() == 1, "the old spectrum.h5 must be kept, moved aside once");
+  BOOST_TEST(slurp(kept[0]) == old_spectrum, "the kept spectrum is the old one, byte for byte");
+  BOOST_TEST(contains(r.output, kept[0].string()), "the warning names where it went: " << r.output);
+  const auto info = run_edm("info " + run.string());
+  BOOST_TEST(info.exit_code == 0, info.output);
+  BOOST_TEST(contains(info.output, "spectrum.h5: not computed"), info.output);
+}
+
+// A spectrum.h5 of another run in the folder (copied in, or left by a tool): `edm info` showed its
+// energy as the run's; it now refuses it naming the file and both run ids (EDM-IO-140, exit 4).
+BOOST_AUTO_TEST_CASE(info_refuses_a_spectrum_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_info");
+  const auto a = finished_run(dir, "a", 0.3, true);
+  const auto b = finished_run(dir, "b", 0.3, false);
+  fs::copy_file(a / "spectrum.h5", b / "spectrum.h5");
+  const auto r = run_edm("info " + b.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-140]"), r.output);
+  BOOST_TEST(contains(r.output, (b / "spectrum.h5").string()), r.output);
+  BOOST_TEST(contains(r.output, run_id_of(a / "spectrum.h5")), r.output);
+  BOOST_TEST(contains(r.output, run_id_of(b / "field.h5")), r.output);
+  // Without its field.h5, the id run.toml records for it decides.
+  fs::remove(b / "field.h5");
+  const auto m = run_edm("info " + b.string());
+  BOOST_TEST(m.exit_code == 4, "exit " << m.exit_code << ": " << m.output);
+  BOOST_TEST(contains(m.output, "edm: error [EDM-IO-140]"), m.output);
+  // The folder's own spectrum is not refused.
+  fs::remove(b / "spectrum.h5");
+  const auto own = run_edm("info " + a.string());
+  BOOST_TEST(own.exit_code == 0, own.output);
+}
+
+// `edm plot` used a spectrum.h5 that was there whatever run it came from; one of another run is now
+// computed again (the input field.h5 and run.toml are untouched), so the plots are of this run.
+BOOST_AUTO_TEST_CASE(plot_recomputes_a_spectrum_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_plot");
+  const auto a = finished_run(dir, "a", 0.3, true);
+  const auto b = finished_run(dir, "b", 0.3, false);
+  fs::copy_file(a / "spectrum.h5", b / "spectrum.h5");
+  const std::string field = slurp(b / "field.h5"), manifest = slurp(b / "run.toml");
+  const auto r = run_edm("plot " + b.string());
+  BOOST_TEST(r.exit_code == 0, r.output);
+  BOOST_TEST(run_id_of(b / "spectrum.h5") == run_id_of(b / "field.h5"), "plot used the other run's spectrum");
+  BOOST_TEST(contains(r.output, "another run"), "plot says why it recomputes: " << r.output);
+  BOOST_TEST(slurp(b / "field.h5") == field);
+  BOOST_TEST(slurp(b / "run.toml") == manifest);
+}
+
+// A field.h5 of another run beside this run.toml (a file copied or linked over): `edm spectrum`
+// analysed it with this run's physics and wrote a spectrum; `edm info` already refused the pair. It
+// is now refused the same way (EDM-INFO-010, exit 4) and nothing is written.
+BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_of_another_run) {
+  const auto dir = edm::test::temp_dir("hostile_spectrum");
+  const auto a = finished_run(dir, "a", 0.3, false);
+  const auto b = finished_run(dir, "b", 0.6, false);
+  fs::remove(b / "field.h5");
+  fs::create_symlink(a / "field.h5", b / "field.h5");
+  const auto r = run_edm("spectrum " + b.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-INFO-010]"), r.output);
+  BOOST_TEST(contains(r.output, (b / "field.h5").string()), r.output);
+  BOOST_TEST(!fs::exists(b / "spectrum.h5"));
+  BOOST_TEST(!fs::exists(b / "spectrum.h5.partial"));
+  BOOST_TEST(!fs::exists(b / "spectrum.h5.staging"));
+}
+
+// `edm campaign collect OUTPUT -o FILE` truncated whatever FILE was: `-o OUTPUT/campaign.toml` lost
+// the campaign's table (and `edm campaign status` with it). A FILE that exists must now be a table
+// collect wrote before; anything else is refused naming it (EDM-SWP-030, exit 2) and left as it was.
+BOOST_AUTO_TEST_CASE(collect_never_writes_over_a_file_that_is_not_a_collected_table) {
+  const auto dir = edm::test::temp_dir("hostile_collect");
+  const auto out = swept(dir);
+  const std::string table = slurp(out / "campaign.toml");
+  const auto field = out / "a0=0.2" / "field.h5";
+  const std::string field_bytes = slurp(field);
+  for (const fs::path& target : {out / "campaign.toml", field, dir / "sweep.toml"}) {
+    const std::string before = slurp(target);
+    const auto r = run_edm("campaign collect " + out.string() + " -o " + target.string());
+    BOOST_TEST(r.exit_code == 2, target << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-SWP-030]"), r.output);
+    BOOST_TEST(contains(r.output, target.string()), r.output);
+    BOOST_TEST(slurp(target) == before, target << " was changed");
+    BOOST_TEST(!fs::exists(target.string() + ".partial"));
+  }
+  BOOST_TEST(slurp(out / "campaign.toml") == table);
+  BOOST_TEST(slurp(field) == field_bytes);
+  // Its own table may be collected again over the last one.
+  for (int i = 0; i < 2; ++i) {
+    const auto r = run_edm("campaign collect " + out.string());
+    BOOST_TEST(r.exit_code == 0, r.output);
+  }
+  BOOST_TEST(run_edm("campaign status " + out.string()).exit_code == 0);
+}
+
+// An electron list whose weights are each finite but so large that the field Σ w E overflowed: the
+// run "succeeded" with a field.h5 of inf and total_weight = inf in run.toml. A weight above 1e30
+// (1.6e11 C in one macro-particle) is refused with the file and line (EDM-CFG-660, exit 2).
+BOOST_AUTO_TEST_CASE(electron_weights_that_overflow_the_field_are_refused) {
+  const auto dir = edm::test::temp_dir("hostile_weights");
+  write_file(dir, "list.csv", "# t0,x,y,z,ux,uy,uz,weight\n0,0,0,0,0,0,2.8,1\n0,0,0,0,0,0,2.8,1e308\n");
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  const auto campaign = write_file(dir, "list.toml", t);
+  const auto out = dir / "run";
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-660]"), r.output);
+  BOOST_TEST(contains(r.output, "list.csv:3"), r.output);
+  BOOST_TEST(contains(r.output, "weight"), r.output);
+  for (const char* f : {"field.h5", "field.h5.partial", "run.toml"}) BOOST_TEST(!fs::exists(out / f), f);
+}
+
+// A field.h5 holding a NaN (a damaged or foreign file): `edm spectrum` exited 0 with NaN energies
+// and `edm info` then said "no time-domain spectrum". It is refused naming the file, the dataset and
+// the sample (EDM-IO-141, exit 4), and no spectrum.h5 is written.
+BOOST_AUTO_TEST_CASE(spectrum_refuses_a_field_that_is_not_finite) {
+  const auto dir = edm::test::temp_dir("hostile_nan");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  {
+    const hid_t f = H5Fopen((run / "field.h5").c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    const hid_t d = H5Dopen2(f, "/B/y", H5P_DEFAULT);
+    BOOST_REQUIRE(d >= 0);
+    const hid_t file_space = H5Dget_space(d);
+    const hsize_t start[3] = {2, 1, 5}, one[3] = {1, 1, 1};
+    H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, one, nullptr);
+    const hid_t mem = H5Screate_simple(3, one, nullptr);
+    const double nan = std::nan("");
+    BOOST_REQUIRE(H5Dwrite(d, H5T_NATIVE_DOUBLE, mem, file_space, H5P_DEFAULT, &nan) >= 0);
+    H5Sclose(mem);
+    H5Sclose(file_space);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  const auto r = run_edm("spectrum " + run.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-141]"), r.output);
+  BOOST_TEST(contains(r.output, (run / "field.h5").string()), r.output);
+  BOOST_TEST(contains(r.output, "/B/y"), r.output);
+  BOOST_TEST(contains(r.output, "[2, 1, 5]"), r.output);
+  BOOST_TEST(!fs::exists(run / "spectrum.h5"));
+}
+
+// Two `edm spectrum` of one folder at once removed and renamed each other's spectrum.h5.staging:
+// both failed (EDM-IO-036) or one put the other's unfinished file in place. The write now holds the
+// folder's lock, so each either finishes or is refused naming the other (EDM-RUN-040, exit 2), and
+// what is left is one whole spectrum.h5 of this run with no temporary file beside it.
+BOOST_AUTO_TEST_CASE(two_spectra_of_one_folder_at_once_never_collide) {
+  const auto dir = edm::test::temp_dir("hostile_concurrent");
+  // A field large enough (6 × 24 × 24 × 2048 doubles) that the two analyses overlap.
+  std::string t = cell();
+  const std::string screen = "nx = 4\nny = 4\nsamples = 64\n";
+  const auto at = t.find(screen);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, screen.size(), "nx = 24\nny = 24\nsamples = 2048\n");
+  const auto campaign = write_file(dir, "big.toml", t);
+  const auto run = dir / "run";
+  const auto made = run_edm("run " + campaign.string() + " --quiet --output " + run.string());
+  BOOST_REQUIRE_MESSAGE(made.exit_code == 0, made.output);
+  const std::string cmd = edm::test::edm_bin() + " spectrum " + run.string() + " --quiet";
+  for (int i = 0; i < 8; ++i) {
+    const auto logs = std::array<fs::path, 2>{dir / "a.log", dir / "b.log"};
+    const auto r = edm::test::run_command("(" + cmd + " > " + logs[0].string() + " 2>&1; echo $? >> " +
+                                          logs[0].string() + ") & (" + cmd + " > " + logs[1].string() +
+                                          " 2>&1; echo $? >> " + logs[1].string() + "); wait");
+    BOOST_REQUIRE(r.exit_code == 0);
+    for (const auto& log : logs) {
+      const std::string out = slurp(log);
+      const bool ok = out == "0\n" || (contains(out, "edm: error [EDM-RUN-040]") && contains(out, "\n2\n"));
+      BOOST_TEST(ok, "round " << i << ": " << out);
+    }
+    BOOST_TEST(run_id_of(run / "spectrum.h5") == run_id_of(run / "field.h5"));
+    BOOST_TEST(!fs::exists(run / "spectrum.h5.staging"));
+    BOOST_TEST(!fs::exists(run / "spectrum.h5.staging.partial"));
+    BOOST_TEST(!fs::exists(run / ".edm.lock"));
+  }
+  const auto info = run_edm("info " + run.string());
+  BOOST_TEST(info.exit_code == 0, info.output);
+}
+
+// `edm campaign collect -o` onto a full disk: H5Fclose reported success over a table whose metadata
+// never reached the disk, and the unreadable file was renamed into place with exit 0. It is now an
+// I/O error naming the file (EDM-SWP-013, exit 4), with nothing left under either name.
+BOOST_AUTO_TEST_CASE(collect_onto_a_full_disk_leaves_no_table) {
+  const auto dir = edm::test::temp_dir("hostile_collect_full");
+  const auto out = swept(dir);
+  TinyDisk disk(dir / "disk", 4096);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED collect_onto_a_full_disk_leaves_no_table: cannot mount a tmpfs (" << disk.why << ")");
+    return;
+  }
+  const auto target = disk.dir / "table.h5";
+  const auto r = run_edm("campaign collect " + out.string() + " -o " + target.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-SWP-013]"), r.output);
+  BOOST_TEST(contains(r.output, target.string()), r.output);
+  BOOST_TEST(!fs::exists(target), "an unreadable table was put under its final name");
+  BOOST_TEST(!fs::exists(target.string() + ".partial"));
+}
+
+// A FIFO under a name edm reads from a run or campaign folder blocked the open for ever: edm info,
+// edm spectrum and edm plot hung (a writer never comes). Each is now refused before the open, naming
+// the file (EDM-IO-142, exit 4). `timeout 20` turns a hang into exit 124.
+BOOST_AUTO_TEST_CASE(a_fifo_in_place_of_a_file_is_refused_not_waited_for) {
+  const auto dir = edm::test::temp_dir("hostile_fifo");
+  const auto good = finished_run(dir, "good", 0.3, true);
+  struct Case {
+    std::string file, command;
+  } cases[] = {{"run.toml", "info"}, {"field.h5", "info"}, {"spectrum.h5", "info"},
+               {"run.toml", "spectrum"}, {"field.h5", "spectrum"}, {"run.toml", "plot"}};
+  int i = 0;
+  for (const auto& c : cases) {
+    const auto run = dir / ("case" + std::to_string(i++));
+    fs::create_directories(run);
+    for (const char* f : {"field.h5", "run.toml", "spectrum.h5"})
+      if (c.file != f) fs::copy_file(good / f, run / f);
+    BOOST_REQUIRE(::mkfifo((run / c.file).c_str(), 0644) == 0);
+    const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " " + c.command + " " + run.string());
+    BOOST_TEST(r.exit_code == 4, c.command << " with " << c.file << " a FIFO: exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+    BOOST_TEST(contains(r.output, (run / c.file).string()), r.output);
+  }
+  // A campaign folder whose table is a FIFO.
+  fs::create_directories(dir / "sweep");
+  const auto out = swept(dir / "sweep");
+  fs::remove(out / "campaign.toml");
+  BOOST_REQUIRE(::mkfifo((out / "campaign.toml").c_str(), 0644) == 0);
+  const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " campaign status " + out.string());
+  BOOST_TEST(r.exit_code == 4, "campaign status: exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+}
+
+// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, owned by another engineer):
+// `edm resume RUN` with RUN/checkpoint.h5 a FIFO hangs for ever in H5Fopen (exit 124 here). Proposed
+// fix: call h5::refuse_special_file(file) (core/src/io/h5.hpp) before the H5Fopen of the checkpoint
+// in checkpoint.cpp's reader, which makes this EDM-IO-142 (exit 4) naming the file; then enable
+// this case by removing the `* boost::unit_test::disabled()` decorator.
+BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint, *boost::unit_test::disabled()) {
+  const auto dir = edm::test::temp_dir("hostile_fifo_ckpt");
+  BOOST_REQUIRE(::mkfifo((dir / "checkpoint.h5").c_str(), 0644) == 0);
+  const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " resume " + dir.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
+  BOOST_TEST(contains(r.output, (dir / "checkpoint.h5").string()), r.output);
+}
+
+// Analysis options that were taken silently: --band nan or 1e300 (no default harmonic fits such a
+// band, so the band was never checked), --gamma nan / inf and --a0 nan / inf / −2 (replaced by the
+// run's own values, or no harmonic maps), and --ring-points −5 (read into an unsigned as 4294967291:
+// bad_alloc, "internal error", exit 1). Each is now refused naming the option, exit 2.
+BOOST_AUTO_TEST_CASE(analysis_options_out_of_range_are_refused) {
+  const auto dir = edm::test::temp_dir("hostile_options");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  struct Case {
+    std::string args, id, fragment;
+  } cases[] = {{"--band nan", "EDM-SPEC-021", "nan"},           {"--band 1e300", "EDM-SPEC-021", "1e+300"},
+               {"--gamma nan", "EDM-SPEC-022", "--gamma nan"},  {"--gamma inf", "EDM-SPEC-022", "--gamma inf"},
+               {"--a0 nan", "EDM-CLI-041", "--a0 nan"},         {"--a0 inf", "EDM-CLI-041", "--a0 inf"},
+               {"--a0 -2", "EDM-CLI-041", "--a0 -2"},           {"--ring-points -5", "EDM-CLI-040", "--ring-points -5"},
+               {"--ring-points 99999999999", "EDM-CLI-040", "--ring-points 99999999999"}};
+  for (const auto& c : cases) {
+    const auto r = run_edm("spectrum " + run.string() + " --quiet " + c.args);
+    BOOST_TEST(r.exit_code == 2, c.args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [" + c.id + "]"), c.args << ": " << r.output);
+    BOOST_TEST(contains(r.output, c.fragment), c.args << ": " << r.output);
+    BOOST_TEST(!fs::exists(run / "spectrum.h5"), c.args << " wrote a spectrum");
+  }
+  // The values edm takes are still taken.
+  const auto ok = run_edm("spectrum " + run.string() + " --quiet --gamma 3 --a0 0.5 --band 0.25 --ring-points 8");
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+}
+
+// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, core/include/edm/checkpoint.hpp
+// and core/src/run/batches.cpp, owned by other engineers): `edm resume` re-reads the data files the
+// campaign names, and a checkpoint records nothing of them. An electron list edited between the stop
+// and the resume (same count, other positions) gives exit 0 and a field.h5 that sums electrons
+// [0, k) of the old list and [k, N) of the new one. Proposed fix: checkpoint.h5 gains an attribute
+// `ensemble_fingerprint`, the FNV-1a (field/fnv1a.hpp) of every electron's initial state and weight
+// as PreparedCell holds them; start_or_resume (batches.cpp) compares it with the resumed campaign's
+// and refuses a difference with a new ConfigError EDM-CKP id naming the campaign's data file
+// (electrons.file / trajectory.file); a checkpoint without the attribute resumes as before. Then
+// enable this case by removing the `* boost::unit_test::disabled()` decorator.
+BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop, *boost::unit_test::disabled()) {
+  const auto dir = edm::test::temp_dir("hostile_resume_list");
+  const auto list = [&](double x0) {
+    std::string rows = "# t0,x,y,z,ux,uy,uz\n";
+    for (int i = 0; i < 48; ++i)
+      rows += "0," + std::to_string(x0 + 1e-7 * i) + ",0,0,0,0,2.8\n";
+    write_file(dir, "list.csv", rows);
+  };
+  list(0);
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  const auto campaign = write_file(dir, "list.toml", t);
+  const auto run = dir / "run";
+  // Stopped once a checkpoint of some (not all) electrons is on disk.
+  const pid_t pid = edm::test::spawn_edm(
+      {"run", campaign.string(), "--quiet", "--output", run.string(), "--checkpoint-every", "1"});
+  const int code = edm::test::signal_when(pid, SIGTERM, [&] { return fs::exists(run / "checkpoint.h5"); });
+  BOOST_REQUIRE_MESSAGE(code == 130, "the run was not stopped (exit " << code << ")");
+  list(-2e-6);  // the same count, other positions
+  const auto r = run_edm("resume " + run.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "list.csv"), r.output);
+  BOOST_TEST(!fs::exists(run / "field.h5"), "a field of two electron lists was written");
+}
+
+// Symbolic links planted under the temporary names edm writes: RUN/.edm.lock linking to a user's file
+// made `edm run` truncate that file and write its lock record into it; a link at the collected
+// table's FILE.partial was truncated through by H5F_ACC_TRUNC. The lock now refuses the link
+// (EDM-RUN-041, exit 4, nothing run), and collect moves the link aside; the files they point to
+// are untouched.
+BOOST_AUTO_TEST_CASE(links_under_edms_temporary_names_are_never_written_through) {
+  const auto dir = edm::test::temp_dir("hostile_links");
+  const auto precious = write_file(dir, "precious.txt", "the user's data\n");
+  const auto run = dir / "run";
+  fs::create_directories(run);
+  fs::create_symlink(precious, run / ".edm.lock");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + run.string());
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-RUN-041]"), r.output);
+  BOOST_TEST(contains(r.output, (run / ".edm.lock").string()), r.output);
+  BOOST_TEST(slurp(precious) == "the user's data\n", "the lock wrote through the link");
+  BOOST_TEST(!fs::exists(run / "field.h5"));
+
+  fs::create_directories(dir / "sweep");
+  const auto out = swept(dir / "sweep");
+  const auto table = dir / "table.h5";
+  fs::create_symlink(precious, table.string() + ".partial");
+  const auto c = run_edm("campaign collect " + out.string() + " -o " + table.string());
+  BOOST_TEST(c.exit_code == 0, c.output);
+  BOOST_TEST(slurp(precious) == "the user's data\n", "collect truncated the file a link pointed to");
+  BOOST_TEST(fs::exists(table));
+  BOOST_TEST(names_starting(dir, "table.h5.partial.").size() == 1u, "the link is kept aside");
+}
+
+// A screen so far away that double-precision observer times cannot resolve the sample step: with
+// screen.distance = 1e30 the run exited 0 with a field.h5 whose /axes/t held one value 64 times, which
+// edm spectrum then refused as damaged (EDM-IO-016). Refused before any work, naming the key and the
+// largest distance (EDM-CFG-661, exit 2); a distance well inside it still runs.
+BOOST_AUTO_TEST_CASE(a_screen_too_far_for_the_time_step_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_far");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  for (const char* d : {"1e30", "-1e9"}) {
+    const auto out = dir / (std::string("run") + d);
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    BOOST_TEST(r.exit_code == 2, d << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-661]"), r.output);
+    BOOST_TEST(contains(r.output, "screen.distance"), r.output);
+    BOOST_TEST(!fs::exists(out / "field.h5"));
+  }
+  const auto out = dir / "run100";
+  const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=100");
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+  const auto s = run_edm("spectrum " + out.string() + " --quiet");
+  BOOST_TEST(s.exit_code == 0, s.output);
+}
