@@ -359,12 +359,9 @@ BOOST_AUTO_TEST_CASE(a_fifo_in_place_of_a_file_is_refused_not_waited_for) {
   BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
 }
 
-// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, owned by another engineer):
-// `edm resume RUN` with RUN/checkpoint.h5 a FIFO hangs for ever in H5Fopen (exit 124 here). Proposed
-// fix: call h5::refuse_special_file(file) (core/src/io/h5.hpp) before the H5Fopen of the checkpoint
-// in checkpoint.cpp's reader, which makes this EDM-IO-142 (exit 4) naming the file; then enable
-// this case by removing the `* boost::unit_test::disabled()` decorator.
-BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint, *boost::unit_test::disabled()) {
+// `edm resume RUN` with RUN/checkpoint.h5 a FIFO hung for ever in H5Fopen (exit 124 here); every
+// reader of the checkpoint now refuses a special file first (EDM-IO-142, exit 4, naming it).
+BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint) {
   const auto dir = edm::test::temp_dir("hostile_fifo_ckpt");
   BOOST_REQUIRE(::mkfifo((dir / "checkpoint.h5").c_str(), 0644) == 0);
   const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " resume " + dir.string() + " --quiet");
@@ -399,17 +396,11 @@ BOOST_AUTO_TEST_CASE(analysis_options_out_of_range_are_refused) {
   BOOST_TEST(ok.exit_code == 0, ok.output);
 }
 
-// DISABLED — bug for the lead (the fix is in core/src/io/checkpoint.cpp, core/include/edm/checkpoint.hpp
-// and core/src/run/batches.cpp, owned by other engineers): `edm resume` re-reads the data files the
-// campaign names, and a checkpoint records nothing of them. An electron list edited between the stop
-// and the resume (same count, other positions) gives exit 0 and a field.h5 that sums electrons
-// [0, k) of the old list and [k, N) of the new one. Proposed fix: checkpoint.h5 gains an attribute
-// `ensemble_fingerprint`, the FNV-1a (field/fnv1a.hpp) of every electron's initial state and weight
-// as PreparedCell holds them; start_or_resume (batches.cpp) compares it with the resumed campaign's
-// and refuses a difference with a new ConfigError EDM-CKP id naming the campaign's data file
-// (electrons.file / trajectory.file); a checkpoint without the attribute resumes as before. Then
-// enable this case by removing the `* boost::unit_test::disabled()` decorator.
-BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop, *boost::unit_test::disabled()) {
+// `edm resume` re-reads the data files the campaign names: an electron list edited between the stop
+// and the resume (same count, other positions) gave exit 0 and a field.h5 summing electrons [0, k)
+// of the old list and [k, N) of the new one. The checkpoint now records the files' digest
+// (input_digest), and a resume over changed files is refused (EDM-CKP-071, exit 2, naming them).
+BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop) {
   const auto dir = edm::test::temp_dir("hostile_resume_list");
   const auto list = [&](double x0) {
     std::string rows = "# t0,x,y,z,ux,uy,uz\n";
@@ -434,6 +425,7 @@ BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop, *boo
   const auto r = run_edm("resume " + run.string() + " --quiet");
   BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(contains(r.output, "list.csv"), r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-CKP-071]"), r.output);
   BOOST_TEST(!fs::exists(run / "field.h5"), "a field of two electron lists was written");
 }
 

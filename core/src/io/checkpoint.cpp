@@ -198,6 +198,7 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_attr_u64(root, "ranks", st.ranks);
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
+  if (st.input_digest) put_attr_u64(root, "input_digest", st.input_digest);
   put_attr_u64(root, "devices", acc.devices());
   // The raw cube is in the device layout, which depends on the pixel order (and is the same on
   // every device of a run): its fingerprint, checked on resume, and the keys it comes from, so that
@@ -440,6 +441,7 @@ bool is_rank_checkpoint_name(const std::string& name) {
 
 CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file) {
   h5::silence();
+  h5::refuse_special_file(file);  // a FIFO would block the open for ever
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   CheckpointCommit c;
@@ -451,6 +453,7 @@ CheckpointCommit read_checkpoint_commit(const std::filesystem::path& file) {
 CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   h5::silence();
   if (!std::filesystem::exists(file)) throw IoError("EDM-CKP-001", "no checkpoint at " + file.string());
+  h5::refuse_special_file(file);
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   hid_t root = f.get();
@@ -477,6 +480,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.trajectories_overlapped = get_attr_f64(root, "trajectories_overlapped", file);
   st.kernel = get_attr_f64(root, "kernel", file);
   if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
+  if (H5Aexists(root, "input_digest") > 0) st.input_digest = get_attr_u64(root, "input_digest", file);
   read_gamma_and_coverage(root, st, file);
   st.cube = read_cube_saved(root, file);
   if (!st.cube) check_no_cube_state(root, st, file);
@@ -503,6 +507,7 @@ void check_resume_state(const CheckpointState& st, std::uint64_t electrons, cons
 
 bool load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {
   h5::silence();
+  h5::refuse_special_file(file);  // a FIFO would block the open for ever
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   get_format(f.get(), file);
@@ -585,6 +590,7 @@ std::vector<T> read_spectra_vec(hid_t g, const std::string& name, H5T_class_t cl
 std::vector<SpectraSums> load_checkpoint_spectra(const std::filesystem::path& file, std::size_t devices,
                                                  std::size_t directions, std::size_t frequencies) {
   h5::silence();
+  h5::refuse_special_file(file);  // a FIFO would block the open for ever
   Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   get_format(f.get(), file);

@@ -119,6 +119,7 @@ struct BatchState {
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
   SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
+  std::uint64_t input_digest = 0;  // of the campaign's data files, as the run started (CheckpointState)
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
