@@ -398,8 +398,8 @@ BOOST_AUTO_TEST_CASE(analysis_options_out_of_range_are_refused) {
 
 // `edm resume` re-reads the data files the campaign names: an electron list edited between the stop
 // and the resume (same count, other positions) gave exit 0 and a field.h5 summing electrons [0, k)
-// of the old list and [k, N) of the new one. The checkpoint now records the files' digest
-// (input_digest), and a resume over changed files is refused (EDM-CKP-071, exit 2, naming them).
+// of the old list and [k, N) of the new one. The checkpoint now records a digest of the summed
+// electrons (input_digest), and a resume over other electrons is refused (EDM-CKP-071, exit 2).
 BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop) {
   const auto dir = edm::test::temp_dir("hostile_resume_list");
   const auto list = [&](double x0) {

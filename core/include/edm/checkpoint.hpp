@@ -44,9 +44,9 @@ struct CheckpointState {
   // from as a fresh run does (attribute cube_saved = 0; share/docs/outputs.md, "Checkpoints").
   // Checkpoints written before the attribute hold their cubes.
   bool cube = true;
-  // FNV-1a of the bytes of the data files the campaign reads (electrons.file, trajectory.file),
-  // taken as the run started: `edm resume` refuses files changed since (EDM-CKP-071), whose
-  // electrons would be summed with the old ones. 0: none recorded (no such file, or an older edm).
+  // FNV-1a of the initial states and weights of the electrons summed so far, [first, next_electron)
+  // of this rank, as the campaign gave them: `edm resume` refuses data changed under them
+  // (EDM-CKP-071). 0: none recorded (an older edm).
   std::uint64_t input_digest = 0;
 };
 

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -153,6 +152,22 @@ void schedule_checkpoints(const RunContext& ctx, BatchState& state, std::uint64_
   }
 }
 
+// The electrons already summed, [first, next), as the campaign gives them: FNV-1a of each one's
+// initial state (8 doubles) and weight, in electron order. `edm resume` re-reads the data files the
+// campaign names (electrons.file, trajectory.file), so an electron list edited since the stop would
+// put other electrons where summed ones were; mending electrons not yet summed (a bad track after
+// a failed run) stays possible. A track's body after its first state is not in the digest.
+std::uint64_t summed_digest(const Scenario& sc, std::uint64_t first, std::uint64_t next) {
+  std::uint64_t h = kFnvOffset;
+  for (std::uint64_t i = first; i < next; ++i) {
+    double v[9];
+    sc.initial_state(i, v);
+    v[8] = sc.weight(i);
+    h = fnv1a(std::string_view(reinterpret_cast<const char*>(v), sizeof v), h);
+  }
+  return h == 0 ? 1 : h;  // 0 means "none recorded"
+}
+
 CheckpointState checkpoint_state(const RunPlan& plan, const BatchState& state, ShardedFieldAccumulator& acc,
                                  const RunSummary& S) {
   CheckpointState st;
@@ -172,7 +187,7 @@ CheckpointState checkpoint_state(const RunPlan& plan, const BatchState& state, S
   st.coverage = S.coverage.records;
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
-  st.input_digest = state.input_digest;
+  st.input_digest = state.scenario ? summed_digest(*state.scenario, plan.first, state.next) : 0;
   if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
 }
@@ -262,81 +277,18 @@ std::filesystem::path resume_file(const RunPlan& plan, BatchState& state, const 
   return file;
 }
 
-// The data files the campaign reads electrons or tracks from, absolute (campaign.cpp made them so);
-// an openPMD file-based series (a name with %T) is every file of its folder that the pattern matches,
-// in name order.
-std::vector<std::filesystem::path> data_files(const Campaign& c) {
-  std::vector<std::string> named;
-  if (c.electrons.distribution == Distribution::List) named.push_back(c.electrons.file);
-  if (c.trajectory.model == TrajectoryModel::Tracks || c.trajectory.model == TrajectoryModel::OpenPMD)
-    named.push_back(c.trajectory.file);
-  std::vector<std::filesystem::path> out;
-  for (const std::string& f : named) {
-    const auto at = f.find("%T");
-    if (at == std::string::npos) {
-      out.emplace_back(f);
-      continue;
-    }
-    const std::filesystem::path p(f);
-    const std::string name = p.filename().string();
-    const auto t = name.find("%T");
-    const std::string head = name.substr(0, t), tail = name.substr(t + 2);
-    std::vector<std::filesystem::path> series;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(p.parent_path(), ec)) {
-      const std::string n = e.path().filename().string();
-      if (n.size() <= head.size() + tail.size() || n.compare(0, head.size(), head) != 0 ||
-          n.compare(n.size() - tail.size(), tail.size(), tail) != 0)
-        continue;
-      const std::string mid = n.substr(head.size(), n.size() - head.size() - tail.size());
-      if (std::all_of(mid.begin(), mid.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) series.push_back(e.path());
-    }
-    std::sort(series.begin(), series.end());
-    out.insert(out.end(), series.begin(), series.end());
-  }
-  return out;
-}
-
-// FNV-1a over the files' names and bytes (0 when there are none); a file that cannot be read
-// counts as its name alone, and the reader that needs it reports it in its own words.
-std::uint64_t digest_of(const std::vector<std::filesystem::path>& files) {
-  if (files.empty()) return 0;
-  std::uint64_t h = kFnvOffset;
-  std::vector<char> buf(std::size_t(1) << 20);
-  for (const auto& f : files) {
-    h = fnv1a(f.string() + '\0', h);
-    std::ifstream in(f, std::ios::binary);
-    while (in) {
-      in.read(buf.data(), std::streamsize(buf.size()));
-      h = fnv1a(std::string_view(buf.data(), std::size_t(in.gcount())), h);
-    }
-  }
-  return h == 0 ? 1 : h;
-}
-
-std::string names_of(const std::vector<std::filesystem::path>& files) {
-  std::string s;
-  for (const auto& f : files) s += (s.empty() ? "" : ", ") + f.string();
-  return s;
-}
-
 }  // namespace
 
-BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint64_t N,
+BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t N,
                            ShardedFieldAccumulator& acc, RunSummary& S) {
   BatchState state;
   state.checkpoint_file = checkpoint_path(S.folder);
   state.next = plan.first;
-  const std::vector<std::filesystem::path> inputs = data_files(ctx.campaign);
-  state.input_digest = digest_of(inputs);
+  state.scenario = &cell.plugin_scenario();
   if (ctx.options.resume) {
     const auto file = resume_file(plan, state, S);
     const CheckpointState st = read_checkpoint_state(file);
     check_resume_state(st, N, file);
-    if (st.input_digest != 0 && st.input_digest != state.input_digest)
-      throw ConfigError("EDM-CKP-071", file.string() + ": the data files the campaign reads changed since the checkpoint (" +
-                                           names_of(inputs) + "): their electrons would be summed with the old ones; "
-                                           "put the files back as they were, or start again with edm run --overwrite");
     if (st.next_electron < plan.first || st.next_electron > plan.end)
       throw IoError("EDM-CKP-042", file.string() + ": next_electron " + std::to_string(st.next_electron) +
                                        " lies outside this rank's electrons [" + std::to_string(plan.first) + ", " +
@@ -345,6 +297,18 @@ BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint
       throw IoError("EDM-CKP-070", file.string() + " holds no cube (cube_saved = 0: no electron done), but its "
                                        "next_electron is " + std::to_string(st.next_electron) + ", not " +
                                        std::to_string(plan.first) + "; the checkpoint is damaged");
+    // The electrons summed are the campaign's still (after the checks of the file's own consistency).
+    if (st.input_digest != 0 && st.next_electron >= plan.first &&
+        summed_digest(*state.scenario, plan.first, st.next_electron) != st.input_digest) {
+      const Campaign& c = ctx.campaign;
+      const std::string files = c.electrons.distribution == Distribution::List ? "electrons.file = " + c.electrons.file
+                                : c.trajectory.file.empty()                     ? std::string("the campaign's electrons")
+                                                                                : "trajectory.file = " + c.trajectory.file;
+      throw ConfigError("EDM-CKP-071", file.string() + ": the electrons it has summed ([" + std::to_string(plan.first) +
+                                           ", " + std::to_string(st.next_electron) + ")) are not those of " + files +
+                                           " now: the data changed since the checkpoint; put it back as it was, or start "
+                                           "again with edm run --overwrite");
+    }
     ShardedCubes cubes(acc);
     state.resumed_sums = load_checkpoint_cube(file, cubes);
     S.run_id = st.run_id;

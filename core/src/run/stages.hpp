@@ -119,13 +119,13 @@ struct BatchState {
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
   SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
-  std::uint64_t input_digest = 0;  // of the campaign's data files, as the run started (CheckpointState)
+  const Scenario* scenario = nullptr;  // the campaign's electrons (the summed ones' digest: CheckpointState)
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
 // timings so far from the checkpoint.
-BatchState start_or_resume(const RunContext& ctx, const RunPlan& plan, std::uint64_t electrons,
+BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t electrons,
                            ShardedFieldAccumulator& acc, RunSummary& summary);
 // Solve, accumulate and release batch after batch; with batch_overlap the solve of the next batch
 // runs while the device works on this one. Checkpoints on schedule and on a stop request (then
