@@ -71,9 +71,9 @@ struct Far {
     batch = cell->solve(0, 1);
   }
   const Screen& screen() const { return cell->screen(); }
-  // The same electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light covers
-  // only part of the window (edm run extends every trajectory over the whole window, so its
-  // series cover all samples; the trimming is tested on this one).
+  // The same electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light starts
+  // and ends inside the burst (the whole electron's spans the interaction, which the window holds
+  // with room on both sides: the case below).
   SplineBatch part() const {
     SplineBatch b = batch;
     ElectronSpline& e = b.electrons[0];
@@ -179,6 +179,26 @@ BOOST_AUTO_TEST_CASE(the_sample_range_holds_every_written_sample) {
   BOOST_TEST(outside == 0u);
   BOOST_TEST(inside > 0u);
   BOOST_TEST(r[1] - r[0] < int(N));
+}
+
+// At infinity a trajectory spans the interaction alone (run/prepare.cpp: a free electron's light
+// is zero there), so the whole electron's series covers a part of the window, and the rest of the
+// cube stays exactly zero. Before, every trajectory was extended over the whole window, and its
+// series covered all samples.
+BOOST_AUTO_TEST_CASE(at_infinity_a_trajectory_spans_the_interaction_alone) {
+  const Far f;
+  const Screen& s = f.screen();
+  const auto r = far_series_samples(s, f.batch, 0);
+  const std::vector<double> cube = f.cube(f.batch);
+  const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
+  std::size_t outside = 0;
+  for (std::size_t q = 0; q < 3 * P; ++q)
+    for (std::size_t k = 0; k < N; ++k)
+      if ((int(k) < r[0] || int(k) >= r[1]) && cube[q * N + k] != 0.0) ++outside;
+  BOOST_TEST_MESSAGE("the whole electron's series: samples [" << r[0] << ", " << r[1] << ") of " << N);
+  BOOST_TEST(outside == 0u);
+  BOOST_TEST(r[0] > 0);
+  BOOST_TEST(r[1] < int(N));
 }
 
 // A linear grid that is no set of FFT bins: dft against the untrimmed host sum, the fft method and

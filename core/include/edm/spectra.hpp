@@ -46,6 +46,10 @@ struct SpectraOptions {
   // spectra"), chosen once at construction.
   SpectraMethod method = SpectraMethod::Direct;
   int fft_group = 4;  // fft and dft methods: electrons per reduction launch, each kept separate (≥ 1)
+  // The samples of the window an electron's far-field series is expected to cover (the dft method
+  // sums over those alone), for the cost model of "auto" only; < 0: the whole window. The run
+  // predicts it from the campaign (run/spectra_stage.cpp), the same for every batch and rank.
+  double series_samples = -1;
 };
 
 // Normalised sums (multiply by spectra_amplitude_si() for V·s): coherent[((d·nω + k)·3 + c)·2 + {re, im}]

@@ -132,7 +132,7 @@ SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const Spe
   m.options = options;
   m.sums.directions = grid.directions.size();
   m.sums.frequencies = grid.omega.size();
-  const SpectraMethod method = detail::resolve_spectra_method(grid, options, m.device->info());
+  const SpectraMethod method = detail::resolve_spectra_method(grid, options, m.device->info(), options.series_samples);
   if (method == SpectraMethod::Fft) {
     m.fft = std::make_unique<detail::SpectraFft>(m.device, grid, options);
     return;

@@ -266,7 +266,8 @@ double forward_span(const Screen& screen, const double y[8], double t_last) {
 
 // The knots each electron's solve will store, from its (extended) start on its free straight line:
 // the light-front phase ξ = t − s z grows at the constant rate h = γ − s uᶻ on that line, so the
-// pulse is passed after (ξ_end − ξ)/h; the window's light after forward_span. The larger of the two
+// pulse is passed after (ξ_end − ξ)/h; the window's light after forward_span (not at infinity, where
+// the solve ends with the pulse: PreparedCell's constructor). The larger of the two
 // (capped by tau_max) over the knot spacing, plus the three knots the solver adds at the end.
 PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<std::array<double, 8>>& start,
                                     const Screen& screen, int knots_per_period, double tau_max) {
@@ -278,7 +279,8 @@ PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<
     const double h = y[4] - s * y[7];
     if (!(h > 0)) continue;  // the solver refuses it with EDM-TRJ-010
     const double tau_xi = std::max(0.0, (scenario.xi_end() - (y[0] - s * y[3])) / h);
-    const double tau = std::min(std::max(tau_xi, forward_span(screen, y.data(), t_last)), tau_max);
+    const double tau_window = screen.far_field() ? 0.0 : forward_span(screen, y.data(), t_last);
+    const double tau = std::min(std::max(tau_xi, tau_window), tau_max);
     const double knots = tau * h * knots_per_period / (2.0 * std::numbers::pi) + 3.0;
     b.total_knots += knots;
     if (knots > b.max_knots) {
@@ -328,8 +330,15 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   for (const auto& y : init) r2 += y[1] * y[1] + y[2] * y[2];
   I.transverse_rms = std::sqrt(r2 / double(I.n));
   I.ext = ExtendedStart{I.plugin_scenario.get(), init};
+  // At infinity (an angular screen at distance "infinity") a free electron's light is zero: R·E
+  // keeps only the acceleration term. So the free flight before the scenario's start and after the
+  // pulse's end adds nothing to the far field, and a trajectory spans the interaction alone; the
+  // window's samples outside its light stay zero, exactly (check_coverage counts them covered).
+  // On a flat screen or a sphere at finite distance the free electron's own (velocity) field is
+  // there, so every trajectory is extended until its light covers the whole window.
+  const bool far = I.screen.far_field();
   if (!scenario.has_tracks()) {
-    const double max_shift = extend_starts(I.ext, campaign, I.screen, I.units);
+    const double max_shift = far ? 0.0 : extend_starts(I.ext, campaign, I.screen, I.units);
     edm_scenario_v1 table = extended_table(I.ext);
     table.tau_max += max_shift;
     I.extended.emplace(table);
@@ -347,7 +356,7 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   I.solve.atol = campaign.trajectory.atol;
   const Screen* sp = &I.screen;
   const double t_last = I.screen.t_rel(I.screen.samples - 1);
-  I.solve.observe_done = [sp, t_last](const double y[8]) { return sp->earliest_arrival_rel(y) > t_last; };
+  if (!far) I.solve.observe_done = [sp, t_last](const double y[8]) { return sp->earliest_arrival_rel(y) > t_last; };
 }
 
 PreparedCell::~PreparedCell() = default;

@@ -4,6 +4,7 @@
 // /spectra); at the end the shards are folded in a fixed order on rank 0, which writes spectrum.h5's
 // /direct group after field.h5 is committed. The directions are the angular screen's grid, or a
 // flat screen's pixels seen from the origin.
+#include <algorithm>
 #include <cmath>
 
 #include "edm/checkpoint.hpp"
@@ -151,6 +152,25 @@ SpectraSums SpectraShards::reduce(const Ranks& ranks) {
   return total;
 }
 
+namespace {
+
+// At infinity every trajectory spans the interaction alone (run/prepare.cpp), so an electron's
+// series covers the arrivals from its start to the pulse's end: electron 0's, on its free straight
+// line (the pulse's own deflection left out: an estimate for the cost model, never for the sums),
+// over every direction, with the dft method's 2 samples each side. −1 off the far field.
+double predicted_series_samples(const PreparedCell& cell) {
+  const Screen& screen = cell.screen();
+  if (!screen.far_field() || cell.solver_scenario().has_tracks() || !(screen.dt > 0)) return -1;
+  const Scenario& sc = cell.solver_scenario();
+  double y0[8], y1[8];
+  sc.initial_state(0, y0);
+  free_at_phase(y0, sc.laser_direction(), sc.xi_end(), y1);
+  const double span = screen.latest_arrival_rel(y1) - screen.earliest_arrival_rel(y0);
+  return std::clamp(span / screen.dt + 5.0, 1.0, double(screen.samples));
+}
+
+}  // namespace
+
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan) {
   const SpectraSection& sec = ctx.campaign.spectra;
   if (!sec.enabled) return std::nullopt;
@@ -163,6 +183,7 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   o.nodes = sec.nodes;
   o.phase = sec.phase;
   o.method = sec.method;
+  o.series_samples = predicted_series_samples(cell);
   std::vector<SpectraAccumulator> accs;
   for (const DeviceInfo& d : plan.devices) accs.emplace_back(open_device(d), grid, o);
   return SpectraShards(std::move(accs), grid.directions.size(), grid.omega.size());

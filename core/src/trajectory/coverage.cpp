@@ -106,6 +106,15 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
     double y0[8], y1[8];
     knot_state(batch, e, false, y0);
     knot_state(batch, e, true, y1);
+    if (screen.far_field()) {
+      // At infinity the free straight lines before the first knot and after the last radiate
+      // nothing, so the samples outside the trajectory's light hold their exact value, zero: the
+      // whole window is covered (the solve spans the interaction alone: run/prepare.cpp).
+      rec.margin_start = rec.margin_end = std::numeric_limits<double>::infinity();
+      check_burst(screen, batch, e, burst, rec);
+      r.records.push_back(rec);
+      continue;
+    }
     rec.margin_start = screen.t0_rel - screen.latest_arrival_rel(y0);
     rec.margin_end = screen.earliest_arrival_rel(y1) - t_last;
     if (rec.clipped()) {
