@@ -25,6 +25,7 @@
 #include "edm/spectra.hpp"
 #include "h5_read.hpp"
 #include "spawn.hpp"
+#include "far_series_cell.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -48,96 +49,22 @@ constexpr double kSumRounding = 1e-11;
 constexpr int kCount = 1023;
 constexpr std::size_t kStride = 8;  // the references' frequencies: every 8th of the grid
 
-std::shared_ptr<Device> device() {
-  static auto d = open_device(select_devices("0").front());
-  return d;
-}
+using Far = test::FarCell;
+using test::rel_l2;
 
-struct Far {
-  PluginRegistry registry = PluginRegistry::discover();
-  std::unique_ptr<Campaign> campaign;
-  std::unique_ptr<PreparedCell> cell;
-  SplineBatch batch;
-  Far() {
-    const std::string text =
-        "[run]\nscenario = \"thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\n"
-        "duration = 5.35e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\n"
-        "[trajectory]\nknots_per_period = 64\n[screen]\ntype = \"angular\"\ndistance = \"infinity\"\n"
-        "axis = \"-z\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\n"
-        "phi_max = 1.5\nnx = 3\nny = 2\nsamples = 2048\nsamples_per_period = 64\n";
-    campaign =
-        std::make_unique<Campaign>(parse_campaign(text, "far", {}, registry.get("thomson").keys(), false));
-    cell = std::make_unique<PreparedCell>(*campaign, registry);
-    batch = cell->solve(0, 1);
-  }
-  const Screen& screen() const { return cell->screen(); }
-  // The same electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light starts
-  // and ends inside the burst (the whole electron's spans the interaction, which the window holds
-  // with room on both sides: the case below).
-  SplineBatch part() const {
-    SplineBatch b = batch;
-    ElectronSpline& e = b.electrons[0];
-    const std::uint32_t a = e.n_intervals / 4, z = 3 * e.n_intervals / 5;
-    b.coef.assign(batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(a) * kCoefPerInterval),
-                  batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(z) * kCoefPerInterval));
-    e.offset = 0;
-    e.tau0 += e.dtau * double(a);
-    e.n_intervals = z - a;
-    return b;
-  }
-  SpectraGrid grid(std::vector<double> omega) const {
-    SpectraGrid g;
-    g.omega = std::move(omega);
-    for (const auto& d : screen().directions) g.directions.push_back(d.n);
-    g.far_screen = screen();
-    return g;
-  }
-  SpectraGrid linear(double lo, double hi, int n) const {
-    std::vector<double> w;
-    for (int k = 0; k < n; ++k) w.push_back(lo + (hi - lo) * double(k) / double(n - 1));
-    return grid(w);
-  }
-  // The device's own far-field cube, bucket E: [comp][pixel][k].
-  std::vector<double> cube(const SplineBatch& b) const {
-    const Screen& s = screen();
-    const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
-    std::vector<double> out(3 * P * N);
-    FieldAccumulator acc(device(), s, Mode::Total, KernelOptions{});
-    acc.accumulate(b);
-    acc.finish([&](int bucket, int comp, int y0, int y1, const double* d) {
-      if (bucket == 0)
-        std::copy(d, d + std::size_t(y1 - y0) * s.nx * N, out.begin() + (comp * P + y0 * s.nx) * N);
-    });
-    return out;
-  }
-};
-
-SpectraSums run(const SpectraGrid& g, SpectraMethod method, const SplineBatch& b, int group = 4) {
-  SpectraOptions o;
-  o.method = method;
-  o.fft_group = group;
-  SpectraAccumulator acc(device(), g, o);
-  acc.accumulate(b);
-  return acc.finish();
-}
-
-std::vector<cplx> amplitude(const SpectraSums& s, std::size_t d, std::size_t stride = 1) {
-  std::vector<cplx> v;
-  for (std::size_t k = 0; k < s.frequencies; k += stride)
-    for (int c = 0; c < 3; ++c) {
-      const std::size_t i = ((d * s.frequencies + k) * 3 + std::size_t(c)) * 2;
-      v.emplace_back(s.coherent[i], s.coherent[i + 1]);
-    }
-  return v;
-}
-
-double rel_l2(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
+// The electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light starts and ends
+// inside the burst (the whole electron's spans the interaction, which the window holds with room
+// on both sides: at_infinity_a_trajectory_spans_the_interaction_alone).
+SplineBatch cut_spline(const Far& f) {
+  SplineBatch b = f.batch;
+  ElectronSpline& e = b.electrons[0];
+  const std::uint32_t a = e.n_intervals / 4, z = 3 * e.n_intervals / 5;
+  b.coef.assign(f.batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(a) * kCoefPerInterval),
+                f.batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(z) * kCoefPerInterval));
+  e.offset = 0;
+  e.tau0 += e.dtau * double(a);
+  e.n_intervals = z - a;
+  return b;
 }
 
 // Σ_k E_k e^{iω t_k} dt over every sample of the window, in long double: the untrimmed sum.
@@ -163,7 +90,7 @@ std::vector<cplx> host_sum(const std::vector<double>& cube, const Screen& s, std
 BOOST_AUTO_TEST_CASE(the_sample_range_holds_every_written_sample) {
   const Far f;
   const Screen& s = f.screen();
-  const SplineBatch part = f.part();
+  const SplineBatch part = cut_spline(f);
   const auto r = far_series_samples(s, part, 0);
   const std::vector<double> cube = f.cube(part);
   const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
@@ -209,23 +136,23 @@ BOOST_AUTO_TEST_CASE(at_infinity_a_trajectory_spans_the_interaction_alone) {
 BOOST_AUTO_TEST_CASE(dft_agrees_with_the_untrimmed_sum_fft_and_direct) {
   const Far f;
   for (const bool cut : {false, true}) {
-    const SplineBatch b = cut ? f.part() : f.batch;
+    const SplineBatch b = cut ? cut_spline(f) : f.batch;
     const SpectraGrid g = f.linear(0.31, 3.7, kCount);
-    const SpectraSums dft = run(g, SpectraMethod::Dft, b);
-    const SpectraSums fft = run(g, SpectraMethod::Fft, b);
+    const SpectraSums dft = test::run_spectra(g, SpectraMethod::Dft, b);
+    const SpectraSums fft = test::run_spectra(g, SpectraMethod::Fft, b);
     BOOST_TEST(int(dft.method) == int(SpectraMethod::Dft));
     SpectraGrid sub = g;
     sub.omega.clear();
     for (std::size_t k = 0; k < g.omega.size(); k += kStride) sub.omega.push_back(g.omega[k]);
-    const SpectraSums dir = run(sub, SpectraMethod::Direct, b);
+    const SpectraSums dir = test::run_spectra(sub, SpectraMethod::Direct, b);
     const std::vector<double> cube = f.cube(b);
     double worst_sum = 0, worst_fft = 0, worst_direct = 0, worst_inc = 0;
     for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d) {
-      const auto a = amplitude(dft, d);
-      worst_fft = std::max(worst_fft, rel_l2(a, amplitude(fft, d)));
+      const auto a = test::coherent_amplitude(dft, d);
+      worst_fft = std::max(worst_fft, rel_l2(a, test::coherent_amplitude(fft, d)));
       worst_sum =
-          std::max(worst_sum, rel_l2(amplitude(dft, d, kStride), host_sum(cube, f.screen(), d, sub.omega)));
-      worst_direct = std::max(worst_direct, rel_l2(amplitude(dft, d, kStride), amplitude(dir, d)));
+          std::max(worst_sum, rel_l2(test::coherent_amplitude(dft, d, kStride), host_sum(cube, f.screen(), d, sub.omega)));
+      worst_direct = std::max(worst_direct, rel_l2(test::coherent_amplitude(dft, d, kStride), test::coherent_amplitude(dir, d)));
       for (std::size_t k = 0; k < g.omega.size(); ++k) {
         double m2 = 0;
         for (int c = 0; c < 3; ++c) m2 += std::norm(a[3 * k + std::size_t(c)]);
@@ -249,14 +176,14 @@ BOOST_AUTO_TEST_CASE(dft_on_a_logarithmic_grid) {
   std::vector<double> w;
   for (int k = 0; k < 64; ++k) w.push_back(0.3 * std::pow(12.0, double(k) / 63.0));
   const SpectraGrid g = f.grid(w);
-  const SplineBatch part = f.part();
-  const SpectraSums dft = run(g, SpectraMethod::Dft, f.batch), cut = run(g, SpectraMethod::Dft, part);
-  const SpectraSums dir = run(g, SpectraMethod::Direct, f.batch);
+  const SplineBatch part = cut_spline(f);
+  const SpectraSums dft = test::run_spectra(g, SpectraMethod::Dft, f.batch), cut = test::run_spectra(g, SpectraMethod::Dft, part);
+  const SpectraSums dir = test::run_spectra(g, SpectraMethod::Direct, f.batch);
   const std::vector<double> cube = f.cube(part);
   double worst_sum = 0, worst_direct = 0;
   for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d) {
-    worst_sum = std::max(worst_sum, rel_l2(amplitude(cut, d), host_sum(cube, f.screen(), d, w)));
-    worst_direct = std::max(worst_direct, rel_l2(amplitude(dft, d), amplitude(dir, d)));
+    worst_sum = std::max(worst_sum, rel_l2(test::coherent_amplitude(cut, d), host_sum(cube, f.screen(), d, w)));
+    worst_direct = std::max(worst_direct, rel_l2(test::coherent_amplitude(dft, d), test::coherent_amplitude(dir, d)));
   }
   BOOST_TEST_MESSAGE("log grid: dft of the cut electron vs the untrimmed host sum "
                      << worst_sum << ", of the whole one vs direct " << worst_direct);
@@ -267,7 +194,7 @@ BOOST_AUTO_TEST_CASE(dft_on_a_logarithmic_grid) {
   BOOST_TEST(int(dft.method) == int(SpectraMethod::Dft));
   SpectraOptions o;
   o.method = SpectraMethod::Auto;
-  BOOST_TEST(int(SpectraAccumulator(device(), g, o).finish().method) == int(SpectraMethod::Dft));
+  BOOST_TEST(int(SpectraAccumulator(test::far_device(), g, o).finish().method) == int(SpectraMethod::Dft));
 }
 
 // Three electrons (shifted copies, weights 1, 2, 0.5) in one batch and in batches of 2 + 1, groups
@@ -290,9 +217,9 @@ BOOST_AUTO_TEST_CASE(dft_batches_are_bit_identical_and_weights_scale) {
     }
   SpectraOptions o;
   o.method = SpectraMethod::Dft;
-  SpectraAccumulator one(device(), g, o);
+  SpectraAccumulator one(test::far_device(), g, o);
   o.fft_group = 1;
-  SpectraAccumulator two(device(), g, o);
+  SpectraAccumulator two(test::far_device(), g, o);
   one.accumulate(both);
   two.accumulate(first);
   two.accumulate(second);
@@ -309,9 +236,9 @@ BOOST_AUTO_TEST_CASE(dft_batches_are_bit_identical_and_weights_scale) {
       both.coef.begin() + std::ptrdiff_t(e1.offset + std::uint64_t(e1.n_intervals) * kCoefPerInterval));
   only.electrons = {e1};
   only.electrons[0].offset = 0;
-  const SpectraSums s2 = run(g, SpectraMethod::Dft, only);
+  const SpectraSums s2 = test::run_spectra(g, SpectraMethod::Dft, only);
   only.electrons[0].weight = 1.0;
-  const SpectraSums s1 = run(g, SpectraMethod::Dft, only);
+  const SpectraSums s1 = test::run_spectra(g, SpectraMethod::Dft, only);
   double worst = 0;
   for (std::size_t i = 0; i < s1.incoherent.size(); ++i) {
     const double m1 = std::norm(cplx(s1.coherent[6 * i], s1.coherent[6 * i + 1]));
@@ -329,7 +256,7 @@ BOOST_AUTO_TEST_CASE(dft_bad_input_is_refused) {
     o.method = SpectraMethod::Dft;
     o.fft_group = group;
     try {
-      SpectraAccumulator acc(device(), g, o);
+      SpectraAccumulator acc(test::far_device(), g, o);
       BOOST_ERROR("accepted: " << words);
     } catch (const Error& e) {
       BOOST_TEST(e.id() == id);

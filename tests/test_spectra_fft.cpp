@@ -18,6 +18,7 @@
 #include "edm/error.hpp"
 #include "edm/run.hpp"
 #include "edm/spectra.hpp"
+#include "far_series_cell.hpp"
 #include "test_support.hpp"
 
 using namespace edm;
@@ -46,80 +47,8 @@ constexpr double kParsevalRounding = 1e-10;
 constexpr int kCount = 1023;
 constexpr std::size_t kStride = 8;  // the references' frequencies: every 8th of the grid
 
-std::shared_ptr<Device> device() {
-  static auto d = open_device(select_devices("0").front());
-  return d;
-}
-
-// One thomson electron (a0 = 0.3, τ0 = 2 periods, 64 knots per period) and the angular screen at
-// infinity, 3 × 2 directions θ ≤ 0.6 rad about −z, 2048 samples at T/64: the field of
-// test_spectra's direct_vs_fft_of_the_device_far_field.
-struct Far {
-  PluginRegistry registry = PluginRegistry::discover();
-  std::unique_ptr<Campaign> campaign;
-  std::unique_ptr<PreparedCell> cell;
-  SplineBatch batch;
-  Far() {
-    const std::string text =
-        "[run]\nscenario = \"thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\n"
-        "duration = 5.35e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\n"
-        "[trajectory]\nknots_per_period = 64\n[screen]\ntype = \"angular\"\ndistance = \"infinity\"\n"
-        "axis = \"-z\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\n"
-        "phi_max = 1.5\nnx = 3\nny = 2\nsamples = 2048\nsamples_per_period = 64\n";
-    campaign = std::make_unique<Campaign>(parse_campaign(text, "far", {}, registry.get("thomson").keys(), false));
-    cell = std::make_unique<PreparedCell>(*campaign, registry);
-    batch = cell->solve(0, 1);
-  }
-  const Screen& screen() const { return cell->screen(); }
-  // A linear grid [lo, hi] of n points on the screen's directions, with the far screen for fft.
-  SpectraGrid grid(double lo, double hi, int n) const {
-    SpectraGrid g;
-    for (int k = 0; k < n; ++k) g.omega.push_back(n == 1 ? lo : lo + (hi - lo) * double(k) / double(n - 1));
-    for (const auto& d : screen().directions) g.directions.push_back(d.n);
-    g.far_screen = screen();
-    return g;
-  }
-  // The device's own far-field cube, bucket E: [comp][pixel][k].
-  std::vector<double> cube() const {
-    const Screen& s = screen();
-    const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
-    std::vector<double> out(3 * P * N);
-    FieldAccumulator acc(device(), s, Mode::Total, KernelOptions{});
-    acc.accumulate(batch);
-    acc.finish([&](int b, int comp, int y0, int y1, const double* d) {
-      if (b == 0) std::copy(d, d + std::size_t(y1 - y0) * s.nx * N, out.begin() + (comp * P + y0 * s.nx) * N);
-    });
-    return out;
-  }
-};
-
-SpectraSums run(const SpectraGrid& g, SpectraMethod method, const SplineBatch& b, int group = 4) {
-  SpectraOptions o;
-  o.method = method;
-  o.fft_group = group;
-  SpectraAccumulator acc(device(), g, o);
-  acc.accumulate(b);
-  return acc.finish();
-}
-
-std::vector<cplx> amplitude(const SpectraSums& s, std::size_t d) {
-  std::vector<cplx> v;
-  for (std::size_t k = 0; k < s.frequencies; ++k)
-    for (int c = 0; c < 3; ++c) {
-      const std::size_t i = ((d * s.frequencies + k) * 3 + std::size_t(c)) * 2;
-      v.emplace_back(s.coherent[i], s.coherent[i + 1]);
-    }
-  return v;
-}
-
-double rel_l2(const std::vector<cplx>& a, const std::vector<cplx>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
-}
+using Far = test::FarCell;
+using test::rel_l2;
 
 }  // namespace
 
@@ -127,17 +56,17 @@ double rel_l2(const std::vector<cplx>& a, const std::vector<cplx>& b) {
 // 2048-sample window (the chirp-z transform evaluates every ω exactly).
 BOOST_AUTO_TEST_CASE(fft_agrees_with_direct_and_with_the_sum_over_samples) {
   const Far f;
-  const SpectraGrid g = f.grid(0.31, 3.7, kCount);
-  const SpectraSums fft = run(g, SpectraMethod::Fft, f.batch);
+  const SpectraGrid g = f.linear(0.31, 3.7, kCount);
+  const SpectraSums fft = test::run_spectra(g, SpectraMethod::Fft, f.batch);
   // The references on every 8th frequency of the grid (the same values): the direct quadrature and
   // the host sum cost per frequency, the chirp-z transform does not.
   SpectraGrid sub = g;
   sub.omega.clear();
   for (std::size_t k = 0; k < g.omega.size(); k += kStride) sub.omega.push_back(g.omega[k]);
-  const SpectraSums dir = run(sub, SpectraMethod::Direct, f.batch);
+  const SpectraSums dir = test::run_spectra(sub, SpectraMethod::Direct, f.batch);
   BOOST_TEST(int(fft.method) == int(SpectraMethod::Fft));
   BOOST_TEST(int(dir.method) == int(SpectraMethod::Direct));
-  const std::vector<double> cube = f.cube();
+  const std::vector<double> cube = f.cube(f.batch);
   const Screen& s = f.screen();
   const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
   double worst_direct = 0, worst_sum = 0, worst_inc = 0;
@@ -151,10 +80,10 @@ BOOST_AUTO_TEST_CASE(fft_agrees_with_direct_and_with_the_sum_over_samples) {
                std::polar(1.0L, (long double)sub.omega[k] * ((long double)s.t0_rel + (long double)s.dt * t));
         host[3 * k + std::size_t(c)] = cplx(double(a.real()), double(a.imag())) * s.dt;
       }
-    const auto a = amplitude(fft, d);
+    const auto a = test::coherent_amplitude(fft, d);
     for (std::size_t k = 0; k < g.omega.size(); k += kStride)
       for (int c = 0; c < 3; ++c) a_sub.push_back(a[3 * k + std::size_t(c)]);
-    worst_direct = std::max(worst_direct, rel_l2(a_sub, amplitude(dir, d)));
+    worst_direct = std::max(worst_direct, rel_l2(a_sub, test::coherent_amplitude(dir, d)));
     worst_sum = std::max(worst_sum, rel_l2(a_sub, host));
     for (std::size_t k = 0; k < g.omega.size(); ++k) {
       double m2 = 0;
@@ -181,9 +110,9 @@ BOOST_AUTO_TEST_CASE(fft_parseval_per_direction) {
   const double h = std::numbers::pi / (double(K) * s.dt);
   // ω_j for j = 1..K−1 (the Nyquist end j = K is not below the Nyquist frequency: refused; it is
   // added from the host like ω = 0).
-  const SpectraGrid g = f.grid(h, h * double(K - 1), int(K - 1));
-  const SpectraSums fft = run(g, SpectraMethod::Fft, f.batch);
-  const std::vector<double> cube = f.cube();
+  const SpectraGrid g = f.linear(h, h * double(K - 1), int(K - 1));
+  const SpectraSums fft = test::run_spectra(g, SpectraMethod::Fft, f.batch);
+  const std::vector<double> cube = f.cube(f.batch);
   double worst = 0;
   for (std::size_t d = 0; d < P; ++d) {
     double energy = 0, ends = 0;
@@ -211,7 +140,7 @@ BOOST_AUTO_TEST_CASE(fft_parseval_per_direction) {
 // groups of 4 electrons per transform (one group, against a group of 2 and one of 1): the same bits (electron order and summation order fixed).
 BOOST_AUTO_TEST_CASE(fft_batches_are_bit_identical) {
   const Far f;
-  const SpectraGrid g = f.grid(0.5, 3.0, kCount);
+  const SpectraGrid g = f.linear(0.5, 3.0, kCount);
   SplineBatch both, first, second;
   for (std::size_t e = 0; e < 3; ++e)
     for (SplineBatch* b : {&both, e < 2 ? &first : &second}) {
@@ -226,7 +155,7 @@ BOOST_AUTO_TEST_CASE(fft_batches_are_bit_identical) {
     }
   SpectraOptions o;
   o.method = SpectraMethod::Fft;
-  SpectraAccumulator one(device(), g, o), two(device(), g, o);
+  SpectraAccumulator one(test::far_device(), g, o), two(test::far_device(), g, o);
   one.accumulate(both);
   two.accumulate(first);
   two.accumulate(second);
@@ -242,10 +171,10 @@ BOOST_AUTO_TEST_CASE(fft_batches_are_bit_identical) {
                                                          std::uint64_t(both.electrons[1].n_intervals) * kCoefPerInterval));
   only.electrons = {both.electrons[1]};
   only.electrons[0].offset = 0;
-  SpectraAccumulator w2(device(), g, o);
+  SpectraAccumulator w2(test::far_device(), g, o);
   w2.accumulate(only);
   only.electrons[0].weight = 1.0;
-  SpectraAccumulator w1(device(), g, o);
+  SpectraAccumulator w1(test::far_device(), g, o);
   w1.accumulate(only);
   const SpectraSums s2 = w2.finish(), s1 = w1.finish();
   double worst = 0;
@@ -262,11 +191,11 @@ BOOST_AUTO_TEST_CASE(fft_batches_are_bit_identical) {
 // method cannot serve (a flat screen: no far_screen).
 BOOST_AUTO_TEST_CASE(auto_chooses_by_availability_and_cost) {
   const Far f;
-  SpectraGrid g = f.grid(0.5, 3.0, kCount);
-  BOOST_TEST(int(run(g, SpectraMethod::Auto, f.batch).method) == int(SpectraMethod::Fft));
-  SpectraGrid flat = f.grid(0.5, 3.0, 16);
+  SpectraGrid g = f.linear(0.5, 3.0, kCount);
+  BOOST_TEST(int(test::run_spectra(g, SpectraMethod::Auto, f.batch).method) == int(SpectraMethod::Fft));
+  SpectraGrid flat = f.linear(0.5, 3.0, 16);
   flat.far_screen = Screen{};
-  BOOST_TEST(int(run(flat, SpectraMethod::Auto, f.batch).method) == int(SpectraMethod::Direct));
+  BOOST_TEST(int(test::run_spectra(flat, SpectraMethod::Auto, f.batch).method) == int(SpectraMethod::Direct));
 }
 
 BOOST_AUTO_TEST_CASE(fft_bad_input_is_refused) {
@@ -276,22 +205,22 @@ BOOST_AUTO_TEST_CASE(fft_bad_input_is_refused) {
     o.method = SpectraMethod::Fft;
     o.fft_group = group;
     try {
-      SpectraAccumulator acc(device(), g, o);
+      SpectraAccumulator acc(test::far_device(), g, o);
       BOOST_ERROR("accepted: " << words);
     } catch (const Error& e) {
       BOOST_TEST(e.id() == id);
       BOOST_TEST(std::string(e.what()).find(words) != std::string::npos, e.what());
     }
   };
-  SpectraGrid log = f.grid(0.5, 3.0, 8);
+  SpectraGrid log = f.linear(0.5, 3.0, 8);
   for (std::size_t k = 0; k < log.omega.size(); ++k) log.omega[k] = 0.5 * std::pow(6.0, double(k) / 7.0);
   refused(log, 4, "EDM-CFG-650", "spectra.scale");
-  SpectraGrid flat = f.grid(0.5, 3.0, 8);
+  SpectraGrid flat = f.linear(0.5, 3.0, 8);
   flat.far_screen = Screen{};
   refused(flat, 4, "EDM-CFG-650", "screen.distance");
   const double nyquist = std::numbers::pi / f.screen().dt;
-  refused(f.grid(0.5, nyquist, 8), 4, "EDM-CFG-650", "Nyquist");
-  refused(f.grid(0.5, 3.0, 8), 0, "EDM-ACC-074", "group");
+  refused(f.linear(0.5, nyquist, 8), 4, "EDM-CFG-650", "Nyquist");
+  refused(f.linear(0.5, 3.0, 8), 0, "EDM-ACC-074", "group");
   // The key: an unknown method is refused by the campaign parser, naming the key.
   const std::string text = "[run]\nscenario = \"thomson\"\n[spectra]\nenabled = true\nmethod = \"fast\"\n";
   try {

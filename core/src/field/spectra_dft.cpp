@@ -191,27 +191,12 @@ void SpectraDft::Impl::flush() {
 }
 
 void SpectraDft::accumulate(const SplineBatch& batch, std::span<const double> weights) {
-  auto& m = *impl_;
-  try {
-    for (std::size_t e = 0; e < batch.electrons.size(); ++e)
-      m.add_electron(batch, e, weights.empty() ? batch.electrons[e].weight : weights[e]);
-    m.flush();
-  } catch (const cl::Error& err) {
-    throw_device_error(err, "dft spectra of electrons " + std::to_string(batch.electrons.front().index) + "…" +
-                                std::to_string(batch.electrons.back().index) + " on " + m.where());
-  }
+  accumulate_series(*impl_, batch, weights, "dft");
 }
 
-SpectraSums SpectraDft::download_sums() {
-  try {
-    impl_->flush();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "the last dft spectra group on " + impl_->where());
-  }
-  return impl_->series->download_sums();
-}
+SpectraSums SpectraDft::download_sums() { return exchange_series_sums(*impl_, "dft", nullptr); }
 
-void SpectraDft::upload_sums(const SpectraSums& s) { impl_->series->upload_sums(s); }
+void SpectraDft::upload_sums(const SpectraSums& s) { exchange_series_sums(*impl_, "dft", &s); }
 
 }  // namespace detail
 }  // namespace edm

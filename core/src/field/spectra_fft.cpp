@@ -324,33 +324,11 @@ void SpectraFft::Impl::flush() {
 }
 
 void SpectraFft::accumulate(const SplineBatch& batch, std::span<const double> weights) {
-  auto& m = *impl_;
-  try {
-    for (std::size_t e = 0; e < batch.electrons.size(); ++e)
-      m.add_electron(batch, e, weights.empty() ? batch.electrons[e].weight : weights[e]);
-    m.flush();
-  } catch (const cl::Error& err) {
-    throw_device_error(err, "fft spectra of electrons " + std::to_string(batch.electrons.front().index) + "…" +
-                                std::to_string(batch.electrons.back().index) + " on " + m.where());
-  }
+  accumulate_series(*impl_, batch, weights, "fft");
 }
 
-SpectraSums SpectraFft::download_sums() {
-  try {
-    impl_->flush();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "the last fft spectra group on " + impl_->where());
-  }
-  return impl_->series->download_sums();
-}
+SpectraSums SpectraFft::download_sums() { return exchange_series_sums(*impl_, "fft", nullptr); }
 
-void SpectraFft::upload_sums(const SpectraSums& s) {
-  try {
-    impl_->flush();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "the last fft spectra group on " + impl_->where());
-  }
-  impl_->series->upload_sums(s);
-}
+void SpectraFft::upload_sums(const SpectraSums& s) { exchange_series_sums(*impl_, "fft", &s); }
 
 }  // namespace edm::detail

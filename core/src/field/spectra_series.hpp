@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,35 @@ struct FarSeries {
   // Replaces the sums and the counters (sizes checked by SpectraAccumulator::restore).
   void upload_sums(const SpectraSums& s);
 };
+
+// What the two methods' classes do alike with their Impl `m` (its add_electron, flush, where and
+// series): the batch's electrons in order, each with its weight (the batch's own where `weights`
+// is empty), then the group's flush; an OpenCL error becomes a DeviceError naming the electrons.
+template <class Method>
+void accumulate_series(Method& m, const SplineBatch& batch, std::span<const double> weights, const char* method) {
+  try {
+    for (std::size_t e = 0; e < batch.electrons.size(); ++e)
+      m.add_electron(batch, e, weights.empty() ? batch.electrons[e].weight : weights[e]);
+    m.flush();
+  } catch (const cl::Error& err) {
+    throw_device_error(err, std::string(method) + " spectra of electrons " +
+                                std::to_string(batch.electrons.front().index) + "…" +
+                                std::to_string(batch.electrons.back().index) + " on " + m.where());
+  }
+}
+// The group in hand flushed first, then the sums downloaded (`upload`: false) or replaced.
+template <class Method>
+SpectraSums exchange_series_sums(Method& m, const char* method, const SpectraSums* upload) {
+  try {
+    m.flush();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, std::string("the last ") + method + " spectra group on " + m.where());
+  }
+  if (upload) {
+    m.series->upload_sums(*upload);
+    return {};
+  }
+  return m.series->download_sums();
+}
 
 }  // namespace edm::detail
