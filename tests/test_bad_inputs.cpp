@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "test_support.hpp"
+#include "tiny_disk.hpp"
 
 namespace fs = std::filesystem;
 namespace test = edm::test;
@@ -211,22 +212,7 @@ BOOST_AUTO_TEST_CASE(unwritable_output_is_an_io_error_naming_the_path) {
 }
 
 namespace {
-// A tmpfs of `bytes` mounted on `dir` for the life of the object (lazily detached at the end:
-// nothing here holds files open afterwards). mount(2) needs root or CAP_SYS_ADMIN; `mounted` says
-// whether it worked, and a test without it reports itself as skipped, never silently passes.
-struct TinyDisk {
-  fs::path dir;
-  bool mounted = false;
-  std::string why;
-  TinyDisk(fs::path d, std::uint64_t bytes) : dir(std::move(d)) {
-    fs::create_directories(dir);
-    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
-    if (!mounted) why = std::strerror(errno);
-  }
-  ~TinyDisk() {
-    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
-  }
-};
+using edm::test::TinyDisk;  // tests/support/tiny_disk.hpp
 }  // namespace
 
 // A full disk while field.h5 is written: exit 4 with the path, nothing under the final name, the

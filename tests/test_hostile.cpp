@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "spawn.hpp"
+#include "tiny_disk.hpp"
 
 namespace fs = std::filesystem;
 using edm::test::run_edm;
@@ -85,21 +86,7 @@ std::vector<fs::path> names_starting(const fs::path& dir, const std::string& pre
   return out;
 }
 
-// A tmpfs of `bytes` mounted on `dir` for the life of the object (as in test_bad_inputs): mount(2)
-// needs root; a test without it reports itself as skipped, never silently passes.
-struct TinyDisk {
-  fs::path dir;
-  bool mounted = false;
-  std::string why;
-  TinyDisk(fs::path d, std::uint64_t bytes) : dir(std::move(d)) {
-    fs::create_directories(dir);
-    mounted = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, ("size=" + std::to_string(bytes)).c_str()) == 0;
-    if (!mounted) why = std::strerror(errno);
-  }
-  ~TinyDisk() {
-    if (mounted) ::umount2(dir.c_str(), MNT_DETACH);
-  }
-};
+using edm::test::TinyDisk;  // tests/support/tiny_disk.hpp
 
 // A campaign folder of two finished tiny cells (edm sweep), for the collect cases.
 fs::path swept(const fs::path& dir) {

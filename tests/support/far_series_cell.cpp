@@ -1,5 +1,9 @@
 #include "far_series_cell.hpp"
 
+#include "edm/error.hpp"
+
+#include <boost/test/unit_test.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -66,6 +70,20 @@ std::vector<std::complex<double>> coherent_amplitude(const SpectraSums& s, std::
       v.emplace_back(s.coherent[i], s.coherent[i + 1]);
     }
   return v;
+}
+
+void expect_refused(const SpectraGrid& g, SpectraMethod method, int group, const std::string& id,
+                    const std::string& words) {
+  SpectraOptions o;
+  o.method = method;
+  o.fft_group = group;
+  try {
+    SpectraAccumulator acc(far_device(), g, o);
+    BOOST_ERROR("accepted: " << words);
+  } catch (const Error& e) {
+    BOOST_TEST(e.id() == id);
+    BOOST_TEST(std::string(e.what()).find(words) != std::string::npos, e.what());
+  }
 }
 
 double rel_l2(const std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& b) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <complex>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "edm/accumulator.hpp"
@@ -38,6 +39,10 @@ struct FarCell {
 SpectraSums run_spectra(const SpectraGrid& g, SpectraMethod method, const SplineBatch& b, int group = 4);
 // Direction d's coherent amplitude, every `stride`-th frequency, the 3 components of each.
 std::vector<std::complex<double>> coherent_amplitude(const SpectraSums& s, std::size_t d, std::size_t stride = 1);
+// Building an accumulator of `method` (electron groups of `group`) on `g` is refused with error `id`,
+// its message holding `words` (a Boost.Test check of the calling test).
+void expect_refused(const SpectraGrid& g, SpectraMethod method, int group, const std::string& id,
+                    const std::string& words);
 // ‖a − b‖ / ‖b‖.
 double rel_l2(const std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& b);
 
