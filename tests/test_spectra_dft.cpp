@@ -18,6 +18,7 @@
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
 #include "edm/checkpoint.hpp"
+#include "edm/coverage.hpp"
 #include "edm/device.hpp"
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
@@ -126,6 +127,16 @@ BOOST_AUTO_TEST_CASE(at_infinity_a_trajectory_spans_the_interaction_alone) {
   BOOST_TEST(outside == 0u);
   BOOST_TEST(r[0] > 0);
   BOOST_TEST(r[1] < int(N));
+}
+
+// The free ends count only for solved trajectories: a track (external, never extended) cut inside
+// the pulse leaves the window uncovered at infinity as on any screen, and is reported clipped.
+BOOST_AUTO_TEST_CASE(at_infinity_a_cut_track_is_still_clipped) {
+  const Far f;
+  const SplineBatch cut = cut_spline(f);
+  BOOST_TEST(check_coverage(f.screen(), cut).clipped_electrons() == 1u);  // as a track: no free ends
+  BOOST_TEST(check_coverage(f.screen(), cut, BurstSpec{}, true).clipped_electrons() == 0u);
+  BOOST_TEST(check_coverage(f.screen(), f.batch, BurstSpec{}, true).clipped_electrons() == 0u);
 }
 
 // A linear grid that is no set of FFT bins: dft against the untrimmed host sum, the fft method and

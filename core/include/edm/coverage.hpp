@@ -55,6 +55,10 @@ struct CoverageReport {
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch);
 // The same, with each electron's burst checked against the window (BurstSpec::enabled()).
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst);
+// The same, where `free_ends`: the trajectories were solved from a start before the pulse to its
+// end (not external tracks), so on a far-field screen the free straight lines beyond their ends
+// radiate nothing and the whole window counts as covered (run/prepare.cpp).
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst, bool free_ends);
 
 // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters"): the field
 // kernel solves each sample's retarded time from the previous sample's root (a warm start) with

@@ -182,11 +182,17 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   m.insert("window", toml::table{{"covered", cov.clipped_electrons() == 0},
                                  {"clipped_electrons", int64_t(cov.clipped_electrons())},
                                  {"dropped_slots", int64_t(cov.dropped_slots())},
-                                 {"min_margin_start", cov.records.empty() ? 0.0 : cov.min_margin_start() * units.time()},
-                                 {"min_margin_end", cov.records.empty() ? 0.0 : cov.min_margin_end() * units.time()},
                                  {"allow_clipping", campaign.screen.allow_clipping}});
   // The burst's light in the window (share/docs/campaign.md, "The observer window").
   auto& win = *m["window"].as_table();
+  // The margins, where finite: at infinity a solved trajectory's free ends cover any window, and
+  // the keys are left out (covered = true says it).
+  for (const auto& [key, margin] : {std::pair{"min_margin_start", cov.min_margin_start()},
+                                    std::pair{"min_margin_end", cov.min_margin_end()}})
+    if (cov.records.empty())
+      win.insert(key, 0.0);
+    else if (std::isfinite(margin))
+      win.insert(key, margin * units.time());
   win.insert("burst_missed_electrons", int64_t(cov.burst_missed_electrons()));
   win.insert("burst_cut_electrons", int64_t(cov.burst_cut_electrons()));
   win.insert("strict", campaign.screen.strict);

@@ -91,7 +91,8 @@ void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const 
 void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineBatch& batch,
                   std::uint64_t count, RunSummary& S) {
   // Coverage is per electron, so batch records concatenate.
-  CoverageReport cov = check_coverage(cell.screen(), batch, cell.burst());
+  CoverageReport cov =
+      check_coverage(cell.screen(), batch, cell.burst(), !cell.solver_scenario().has_tracks());
   for (auto& r : cov.records) S.coverage.records.push_back(r);
   refuse_missed_burst(ctx, cell, cov);
   if (cov.clipped_electrons() > 0 && !ctx.campaign.screen.allow_clipping) {

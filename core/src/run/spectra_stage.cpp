@@ -43,10 +43,11 @@ std::vector<std::array<double, 3>> screen_directions(const ScreenSection& /*sect
 namespace {
 
 // Electrons handed to an accumulator at a time by the worker, which holds the lock for one piece
-// only, so a progress poll waits for a piece at most. A multiple of SpectraOptions::fft_group's
-// default, so the fft and dft methods' reduction groups stay whole; the sums do not depend on the
-// pieces (each electron is added in electron order, whatever the batch: share/docs/outputs.md).
-constexpr std::size_t kWorkerPiece = 8;
+// only, so a progress poll waits for a piece at most. A multiple of the defaults of
+// SpectraOptions::electron_group (16, the direct method's launch) and fft_group (4, the fft and dft
+// methods' reduction), so their launches stay whole; the sums do not depend on the pieces (each
+// electron is added in electron order, whatever the batch: share/docs/outputs.md).
+constexpr std::size_t kWorkerPiece = 16;
 
 // The batch over the devices in the field's split (ShardedFieldAccumulator::accumulate), so a
 // device's electrons are the same for both products; each device's block in pieces, in order.

@@ -92,6 +92,10 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch) {
 }
 
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst) {
+  return check_coverage(screen, batch, burst, false);
+}
+
+CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst, bool free_ends) {
   CoverageReport r;
   const double t_last = screen.t_rel(screen.samples - 1);
   for (const auto& e : batch.electrons) {
@@ -106,10 +110,11 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
     double y0[8], y1[8];
     knot_state(batch, e, false, y0);
     knot_state(batch, e, true, y1);
-    if (screen.far_field()) {
+    if (free_ends && screen.far_field()) {
       // At infinity the free straight lines before the first knot and after the last radiate
       // nothing, so the samples outside the trajectory's light hold their exact value, zero: the
-      // whole window is covered (the solve spans the interaction alone: run/prepare.cpp).
+      // whole window is covered (the solve spans the interaction alone: run/prepare.cpp). An
+      // external track cut inside the pulse has no such ends, and is checked as on any screen.
       rec.margin_start = rec.margin_end = std::numeric_limits<double>::infinity();
       check_burst(screen, batch, e, burst, rec);
       r.records.push_back(rec);
