@@ -18,6 +18,7 @@
 #include <thread>
 #include <toml++/toml.h>
 
+#include "progress_recorder.hpp"
 #include "edm/campaign.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/device.hpp"
@@ -50,15 +51,7 @@ Campaign cell(const fs::path& out, std::vector<Override> overrides) {
   return parse_campaign(kCell, "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
 }
 
-struct Recorder : RunObserver {
-  std::vector<RunProgress> reports;
-  std::atomic<bool>* stop = nullptr;  // set once `stop_at` electrons are done
-  std::uint64_t stop_at = 0;
-  void progress(const RunProgress& p) override {
-    reports.push_back(p);
-    if (stop && p.done >= stop_at) stop->store(true);
-  }
-};
+using Recorder = edm::test::ProgressRecorder;  // tests/support/progress_recorder.hpp
 
 // Reports are monotone and consistent: done never falls and never passes total; the ETA is 0 only
 // at the end, positive (or NaN before anything finished) before it.

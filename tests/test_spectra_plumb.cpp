@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "progress_recorder.hpp"
 #include "edm/campaign.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/device.hpp"
@@ -64,15 +65,7 @@ Campaign campaign(const std::string& text, const fs::path& out, std::vector<Over
   return parse_campaign(text, "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
 }
 
-struct Recorder : RunObserver {
-  std::vector<RunProgress> reports;
-  std::atomic<bool>* stop = nullptr;  // set once `stop_at` electrons are done
-  std::uint64_t stop_at = 0;
-  void progress(const RunProgress& p) override {
-    reports.push_back(p);
-    if (stop && p.done >= stop_at) stop->store(true);
-  }
-};
+using Recorder = edm::test::ProgressRecorder;  // tests/support/progress_recorder.hpp
 
 // Runs the campaign in-process and stops it (a checkpoint, Interrupted) once `stop_at` electrons
 // are done; the checkpoint's next electron.
