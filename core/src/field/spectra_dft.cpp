@@ -1,9 +1,10 @@
 // The dft method of the spectra (field/spectra_dft.hpp): per electron, the field step (FarSeries),
-// then per component one CLBlast DGEMM of the Fourier matrix W's columns [k_lo, k_hi) by the cube's
-// rows [k_lo, k_hi) into slot g of a group of fft_group electrons, then those cube rows zeroed for
-// the next electron (the field kernel writes only the samples an electron covers, so the cube must
-// start each electron at zero); per group, dft_reduce (cl/spectra_dft.cl) adds w·A and w·|A|² into
-// the sums in electron order.
+// the projection of the cube's rows [k_lo, k_hi) on each direction's transverse basis into the work
+// buffer X (FarSeries::project, which also zeroes those cube rows for the next electron: at infinity
+// R·E_far is exactly transverse, field/spectra_series.hpp), then ONE CLBlast DGEMM of the Fourier
+// matrix W's columns [k_lo, k_hi) by X's rows [k_lo, k_hi) (2 nω × 2 np) into slot g of a group of
+// fft_group electrons; per group, dft_reduce (cl/spectra_dft.cl) rebuilds the Cartesian amplitudes
+// and adds w·A and w·|A|² into the sums in electron order.
 #include "field/spectra_dft.hpp"
 
 #include <clblast.h>
@@ -43,10 +44,23 @@ std::array<int, 2> far_series_samples(const Screen& s, const SplineBatch& batch,
 
 namespace detail {
 
-inline constexpr KernelSignature<8> kDftReduce{
-    "dft_reduce", "spectra_dft.cl", {"C", "np", "nw", "count", "direction_of", "weights", "coh", "inc"}};
+inline constexpr KernelSignature<9> kDftReduce{
+    "dft_reduce", "spectra_dft.cl", {"C", "np", "nw", "count", "direction_of", "basis", "weights", "coh", "inc"}};
 
 std::string dft_unavailable(const SpectraGrid& grid) { return series_unavailable(grid, false); }
+
+SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options) {
+  SeriesBytes b = series_fixed_bytes(grid);
+  const std::uint64_t P = grid.far_screen.pixels(), M = grid.omega.size();
+  const std::uint64_t N = std::uint64_t(std::max(0, grid.far_screen.samples));
+  // C: fft_group slots of 2 nω × 2 np doubles, in long double against a wrap (test_bad_inputs).
+  const long double c = (long double)std::max(1, options.fft_group) * 2.0L * M * 2.0L * P * sizeof(double);
+  const std::uint64_t c_bytes = c < 0x1p63L ? std::uint64_t(c) : std::uint64_t(1) << 63;
+  const std::uint64_t w_bytes = 2 * M * N * sizeof(double);
+  b.largest = std::max({b.largest, c_bytes, w_bytes});
+  b.total = c_bytes > (std::uint64_t(1) << 62) ? c_bytes : b.total + c_bytes + w_bytes;
+  return b;
+}
 
 struct SpectraDft::Impl {
   std::unique_ptr<FarSeries> series;
@@ -57,24 +71,29 @@ struct SpectraDft::Impl {
   int slot = 0;
 
   std::string where() const { return series->where(); }
-  std::uint64_t plane() const { return 2 * std::uint64_t(nw) * std::uint64_t(np); }  // doubles per component
-  std::uint64_t c_bytes() const { return std::uint64_t(G) * 3 * plane() * sizeof(double); }
+  // Doubles per slot: 2 nω rows (Re, then Im) × 2 np columns (e1 of every position, then e2).
+  std::uint64_t plane() const { return 4 * std::uint64_t(nw) * std::uint64_t(np); }
+  std::uint64_t c_bytes() const { return std::uint64_t(G) * plane() * sizeof(double); }
   std::uint64_t w_bytes() const { return 2 * std::uint64_t(nw) * std::uint64_t(nb) * sizeof(double); }
-  void check_memory() const;
+  // Before anything is allocated: EDM-ACC-076 where dft_device_bytes does not fit the device.
+  static void check_memory(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& info);
   void upload_fourier_matrix();
   void transform(int k_lo, int n);
   void add_electron(const SplineBatch& batch, std::size_t e, double weight);
   void flush();
 };
 
-void SpectraDft::Impl::check_memory() const {
-  const DeviceInfo& info = series->device->info();
-  const std::uint64_t total = series->field->device_buffer_bytes() + c_bytes() + w_bytes() + series->sums_bytes();
-  if (c_bytes() > info.max_allocation || total > info.global_memory)
+void SpectraDft::Impl::check_memory(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& info) {
+  const SeriesBytes bytes = dft_device_bytes(grid, options);
+  const std::uint64_t total = bytes.total;
+  const int G = options.fft_group, nw = int(grid.omega.size()), np = int(grid.far_screen.pixels()),
+            nb = grid.far_screen.samples;
+  const std::string where = "device " + std::to_string(info.index) + " (" + info.name + ")";
+  if (!bytes.fits(info))
     throw DeviceError("EDM-ACC-076", "spectra dft: " + std::to_string(total) + " bytes of device buffers (" +
-                                         std::to_string(G) + " electrons × 3 × 2 × " + std::to_string(nw) +
+                                         std::to_string(G) + " electrons × 2 × 2 × " + std::to_string(nw) +
                                          " frequencies × " + std::to_string(np) + " directions of amplitudes, " +
-                                         "screen.samples = " + std::to_string(nb) + ") exceed " + where() +
+                                         "screen.samples = " + std::to_string(nb) + ") exceed " + where +
                                          " (max allocation " + std::to_string(info.max_allocation) +
                                          ", global memory " + std::to_string(info.global_memory) +
                                          "); reduce spectra.count or the directions, or use spectra.method = \"direct\"");
@@ -103,12 +122,12 @@ SpectraDft::SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
     throw ConfigError("EDM-CFG-651", "spectra.method = \"dft\" cannot compute this grid: " + why);
   if (options.fft_group < 1)
     throw ConfigError("EDM-ACC-077", "spectra dft: the electron group must be >= 1, got " + std::to_string(options.fft_group));
+  Impl::check_memory(grid, options, device->info());
   m.series = std::make_unique<FarSeries>(std::move(device), grid, SpectraMethod::Dft);
   m.np = m.series->np;
   m.nb = m.series->nb;
   m.nw = m.series->nw;
   m.G = options.fft_group;
-  m.check_memory();
   m.group_weights.assign(std::size_t(m.G), 0.0);
   Device& dev = *m.series->device;
   cl::Program program = dev.program({"spectra_dft.cl"}, {});
@@ -120,6 +139,7 @@ SpectraDft::SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
     m.red.set("np", cl_int(m.np));
     m.red.set("nw", cl_int(m.nw));
     m.red.set("direction_of", m.series->direction_of);
+    m.red.set("basis", m.series->basis);
     m.red.set("coh", m.series->coh);
     m.red.set("inc", m.series->inc);
   } catch (const cl::Error& e) {
@@ -136,32 +156,30 @@ SpectraDft::~SpectraDft() {
   }
 }
 
-// Slot `slot`'s amplitudes from the cube's rows [k_lo, k_lo + n) of each component, then those rows
-// zeroed; an electron that covers no sample gets a slot of zeros.
+// Slot `slot`'s amplitudes from the projections of the cube's rows [k_lo, k_lo + n) (X's same rows,
+// FarSeries::project, which zeroes the cube rows), one product C = W[:, k_lo:k_lo+n] · X[k_lo:k_lo+n, :]
+// of m = 2 nω, n = 2 np (ldb = ldc = 2 np): 8 nω n np FLOP where the 3 Cartesian components took 12.
+// An electron that covers no sample gets a slot of zeros.
 void SpectraDft::Impl::transform(int k_lo, int n) {
   auto& q = series->device->queue();
-  const std::size_t P = std::size_t(np), M2 = 2 * std::size_t(nw);
-  const std::size_t slot0 = std::size_t(slot) * 3 * std::size_t(plane());
+  const std::size_t P2 = 2 * std::size_t(np), M2 = 2 * std::size_t(nw);
+  const std::size_t slot0 = std::size_t(slot) * std::size_t(plane());
   if (n == 0) {
-    q.enqueueFillBuffer(C, 0.0, slot0 * sizeof(double), 3 * std::size_t(plane()) * sizeof(double));
+    q.enqueueFillBuffer(C, 0.0, slot0 * sizeof(double), std::size_t(plane()) * sizeof(double));
     return;
   }
+  series->project(k_lo, n);
   cl_command_queue cq = q();
-  for (std::size_t c = 0; c < 3; ++c) {
-    const std::size_t rows = (c * std::size_t(nb) + std::size_t(k_lo)) * P;
-    cl_event ev = nullptr;
-    const auto st = clblast::Gemm<double>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo,
-                                          M2, P, std::size_t(n), 1.0, W(), std::size_t(k_lo), std::size_t(nb),
-                                          series->cube()(), rows, P, 0.0, C(), slot0 + c * std::size_t(plane()), P,
-                                          &cq, &ev);
-    if (st != clblast::StatusCode::kSuccess)
-      throw DeviceError("EDM-ACC-075", "CLBlast's Gemm (" + std::to_string(M2) + " × " + std::to_string(P) + " × " +
-                                           std::to_string(n) + ") of the dft spectra failed with status " +
-                                           std::to_string(int(st)) + " on " + where(),
-                        int(st));
-    series->events.emplace_back(ev);
-    q.enqueueFillBuffer(series->cube(), 0.0, rows * sizeof(double), std::size_t(n) * P * sizeof(double));
-  }
+  cl_event ev = nullptr;
+  const auto st = clblast::Gemm<double>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, M2,
+                                        P2, std::size_t(n), 1.0, W(), std::size_t(k_lo), std::size_t(nb), series->X(),
+                                        std::size_t(k_lo) * P2, P2, 0.0, C(), slot0, P2, &cq, &ev);
+  if (st != clblast::StatusCode::kSuccess)
+    throw DeviceError("EDM-ACC-075", "CLBlast's Gemm (" + std::to_string(M2) + " × " + std::to_string(P2) + " × " +
+                                         std::to_string(n) + ") of the dft spectra failed with status " +
+                                         std::to_string(int(st)) + " on " + where(),
+                      int(st));
+  series->events.emplace_back(ev);
 }
 
 void SpectraDft::Impl::add_electron(const SplineBatch& batch, std::size_t e, double weight) {

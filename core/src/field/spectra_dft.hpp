@@ -3,24 +3,33 @@
 // field kernel (FarSeries, field/spectra_series.hpp); it is non-zero only on the samples its
 // trajectory's light covers, [k_lo, k_hi) over all directions (far_series_samples), so its
 // amplitude at every requested ω is the plain discrete Fourier sum over those samples,
-//   A_c(ω_j, pos) = Σ_{k_lo ≤ k < k_hi} dt e^{iω_j t_k} E_c[k][pos],
-// one real matrix product per component by CLBlast's DGEMM: W = [dt cos(ω_j t_k); dt sin(ω_j t_k)]
-// (2 nω × samples, built once on the host from the exact ω_j and t_k) times the cube's rows
-// [k_lo, k_hi) (the cube is [c][k][pos]: an n × positions submatrix as it lies). A device reduction
-// (cl/spectra_dft.cl) adds w·A and w·|A|² into the sums in electron order, the rule of the direct
-// and fft methods, so batching changes no bit. Any ω grid below the samples' Nyquist frequency.
+//   A_c(ω_j, pos) = Σ_{k_lo ≤ k < k_hi} dt e^{iω_j t_k} E_c[k][pos].
+// At infinity R·E_far is exactly transverse (field/spectra_series.hpp), so the series is projected on
+// a transverse basis (e1, e2) per direction first (X = [k][2 np], FarSeries::project), and ONE real
+// matrix product by CLBlast's DGEMM gives both projections' amplitudes: W = [dt cos(ω_j t_k);
+// dt sin(ω_j t_k)] (2 nω × samples, built once on the host from the exact ω_j and t_k) times X's rows
+// [k_lo, k_hi) (an n × 2 np submatrix as it lies), 8 nω n np FLOP per electron instead of the 12 of
+// three Cartesian products. A device reduction (cl/spectra_dft.cl) rebuilds A = e1 A1 + e2 A2 and
+// adds w·A and w·(|A1|² + |A2|²) into the sums in electron order, the rule of the direct and fft
+// methods, so batching changes no bit. Any ω grid below the samples' Nyquist frequency.
 #pragma once
 #include <memory>
 #include <span>
 #include <string>
 
 #include "edm/spectra.hpp"
+#include "field/spectra_series.hpp"
 
 namespace edm::detail {
 
 // Empty when the dft method can compute `grid`; else why not, naming the keys (a flat or finite
 // screen, a frequency at or above the samples' Nyquist frequency).
 std::string dft_unavailable(const SpectraGrid& grid);
+
+// The dft method's device buffers on `grid` (field/spectra_series.hpp SeriesBytes): the fixed part,
+// the group's amplitudes C (fft_group × 2 nω × 2 directions doubles) and the Fourier matrix W
+// (2 nω × samples doubles). Its constructor refuses (EDM-ACC-076) what does not fit; "auto" skips it.
+SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options);
 
 class SpectraDft {
  public:

@@ -1,10 +1,12 @@
 // The shared part of the fft and dft spectra (field/spectra_series.hpp).
 #include "field/spectra_series.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "field/field_access.hpp"
+#include "field/kernels.hpp"
 
 namespace edm::detail {
 
@@ -14,6 +16,27 @@ bool linear_grid(const std::vector<double>& w, double& w0, double& dw) {
   for (std::size_t j = 0; j < w.size(); ++j)
     if (std::fabs(w[j] - (w0 + double(j) * dw)) > 1e-12 * std::fabs(w.back())) return false;
   return w.size() == 1 || dw > 0.0;
+}
+
+std::array<std::array<double, 3>, 2> transverse_basis(const std::array<double, 3>& n) {
+  std::size_t axis = 0;
+  for (std::size_t i = 1; i < 3; ++i)
+    if (std::fabs(n[i]) < std::fabs(n[axis])) axis = i;
+  std::array<double, 3> e1{}, e2{};
+  const double na = n[axis];
+  for (std::size_t i = 0; i < 3; ++i) e1[i] = (i == axis ? 1.0 : 0.0) - na * n[i];
+  const double norm = std::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+  for (double& v : e1) v /= norm;
+  e2 = {n[1] * e1[2] - n[2] * e1[1], n[2] * e1[0] - n[0] * e1[2], n[0] * e1[1] - n[1] * e1[0]};
+  return {e1, e2};
+}
+
+SeriesBytes series_fixed_bytes(const SpectraGrid& grid) {
+  const Screen& s = grid.far_screen;
+  const std::uint64_t P = s.pixels(), N = std::uint64_t(std::max(0, s.samples)), B = std::uint64_t(bucket_count(Mode::Total));
+  const std::uint64_t bucket = 3 * N * P * sizeof(double), x = N * 2 * P * sizeof(double);
+  const std::uint64_t sums = 7 * std::uint64_t(grid.directions.size()) * grid.omega.size() * sizeof(double);
+  return {std::max({bucket, x, 6 * sums / 7}), B * bucket + x + sums};
 }
 
 std::string series_unavailable(const SpectraGrid& grid, bool linear_only) {
@@ -54,21 +77,37 @@ FarSeries::FarSeries(std::shared_ptr<Device> dev, const SpectraGrid& g, SpectraM
   // they are built here once from its host copy.
   const auto& pixel_of = FieldAccess::pixel_of(*field);
   std::vector<cl_int> pos(pixel_of.size()), dir(pixel_of.size());
+  std::vector<double> frame(6 * pixel_of.size());
   for (std::size_t q = 0; q < pixel_of.size(); ++q) {
     pos[std::size_t(pixel_of[q])] = cl_int(q);
     dir[q] = cl_int(pixel_of[q]);
+    const auto e = transverse_basis(grid.directions[std::size_t(pixel_of[q])]);
+    for (std::size_t i = 0; i < 3; ++i) {
+      frame[6 * q + i] = e[0][i];
+      frame[6 * q + 3 + i] = e[1][i];
+    }
   }
+  cl::Program program = device->program({"spectra_series.cl"}, {});
   try {
     const auto& ctx = device->context();
     const auto ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
     position_of = cl::Buffer(ctx, ro, pos.size() * sizeof(cl_int), pos.data());
     direction_of = cl::Buffer(ctx, ro, dir.size() * sizeof(cl_int), dir.data());
+    basis = cl::Buffer(ctx, ro, frame.size() * sizeof(double), frame.data());
+    X = cl::Buffer(ctx, CL_MEM_READ_WRITE, std::size_t(x_bytes()));
+    projection = {program, kernel_source("spectra_series.cl")};
+    projection.set("E", cube());
+    projection.set("np", cl_int(np));
+    projection.set("nb", cl_int(nb));
+    projection.set("basis", basis);
+    projection.set("X", X);
     coh = cl::Buffer(ctx, CL_MEM_READ_WRITE, 6 * bins() * sizeof(double));
     inc = cl::Buffer(ctx, CL_MEM_READ_WRITE, bins() * sizeof(double));
     device->queue().enqueueFillBuffer(coh, 0.0, 0, 6 * bins() * sizeof(double));
     device->queue().enqueueFillBuffer(inc, 0.0, 0, bins() * sizeof(double));
   } catch (const cl::Error& e) {
-    throw_device_error(e, "creating the spectra sums (" + std::to_string(sums_bytes()) + " bytes) on " + where());
+    throw_device_error(e, "creating the spectra sums and projections (" + std::to_string(sums_bytes() + x_bytes()) +
+                              " bytes) on " + where());
   }
 }
 
@@ -97,6 +136,16 @@ void FarSeries::field_step(const SplineBatch& batch, std::size_t e) {
   // The field's bounded queue may hold launches back; the series is read next on the same queue,
   // so every launch of this electron must be on it first.
   field->enqueue_pending();
+}
+
+void FarSeries::project(int k_lo, int n) {
+  if (n == 0) return;
+  projection.set("k_lo", cl_int(k_lo));
+  projection.set("n", cl_int(n));
+  cl::Event ev;
+  device->queue().enqueueNDRangeKernel(projection.kernel(), cl::NullRange, cl::NDRange(std::size_t(np), std::size_t(n)),
+                                       cl::NullRange, nullptr, &ev);
+  events.push_back(ev);
 }
 
 void FarSeries::group_done(const cl::Event& ev) {

@@ -6,7 +6,17 @@
 // one-electron field step, the direction ↔ device position maps, the device sums (coherent and
 // incoherent, the layout of edm/spectra.hpp) with their counters, their download and upload, the
 // events profiled into kernel_seconds, and the bound on how far the host runs ahead of the device.
+//
+// Two components per direction carry the whole series. At infinity R·E_far is exactly transverse:
+// the field kernel (cl/lw_direction.cl, lw_dir_fields with LW_ANGULAR == 2) forms
+//   R·E_far = (n̂ a⁰ − a)/D² − (a⁰ − n̂·a)(n̂ γ − u)/D³,  D = γ − n̂·u,
+// so n̂·R·E_far = (a⁰ − n̂·a)/D² − (a⁰ − n̂·a) D/D³ = 0 identically, and the component along n̂ of the
+// cube is rounding. Both methods therefore transform the projections on a transverse basis (e1, e2)
+// of each direction (transverse_basis; cl/spectra_series.cl, series_project), 2 series per direction
+// instead of 3 Cartesian ones, and rebuild A = e1 A1 + e2 A2 (the sums keep their 3 Cartesian
+// components, edm/spectra.hpp) and |A|² = |A1|² + |A2|² in their reductions.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -16,6 +26,7 @@
 
 #include "edm/accumulator.hpp"
 #include "edm/spectra.hpp"
+#include "field/kernel_args.hpp"
 #include "field/opencl_internal.hpp"
 
 namespace edm::detail {
@@ -28,6 +39,27 @@ std::string series_unavailable(const SpectraGrid& grid, bool linear_only);
 
 // A linear grid: ω_j = ω0 + j δω to rounding (spectra_frequencies builds it so).
 bool linear_grid(const std::vector<double>& w, double& w0, double& dw);
+
+// A transverse orthonormal basis of direction n̂ (a unit vector), in double: a the unit axis of n̂'s
+// smallest |component| (the first of equal ones), e1 = normalize(a − (n̂·a) n̂), e2 = n̂ × e1. Since
+// |n̂·a| ≤ 1/√3, |a − (n̂·a) n̂| ≥ √(2/3): well conditioned for every direction, whatever the grid's
+// axis. Returns {e1, e2}.
+std::array<std::array<double, 3>, 2> transverse_basis(const std::array<double, 3>& n);
+
+// Device memory of a series method: its largest single buffer (against the device's max
+// allocation) and the total (against its global memory), the field cube, the projections and the
+// sums included (series_fixed_bytes).
+struct SeriesBytes {
+  std::uint64_t largest = 0, total = 0;
+  bool fits(const DeviceInfo& device) const { return largest <= device.max_allocation && total <= device.global_memory; }
+};
+// What both methods hold whatever their transform: the field cube (bucket_count(Mode::Total)
+// buckets of 3 × samples × positions doubles, as the FieldAccumulator allocates them), the
+// projections X (samples × 2 × positions doubles) and the sums.
+SeriesBytes series_fixed_bytes(const SpectraGrid& grid);
+
+inline constexpr KernelSignature<7> kSeriesProject{
+    "series_project", "spectra_series.cl", {"E", "np", "nb", "k_lo", "n", "basis", "X"}};
 
 struct FarSeries {
   FarSeries(std::shared_ptr<Device> device, const SpectraGrid& grid, SpectraMethod method);
@@ -42,6 +74,12 @@ struct FarSeries {
   // Direction d → device position of the field cube, and position → direction (the accumulator's
   // pixel order; FieldAccess::pixel_of).
   cl::Buffer position_of, direction_of;
+  // Per device position, its direction's transverse basis: basis[6 pos + {0..2}] = e1,
+  // basis[6 pos + {3..5}] = e2 (transverse_basis).
+  cl::Buffer basis;
+  // The projections of the series, [k][2 np]: row k holds e1·E of every position, then e2·E.
+  cl::Buffer X;
+  BoundKernel<kSeriesProject> projection;
   cl::Buffer coh, inc;             // the sums, layout of SpectraSums
   SpectraSums sums;                // counters (coherent/incoherent stay empty: the sums are on the device)
   std::vector<cl::Event> events;   // profiling, summed at download
@@ -50,10 +88,16 @@ struct FarSeries {
   std::string where() const;
   std::size_t bins() const { return std::size_t(nd) * std::size_t(nw); }
   std::uint64_t sums_bytes() const { return 7 * bins() * sizeof(double); }
+  std::uint64_t x_bytes() const { return std::uint64_t(nb) * 2 * std::uint64_t(np) * sizeof(double); }
   cl::Buffer& cube();  // bucket E of the field cube, [c][k][position]
   // Electron e of the batch alone (weight 1: the weight enters the sums) through the field kernel,
   // every launch of it on the queue when this returns (the series is read next on the same queue).
   void field_step(const SplineBatch& batch, std::size_t e);
+  // Rows [k_lo, k_lo + n) of the cube's three components projected on each position's basis into
+  // the same rows of X, and those cube rows zeroed (the field kernel writes only the samples an
+  // electron covers, so the cube must start each electron at zero); rows of X outside are left as
+  // they are. n == 0: nothing.
+  void project(int k_lo, int n);
   // After a group's last launch `ev` has been enqueued: the host may run ahead of the device by a
   // few groups only (every single-electron batch holds its splines on the device until its launch
   // is done).
