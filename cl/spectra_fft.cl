@@ -9,11 +9,14 @@
 // backward). So every requested ω is evaluated exactly as the sum over the samples (no bin
 // alignment, no interpolation); only the sampling of E (dt) and the window bound the accuracy.
 //
-// Layout of the work buffer Y (complex, interleaved): Y[(g·Q + q)·L + k], the series q = c·np + pos
-// (component c, device position pos of the field cube) of electron slot g of the group, point k < L:
-// every transform is contiguous (stride 1, distance L), the layout clFFT's batched transforms read
-// fastest. The field cube E is [c][k][pos] (cl/lienard_wiechert.cl), position fastest, so the
-// premultiply transposes through a tile in local memory (both its reads and its writes coalesced).
+// The series transformed are the two transverse projections t ∈ {0: e1, 1: e2} of R·E_far per
+// direction (cl/spectra_series.cl: at infinity R·E_far is exactly transverse, its component along
+// n̂ is rounding), read from X = [k][2 np] (X[k·2np + t·np + pos]).
+// Layout of the work buffer Y (complex, interleaved): Y[(g·Q + q)·L + k], Q = 2 np, the series
+// q = t·np + pos (projection t, device position pos of the field cube) of electron slot g of the
+// group, point k < L: every transform is contiguous (stride 1, distance L), the layout clFFT's
+// batched transforms read fastest. X has position fastest, so the premultiply transposes through
+// a tile in local memory (both its reads and its writes coalesced).
 
 // CZT_TILE, the premultiply's work-group edge, comes from the host (core/src/field/spectra_fft.cpp
 // builds the program with it and launches CZT_TILE × CZT_TILE work-groups).
@@ -21,30 +24,24 @@
 #error "CZT_TILE: the host defines it"
 #endif
 
-// Electron slot g: y from the cube (k < nb) or zero padding (nb ≤ k < L); the cube is zeroed as it
-// is read, ready for the next electron (its samples outside an electron's coverage are never
-// written by the field kernel, so they must start at zero). Work-groups of CZT_TILE × CZT_TILE:
-// dimension 0 over positions (reads) / points (writes), 1 over points / positions, 2 the component.
-__kernel void czt_premultiply(__global double* restrict E, const int np, const int nb, const int L, const int g,
+// Electron slot g: y from the projections X (k < nb; every row written for this electron by
+// series_project, which also zeroed the cube) or zero padding (nb ≤ k < L). Work-groups of
+// CZT_TILE × CZT_TILE: dimension 0 over positions (reads) / points (writes), 1 over points /
+// positions, 2 the projection t.
+__kernel void czt_premultiply(__global const double* restrict X, const int np, const int nb, const int L, const int g,
                               __global const double2* restrict chirp, __global double2* restrict Y) {
   __local double tile[CZT_TILE][CZT_TILE + 1];
   const int lx = (int)get_local_id(0), ly = (int)get_local_id(1), c = (int)get_global_id(2);
   const int pos0 = (int)get_group_id(0) * CZT_TILE, k0 = (int)get_group_id(1) * CZT_TILE;
   {
     const int pos = pos0 + lx, k = k0 + ly;
-    double e = 0.0;
-    if (pos < np && k < nb) {
-      const ulong i = ((ulong)c * (ulong)nb + (ulong)k) * (ulong)np + (ulong)pos;
-      e = E[i];
-      E[i] = 0.0;
-    }
-    tile[ly][lx] = e;
+    tile[ly][lx] = pos < np && k < nb ? X[(ulong)k * (ulong)(2 * np) + (ulong)(c * np + pos)] : 0.0;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   const int k = k0 + lx, pos = pos0 + ly;
   if (pos < np && k < L) {
     const double2 y = k < nb ? tile[lx][ly] * chirp[k] : (double2)(0.0, 0.0);
-    Y[((ulong)g * (ulong)(3 * np) + (ulong)(c * np + pos)) * (ulong)L + (ulong)k] = y;
+    Y[((ulong)g * (ulong)(2 * np) + (ulong)(c * np + pos)) * (ulong)L + (ulong)k] = y;
   }
 }
 
@@ -59,15 +56,20 @@ __kernel void czt_multiply(__global double2* restrict Y, const int L, const int 
 
 // The sums: one work-item per (frequency j, direction d) owns its bins and adds the group's
 // `count` electrons in electron order (slot 0 first), each amplitude complete before it is added —
-// the direct method's rule (cl/spectra.cl), so the sums do not depend on the batching.
+// the direct method's rule (cl/spectra.cl), so the sums do not depend on the batching. The
+// Cartesian amplitude is rebuilt as A_c = e1_c A_1 + e2_c A_2 (basis[6 pos ...], from the host) and
+// |A|² as |A_1|² + |A_2|² (the basis is orthonormal).
 // Layouts: coh[((d·nw + j)·3 + c)·2 + {re, im}], inc[d·nw + j] (core/include/edm/spectra.hpp).
 __kernel void czt_reduce(__global const double2* restrict Y, const int np, const int nd, const int nw, const int L,
                          const int count, __global const int* restrict position_of,
-                         __global const double2* restrict post, __global const double* restrict weights,
-                         __global double* restrict coh, __global double* restrict inc) {
+                         __global const double* restrict basis, __global const double2* restrict post,
+                         __global const double* restrict weights, __global double* restrict coh,
+                         __global double* restrict inc) {
   const int j = (int)get_global_id(0), d = (int)get_global_id(1);
   if (j >= nw || d >= nd) return;
-  const int Q = 3 * np, pos = position_of[d];
+  const int Q = 2 * np, pos = position_of[d];
+  double e[6];
+  for (int i = 0; i < 6; ++i) e[i] = basis[6 * (ulong)pos + (ulong)i];
   const double2 p = post[j];
   const ulong bin = (ulong)d * (ulong)nw + (ulong)j;
   double cr[3], ci[3];
@@ -78,15 +80,17 @@ __kernel void czt_reduce(__global const double2* restrict Y, const int np, const
   double s = inc[bin];
   for (int g = 0; g < count; ++g) {
     const double w = weights[g];
-    double mag2 = 0.0;
-    for (int c = 0; c < 3; ++c) {
-      const double2 z = Y[((ulong)g * (ulong)Q + (ulong)(c * np + pos)) * (ulong)L + (ulong)j];
-      const double re = z.x * p.x - z.y * p.y, im = z.x * p.y + z.y * p.x;
-      cr[c] += w * re;
-      ci[c] += w * im;
-      mag2 += re * re + im * im;
+    double re[2], im[2];
+    for (int t = 0; t < 2; ++t) {
+      const double2 z = Y[((ulong)g * (ulong)Q + (ulong)(t * np + pos)) * (ulong)L + (ulong)j];
+      re[t] = z.x * p.x - z.y * p.y;
+      im[t] = z.x * p.y + z.y * p.x;
     }
-    s += w * mag2;
+    for (int c = 0; c < 3; ++c) {
+      cr[c] += w * (e[c] * re[0] + e[3 + c] * re[1]);
+      ci[c] += w * (e[c] * im[0] + e[3 + c] * im[1]);
+    }
+    s += w * ((re[0] * re[0] + im[0] * im[0]) + (re[1] * re[1] + im[1] * im[1]));
   }
   for (int c = 0; c < 3; ++c) {
     coh[(bin * 3 + c) * 2] = cr[c];

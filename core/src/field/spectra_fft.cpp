@@ -1,7 +1,9 @@
 // The fft method of the spectra (field/spectra_fft.hpp): a FieldAccumulator on the angular screen at
 // infinity computes one electron's far-field series at a time into its cube on the device;
-// czt_premultiply (cl/spectra_fft.cl) takes it from there into slot g of a group of fft_group
-// electrons, transposed so that every series is contiguous (and zeroes the cube for the next one);
+// FarSeries::project puts its two transverse projections into X (and zeroes the cube for the next
+// one: at infinity R·E_far is exactly transverse, field/spectra_series.hpp), and czt_premultiply
+// (cl/spectra_fft.cl) takes them from there into slot g of a group of fft_group electrons,
+// transposed so that every series is contiguous: 2 series per direction instead of 3;
 // per group, clFFT transforms every series forward, czt_multiply applies the chirp's transform,
 // clFFT transforms back, and czt_reduce adds w·A and w·|A|² into the sums in electron order. The
 // chirp-z algebra is written out in cl/spectra_fft.cl. The field step and the sums are FarSeries
@@ -29,12 +31,12 @@
 namespace edm::detail {
 
 inline constexpr KernelSignature<7> kCztPremultiply{
-    "czt_premultiply", "spectra_fft.cl", {"E", "np", "nb", "L", "g", "chirp", "Y"}};
+    "czt_premultiply", "spectra_fft.cl", {"X", "np", "nb", "L", "g", "chirp", "Y"}};
 inline constexpr KernelSignature<4> kCztMultiply{"czt_multiply", "spectra_fft.cl", {"Y", "L", "GQ", "H"}};
-inline constexpr KernelSignature<11> kCztReduce{
+inline constexpr KernelSignature<12> kCztReduce{
     "czt_reduce",
     "spectra_fft.cl",
-    {"Y", "np", "nd", "nw", "L", "count", "position_of", "post", "weights", "coh", "inc"}};
+    {"Y", "np", "nd", "nw", "L", "count", "position_of", "basis", "post", "weights", "coh", "inc"}};
 
 namespace {
 
@@ -42,8 +44,9 @@ namespace {
 // on (BENCHMARKS.md, "fft spectra", scripts/studies/spectra_fft_bench.cpp): the direct quadrature
 // per (electron, direction, ω) term and
 // per radian of phase ω·T over the observer window T (its work grows with the phase it resolves);
-// the fft method per slot of the field kernel and per point·log2 of the transforms (3 components,
-// forward and backward); the dft method (the same field step) per FLOP of its matrix products and
+// the fft method per slot of the field kernel and per point·log2 of the transforms (2 transverse
+// series per direction, forward and backward; the constant was measured with 3 Cartesian ones and
+// is per point); the dft method (the same field step) per FLOP of its matrix products and
 // per (direction, ω) bin of each reduction launch (one per group of fft_group electrons;
 // BENCHMARKS.md "dft spectra"). PoCL's reduction cost is below the noise of its measurement (6
 // directions): 0.
@@ -90,6 +93,19 @@ std::size_t czt_length(std::size_t n) {
 
 std::string fft_unavailable(const SpectraGrid& grid) { return series_unavailable(grid, true); }
 
+SeriesBytes fft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options) {
+  SeriesBytes b = series_fixed_bytes(grid);
+  const std::uint64_t N = std::uint64_t(std::max(0, grid.far_screen.samples));
+  const long double L = (long double)czt_length(std::size_t(std::max<std::uint64_t>(N, 1)) + grid.omega.size() - 1);
+  // Y: L points × fft_group × 2 × positions complex doubles, in long double against a wrap.
+  const long double y =
+      L * (long double)std::max(1, options.fft_group) * 2.0L * (long double)grid.far_screen.pixels() * 16.0L;
+  const std::uint64_t y_bytes = y < 0x1p61L ? std::uint64_t(y) : std::uint64_t(1) << 61;
+  b.largest = std::max(b.largest, y_bytes);
+  b.total += 2 * y_bytes;  // and clFFT's scratch, at most as large
+  return b;
+}
+
 SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                          double covered) {
   const CostConstants& k = device.type == "CPU" ? kCpuCost : kGpuCost;
@@ -103,24 +119,29 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
   c.direct = D * M * k.term_radian * std::max(1.0, mean_w * T) * double(options.nodes) / options.phase;
   const double L = double(czt_length(std::size_t(std::max(1, s.samples)) + grid.omega.size() - 1));
   const double field = D * double(std::max(1, s.samples)) * k.slot;
-  c.fft = field + D * 6.0 * L * std::log2(L) * k.fft_point;
-  // Dft: 3 products of (2M × n) by (n × D), 2 FLOP per term, and the reduction of every bin.
+  // Fft: 2 transverse series per direction, each transformed forward and backward.
+  c.fft = field + D * 4.0 * L * std::log2(L) * k.fft_point;
+  // Dft: one product of (2M × n) by (n × 2D), 2 FLOP per term, and the reduction of every bin.
   const double n = covered < 0 ? double(std::max(1, s.samples)) : covered;
-  c.dft = field + 12.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
+  c.dft = field + 8.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
   return c;
 }
 
+// The cheapest method that can compute the grid and whose buffers fit the device (the direct
+// method's are the sums alone, SpectraAccumulator's own concern): a series method that would be
+// refused for memory (EDM-ACC-071, EDM-ACC-076) is skipped, the next cheapest taken.
 SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                                      double covered) {
   if (options.method != SpectraMethod::Auto) return options.method;
   const SpectraCost c = spectra_cost(grid, options, device, covered);
   SpectraMethod best = SpectraMethod::Direct;
   double cost = c.direct;
-  if (fft_unavailable(grid).empty() && c.fft < cost) {
+  if (fft_unavailable(grid).empty() && c.fft < cost && fft_device_bytes(grid, options).fits(device)) {
     best = SpectraMethod::Fft;
     cost = c.fft;
   }
-  if (dft_unavailable(grid).empty() && c.dft < cost) best = SpectraMethod::Dft;
+  if (dft_unavailable(grid).empty() && c.dft < cost && dft_device_bytes(grid, options).fits(device))
+    best = SpectraMethod::Dft;
   return best;
 }
 
@@ -139,11 +160,11 @@ struct SpectraFft::Impl {
   int slot = 0;
 
   std::string where() const { return series->where(); }
-  std::uint64_t y_bytes() const { return std::uint64_t(L) * std::uint64_t(G) * Q * 16; }
+  std::uint64_t y_bytes() const { return std::uint64_t(L) * std::uint64_t(G) * Q * 16; }  // Q = 2 np series
   void upload_tables();
   void bind_arguments();
   void create_plan();
-  void check_memory() const;
+  static void check_memory(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& info);
   void add_electron(const SplineBatch& batch, std::size_t e, double weight);
   void flush();
 };
@@ -176,7 +197,7 @@ void SpectraFft::Impl::upload_tables() {
 
 // Every argument that does not change from one electron or group to the next, once.
 void SpectraFft::Impl::bind_arguments() {
-  pre.set("E", series->cube());
+  pre.set("X", series->X);
   pre.set("np", cl_int(np));
   pre.set("nb", cl_int(nb));
   pre.set("L", cl_int(L));
@@ -192,6 +213,7 @@ void SpectraFft::Impl::bind_arguments() {
   red.set("nw", cl_int(nw));
   red.set("L", cl_int(L));
   red.set("position_of", series->position_of);
+  red.set("basis", series->basis);
   red.set("post", post);
   red.set("coh", series->coh);
   red.set("inc", series->inc);
@@ -214,18 +236,20 @@ void SpectraFft::Impl::create_plan() {
   check_clfft(clfftBakePlan(plan, 1, &q, nullptr, nullptr), "clfftBakePlan", w);
 }
 
-// The work buffer (and, at most as large, clFFT's own scratch) beside the field cube and the sums.
-void SpectraFft::Impl::check_memory() const {
-  const DeviceInfo& info = series->device->info();
-  const std::uint64_t total = series->field->device_buffer_bytes() + 2 * y_bytes() + series->sums_bytes();
-  const std::string setting = "L = " + std::to_string(L) + " points × " + std::to_string(G) +
-                              " electrons × 3 × " + std::to_string(np) + " directions (screen.samples = " +
-                              std::to_string(nb) + ", spectra.count = " + std::to_string(nw) + ")";
-  if (y_bytes() > info.max_allocation || total > info.global_memory)
-    throw DeviceError("EDM-ACC-071", "spectra fft: " + std::to_string(total) + " bytes of device buffers (" + setting +
-                                         ") exceed " + where() + " (max allocation " +
-                                         std::to_string(info.max_allocation) + ", global memory " +
-                                         std::to_string(info.global_memory) +
+// Before anything is allocated: the work buffer (and, at most as large, clFFT's own scratch) beside
+// the field cube, the projections and the sums (fft_device_bytes).
+void SpectraFft::Impl::check_memory(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& info) {
+  const SeriesBytes bytes = fft_device_bytes(grid, options);
+  const std::size_t L = czt_length(std::size_t(std::max(1, grid.far_screen.samples)) + grid.omega.size() - 1);
+  const std::string setting = "L = " + std::to_string(L) + " points × " + std::to_string(options.fft_group) +
+                              " electrons × 2 × " + std::to_string(grid.far_screen.pixels()) +
+                              " directions (screen.samples = " + std::to_string(grid.far_screen.samples) +
+                              ", spectra.count = " + std::to_string(grid.omega.size()) + ")";
+  if (!bytes.fits(info))
+    throw DeviceError("EDM-ACC-071", "spectra fft: " + std::to_string(bytes.total) + " bytes of device buffers (" +
+                                         setting + ") exceed device " + std::to_string(info.index) + " (" +
+                                         info.name + ") (max allocation " + std::to_string(info.max_allocation) +
+                                         ", global memory " + std::to_string(info.global_memory) +
                                          "); reduce spectra.count, screen.samples or the directions, or use "
                                          "spectra.method = \"dft\" or \"direct\"");
 }
@@ -239,16 +263,16 @@ SpectraFft::SpectraFft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
     throw ConfigError("EDM-ACC-074", "spectra fft: the electron group must be >= 1, got " + std::to_string(options.fft_group));
   m.options = options;
   linear_grid(grid.omega, m.w0, m.dw);
+  Impl::check_memory(grid, options, device->info());
   m.series = std::make_unique<FarSeries>(std::move(device), grid, SpectraMethod::Fft);
   m.np = m.series->np;
   m.nb = m.series->nb;
   m.nd = m.series->nd;
   m.nw = m.series->nw;
   m.G = options.fft_group;
-  m.Q = 3 * std::size_t(m.np);
+  m.Q = 2 * std::size_t(m.np);
   m.L = czt_length(std::size_t(m.nb) + std::size_t(m.nw) - 1);
   m.group_weights.assign(std::size_t(m.G), 0.0);
-  m.check_memory();
   Device& dev = *m.series->device;
   cl::Program program = dev.program({"spectra_fft.cl"}, {{"CZT_TILE", std::to_string(kCztTile)}});
   try {
@@ -275,14 +299,16 @@ SpectraFft::~SpectraFft() {
   if (impl_->plan) clfftDestroyPlan(&impl_->plan);
 }
 
-// Electron e of the batch through the field kernel, then into slot `slot` of the group.
+// Electron e of the batch through the field kernel, its whole window projected (X's every row,
+// the cube zeroed), then into slot `slot` of the group.
 void SpectraFft::Impl::add_electron(const SplineBatch& batch, std::size_t e, double weight) {
   series->field_step(batch, e);
+  series->project(0, nb);
   pre.set("g", cl_int(slot));
   cl::Event ev;
   const std::size_t T = kCztTile;
   series->device->queue().enqueueNDRangeKernel(
-      pre.kernel(), cl::NullRange, cl::NDRange((std::size_t(np) + T - 1) / T * T, (L + T - 1) / T * T, 3),
+      pre.kernel(), cl::NullRange, cl::NDRange((std::size_t(np) + T - 1) / T * T, (L + T - 1) / T * T, 2),
       cl::NDRange(T, T, 1), nullptr, &ev);
   series->events.push_back(ev);
   group_weights[std::size_t(slot)] = weight;

@@ -12,12 +12,18 @@
 #include <string>
 
 #include "edm/spectra.hpp"
+#include "field/spectra_series.hpp"
 
 namespace edm::detail {
 
 // Empty when the fft method can compute `grid`; else why not, naming the keys (a flat or finite
 // screen, a grid that is not linear, a frequency at or above the samples' Nyquist frequency).
 std::string fft_unavailable(const SpectraGrid& grid);
+
+// The fft method's device buffers on `grid` (field/spectra_series.hpp SeriesBytes): the fixed part
+// and the work buffer Y (L × fft_group × 2 × directions complex doubles) twice (clFFT's scratch).
+// Its constructor refuses (EDM-ACC-071) what does not fit; "auto" skips it.
+SeriesBytes fft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options);
 
 // The cost model of "auto": estimated device seconds per electron of each method, from per-device
 // constants measured on the benchmark cells (share/docs/outputs.md "Direct spectra" names them).
@@ -30,7 +36,8 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
                          double covered = -1);
 
 // The method "auto" resolves to: the cheapest of direct and those of fft and dft that can compute
-// the grid; other methods unchanged.
+// the grid and whose buffers fit `device` (fft_device_bytes, dft_device_bytes); other methods
+// unchanged.
 SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                                      double covered = -1);
 
