@@ -15,12 +15,12 @@ std::shared_ptr<Device> far_device() {
   return d;
 }
 
-FarCell::FarCell() {
+FarCell::FarCell(const std::string& axis) {
   const std::string text =
       "[run]\nscenario = \"thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.3\n"
       "duration = 5.35e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\n"
       "[trajectory]\nknots_per_period = 64\n[screen]\ntype = \"angular\"\ndistance = \"infinity\"\n"
-      "axis = \"-z\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\n"
+      "axis = \"" + axis + "\"\nangles = \"polar\"\ntheta_min = 0.0\ntheta_max = 0.6\nphi_min = 0.0\n"
       "phi_max = 1.5\nnx = 3\nny = 2\nsamples = 2048\nsamples_per_period = 64\n";
   campaign = std::make_unique<Campaign>(parse_campaign(text, "far", {}, registry.get("thomson").keys(), false));
   cell = std::make_unique<PreparedCell>(*campaign, registry);

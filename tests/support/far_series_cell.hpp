@@ -25,7 +25,8 @@ struct FarCell {
   std::unique_ptr<Campaign> campaign;
   std::unique_ptr<PreparedCell> cell;
   SplineBatch batch;  // the electron, solved
-  FarCell();
+  // `axis`: the screen's axis (screen.axis), −z unless a test needs directions about another one.
+  explicit FarCell(const std::string& axis = "-z");
   const Screen& screen() const { return cell->screen(); }
   // The grid `omega` (laser ω) on the screen's directions, with the far screen for the series methods.
   SpectraGrid grid(std::vector<double> omega) const;
