@@ -51,14 +51,15 @@ std::string dft_unavailable(const SpectraGrid& grid) { return series_unavailable
 
 SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options) {
   SeriesBytes b = series_fixed_bytes(grid);
-  const std::uint64_t P = grid.far_screen.pixels(), M = grid.omega.size();
-  const std::uint64_t N = std::uint64_t(std::max(0, grid.far_screen.samples));
-  // C: fft_group slots of 2 nω × 2 np doubles, in long double against a wrap (test_bad_inputs).
-  const long double c = (long double)std::max(1, options.fft_group) * 2.0L * M * 2.0L * P * sizeof(double);
-  const std::uint64_t c_bytes = c < 0x1p63L ? std::uint64_t(c) : std::uint64_t(1) << 63;
-  const std::uint64_t w_bytes = 2 * M * N * sizeof(double);
-  b.largest = std::max({b.largest, c_bytes, w_bytes});
-  b.total = c_bytes > (std::uint64_t(1) << 62) ? c_bytes : b.total + c_bytes + w_bytes;
+  // In long double, each term saturated at 2^60 bytes (no wrap: test_bad_inputs' grids).
+  const auto bytes = [](long double v) { return v < 0x1p60L ? std::uint64_t(v) : std::uint64_t(1) << 60; };
+  const long double P = (long double)grid.far_screen.pixels(), M = (long double)grid.omega.size();
+  const long double N = (long double)std::max(0, grid.far_screen.samples);
+  // C: fft_group slots of 2 nω × 2 np doubles; W: 2 nω × samples doubles.
+  const std::uint64_t c = bytes((long double)std::max(1, options.fft_group) * 2.0L * M * 2.0L * P * sizeof(double));
+  const std::uint64_t w = bytes(2.0L * M * N * sizeof(double));
+  b.largest = std::max({b.largest, c, w});
+  b.total += c + w;
   return b;
 }
 

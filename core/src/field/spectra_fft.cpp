@@ -102,7 +102,7 @@ SeriesBytes fft_device_bytes(const SpectraGrid& grid, const SpectraOptions& opti
   // Y: L points × fft_group × 2 × positions complex doubles, in long double against a wrap.
   const long double y =
       L * (long double)std::max(1, options.fft_group) * 2.0L * (long double)grid.far_screen.pixels() * 16.0L;
-  const std::uint64_t y_bytes = y < 0x1p61L ? std::uint64_t(y) : std::uint64_t(1) << 61;
+  const std::uint64_t y_bytes = y < 0x1p60L ? std::uint64_t(y) : std::uint64_t(1) << 60;
   b.largest = std::max(b.largest, y_bytes);
   b.total += 2 * y_bytes;  // and clFFT's scratch, at most as large
   return b;

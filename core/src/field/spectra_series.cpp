@@ -33,10 +33,13 @@ std::array<std::array<double, 3>, 2> transverse_basis(const std::array<double, 3
 
 SeriesBytes series_fixed_bytes(const SpectraGrid& grid) {
   const Screen& s = grid.far_screen;
-  const std::uint64_t P = s.pixels(), N = std::uint64_t(std::max(0, s.samples)), B = std::uint64_t(bucket_count(Mode::Total));
-  const std::uint64_t bucket = 3 * N * P * sizeof(double), x = N * 2 * P * sizeof(double);
-  const std::uint64_t sums = 7 * std::uint64_t(grid.directions.size()) * grid.omega.size() * sizeof(double);
-  return {std::max({bucket, x, 6 * sums / 7}), B * bucket + x + sums};
+  // In long double, each term saturated at 2^60 bytes: a screen's samples × positions can exceed
+  // 2^64 (the field accumulator's guard says so too), and such a grid must read as "does not fit".
+  const auto bytes = [](long double b) { return b < 0x1p60L ? std::uint64_t(b) : std::uint64_t(1) << 60; };
+  const long double P = (long double)s.pixels(), N = (long double)std::max(0, s.samples);
+  const std::uint64_t bucket = bytes(3.0L * N * P * sizeof(double)), x = bytes(N * 2.0L * P * sizeof(double));
+  const std::uint64_t sums = bytes(7.0L * (long double)grid.directions.size() * grid.omega.size() * sizeof(double));
+  return {std::max({bucket, x, sums / 7 * 6}), std::uint64_t(bucket_count(Mode::Total)) * bucket + x + sums};
 }
 
 std::string series_unavailable(const SpectraGrid& grid, bool linear_only) {
