@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(two_transverse_components_rebuild_the_cartesian_amplitudes)
 // dft's amplitudes and the fft's work buffer exceed any device (spectra.method = "dft" is refused
 // with EDM-ACC-076: dft_bad_input_is_refused), so "auto", which takes the dft on these grids by
 // cost, falls back past both to the direct method; with groups of 4 it keeps the dft. And a grid
-// whose Fourier matrix W (2 nω × samples doubles) exceeds the device's max allocation while
+// whose Fourier matrix W (2 nω × (samples/2 + 1) doubles) exceeds the device's max allocation while
 // everything of the fft fits, with series predicted short (spectra.series_samples: the dft cheapest
 // by far): "auto" takes the fft, the next cheapest.
 BOOST_AUTO_TEST_CASE(auto_skips_a_method_whose_buffers_do_not_fit) {
@@ -271,7 +271,7 @@ BOOST_AUTO_TEST_CASE(auto_skips_a_method_whose_buffers_do_not_fit) {
   const std::uint64_t samples = std::uint64_t(f.screen().samples);
   // The fewest frequencies past the bound whose chirp-z length L = samples + count − 1 is a power of
   // 2 (clFFT's plan for it builds fastest).
-  const std::uint64_t least = info.max_allocation / (2 * samples * sizeof(double)) + 1;
+  const std::uint64_t least = info.max_allocation / (2 * (samples / 2 + 1) * sizeof(double)) + 1;
   std::uint64_t L = 1;
   while (L < samples + least - 1) L *= 2;
   const int count = int(L - samples + 1);

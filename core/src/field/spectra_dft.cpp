@@ -1,10 +1,12 @@
-// The dft method of the spectra (field/spectra_dft.hpp): per electron, the field step (FarSeries),
-// the projection of the cube's rows [k_lo, k_hi) on each direction's transverse basis into the work
-// buffer X (FarSeries::project, which also zeroes those cube rows for the next electron: at infinity
-// R·E_far is exactly transverse, field/spectra_series.hpp), then ONE CLBlast DGEMM of the Fourier
-// matrix W's columns [k_lo, k_hi) by X's rows [k_lo, k_hi) (2 nω × 2 np) into slot g of a group of
-// fft_group electrons; per group, dft_reduce (cl/spectra_dft.cl) rebuilds the Cartesian amplitudes
-// and adds w·A and w·|A|² into the sums in electron order.
+// The dft method of the spectra (field/spectra_dft.hpp): per electron, the field step (FarSeries);
+// the projection of the cube's samples [k_lo, k_hi) on each direction's transverse basis, folded
+// about the centre sample k_c into even and odd parts in the work buffer X (dft_fold, which also
+// zeroes those cube samples for the next electron: at infinity R·E_far is exactly transverse,
+// field/spectra_series.hpp); then two CLBlast DGEMMs, the cosine half of the Fourier matrix W by
+// the even rows and the sine half by the odd rows (nω × 2 np each, over about n/2 rows: half the
+// FLOP of one product over the n samples), into slot g of a group of fft_group electrons; per
+// group, dft_reduce (cl/spectra_dft.cl) turns them by the slot's phase e^{iω t_c}, rebuilds the
+// Cartesian amplitudes and adds w·A and w·|A|² into the sums in electron order.
 #include "field/spectra_dft.hpp"
 
 #include <clblast.h>
@@ -44,8 +46,10 @@ std::array<int, 2> far_series_samples(const Screen& s, const SplineBatch& batch,
 
 namespace detail {
 
-inline constexpr KernelSignature<9> kDftReduce{
-    "dft_reduce", "spectra_dft.cl", {"C", "np", "nw", "count", "direction_of", "basis", "weights", "coh", "inc"}};
+inline constexpr KernelSignature<10> kDftReduce{
+    "dft_reduce", "spectra_dft.cl", {"C", "np", "nw", "count", "direction_of", "basis", "weights", "phase", "coh", "inc"}};
+inline constexpr KernelSignature<10> kDftFold{
+    "dft_fold", "spectra_dft.cl", {"E", "np", "nb", "k_lo", "n", "k_c", "h", "rd", "basis", "X"}};
 
 std::string dft_unavailable(const SpectraGrid& grid) { return series_unavailable(grid, false); }
 
@@ -55,9 +59,9 @@ SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& opti
   const auto bytes = [](long double v) { return v < 0x1p60L ? std::uint64_t(v) : std::uint64_t(1) << 60; };
   const long double P = (long double)grid.far_screen.pixels(), M = (long double)grid.omega.size();
   const long double N = (long double)std::max(0, grid.far_screen.samples);
-  // C: fft_group slots of 2 nω × 2 np doubles; W: 2 nω × samples doubles.
+  // C: fft_group slots of 2 nω × 2 np doubles; W: 2 nω × (samples/2 + 1) doubles.
   const std::uint64_t c = bytes((long double)std::max(1, options.fft_group) * 2.0L * M * 2.0L * P * sizeof(double));
-  const std::uint64_t w = bytes(2.0L * M * N * sizeof(double));
+  const std::uint64_t w = bytes(2.0L * M * (std::floor(N / 2.0L) + 1.0L) * sizeof(double));
   b.largest = std::max({b.largest, c, w});
   b.total += c + w;
   return b;
@@ -66,20 +70,27 @@ SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& opti
 struct SpectraDft::Impl {
   std::unique_ptr<FarSeries> series;
   int np = 0, nb = 0, nw = 0, G = 1;
+  int hw = 0;  // columns of W, nb/2 + 1: the largest half-width h of a series is nb/2
   BoundKernel<kDftReduce> red;
-  cl::Buffer W, C;  // the Fourier matrix (2 nω × samples, row-major) and the group's amplitudes
+  BoundKernel<kDftFold> fold;
+  // The Fourier matrix's halves, row-major nω × hw each: W[j][m] = dt cos(ω_j m dt), then
+  // W[nω + j][m] = dt sin(ω_j m dt); and the group's amplitudes.
+  cl::Buffer W, C;
   std::vector<double> group_weights;
+  std::vector<double> group_phase;  // per slot and ω_j: cos, sin of ω_j t_c (the slot's centre)
   int slot = 0;
 
   std::string where() const { return series->where(); }
   // Doubles per slot: 2 nω rows (Re, then Im) × 2 np columns (e1 of every position, then e2).
   std::uint64_t plane() const { return 4 * std::uint64_t(nw) * std::uint64_t(np); }
   std::uint64_t c_bytes() const { return std::uint64_t(G) * plane() * sizeof(double); }
-  std::uint64_t w_bytes() const { return 2 * std::uint64_t(nw) * std::uint64_t(nb) * sizeof(double); }
+  std::uint64_t w_bytes() const { return 2 * std::uint64_t(nw) * std::uint64_t(hw) * sizeof(double); }
   // Before anything is allocated: EDM-ACC-076 where dft_device_bytes does not fit the device.
   static void check_memory(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& info);
   void upload_fourier_matrix();
   void transform(int k_lo, int n);
+  void gemm(std::size_t k, std::size_t a_offset, std::size_t b_offset, std::size_t c_offset);
+  void set_phase(int k_c);
   void add_electron(const SplineBatch& batch, std::size_t e, double weight);
   void flush();
 };
@@ -100,17 +111,19 @@ void SpectraDft::Impl::check_memory(const SpectraGrid& grid, const SpectraOption
                                          "); reduce spectra.count or the directions, or use spectra.method = \"direct\"");
 }
 
-// W[j][k] = dt cos(ω_j t_k), W[nω + j][k] = dt sin(ω_j t_k), t_k = t0 + k dt: the phase ω_j t_k in
-// double is within ~ε|ω_j t_k| of exact, as the fft method's post-factors e^{iω_j t0}.
+// W[j][m] = dt cos(ω_j m dt), W[nω + j][m] = dt sin(ω_j m dt) for m < nb/2 + 1: the offsets from
+// an electron's centre sample (its phase e^{iω_j t_c} is applied per electron, set_phase). The
+// phases ω_j m dt in double are within ~ε|ω_j m dt| of exact, smaller than the ω_j t_k of a sum
+// over absolute times.
 void SpectraDft::Impl::upload_fourier_matrix() {
   const Screen& s = series->grid.far_screen;
   const auto& omega = series->grid.omega;
-  std::vector<double> w(2 * std::size_t(nw) * std::size_t(nb));
+  std::vector<double> w(2 * std::size_t(nw) * std::size_t(hw));
   for (int j = 0; j < nw; ++j)
-    for (int k = 0; k < nb; ++k) {
-      const double phase = omega[std::size_t(j)] * s.t_rel(k);
-      w[std::size_t(j) * std::size_t(nb) + std::size_t(k)] = s.dt * std::cos(phase);
-      w[(std::size_t(nw) + std::size_t(j)) * std::size_t(nb) + std::size_t(k)] = s.dt * std::sin(phase);
+    for (int m = 0; m < hw; ++m) {
+      const double phase = omega[std::size_t(j)] * (double(m) * s.dt);
+      w[std::size_t(j) * std::size_t(hw) + std::size_t(m)] = s.dt * std::cos(phase);
+      w[(std::size_t(nw) + std::size_t(j)) * std::size_t(hw) + std::size_t(m)] = s.dt * std::sin(phase);
     }
   W = cl::Buffer(series->device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, w.size() * sizeof(double),
                  w.data());
@@ -128,12 +141,21 @@ SpectraDft::SpectraDft(std::shared_ptr<Device> device, const SpectraGrid& grid, 
   m.np = m.series->np;
   m.nb = m.series->nb;
   m.nw = m.series->nw;
+  m.hw = m.nb / 2 + 1;
   m.G = options.fft_group;
   m.group_weights.assign(std::size_t(m.G), 0.0);
+  m.group_phase.assign(2 * std::size_t(m.G) * std::size_t(m.nw), 0.0);
   Device& dev = *m.series->device;
   cl::Program program = dev.program({"spectra_dft.cl"}, {});
   try {
     m.red = {program, kernel_source("spectra_dft.cl")};
+    m.fold = {program, kernel_source("spectra_dft.cl")};
+    m.fold.set("E", m.series->cube());
+    m.fold.set("np", cl_int(m.np));
+    m.fold.set("nb", cl_int(m.nb));
+    m.fold.set("rd", cl_int(m.hw));
+    m.fold.set("basis", m.series->basis);
+    m.fold.set("X", m.series->X);
     m.upload_fourier_matrix();
     m.C = cl::Buffer(dev.context(), CL_MEM_READ_WRITE, std::size_t(m.c_bytes()));
     m.red.set("C", m.C);
@@ -157,30 +179,65 @@ SpectraDft::~SpectraDft() {
   }
 }
 
-// Slot `slot`'s amplitudes from the projections of the cube's rows [k_lo, k_lo + n) (X's same rows,
-// FarSeries::project, which zeroes the cube rows), one product C = W[:, k_lo:k_lo+n] · X[k_lo:k_lo+n, :]
-// of m = 2 nω, n = 2 np (ldb = ldc = 2 np): 8 nω n np FLOP where the 3 Cartesian components took 12.
-// An electron that covers no sample gets a slot of zeros.
-void SpectraDft::Impl::transform(int k_lo, int n) {
-  auto& q = series->device->queue();
-  const std::size_t P2 = 2 * std::size_t(np), M2 = 2 * std::size_t(nw);
-  const std::size_t slot0 = std::size_t(slot) * std::size_t(plane());
-  if (n == 0) {
-    q.enqueueFillBuffer(C, 0.0, slot0 * sizeof(double), std::size_t(plane()) * sizeof(double));
-    return;
-  }
-  series->project(k_lo, n);
-  cl_command_queue cq = q();
+// One DGEMM into slot `slot`: C[c_offset…] (rows × 2 np, ldc = 2 np) = W[a_offset…] (rows × k, lda
+// = hw) · X[b_offset…] (k × 2 np, ldb = 2 np), with k = the rows of X that hold this half.
+void SpectraDft::Impl::gemm(std::size_t k, std::size_t a_offset, std::size_t b_offset, std::size_t c_offset) {
+  const std::size_t P2 = 2 * std::size_t(np), M = std::size_t(nw);
+  cl_command_queue cq = series->device->queue()();
   cl_event ev = nullptr;
-  const auto st = clblast::Gemm<double>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, M2,
-                                        P2, std::size_t(n), 1.0, W(), std::size_t(k_lo), std::size_t(nb), series->X(),
-                                        std::size_t(k_lo) * P2, P2, 0.0, C(), slot0, P2, &cq, &ev);
+  const auto st = clblast::Gemm<double>(clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, M,
+                                        P2, k, 1.0, W(), a_offset, std::size_t(hw), series->X(), b_offset, P2, 0.0, C(),
+                                        c_offset, P2, &cq, &ev);
   if (st != clblast::StatusCode::kSuccess)
-    throw DeviceError("EDM-ACC-075", "CLBlast's Gemm (" + std::to_string(M2) + " × " + std::to_string(P2) + " × " +
-                                         std::to_string(n) + ") of the dft spectra failed with status " +
+    throw DeviceError("EDM-ACC-075", "CLBlast's Gemm (" + std::to_string(M) + " × " + std::to_string(P2) + " × " +
+                                         std::to_string(k) + ") of the dft spectra failed with status " +
                                          std::to_string(int(st)) + " on " + where(),
                       int(st));
   series->events.emplace_back(ev);
+}
+
+// The slot's phase e^{iω_j t_c}, t_c = t0 + k_c dt, in double on the host (the arguments as exact
+// as the absolute phases ω_j t_k of an unfolded sum).
+void SpectraDft::Impl::set_phase(int k_c) {
+  const Screen& s = series->grid.far_screen;
+  const double t_c = s.t_rel(k_c);
+  double* ph = group_phase.data() + 2 * std::size_t(slot) * std::size_t(nw);
+  for (int j = 0; j < nw; ++j) {
+    const double a = series->grid.omega[std::size_t(j)] * t_c;
+    ph[2 * j] = std::cos(a);
+    ph[2 * j + 1] = std::sin(a);
+  }
+}
+
+// Slot `slot`'s amplitudes from the cube's samples [k_lo, k_lo + n): folded about k_c = k_lo +
+// (n − 1)/2 into X (dft_fold, which zeroes those cube samples), S_0…S_h in rows 0…h and D_1…D_h in
+// rows hw…hw + h − 1 (h = n − 1 − (n − 1)/2 ≤ nb/2), then the even part R = W_cos[:, 0…h] · S and the
+// odd part I = W_sin[:, 1…h] · D, nω × 2 np each: 4 nω n np FLOP, where one product over the n
+// samples took 8 (cl/spectra_dft.cl). An electron that covers no sample gets a slot of zeros.
+void SpectraDft::Impl::transform(int k_lo, int n) {
+  auto& q = series->device->queue();
+  const std::size_t P2 = 2 * std::size_t(np), half = std::size_t(nw) * P2;
+  const std::size_t slot0 = std::size_t(slot) * std::size_t(plane());
+  if (n == 0) {
+    q.enqueueFillBuffer(C, 0.0, slot0 * sizeof(double), std::size_t(plane()) * sizeof(double));
+    set_phase(0);
+    return;
+  }
+  const int k_c = k_lo + (n - 1) / 2, h = n - 1 - (n - 1) / 2;
+  fold.set("k_lo", cl_int(k_lo));
+  fold.set("n", cl_int(n));
+  fold.set("k_c", cl_int(k_c));
+  fold.set("h", cl_int(h));
+  cl::Event ev;
+  q.enqueueNDRangeKernel(fold.kernel(), cl::NullRange, cl::NDRange(std::size_t(np), std::size_t(h) + 1), cl::NullRange,
+                         nullptr, &ev);
+  series->events.push_back(ev);
+  gemm(std::size_t(h) + 1, 0, 0, slot0);
+  if (h > 0)
+    gemm(std::size_t(h), std::size_t(nw) * std::size_t(hw) + 1, std::size_t(hw) * P2, slot0 + half);
+  else
+    q.enqueueFillBuffer(C, 0.0, (slot0 + half) * sizeof(double), half * sizeof(double));
+  set_phase(k_c);
 }
 
 void SpectraDft::Impl::add_electron(const SplineBatch& batch, std::size_t e, double weight) {
@@ -195,11 +252,15 @@ void SpectraDft::Impl::add_electron(const SplineBatch& batch, std::size_t e, dou
 
 void SpectraDft::Impl::flush() {
   if (slot == 0) return;
-  // The weights travel in a buffer of their own, copied at creation (no wait on the queue).
-  cl::Buffer wb(series->device->context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                group_weights.size() * sizeof(double), group_weights.data());
+  // The weights and phases travel in buffers of their own, copied at creation (no wait on the queue).
+  const auto& ctx = series->device->context();
+  cl::Buffer wb(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, group_weights.size() * sizeof(double),
+                group_weights.data());
+  cl::Buffer pb(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, group_phase.size() * sizeof(double),
+                group_phase.data());
   red.set("count", cl_int(slot));
   red.set("weights", wb);
+  red.set("phase", pb);
   cl::Event ev;
   series->device->queue().enqueueNDRangeKernel(red.kernel(), cl::NullRange,
                                                cl::NDRange(std::size_t(np), std::size_t(nw)), cl::NullRange, nullptr,

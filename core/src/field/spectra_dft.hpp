@@ -5,13 +5,16 @@
 // amplitude at every requested ω is the plain discrete Fourier sum over those samples,
 //   A_c(ω_j, pos) = Σ_{k_lo ≤ k < k_hi} dt e^{iω_j t_k} E_c[k][pos].
 // At infinity R·E_far is exactly transverse (field/spectra_series.hpp), so the series is projected on
-// a transverse basis (e1, e2) per direction first (X = [k][2 np], FarSeries::project), and ONE real
-// matrix product by CLBlast's DGEMM gives both projections' amplitudes: W = [dt cos(ω_j t_k);
-// dt sin(ω_j t_k)] (2 nω × samples, built once on the host from the exact ω_j and t_k) times X's rows
-// [k_lo, k_hi) (an n × 2 np submatrix as it lies), 8 nω n np FLOP per electron instead of the 12 of
-// three Cartesian products. A device reduction (cl/spectra_dft.cl) rebuilds A = e1 A1 + e2 A2 and
-// adds w·A and w·(|A1|² + |A2|²) into the sums in electron order, the rule of the direct and fft
-// methods, so batching changes no bit. Any ω grid below the samples' Nyquist frequency.
+// a transverse basis (e1, e2) per direction first. About the series' centre sample k_c the sum
+// splits into an even part (cosines of ω_j (t_k − t_c), sums x_{c+m} + x_{c−m}) and an odd part
+// (sines, differences), times e^{iω_j t_c}: the projections are folded so (dft_fold, cl/spectra_dft.cl)
+// and two real matrix products by CLBlast's DGEMM give both parts of both projections' amplitudes,
+// W_cos · S and W_sin · D (nω × about n/2 each, times n/2 × 2 np; W built once on the host from the
+// exact ω_j and dt), 4 nω n np FLOP per electron, half of one product over the n samples and a
+// third of three Cartesian ones. A device reduction (cl/spectra_dft.cl) turns each by its phase,
+// rebuilds A = e1 A1 + e2 A2 and adds w·A and w·(|A1|² + |A2|²) into the sums in electron order,
+// the rule of the direct and fft methods, so batching changes no bit. Any ω grid below the samples'
+// Nyquist frequency.
 #pragma once
 #include <memory>
 #include <span>
@@ -28,7 +31,7 @@ std::string dft_unavailable(const SpectraGrid& grid);
 
 // The dft method's device buffers on `grid` (field/spectra_series.hpp SeriesBytes): the fixed part,
 // the group's amplitudes C (fft_group × 2 nω × 2 directions doubles) and the Fourier matrix W
-// (2 nω × samples doubles). Its constructor refuses (EDM-ACC-076) what does not fit; "auto" skips it.
+// (2 nω × (samples/2 + 1) doubles). Its constructor refuses (EDM-ACC-076) what does not fit; "auto" skips it.
 SeriesBytes dft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options);
 
 class SpectraDft {

@@ -123,9 +123,10 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
   const double field = D * double(std::max(1, s.samples)) * k.slot;
   // Fft: 2 transverse series per direction, each transformed forward and backward.
   c.fft = field + D * 4.0 * L * std::log2(L) * k.fft_point;
-  // Dft: one product of (2M × n) by (n × 2D), 2 FLOP per term, and the reduction of every bin.
+  // Dft: two products of (M × n/2) by (n/2 × 2D) (the series folded about its centre), 2 FLOP per
+  // term, and the reduction of every bin.
   const double n = covered < 0 ? double(std::max(1, s.samples)) : covered;
-  c.dft = field + 8.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
+  c.dft = field + 4.0 * M * n * D * k.gemm_flop + D * M * k.dft_bin / double(std::max(1, options.fft_group));
   return c;
 }
 

@@ -37,7 +37,7 @@ SeriesBytes series_fixed_bytes(const SpectraGrid& grid) {
   // 2^64 (the field accumulator's guard says so too), and such a grid must read as "does not fit".
   const auto bytes = [](long double b) { return b < 0x1p60L ? std::uint64_t(b) : std::uint64_t(1) << 60; };
   const long double P = (long double)s.pixels(), N = (long double)std::max(0, s.samples);
-  const std::uint64_t bucket = bytes(3.0L * N * P * sizeof(double)), x = bytes(N * 2.0L * P * sizeof(double));
+  const std::uint64_t bucket = bytes(3.0L * N * P * sizeof(double)), x = bytes((N + 1.0L) * 2.0L * P * sizeof(double));
   const std::uint64_t sums = bytes(7.0L * (long double)grid.directions.size() * grid.omega.size() * sizeof(double));
   return {std::max({bucket, x, sums / 7 * 6}), std::uint64_t(bucket_count(Mode::Total)) * bucket + x + sums};
 }

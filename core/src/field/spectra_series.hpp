@@ -55,7 +55,7 @@ struct SeriesBytes {
 };
 // What both methods hold whatever their transform: the field cube (bucket_count(Mode::Total)
 // buckets of 3 × samples × positions doubles, as the FieldAccumulator allocates them), the
-// projections X (samples × 2 × positions doubles) and the sums.
+// projections X ((samples + 1) × 2 × positions doubles) and the sums.
 SeriesBytes series_fixed_bytes(const SpectraGrid& grid);
 
 inline constexpr KernelSignature<7> kSeriesProject{
@@ -77,7 +77,8 @@ struct FarSeries {
   // Per device position, its direction's transverse basis: basis[6 pos + {0..2}] = e1,
   // basis[6 pos + {3..5}] = e2 (transverse_basis).
   cl::Buffer basis;
-  // The projections of the series, [k][2 np]: row k holds e1·E of every position, then e2·E.
+  // The projections of the series, [k][2 np]: row k holds e1·E of every position, then e2·E (the
+  // fft method; the dft method folds them into the same buffer, field/spectra_dft.cpp).
   cl::Buffer X;
   BoundKernel<kSeriesProject> projection;
   cl::Buffer coh, inc;             // the sums, layout of SpectraSums
@@ -88,7 +89,8 @@ struct FarSeries {
   std::string where() const;
   std::size_t bins() const { return std::size_t(nd) * std::size_t(nw); }
   std::uint64_t sums_bytes() const { return 7 * bins() * sizeof(double); }
-  std::uint64_t x_bytes() const { return std::uint64_t(nb) * 2 * std::uint64_t(np) * sizeof(double); }
+  // samples + 1 rows: the dft's folded layout needs one more than the samples (field/spectra_dft.cpp).
+  std::uint64_t x_bytes() const { return (std::uint64_t(nb) + 1) * 2 * std::uint64_t(np) * sizeof(double); }
   cl::Buffer& cube();  // bucket E of the field cube, [c][k][position]
   // Electron e of the batch alone (weight 1: the weight enters the sums) through the field kernel,
   // every launch of it on the queue when this returns (the series is read next on the same queue).
