@@ -13,6 +13,8 @@
 // searched; the best TOP candidates (and CLBlast's default) are then timed again on every shape.
 // Env: CAP_S (wall-clock seconds for the search, default 240), MAX (candidates, default 400),
 // REPS (timed calls, default 5), TOP (default 8), NB (samples of W and the cube, default 2048),
+// CANDS (a file of candidates timed first: "Xgemm KEY=V ..." a line), STAGES (default 1234: tile
+// shapes, neighbours of the AROUND best (default 3), GEMMK 1, the direct kernel),
 // KLO (column offset, default 700; clamped so that KLO + K <= NB), ONLY_DEFAULT=1 (no search),
 // DIRECT_ONLY=1 (the direct kernel's candidates first), STAGE1_SHARE (of CAP_S, default 0.45).
 #define CL_TARGET_OPENCL_VERSION 120
@@ -103,9 +105,11 @@ clblast::StatusCode gemm(const Setup& S, const Problem& p) {
                                p.C, 0, p.s.n, &q, nullptr);
 }
 
+// Empty when the read fails: a kernel that wrote out of bounds leaves the context unusable.
 std::vector<double> download(const Setup& S, const Problem& p) {
   std::vector<double> c(p.s.m * p.s.n);
-  check(clEnqueueReadBuffer(S.queue, p.C, CL_TRUE, 0, c.size() * 8, c.data(), 0, nullptr, nullptr), "read C");
+  if (clEnqueueReadBuffer(S.queue, p.C, CL_TRUE, 0, c.size() * 8, c.data(), 0, nullptr, nullptr) != CL_SUCCESS)
+    c.clear();
   return c;
 }
 
@@ -151,6 +155,10 @@ Result measure(const Setup& S, Problem& p, const Candidate& c, int reps) {
   r.ms = sec * 1e3;
   r.tflops = 2.0 * double(p.s.m) * double(p.s.n) * double(p.s.k) / sec * 1e-12;
   const auto c_now = download(S, p);
+  if (c_now.empty()) {
+    r.status = "BROKEN (reading C failed: the context is lost)";
+    return r;
+  }
   double worst = 0;
   for (std::size_t i = 0; i < c_now.size(); ++i) worst = std::max(worst, std::abs(c_now[i] - p.reference[i]));
   r.err = worst / p.ref_max;
@@ -266,11 +274,12 @@ std::vector<Candidate> stage_neighbours(const Setup& S, const Params& base) {
 }
 
 // Stage 3: the 2D-register-tiling kernel (GEMMK = 1, no local memory; TITAN RTX's entry in
-// CLBlast's database uses it).
+// CLBlast's database uses it). NWG = 32 gave wrong products on the H200 and then a lost context
+// (BENCHMARKS.md "CLBlast's DGEMM on the H200"), so only 64- and 128-wide tiles are tried.
 std::vector<Candidate> stage_gemmk1(const Setup& S) {
   std::vector<Candidate> out;
-  for (std::size_t mwg : {64, 128, 32})
-    for (std::size_t nwg : {64, 32, 128})
+  for (std::size_t mwg : {64, 128})
+    for (std::size_t nwg : {64, 128})
       for (std::size_t mdimc : {16, 8})
         for (std::size_t ndimc : {16, 8})
           for (std::size_t v : {1, 2})
@@ -298,6 +307,41 @@ std::vector<Candidate> stage_direct(const Setup& S) {
           out.push_back({true, {{"WGD", wgd}, {"MDIMCD", dim}, {"NDIMCD", dim}, {"MDIMAD", dim}, {"NDIMBD", dim},
                                 {"KWID", kwid}, {"VWMD", v}, {"VWND", v}, {"PADA", 1}, {"PADB", 1}}});
         }
+  return out;
+}
+
+// Candidates from a file, one a line: "Xgemm KEY=V ..." or "XgemmDirect KEY=V ..." ('#' lines skipped).
+std::vector<Candidate> read_candidates(const char* file) {
+  std::vector<Candidate> out;
+  std::FILE* f = std::fopen(file, "r");
+  if (!f) {
+    std::fprintf(stderr, "cannot read %s\n", file);
+    std::exit(2);
+  }
+  char line[2048];
+  while (std::fgets(line, sizeof line, f)) {
+    std::string l(line);
+    if (l.empty() || l[0] == '#' || l[0] == '\n') continue;
+    Candidate c;
+    std::size_t pos = 0;
+    bool first = true;
+    while (pos < l.size()) {
+      const std::size_t b = l.find_first_not_of(" \t\n", pos);
+      if (b == std::string::npos) break;
+      const std::size_t e = l.find_first_of(" \t\n", b);
+      const std::string tok = l.substr(b, e == std::string::npos ? std::string::npos : e - b);
+      pos = e == std::string::npos ? l.size() : e;
+      if (first) {
+        c.direct = tok == "XgemmDirect";
+        first = false;
+        continue;
+      }
+      const std::size_t eq = tok.find('=');
+      if (eq != std::string::npos) c.p[tok.substr(0, eq)] = std::size_t(std::atoll(tok.c_str() + eq + 1));
+    }
+    out.push_back(c);
+  }
+  std::fclose(f);
   return out;
 }
 
@@ -389,6 +433,10 @@ int main(int argc, char** argv) {
       return 1;
     }
     p.reference = download(S, p);
+    if (p.reference.empty()) {
+      std::fprintf(stderr, "reading the default C failed\n");
+      return 1;
+    }
     for (double x : p.reference) p.ref_max = std::max(p.ref_max, std::abs(x));
     Result r = measure(S, p, {false, g_xgemm_default}, reps);
     print("default", p.s, r);
@@ -401,14 +449,16 @@ int main(int argc, char** argv) {
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
   std::vector<Result> results;
   std::set<std::string> seen{text(g_xgemm_default)};
+  bool broken = false;
   auto run = [&](const Candidate& c) {
-    if (elapsed() > cap || double(results.size()) >= max_candidates) return false;
+    if (broken || elapsed() > cap || double(results.size()) >= max_candidates) return false;
     const std::string key = (c.direct ? "D " : "X ") + text(c.p);
     if (!seen.insert(key).second) return true;
     Result r = measure(S, problems[0], c, reps);
     print("cand", problems[0].s, r);
     results.push_back(r);
-    return true;
+    broken = r.status.rfind("BROKEN", 0) == 0;
+    return !broken;
   };
   auto best_ok = [&](std::size_t n) {
     std::vector<Result> ok;
@@ -419,20 +469,31 @@ int main(int argc, char** argv) {
     return ok;
   };
   const double stage1_share = env_num("STAGE1_SHARE", 0.45);
+  const std::string stages = std::getenv("STAGES") ? std::getenv("STAGES") : "1234";
+  auto stage = [&](char c) { return stages.find(c) != std::string::npos; };
+  if (const char* f = std::getenv("CANDS"); f && *f) {
+    for (const auto& c : read_candidates(f))
+      if (!run(c)) break;
+    std::printf("# stage 0 (%s) done: %zu candidates, %.1f s\n", f, results.size(), elapsed());
+  }
   if (env_num("DIRECT_ONLY", 0) > 0)
     for (const auto& c : stage_direct(S)) run(c);
-  for (const auto& c : stage_tiles(S))
-    if (elapsed() > stage1_share * cap || !run(c)) break;
+  if (stage('1'))
+    for (const auto& c : stage_tiles(S))
+      if (elapsed() > stage1_share * cap || !run(c)) break;
   std::printf("# stage 1 (tile shapes) done: %zu candidates, %.1f s\n", results.size(), elapsed());
-  for (const auto& b : best_ok(3))
-    for (const auto& c : stage_neighbours(S, b.c.p))
-      if (elapsed() > 0.75 * cap || !run(c)) break;
+  if (stage('2'))
+    for (const auto& b : best_ok(std::size_t(env_num("AROUND", 3))))
+      for (const auto& c : stage_neighbours(S, b.c.p))
+        if (elapsed() > 0.75 * cap || !run(c)) break;
   std::printf("# stage 2 (neighbours) done: %zu candidates, %.1f s\n", results.size(), elapsed());
-  for (const auto& c : stage_gemmk1(S))
-    if (elapsed() > 0.88 * cap || !run(c)) break;
+  if (stage('3'))
+    for (const auto& c : stage_gemmk1(S))
+      if (elapsed() > 0.88 * cap || !run(c)) break;
   std::printf("# stage 3 (GEMMK 1) done: %zu candidates, %.1f s\n", results.size(), elapsed());
-  for (const auto& c : stage_direct(S))
-    if (!run(c)) break;
+  if (stage('4'))
+    for (const auto& c : stage_direct(S))
+      if (!run(c)) break;
   std::printf("# stage 4 (direct) done: %zu candidates, %.1f s\n", results.size(), elapsed());
 
   std::vector<Result> ranked;
@@ -445,7 +506,7 @@ int main(int argc, char** argv) {
   if (ranked.size() > std::size_t(top)) ranked.resize(std::size_t(top));
 
   // The best again on every shape (the first too: a second sample of its time), with the default.
-  for (std::size_t i = 0; i < problems.size(); ++i) {
+  for (std::size_t i = 0; i < problems.size() && !broken; ++i) {
     print("again-default", problems[i].s, measure(S, problems[i], {false, g_xgemm_default}, reps));
     for (const auto& r : ranked) print("again", problems[i].s, measure(S, problems[i], r.c, reps));
   }
