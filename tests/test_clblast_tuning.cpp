@@ -1,12 +1,12 @@
 // ctest-label: unit
-// CLBlast's tuning table (core/src/field/tuning.cpp, share/docs/developing.md "Device tuning"): a
-// row applies to the devices whose vendor and name contain its strings and no other; a row's
-// parameter set is checked against the rules of CLBlast's Xgemm kernel and the device's limits, and
-// one that breaks them is refused with EDM-DEV-020 naming the device; and a set applied through
-// the override path (a row made here to match this machine's device) changes the parameters CLBlast
-// runs with while the dft's kind of product (row-major, A with a column offset, B with a row
-// offset, as in core/src/field/spectra_dft.cpp) still agrees with CLBlast's own parameters and
-// with a plain host sum.
+// CLBlast's tuning table (core/src/field/tuning.cpp; share/docs/developing.md, "CLBlast's
+// parameters"): a row applies to the devices whose vendor and name contain its strings and no
+// other; a row's parameter set is checked against the rules of CLBlast's Xgemm kernel and the
+// device's limits, and one that breaks them is refused with EDM-DEV-020 naming the device; and a
+// set applied through the override path (a row made here to match this machine's device) changes
+// the parameters CLBlast runs with while the dft's kind of product (row-major, A with a column
+// offset, B with a row offset, as in core/src/field/spectra_dft.cpp) still agrees with CLBlast's
+// own parameters and with a plain host sum.
 #define BOOST_TEST_MODULE clblast_tuning
 #include <boost/test/unit_test.hpp>
 

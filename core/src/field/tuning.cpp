@@ -153,15 +153,16 @@ ClblastParams parse_params(const ClblastRow& row, const std::string& where) {
     const unsigned long long v = eq == std::string::npos ? 0 : std::strtoull(tok.c_str() + eq + 1, &end, 10);
     if (eq == std::string::npos || eq == 0 || end == tok.c_str() + eq + 1 || *end != '\0')
       refuse_row(row, where, "\"" + tok + "\" is not KEY=VALUE");
-    if (!p.emplace(tok.substr(0, eq), std::size_t(v)).second) refuse_row(row, where, tok.substr(0, eq) + " is given twice");
+    if (!p.emplace(tok.substr(0, eq), std::size_t(v)).second)
+      refuse_row(row, where, tok.substr(0, eq) + " is given twice");
   }
   return p;
 }
 
-// CLBlast's rules for its Xgemm kernel (the constraints of its own tuner, src/tuning/kernels/xgemm.hpp
-// of CLBlast 1.5): KWG a multiple of KWI; MWG a multiple of MDIMC·VWM and of MDIMA·VWM; NWG of
-// NDIMC·VWN and NDIMB·VWN; for GEMMK 0 KWG a multiple of MDIMC·NDIMC/MDIMA and of MDIMC·NDIMC/NDIMB;
-// for GEMMK 1 KWG = KWI = 1, MDIMA = MDIMC, NDIMB = NDIMC, no local memory, KREG a multiple of VWN.
+// CLBlast's rules for its Xgemm kernel (the constraints its own tuner applies, CLBlast 1.5): KWG a
+// multiple of KWI; MWG a multiple of MDIMC·VWM and of MDIMA·VWM; NWG of NDIMC·VWN and NDIMB·VWN; for
+// GEMMK 0 KWG a multiple of MDIMC·NDIMC/MDIMA and of MDIMC·NDIMC/NDIMB; for GEMMK 1 KWG = KWI = 1,
+// MDIMA = MDIMC, NDIMB = NDIMC, no local memory, KREG a multiple of VWN.
 void check_xgemm(const ClblastRow& row, const ClblastParams& p, const DeviceInfo& d, const std::string& where) {
   for (const char* k : kXgemmKeys)
     if (!p.count(k)) refuse_row(row, where, std::string("parameter ") + k + " is missing");
@@ -174,7 +175,8 @@ void check_xgemm(const ClblastRow& row, const ClblastParams& p, const DeviceInfo
   }
   auto g = [&](const char* k) { return p.at(k); };
   auto multiple = [&](const char* a, std::size_t b, const std::string& rule) {
-    if (b == 0 || g(a) % b != 0) refuse_row(row, where, std::string(a) + " = " + std::to_string(g(a)) + " is not a multiple of " + rule);
+    if (b == 0 || g(a) % b != 0)
+      refuse_row(row, where, std::string(a) + " = " + std::to_string(g(a)) + " is not a multiple of " + rule);
   };
   if (g("GEMMK") > 1 || g("SA") > 1 || g("SB") > 1 || g("STRM") > 1 || g("STRN") > 1)
     refuse_row(row, where, "GEMMK, SA, SB, STRM and STRN are 0 or 1");

@@ -76,10 +76,10 @@ int tail_slabs(int requested, const DeviceInfo& device, const Screen& screen, co
 // interval index packed into one int; cl/lienard_wiechert.cl).
 constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
 
-// CLBlast's tuning (share/docs/design.md, "Device tuning"): CLBlast picks its kernels' parameters
-// from its own database by device, and falls back to its defaults for a device it has no entry
-// for. A row here gives one of its kernels (in double precision, the only one edm calls) a
-// parameter set for the devices whose vendor and name contain the row's strings; it is applied
+// CLBlast's tuning (share/docs/developing.md, "CLBlast's parameters"): CLBlast picks its kernels'
+// parameters from its own database by device, and falls back to its defaults for a device it has
+// no entry for. A row here gives one of its kernels (in double precision, the only one edm calls)
+// a parameter set for the devices whose vendor and name contain the row's strings; it is applied
 // once per device when the device is opened (open_device), before any CLBlast call. Devices no
 // row matches keep CLBlast's own choice. EDM_CLBLAST_TUNING=0 switches the table off. The
 // measurement behind each row is in BENCHMARKS.md, "Tuning defaults", "CLBlast".
