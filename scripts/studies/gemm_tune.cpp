@@ -9,8 +9,10 @@
 // clFinish. Each candidate's C is checked against the C of CLBlast's own parameters.
 //   g++ -std=c++20 -O2 scripts/studies/gemm_tune.cpp -lclblast -lOpenCL -o build/studies/gemm_tune
 //   build/studies/gemm_tune [DEVICE] [M N K ...]    (default: 0 4096 4096 651)
-// DEVICE is the global index over all platforms (as `edm devices` lists them), or "gpu" (the first). The first shape is
-// searched; the best TOP candidates (and CLBlast's default) are then timed again on every shape.
+// DEVICE is the global index over all platforms (as `edm devices` lists them), or "gpu" (the first
+// GPU). The first shape is searched; the best TOP candidates (and CLBlast's default) are then timed
+// again on every shape. A set that gives a wrong C can leave the context unusable: the search then
+// stops and prints its ranking so far.
 // Env: CAP_S (wall-clock seconds for the search, default 240), MAX (candidates, default 400),
 // REPS (timed calls, default 5), TOP (default 8), NB (samples of W and the cube, default 2048),
 // CANDS (a file of candidates timed first: "Xgemm KEY=V ..." a line), STAGES (default 1234: tile
