@@ -30,6 +30,11 @@ class Device;  // an OpenCL context + in-order profiling queue on one device (de
 std::shared_ptr<Device> open_device(const DeviceInfo& info);
 const DeviceInfo& device_info(const Device& d);
 
+// The CLBlast parameter sets open_device applies to this device (edm's table in
+// core/src/field/tuning.cpp, unless EDM_CLBLAST_TUNING=0), as run.toml's [tuning] clblast records
+// them: "CLBlast default" when no row matches, else each row as "NAME: KERNEL KEY=VALUE …".
+std::string clblast_tuning_record(const DeviceInfo& device);
+
 // Measured FP64 peak of the device in FLOP/s: an FMA-chain probe kernel (cl/fma_peak.cl) timed with
 // profiling events, scaled up until one launch takes ≳ 50 ms. The denominator of peak_fraction.
 double measure_fp64_peak(Device& d);

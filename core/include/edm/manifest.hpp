@@ -14,6 +14,7 @@ namespace edm {
 
 struct ManifestExtras {
   std::string device_names;       // "0: NVIDIA H200 (NVIDIA CUDA)"
+  std::string clblast_tuning;     // per device, as device_names: "0: H200: Xgemm GEMMK=0 …" or "0: CLBlast default"
   double flop_per_slot = 0;       // 0 = not counted
   double fp64_peak = 0;           // FLOP/s, 0 = not measured
   std::string kernel_options;     // effective tunables

@@ -2,6 +2,8 @@
 // profiling queue, and build programs from cl/ in ONE place (defines + helpers + kernel + every vendor
 // quirk, each with its reason) with an on-disk binary cache keyed by everything that changes the
 // binary (source, options, platform, driver, device: an incomplete key is worse than no cache).
+#include <clblast.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -10,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <unistd.h>
 
 #include "field/fnv1a.hpp"
 #include "field/kernels.hpp"
 #include "field/opencl_internal.hpp"
+#include "field/tuning.hpp"
 
 namespace edm {
 
@@ -293,8 +297,44 @@ std::shared_ptr<Device> open_device(const DeviceInfo& info) {
   if (!now.fp64)
     throw DeviceError("EDM-DEV-002", "device " + std::to_string(info.index) + " (" + now.name +
                                          ") has no FP64 support (cl_khr_fp64)");
-  return std::make_shared<Device>(now, e.platform, e.device);
+  auto device = std::make_shared<Device>(now, e.platform, e.device);
+  // CLBlast keeps its parameters per OpenCL device for the whole process, so the table is applied
+  // the first time a device is opened: a later open (another accumulator on the same device) leaves
+  // them alone rather than replace them under a CLBlast call running on a worker thread.
+  static std::mutex applied_mutex;
+  static std::set<cl_device_id> applied;
+  std::lock_guard<std::mutex> lock(applied_mutex);
+  if (detail::clblast_tuning_enabled() && applied.insert(e.device()).second) {
+    try {
+      detail::apply_clblast_tuning(*device, detail::clblast_table());
+    } catch (...) {
+      applied.erase(e.device());
+      throw;
+    }
+  }
+  return device;
 }
+
+namespace detail {
+
+std::vector<const ClblastRow*> apply_clblast_tuning(Device& device, std::span<const ClblastRow> table) {
+  const DeviceInfo& info = device.info();
+  const std::string where = "device " + std::to_string(info.index) + " (" + info.name + ", " + info.vendor + ")";
+  const auto rows = clblast_rows(info, table);
+  for (const ClblastRow* row : rows) {
+    const auto params = clblast_parameters(*row, info, where);
+    const std::unordered_map<std::string, std::size_t> set(params.begin(), params.end());
+    const auto st = clblast::OverrideParameters(device.device()(), row->kernel, clblast::Precision::kDouble, set);
+    if (st != clblast::StatusCode::kSuccess)
+      throw DeviceError("EDM-DEV-021", std::string("CLBlast refused the parameter set \"") + row->name + "\" of its " +
+                                           row->kernel + " kernel for " + where + " (OverrideParameters status " +
+                                           std::to_string(int(st)) + "); as a way round, set EDM_CLBLAST_TUNING=0",
+                        int(st));
+  }
+  return rows;
+}
+
+}  // namespace detail
 
 const DeviceInfo& device_info(const Device& d) { return d.info(); }
 

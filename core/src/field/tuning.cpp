@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
 
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
@@ -120,7 +122,116 @@ void resolve_interleave(KernelOptions& o, const TuningRow& row, std::size_t fixe
                           where);
 }
 
+// CLBlast's parameter sets. Why each: BENCHMARKS.md, "Tuning defaults", "CLBlast", under the
+// row's name (the search: "CLBlast's DGEMM on the H200"). Keys in CLBlast's database order.
+// clang-format off
+constexpr ClblastRow kClblastRows[] = {
+    {"H200", "NVIDIA", "H200", "Xgemm",
+     "GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=16 MDIMC=16 MWG=64 NDIMB=8 NDIMC=8 NWG=64 SA=1 SB=1 STRM=1 STRN=1 VWM=2 VWN=2"},
+};
+// clang-format on
+
+// Every parameter of CLBlast's Xgemm kernel (its database's columns).
+constexpr const char* kXgemmKeys[] = {"GEMMK", "KREG", "KWG",  "KWI", "MDIMA", "MDIMC", "MWG",  "NDIMB",
+                                      "NDIMC", "NWG",  "SA",   "SB",  "STRM",  "STRN",  "VWM",  "VWN"};
+
+using ClblastParams = std::map<std::string, std::size_t>;
+constexpr std::uint64_t kClblastLocalSlack = 1024;
+
+[[noreturn]] void refuse_row(const ClblastRow& row, const std::string& where, const std::string& why) {
+  throw DeviceError("EDM-DEV-020", std::string("CLBlast parameter set \"") + row.name + "\" (" + row.kernel +
+                                       ") cannot be used on " + where + ": " + why);
+}
+
+ClblastParams parse_params(const ClblastRow& row, const std::string& where) {
+  ClblastParams p;
+  std::istringstream in(row.params);
+  std::string tok;
+  while (in >> tok) {
+    const auto eq = tok.find('=');
+    char* end = nullptr;
+    const unsigned long long v = eq == std::string::npos ? 0 : std::strtoull(tok.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || end == tok.c_str() + eq + 1 || *end != '\0')
+      refuse_row(row, where, "\"" + tok + "\" is not KEY=VALUE");
+    if (!p.emplace(tok.substr(0, eq), std::size_t(v)).second)
+      refuse_row(row, where, tok.substr(0, eq) + " is given twice");
+  }
+  return p;
+}
+
+// CLBlast's rules for its Xgemm kernel (the constraints its own tuner applies, CLBlast 1.5): KWG a
+// multiple of KWI; MWG a multiple of MDIMC·VWM and of MDIMA·VWM; NWG of NDIMC·VWN and NDIMB·VWN; for
+// GEMMK 0 KWG a multiple of MDIMC·NDIMC/MDIMA and of MDIMC·NDIMC/NDIMB; for GEMMK 1 KWG = KWI = 1,
+// MDIMA = MDIMC, NDIMB = NDIMC, no local memory, KREG a multiple of VWN.
+void check_xgemm(const ClblastRow& row, const ClblastParams& p, const DeviceInfo& d, const std::string& where) {
+  for (const char* k : kXgemmKeys)
+    if (!p.count(k)) refuse_row(row, where, std::string("parameter ") + k + " is missing");
+  for (const auto& [k, v] : p) {
+    if (std::find_if(std::begin(kXgemmKeys), std::end(kXgemmKeys), [&](const char* x) { return k == x; }) ==
+        std::end(kXgemmKeys))
+      refuse_row(row, where, "CLBlast's Xgemm has no parameter " + k);
+    if (v == 0 && k != "GEMMK" && k != "SA" && k != "SB" && k != "STRM" && k != "STRN")
+      refuse_row(row, where, k + " = 0");
+  }
+  auto g = [&](const char* k) { return p.at(k); };
+  auto multiple = [&](const char* a, std::size_t b, const std::string& rule) {
+    if (b == 0 || g(a) % b != 0)
+      refuse_row(row, where, std::string(a) + " = " + std::to_string(g(a)) + " is not a multiple of " + rule);
+  };
+  if (g("GEMMK") > 1 || g("SA") > 1 || g("SB") > 1 || g("STRM") > 1 || g("STRN") > 1)
+    refuse_row(row, where, "GEMMK, SA, SB, STRM and STRN are 0 or 1");
+  const std::size_t wg = g("MDIMC") * g("NDIMC");
+  multiple("KWG", g("KWI"), "KWI");
+  multiple("MWG", g("MDIMC") * g("VWM"), "MDIMC·VWM");
+  multiple("MWG", g("MDIMA") * g("VWM"), "MDIMA·VWM");
+  multiple("NWG", g("NDIMC") * g("VWN"), "NDIMC·VWN");
+  multiple("NWG", g("NDIMB") * g("VWN"), "NDIMB·VWN");
+  if (g("GEMMK") == 0) {
+    multiple("KWG", wg / g("MDIMA"), "MDIMC·NDIMC/MDIMA");
+    multiple("KWG", wg / g("NDIMB"), "MDIMC·NDIMC/NDIMB");
+  } else {
+    if (g("KWG") != 1 || g("KWI") != 1 || g("MDIMA") != g("MDIMC") || g("NDIMB") != g("NDIMC") || g("SA") || g("SB"))
+      refuse_row(row, where, "GEMMK 1 needs KWG = KWI = 1, MDIMA = MDIMC, NDIMB = NDIMC and SA = SB = 0");
+    multiple("KREG", g("VWN"), "VWN");
+  }
+  if (d.max_work_group > 0 && wg > d.max_work_group)
+    refuse_row(row, where, "MDIMC·NDIMC = " + std::to_string(wg) + " work-items exceed the device's " +
+                               std::to_string(d.max_work_group));
+  // The compiled kernel takes a little local memory beyond its tiles: on the H200 tiles of exactly
+  // its 48 KiB were refused by CLBlast at launch (kInvalidLocalMemUsage; BENCHMARKS.md "CLBlast's
+  // DGEMM on the H200"), so 1 KiB is kept free, as for the field kernel's state.
+  const std::uint64_t local = sizeof(double) * (g("SA") * g("KWG") * g("MWG") + g("SB") * g("KWG") * g("NWG"));
+  if (d.local_memory > 0 && local + kClblastLocalSlack > d.local_memory)
+    refuse_row(row, where, "its tiles take " + std::to_string(local) + " bytes of local memory, the device has " +
+                               std::to_string(d.local_memory) + " (1 KiB of it kept free)");
+}
+
 }  // namespace
+
+std::span<const ClblastRow> clblast_table() { return kClblastRows; }
+
+bool clblast_tuning_enabled() {
+  const char* v = std::getenv("EDM_CLBLAST_TUNING");
+  return !(v && std::string(v) == "0");
+}
+
+std::vector<const ClblastRow*> clblast_rows(const DeviceInfo& d, std::span<const ClblastRow> table) {
+  std::vector<const ClblastRow*> out;
+  for (const ClblastRow& r : table) {
+    if (d.vendor.find(r.vendor) == std::string::npos || d.name.find(r.device) == std::string::npos) continue;
+    if (std::none_of(out.begin(), out.end(), [&](const ClblastRow* o) { return std::string(o->kernel) == r.kernel; }))
+      out.push_back(&r);
+  }
+  return out;
+}
+
+std::map<std::string, std::size_t> clblast_parameters(const ClblastRow& row, const DeviceInfo& device,
+                                                      const std::string& where) {
+  ClblastParams p = parse_params(row, where);
+  if (std::string(row.kernel) != "Xgemm") refuse_row(row, where, "edm's table tunes only CLBlast's Xgemm kernel");
+  check_xgemm(row, p, device, where);
+  return p;
+}
 
 std::span<const TuningRow> tuning_table() { return kRows; }
 
@@ -194,3 +305,15 @@ void resolve_launch_shape(KernelTuning& t, const DeviceInfo& device, std::size_t
 }
 
 }  // namespace edm::detail
+
+namespace edm {
+
+std::string clblast_tuning_record(const DeviceInfo& device) {
+  if (!detail::clblast_tuning_enabled()) return "off (EDM_CLBLAST_TUNING=0)";
+  std::string out;
+  for (const detail::ClblastRow* r : detail::clblast_rows(device, detail::clblast_table()))
+    out += (out.empty() ? "" : ", ") + std::string(r->name) + ": " + r->kernel + " " + r->params;
+  return out.empty() ? "CLBlast default" : out;
+}
+
+}  // namespace edm

@@ -5,12 +5,18 @@
 // "Tuning defaults", under the row's name.
 #pragma once
 #include <cstddef>
+#include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "edm/device.hpp"
 #include "edm/kernel_options.hpp"
 #include "edm/screen.hpp"
+
+namespace edm {
+class Device;
+}
 
 namespace edm::detail {
 
@@ -69,5 +75,38 @@ int tail_slabs(int requested, const DeviceInfo& device, const Screen& screen, co
 // Bytes of local memory per work-item and electron for the solver state (5 doubles; warm and the
 // interval index packed into one int; cl/lienard_wiechert.cl).
 constexpr std::size_t kStateBytes = 5 * sizeof(double) + sizeof(int);
+
+// CLBlast's tuning (share/docs/developing.md, "CLBlast's parameters"): CLBlast picks its kernels'
+// parameters from its own database by device, and falls back to its defaults for a device it has
+// no entry for. A row here gives one of its kernels (in double precision, the only one edm calls)
+// a parameter set for the devices whose vendor and name contain the row's strings; it is applied
+// once per device when the device is opened (open_device), before any CLBlast call. Devices no
+// row matches keep CLBlast's own choice. EDM_CLBLAST_TUNING=0 switches the table off. The
+// measurement behind each row is in BENCHMARKS.md, "Tuning defaults", "CLBlast".
+struct ClblastRow {
+  const char* name;    // the row's name, recorded in run.toml ([tuning] clblast)
+  const char* vendor;  // substring of the device's vendor
+  const char* device;  // substring of the device's name
+  const char* kernel;  // CLBlast's kernel: "Xgemm" (the indirect DGEMM)
+  const char* params;  // every parameter of that kernel: "KEY=VALUE KEY=VALUE …"
+};
+
+std::span<const ClblastRow> clblast_table();
+bool clblast_tuning_enabled();  // false when EDM_CLBLAST_TUNING=0
+// The rows of `table` that match the device (at most one per kernel: the first).
+std::vector<const ClblastRow*> clblast_rows(const DeviceInfo& device, std::span<const ClblastRow> table);
+// The row's parameters, checked against CLBlast's constraints of its kernel and the device's local
+// memory and work-group size (CLBlast itself checks none: a set that breaks them gives a kernel
+// that fails to build or computes a wrong product). DeviceError EDM-DEV-020 naming the row, the
+// device (`where`) and the broken rule.
+std::map<std::string, std::size_t> clblast_parameters(const ClblastRow& row, const DeviceInfo& device,
+                                                      const std::string& where);
+// What open_device applies to a device, as run.toml records it: edm::clblast_tuning_record
+// (edm/device.hpp).
+
+// Applies the matching rows of `table` to the device with clblast::OverrideParameters (checked by
+// clblast_parameters first); DeviceError EDM-DEV-021 naming the device when CLBlast refuses a set.
+// Returns the rows applied. open_device calls it once per device and process with clblast_table().
+std::vector<const ClblastRow*> apply_clblast_tuning(Device& device, std::span<const ClblastRow> table);
 
 }  // namespace edm::detail

@@ -262,6 +262,8 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                                      {"checkpoints_written", int64_t(s.checkpoints_written)}});
 
   m.insert("config", config_table(campaign, s, x));
+  // CLBlast's parameter sets the devices run with (core/src/field/tuning.cpp, share/docs/outputs.md).
+  if (!x.clblast_tuning.empty()) m.insert("tuning", toml::table{{"clblast", x.clblast_tuning}});
   insert_physics(m, campaign, s, units, x);
   insert_performance(m, s, x);
   if (x.field_bytes > 0)

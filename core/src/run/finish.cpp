@@ -4,6 +4,7 @@
 #include <string>
 
 #include "edm/checkpoint.hpp"
+#include "edm/device.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
 #include "edm/flops.hpp"
@@ -100,6 +101,9 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.a0_effective =
       make_laser(ctx.campaign.laser, cell.units(), cell.plugin_scenario().laser_direction())->a0();
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
+  for (std::size_t i = 0; i < plan.devices.size(); ++i)
+    x.clblast_tuning += (i ? "; " : "") + std::to_string(plan.devices[i].index) + ": " +
+                        clblast_tuning_record(plan.devices[i]);
   const KernelOptions& k = acc.options();
   x.sample_chunks = k.sample_chunks;
   x.work_group = k.work_group;
