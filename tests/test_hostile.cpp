@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -466,4 +467,38 @@ BOOST_AUTO_TEST_CASE(a_screen_too_far_for_the_time_step_is_refused) {
   BOOST_TEST(ok.exit_code == 0, ok.output);
   const auto s = run_edm("spectrum " + out.string() + " --quiet");
   BOOST_TEST(s.exit_code == 0, s.output);
+}
+
+// The review of stop 23. `[run] output = ""` in a campaign: the run lock's mkdir("") failed with
+// "cannot create the run folder : Invalid argument" (EDM-RUN-041, exit 4), naming neither the key
+// nor the file. It is a campaign error naming both (EDM-CFG-680, exit 2), before anything is
+// written; `edm sweep` of such a campaign is refused the same way.
+BOOST_AUTO_TEST_CASE(an_empty_run_output_is_refused_naming_the_key) {
+  const auto dir = edm::test::temp_dir("hostile_empty_output");
+  std::string t = cell();
+  const std::string run_section = "[run]\n";
+  BOOST_REQUIRE(t.rfind(run_section, 0) == 0);
+  t.insert(run_section.size(), "output = \"\"\n");
+  const auto campaign = write_file(dir, "empty.toml", t);
+  const auto sweep = write_file(dir, "sweep.toml", t + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + campaign.string() + " --quiet", campaign.string() + ":2:"},
+      {"run " + campaign.string() + " --quiet -o \"\"", campaign.string() + ":2:"},
+      {"run " + campaign.string() + " --dry-run", campaign.string() + ":2:"},
+      {"sweep " + sweep.string() + " --quiet", sweep.string() + ":2:"},
+      {"run " + write_file(dir, "cell.toml", cell()).string() + " --quiet --set run.output='\"\"'", "--set run.output"}};
+  for (const auto& [args, where] : cases) {
+    const auto r = edm::test::run_command("cd " + dir.string() + " && " + edm::test::edm_bin() + " " + args);
+    BOOST_TEST(r.exit_code == 2, args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-680]"), args << ": " << r.output);
+    BOOST_TEST(contains(r.output, where), args << ": " << r.output);
+    BOOST_TEST(contains(r.output, "run.output"), args << ": " << r.output);
+  }
+  // Nothing was written: the folder holds the campaigns only.
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  std::string listed;
+  for (const auto& n : names) listed += n + " ";
+  BOOST_TEST(names == (std::vector<std::string>{"cell.toml", "empty.toml", "sweep.toml"}), listed);
 }
