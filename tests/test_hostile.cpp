@@ -502,3 +502,32 @@ BOOST_AUTO_TEST_CASE(an_empty_run_output_is_refused_naming_the_key) {
   for (const auto& n : names) listed += n + " ";
   BOOST_TEST(names == (std::vector<std::string>{"cell.toml", "empty.toml", "sweep.toml"}), listed);
 }
+
+// `--checkpoint-every` takes K >= 1 (every K batches), 0 (automatic) or -1 (never), as the help of
+// edm run and share/docs/outputs.md say; -2 and below were taken as "never" without a word. Each
+// command that has the flag refuses them naming the flag and the value (EDM-CLI-050, exit 2) before
+// it reads or writes anything; the values it takes still run.
+BOOST_AUTO_TEST_CASE(checkpoint_every_below_minus_one_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_checkpoint_every");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  const auto sweep = write_file(dir, "sweep.toml", cell() + "[sweep]\nlaser.a0 = [0.2, 0.4]\n");
+  const auto out = dir / "run";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run " + campaign.string() + " --quiet -o " + out.string() + " --checkpoint-every -2", "edm run --checkpoint-every -2"},
+      {"run " + campaign.string() + " --quiet -o " + out.string() + " --checkpoint-every=-1000000", "--checkpoint-every -1000000"},
+      {"resume " + out.string() + " --quiet --checkpoint-every -3", "edm resume --checkpoint-every -3"},
+      {"sweep " + sweep.string() + " --quiet -o " + (dir / "sw").string() + " --checkpoint-every -2", "edm sweep --checkpoint-every -2"}};
+  for (const auto& [args, fragment] : cases) {
+    const auto r = run_edm(args);
+    BOOST_TEST(r.exit_code == 2, args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CLI-050]"), args << ": " << r.output);
+    BOOST_TEST(contains(r.output, fragment), args << ": " << r.output);
+  }
+  BOOST_TEST(!fs::exists(out), "a refused run wrote its folder");
+  BOOST_TEST(!fs::exists(dir / "sw"), "a refused sweep wrote its folder");
+  for (const char* k : {"-1", "0", "1"}) {
+    const auto run = dir / (std::string("ok") + k);
+    const auto ok = run_edm("run " + campaign.string() + " --quiet -o " + run.string() + " --checkpoint-every " + k);
+    BOOST_TEST(ok.exit_code == 0, k << ": " << ok.output);
+  }
+}
