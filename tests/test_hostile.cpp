@@ -9,7 +9,10 @@
 #include <boost/test/unit_test.hpp>
 
 #include <hdf5.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <unistd.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -530,4 +533,65 @@ BOOST_AUTO_TEST_CASE(checkpoint_every_below_minus_one_is_refused) {
     const auto ok = run_edm("run " + campaign.string() + " --quiet -o " + run.string() + " --checkpoint-every " + k);
     BOOST_TEST(ok.exit_code == 0, k << ": " << ok.output);
   }
+}
+
+// The run folder's lock is taken by edm run, resume and sweep and by edm spectrum and plot, but its
+// refusal was worded for a run: "in use by pid … (lock …): wait for it to finish, or choose another
+// [run] output", naming neither command and telling an analysis to choose an output it has none
+// of. The lock now records the holder's command, and the refusal (EDM-RUN-040, exit 2) names the
+// holder and the command refused. The holders here are lock records this test writes and holds
+// (the record format of core/src/io/run_lock.cpp), so each pair is met for certain; the last case
+// is a real edm run holding the folder.
+BOOST_AUTO_TEST_CASE(a_busy_folder_names_the_holding_and_the_refused_command) {
+  const auto dir = edm::test::temp_dir("hostile_lock_words");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  const auto campaign = dir / "run.toml";  // finished_run's campaign
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const auto hold = [&](const std::string& by) {
+    const int fd = ::open((run / ".edm.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    BOOST_REQUIRE(fd >= 0);
+    BOOST_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+    const std::string record = "pid " + std::to_string(::getpid()) + " on host " + host + " since 20261201T000000Z" + by + "\n";
+    BOOST_REQUIRE(::ftruncate(fd, 0) == 0);
+    BOOST_REQUIRE(::pwrite(fd, record.data(), record.size(), 0) == ssize_t(record.size()));
+    return fd;
+  };
+  struct Case {
+    std::string by, holder, command, args;
+  } cases[] = {{" by edm plot", "edm plot", "edm spectrum", "spectrum " + run.string() + " --quiet"},
+               {" by edm spectrum", "edm spectrum", "edm plot", "plot " + run.string()},
+               {" by edm spectrum", "edm spectrum", "edm run", "run " + campaign.string() + " --quiet --overwrite -o " + run.string()},
+               {" by edm sweep", "edm sweep", "edm run", "run " + campaign.string() + " --quiet --overwrite -o " + run.string()},
+               {"", "another edm process", "edm spectrum", "spectrum " + run.string() + " --quiet"}};
+  const std::string field = slurp(run / "field.h5");
+  for (const auto& c : cases) {
+    const int fd = hold(c.by);
+    const auto r = run_edm(c.args);
+    ::close(fd);
+    BOOST_TEST(r.exit_code == 2, c.args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-RUN-040]"), c.args << ": " << r.output);
+    BOOST_TEST(contains(r.output, "in use by " + c.holder + " (pid " + std::to_string(::getpid())), c.args << ": " << r.output);
+    BOOST_TEST(contains(r.output, c.command + " was refused"), c.args << ": " << r.output);
+    BOOST_TEST(contains(r.output, "wait for " + c.holder + " to finish, then run " + c.command + " again"), c.args << ": " << r.output);
+    BOOST_TEST(!contains(r.output, "[run] output"), c.args << ": " << r.output);
+    BOOST_TEST(!fs::exists(run / "spectrum.h5"), c.args << " wrote a spectrum");
+    BOOST_TEST(slurp(run / "field.h5") == field, c.args << " changed field.h5");
+  }
+  fs::remove(run / ".edm.lock");
+  // A real holder: an edm run (slowed by a checkpoint per batch) records itself as such, and a
+  // second run into its folder is refused naming both.
+  const auto busy = dir / "busy";
+  const auto slow = write_file(dir, "slow.toml", edm::test::small_cell());
+  const pid_t a = edm::test::spawn_edm({"run", slow.string(), "--quiet", "-o", busy.string(), "--checkpoint-every", "1"});
+  const auto waited = edm::test::wait_until(a, [&] { return contains(slurp(busy / ".edm.lock"), " by edm run\n"); });
+  // Paused while it holds the lock, so that the second run meets it for certain.
+  const bool paused = waited == edm::test::Waited::Ready && ::kill(a, SIGSTOP) == 0;
+  const auto b = paused ? run_edm("run " + slow.string() + " --quiet -o " + busy.string()) : edm::test::CommandResult{};
+  if (paused) ::kill(a, SIGCONT);
+  BOOST_TEST(edm::test::wait_exit(a) == 0);
+  BOOST_REQUIRE_MESSAGE(paused, "edm run never recorded itself as the holder of " << (busy / ".edm.lock"));
+  BOOST_TEST(b.exit_code == 2, b.output);
+  BOOST_TEST(contains(b.output, "in use by edm run (pid " + std::to_string(a)), b.output);
+  BOOST_TEST(contains(b.output, "edm run was refused"), b.output);
 }
