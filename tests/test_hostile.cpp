@@ -25,6 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "edm/campaign.hpp"
+#include "edm/checkpoint.hpp"
+#include "edm/error.hpp"
+#include "edm/plugins.hpp"
 #include "spawn.hpp"
 #include "tiny_disk.hpp"
 
@@ -594,4 +598,70 @@ BOOST_AUTO_TEST_CASE(a_busy_folder_names_the_holding_and_the_refused_command) {
   BOOST_TEST(b.exit_code == 2, b.output);
   BOOST_TEST(contains(b.output, "in use by edm run (pid " + std::to_string(a)), b.output);
   BOOST_TEST(contains(b.output, "edm run was refused"), b.output);
+}
+
+// The checkpoint's input_digest was recomputed over every summed electron at every checkpoint (O(N)
+// each time); it is now carried forward from the last checkpoint over the electrons added since.
+// Over runs stopped after several checkpoints (a first process, then a resume that checkpoints
+// again), the digest on disk must equal the whole recomputation, done here from the definition
+// (FNV-1a, 64 bit, of each summed electron's initial state and weight as 9 doubles, in electron
+// order; 0 is written as 1: share/docs/outputs.md "Checkpoints under MPI") over the scenario's electrons of
+// the same campaign; each resume then goes on (EDM-CKP-071 would refuse a wrong digest).
+BOOST_AUTO_TEST_CASE(the_carried_input_digest_equals_the_whole_recomputation) {
+  const auto dir = edm::test::temp_dir("hostile_digest");
+  std::string rows = "# t0,x,y,z,ux,uy,uz,weight\n";
+  for (int i = 0; i < 40; ++i)
+    rows += "0," + std::to_string(1e-7 * i) + "," + std::to_string(-3e-8 * i) + ",0,0,0,2.8," + std::to_string(1 + i % 3) + "\n";
+  write_file(dir, "list.csv", rows);
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  const auto campaign = write_file(dir, "list.toml", t);
+  const auto run = dir / "run";
+  const auto ckpt = run / "checkpoint.h5";
+
+  const auto registry = edm::PluginRegistry::discover();
+  const auto& plugin = registry.get("inverse_thomson");
+  const edm::Scenario scenario(plugin, edm::load_campaign(campaign, {}, plugin.keys()));
+  const auto whole_digest = [&](std::uint64_t next) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (std::uint64_t i = 0; i < next; ++i) {
+      double v[9];
+      scenario.initial_state(i, v);
+      v[8] = scenario.weight(i);
+      unsigned char bytes[sizeof v];
+      std::memcpy(bytes, v, sizeof v);
+      for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+    }
+    return h == 0 ? 1 : h;
+  };
+  // The generation of checkpoint.h5 (0 while there is none or it cannot be read yet).
+  const auto generation = [&] {
+    try {
+      return fs::exists(ckpt) ? edm::read_checkpoint_commit(ckpt).generation : std::uint64_t(0);
+    } catch (const edm::Error&) {
+      return std::uint64_t(0);
+    }
+  };
+  // Stops the process once checkpoint.h5 has `generations` more than `after`, and checks the digest.
+  const auto stop_and_check = [&](pid_t pid, std::uint64_t after, std::uint64_t generations) {
+    const int code = edm::test::signal_when(pid, SIGTERM, [&] { return generation() >= after + generations; });
+    BOOST_REQUIRE_MESSAGE(code == 130, "not stopped after " << generations << " checkpoints (exit " << code << ")");
+    const edm::CheckpointState st = edm::read_checkpoint_state(ckpt);
+    const std::uint64_t g = edm::read_checkpoint_commit(ckpt).generation;
+    BOOST_TEST_MESSAGE("checkpoint generation " << g << ": " << st.next_electron << " electrons");
+    BOOST_TEST(g >= after + generations);
+    BOOST_TEST(st.next_electron > 0u);
+    BOOST_TEST(st.next_electron < 40u, "the run finished before the stop");
+    BOOST_TEST(st.input_digest == whole_digest(st.next_electron), "generation " << g);
+    return g;
+  };
+  const std::uint64_t g1 = stop_and_check(
+      edm::test::spawn_edm({"run", campaign.string(), "--quiet", "--output", run.string(), "--checkpoint-every", "1"}), 0, 3);
+  stop_and_check(edm::test::spawn_edm({"resume", run.string(), "--quiet", "--checkpoint-every", "1"}), g1, 3);
+  const auto done = run_edm("resume " + run.string() + " --quiet");
+  BOOST_TEST(done.exit_code == 0, done.output);
+  BOOST_TEST(fs::exists(run / "field.h5"));
 }
