@@ -62,9 +62,9 @@ std::string read_record(int fd) {
   throw IoError("EDM-RUN-041", what + " " + path.string() + ": " + std::strerror(err));
 }
 
-// The holder as the message names it; the pid is checked when the holder is on this host, because
-// a flock is also held by a child that inherited the descriptor after its parent died.
-// "edm spectrum (pid … on host … since …)".
+// The holder as the message names it, "edm spectrum (pid … on host … since …)"; the pid is checked
+// when the holder is on this host, because a flock is also held by a child that inherited the
+// descriptor after its parent died.
 std::string describe_holder(const std::string& record) {
   if (record.empty()) return "another process (its record is not written yet)";
   long pid = 0;
