@@ -189,7 +189,9 @@ int cmd_info(const Args& args) {
   std::uintmax_t total = 0;
   std::cout << "  files:\n";
   for (const auto& f : info.files) {
-    std::snprintf(buf, sizeof buf, "    %-32s %12s\n", f.name.c_str(), human_bytes(double(f.bytes)).c_str());
+    // A file removed by another process while the folder was read is named, not an error.
+    std::snprintf(buf, sizeof buf, "    %-32s %12s\n", f.name.c_str(),
+                  f.vanished ? "vanished (removed while edm info read the folder)" : human_bytes(double(f.bytes)).c_str());
     std::cout << buf;
     total += f.bytes;
   }

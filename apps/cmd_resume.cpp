@@ -25,11 +25,12 @@ int cmd_resume(const Args& args) {
   std::string folder;
   std::int64_t checkpoint_every = 0;
   desc.add_options()("help,h", "this help")("checkpoint-every", po::value(&checkpoint_every),
-                                             "checkpoint every K batches (default: as the run was started; -1 never)")(
+                                             "checkpoint every K batches (default: as the run was started; 0 automatic, -1 never)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "run", folder, vm)) return 0;  // --help
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
+  check_checkpoint_every("resume", checkpoint_every);
   const auto file = checkpoint_path(folder);
   if (!std::filesystem::exists(file))
     throw ConfigError("EDM-CKP-005", folder + ": no checkpoint.h5 here (nothing to resume)");

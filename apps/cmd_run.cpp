@@ -70,11 +70,12 @@ int cmd_run(const Args& args) {
       "dry-run", "validate and estimate, run nothing")(
       "max-host-memory", po::value<std::string>(), "host memory limit, MiB: bounds the run's peak and sizes electron_batch = auto")(
       "checkpoint-every", po::value(&checkpoint_every),
-      "write RUN/checkpoint.h5 every K batches (default: automatic for runs predicted > 10 min; -1: never)")(
+      "write RUN/checkpoint.h5 every K >= 1 batches (default 0: automatic for runs predicted > 10 min; -1: never)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
+  check_checkpoint_every("run", checkpoint_every);
   // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
   check_campaign_file(campaign_file);
 

@@ -289,7 +289,7 @@ SweepArgs parse(const Args& args, bool& help) {
       "yes", "run a grid larger than [sweep] max_cells")("retry-failed", "run the failed cells again")(
       "cell", po::value(&a.cell), "run only cell K (its index in the expansion; SLURM tasks use this)")(
       "parallel-devices", "run cells concurrently, one per device")(
-      "checkpoint-every", po::value(&a.checkpoint_every), "checkpoint every K batches (as edm run)")(
+      "checkpoint-every", po::value(&a.checkpoint_every), "checkpoint every K batches (as edm run: 0 automatic, -1 never)")(
       "slurm", "write a SLURM job array script (OUTPUT/sweep.sbatch) and submit it with sbatch")(
       "partition", po::value(&a.partition), "SLURM partition")(
       "gpus-per-cell", po::value(&a.gpus_per_cell), "GPUs per array task (--gres=gpu:N)")(
@@ -300,6 +300,7 @@ SweepArgs parse(const Args& args, bool& help) {
   help = !parse_command(args, desc, "campaign", a.file, vm);
   if (help) return a;
   if (a.file.empty()) throw ConfigError("EDM-CLI-002", "edm sweep: no campaign file given");
+  check_checkpoint_every("sweep", a.checkpoint_every);
   if (!fs::exists(a.file)) throw ConfigError("EDM-CFG-002", a.file + ": no such campaign file");
   a.base = parse_set_options(a.sets);
   for (auto& o : key_flag_overrides(vm)) a.base.push_back(std::move(o));

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "edm/error.hpp"
+#include "edm/run.hpp"
 
 #ifdef EDM_WITH_MPI
 #include <mpi.h>
@@ -112,6 +113,8 @@ int main(int argc, char** argv) {
   }
   MpiSession mpi(&argc, &argv);
   edm::app::Args args(argv + 2, argv + argc);
+  // The run folder's lock records which command holds it, and a refusal names both (EDM-RUN-040).
+  edm::set_command_name(std::string("edm ") + argv[1]);
   try {
     return it->second.fn(args);
   } catch (const edm::BuildError& e) {

@@ -58,6 +58,12 @@ std::vector<Override> key_flag_overrides(const boost::program_options::variables
   return out;
 }
 
+void check_checkpoint_every(const char* command, std::int64_t every) {
+  if (every >= -1) return;
+  throw ConfigError("EDM-CLI-050", std::string("edm ") + command + " --checkpoint-every " + std::to_string(every) +
+                                       ": give K >= 1 (a checkpoint every K batches), 0 (automatic) or -1 (never)");
+}
+
 std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
   std::vector<Override> out;
   for (const auto& s : sets) {

@@ -3,6 +3,7 @@
 // the option's text is at hand; the key and the value are checked against the key table by core
 // (load_campaign), which names the option too.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include <boost/program_options.hpp>
@@ -22,6 +23,12 @@ void add_key_flags(boost::program_options::options_description& desc);
 // The overrides those options give, in table order. Append them after the --set overrides: among
 // command-line values the last wins, so a flag beats a --set of the same key.
 std::vector<Override> key_flag_overrides(const boost::program_options::variables_map& vm);
+
+// --checkpoint-every of edm run, resume and sweep: K >= 1 (every K batches), 0 (automatic: on for
+// runs predicted over 10 minutes) or -1 (never), as their help and share/docs/outputs.md say. Any
+// other value (-2 and below used to mean "never" silently) throws ConfigError EDM-CLI-050 naming
+// the command, the flag and the value.
+void check_checkpoint_every(const char* command, std::int64_t every);
 
 // Parses a subcommand's arguments: the options in `desc` plus, when `name` is given, one positional
 // argument stored in `positional` (registered as option `name`). Prints `desc` and returns false

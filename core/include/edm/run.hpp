@@ -20,6 +20,11 @@
 
 namespace edm {
 
+// The command this process is ("edm spectrum"), which the run folder's lock records and its
+// refusal (EDM-RUN-040) names, for the holder and the refused alike; edm's main sets it once,
+// before any lock is taken. Unset: "a program using libedm". (core/src/io/run_lock.cpp)
+void set_command_name(std::string name);
+
 struct RunOptions {
   bool overwrite = false;        // replace an existing run folder's results
   bool dry_run = false;          // validate, estimate, run nothing

@@ -36,11 +36,15 @@ struct RunFolderInfo {
   struct File {
     std::string name;  // relative to the folder
     std::uintmax_t bytes = 0;
+    // Listed, then gone before its size was read: another process (edm plot, a run) removed it
+    // while the folder was read. Reported, not an error.
+    bool vanished = false;
   };
   std::vector<File> files;  // regular files, recursively (plots/ included), sorted
 };
 // A folder without run.toml is ConfigError EDM-INFO-001 naming it; a malformed run.toml is
-// EDM-INFO-002 with toml++'s line:column.
+// EDM-INFO-002 with toml++'s line:column. A folder whose listing fails part way (a subfolder
+// removed while it is read) is IoError EDM-IO-150 naming it.
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder);
 
 // For the commands that hand a run folder to other readers (edm plot's script): IoError EDM-IO-142

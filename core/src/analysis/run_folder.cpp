@@ -95,6 +95,33 @@ void check_field_matches_manifest(const RunFolderInfo& info, const std::filesyst
   if (!why.empty()) refuse_pair(info.folder, field_file, why);
 }
 
+// The folder's regular files, recursively. Another process may remove one between the listing and
+// its size (edm plot replacing plots/): it used to end `edm info` with "EDM-IO-094: FILE: No such
+// file or directory" (found by tests/test_hostile); it is now listed as vanished.
+std::vector<RunFolderInfo::File> list_files(const std::filesystem::path& folder) {
+  namespace fs = std::filesystem;
+  std::vector<RunFolderInfo::File> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(folder, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    std::error_code size_ec;
+    // lexically: fs::relative resolves the path on disk, which fails too once the file is gone.
+    RunFolderInfo::File f{e.path().lexically_relative(folder).string(), 0, false};
+    const bool regular = e.is_regular_file(size_ec);
+    if (!size_ec && !regular) continue;
+    if (!size_ec) f.bytes = e.file_size(size_ec);
+    if (size_ec && size_ec != std::errc::no_such_file_or_directory)
+      throw IoError("EDM-IO-151", e.path().string() + ": cannot read its size: " + size_ec.message());
+    f.vanished = bool(size_ec);
+    files.push_back(std::move(f));
+  }
+  if (ec)
+    throw IoError("EDM-IO-150", folder.string() + ": listing the run folder failed part way (" + ec.message() +
+                                    "): another process changed it while it was read; run edm info again");
+  return files;
+}
+
 }  // namespace
 
 void refuse_special_run_files(const std::filesystem::path& folder) {
@@ -137,10 +164,7 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
   }
   if (std::filesystem::exists(folder / "spectrum.h5"))
     info.spectrum = read_spectrum_summary(folder / "spectrum.h5");
-  for (const auto& e : std::filesystem::recursive_directory_iterator(folder)) {
-    if (!e.is_regular_file()) continue;
-    info.files.push_back({std::filesystem::relative(e.path(), folder).string(), e.file_size()});
-  }
+  info.files = list_files(folder);
   std::sort(info.files.begin(), info.files.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return info;

@@ -240,6 +240,15 @@ void check_scenario_name(const Builder& b, const std::string& scenario) {
          "'" + scenario + "' is not a scenario name (letters, digits, '_' and '-' only)");
 }
 
+// An empty run.output names no folder: the run lock then failed on mkdir("") with an I/O error
+// that named neither the key nor the campaign (EDM-RUN-041); `-o ""` leaves the key as it is
+// (apps/options.cpp), so the empty value can only come from the file, --set or the environment.
+void check_output_name(const Builder& b, const std::string& output) {
+  if (output.empty())
+    fail("EDM-CFG-680", b.where("run.output"), "run", "output",
+         "run.output is empty: it must name the run folder (e.g. output = \"runs/cell\", or -o DIR)");
+}
+
 std::vector<std::string> section_candidates(const std::string& scenario) {
   std::vector<std::string> candidates = core_sections();
   candidates.push_back(scenario);
@@ -374,6 +383,7 @@ Campaign parse_campaign(std::string_view toml_text, const std::string& name,
 
   // 3. The scenario is now final: its section is the plugin's.
   check_scenario_name(b, c.run.scenario);
+  check_output_name(b, c.run.output);
   read_scenario_section(c, name, others, scenario_overrides, plugin_keys);
 
   // 4. Cross-key checks: data files named by the campaign must exist now, not hours into a run.

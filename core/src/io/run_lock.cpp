@@ -33,6 +33,21 @@ std::string utc_stamp() {
   return buf;
 }
 
+// The command of this process (set_command_name), as the lock records it and its refusals name it.
+std::string& command_name() {
+  static std::string name = "a program using libedm";
+  return name;
+}
+
+// " by edm spectrum" closes the record of an edm that records its command; older records end at
+// the start time.
+constexpr const char* kBy = " by ";
+
+std::string holder_command(const std::string& record) {
+  const auto by = record.rfind(kBy);
+  return by == std::string::npos ? std::string("another edm process") : record.substr(by + std::strlen(kBy));
+}
+
 std::string read_record(int fd) {
   std::string text;
   char buf[512];
@@ -47,20 +62,39 @@ std::string read_record(int fd) {
   throw IoError("EDM-RUN-041", what + " " + path.string() + ": " + std::strerror(err));
 }
 
-// The holder as the message names it; the pid is checked when the holder is on this host, because
-// a flock is also held by a child that inherited the descriptor after its parent died.
+// The holder as the message names it, "edm spectrum (pid … on host … since …)"; the pid is checked
+// when the holder is on this host, because a flock is also held by a child that inherited the
+// descriptor after its parent died.
 std::string describe_holder(const std::string& record) {
   if (record.empty()) return "another process (its record is not written yet)";
   long pid = 0;
   char host[256] = {};
-  std::string text = record;
+  const auto by = record.rfind(kBy);
+  std::string text = holder_command(record) + " (" + record.substr(0, by) + ")";
   if (std::sscanf(record.c_str(), "pid %ld on host %255s", &pid, host) == 2 && host == this_host() && pid > 0 &&
       ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
     text += " (that process is gone, but a process it started still holds the lock)";
   return text;
 }
 
+// The refusal names both commands: the lock is taken by edm run, resume and sweep (field.h5) and
+// by edm spectrum and plot (spectrum.h5), and the message used to say "choose another [run] output"
+// to an analysis, which has none (share/docs/errors.md, "Busy run folders").
+[[noreturn]] void refuse_busy(const std::filesystem::path& folder, const std::filesystem::path& path,
+                              const std::string& record) {
+  const std::string me = command_name();
+  throw ConfigError("EDM-RUN-040", "run folder " + folder.string() + " is in use by " + describe_holder(record) +
+                                       ", which holds its lock " + path.string() + ": " + me +
+                                       " was refused, so that two processes never write the folder at once; "
+                                       "wait for " + holder_command(record) + " to finish, then run " + me +
+                                       " again");
+}
+
 }  // namespace
+
+void set_command_name(std::string name) { command_name() = std::move(name); }
+
+std::string RunFolderLock::command_in(const std::string& record) { return holder_command(record); }
 
 RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
   RunFolderLock lock;
@@ -88,9 +122,7 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
       const std::string record = read_record(fd);
       ::close(fd);
       if (err != EWOULDBLOCK) lock_fail("cannot lock", path, err);
-      throw ConfigError("EDM-RUN-040", "run folder " + folder.string() + " is in use by " + describe_holder(record) +
-                                           " (lock " + path.string() + "): wait for it to finish, or choose "
-                                           "another [run] output");
+      refuse_busy(folder, path, record);
     }
     struct stat by_fd {}, by_name {};
     if (::fstat(fd, &by_fd) != 0 || ::stat(path.c_str(), &by_name) != 0 || by_fd.st_ino != by_name.st_ino ||
@@ -100,7 +132,8 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
     }
     lock.stale_ = read_record(fd);  // the lock was free: whatever is recorded is a dead holder's
     const std::string record =
-        "pid " + std::to_string(::getpid()) + " on host " + this_host() + " since " + utc_stamp() + "\n";
+        "pid " + std::to_string(::getpid()) + " on host " + this_host() + " since " + utc_stamp() + kBy +
+        command_name() + "\n";
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) != ssize_t(record.size())) {
       const int err = errno;
       ::unlink(path.c_str());

@@ -1,6 +1,7 @@
 // One writer per run folder (share/docs/outputs.md, "One run per folder"): an exclusive flock on
-// RUN/.edm.lock, which records the holder's pid, host and start time, held by `edm run` and
-// `edm resume` from the folder's first check to the last rename. A second run into the folder is
+// RUN/.edm.lock, which records the holder's pid, host, start time and command, held by `edm run`,
+// `edm resume` and `edm sweep` from the folder's first check to the last rename, and by `edm
+// spectrum` and `edm plot` while they write spectrum.h5. A second run into the folder is
 // refused at once naming the holder. A lock left by a dead process is no lock: the kernel releases
 // a flock when its holder exits, however it exits (SIGKILL included), so the next run takes it
 // over and reports the stale record. And the rule that goes with it: edm never deletes or
@@ -33,6 +34,10 @@ class RunFolderLock {
   // The record of a previous holder that exited without releasing (empty: none). For a warning.
   const std::string& stale_record() const { return stale_; }
 
+  // The command a lock record names ("edm spectrum"; "another edm process" for a record of an edm
+  // that did not record it).
+  static std::string command_in(const std::string& record);
+
   static std::filesystem::path path_in(const std::filesystem::path& folder) { return folder / ".edm.lock"; }
 
  private:
@@ -41,6 +46,10 @@ class RunFolderLock {
   bool created_folder_ = false;
   std::string stale_;
 };
+
+// The command of this process, as the lock records it ("pid … on host … since … by edm spectrum")
+// and as a refusal names it; declared for the app in edm/run.hpp (set_command_name).
+void set_command_name(std::string name);
 
 // If `file` exists, renames it to "<file>.<UTC yyyymmddThhmmssZ>" (with a counter if that name is
 // taken too) and returns the new name; nothing when there was no file. IoError EDM-RUN-044 when the

@@ -158,18 +158,33 @@ void schedule_checkpoints(const RunContext& ctx, BatchState& state, std::uint64_
 // campaign names (electrons.file, trajectory.file), so an electron list edited since the stop would
 // put other electrons where summed ones were; mending electrons not yet summed (a bad track after
 // a failed run) stays possible. A track's body after its first state is not in the digest.
-std::uint64_t summed_digest(const Scenario& sc, std::uint64_t first, std::uint64_t next) {
-  std::uint64_t h = kFnvOffset;
-  for (std::uint64_t i = first; i < next; ++i) {
+// `extend_digest` carries hash `h` of [.., from) over [from, to): FNV-1a is a streaming hash, so
+// extending the last checkpoint's hash gives the hash of the whole range.
+std::uint64_t extend_digest(const Scenario& sc, std::uint64_t h, std::uint64_t from, std::uint64_t to) {
+  for (std::uint64_t i = from; i < to; ++i) {
     double v[9];
     sc.initial_state(i, v);
     v[8] = sc.weight(i);
     h = fnv1a(std::string_view(reinterpret_cast<const char*>(v), sizeof v), h);
   }
-  return h == 0 ? 1 : h;  // 0 means "none recorded"
+  return h;
 }
 
-CheckpointState checkpoint_state(const RunPlan& plan, const BatchState& state, ShardedFieldAccumulator& acc,
+std::uint64_t recorded_digest(std::uint64_t h) { return h == 0 ? 1 : h; }  // 0 means "none recorded"
+
+// The digest of [first, state.next), extended from the last checkpoint's over the electrons summed
+// since (all of them again only if `next` went back, which the batch loop never does).
+std::uint64_t advance_digest(const RunPlan& plan, BatchState& state) {
+  if (state.next < state.digest_to) {
+    state.digest = kFnvOffset;
+    state.digest_to = plan.first;
+  }
+  state.digest = extend_digest(*state.scenario, state.digest, state.digest_to, state.next);
+  state.digest_to = state.next;
+  return recorded_digest(state.digest);
+}
+
+CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, ShardedFieldAccumulator& acc,
                                  const RunSummary& S) {
   CheckpointState st;
   // The cube holds electrons [first, next) of this rank: none, and it is all zeros, as are the
@@ -188,7 +203,7 @@ CheckpointState checkpoint_state(const RunPlan& plan, const BatchState& state, S
   st.coverage = S.coverage.records;
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
-  st.input_digest = state.scenario ? summed_digest(*state.scenario, plan.first, state.next) : 0;
+  st.input_digest = state.scenario ? advance_digest(plan, state) : 0;
   if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
 }
@@ -278,6 +293,25 @@ std::filesystem::path resume_file(const RunPlan& plan, BatchState& state, const 
   return file;
 }
 
+// A resume's check that the electrons the checkpoint has summed are the campaign's still: their
+// digest is computed whole here, then carried forward by this process's checkpoints
+// (advance_digest). A checkpoint of an older edm records none: the first checkpoint computes it.
+void check_input_digest(const RunContext& ctx, const RunPlan& plan, const CheckpointState& st,
+                        const std::filesystem::path& file, BatchState& state) {
+  if (st.input_digest == 0 || st.next_electron < plan.first) return;
+  state.digest = extend_digest(*state.scenario, kFnvOffset, plan.first, st.next_electron);
+  state.digest_to = st.next_electron;
+  if (recorded_digest(state.digest) == st.input_digest) return;
+  const Campaign& c = ctx.campaign;
+  const std::string files = c.electrons.distribution == Distribution::List ? "electrons.file = " + c.electrons.file
+                            : c.trajectory.file.empty()                     ? std::string("the campaign's electrons")
+                                                                            : "trajectory.file = " + c.trajectory.file;
+  throw ConfigError("EDM-CKP-071", file.string() + ": the electrons it has summed ([" + std::to_string(plan.first) +
+                                       ", " + std::to_string(st.next_electron) + ")) are not those of " + files +
+                                       " now: the data changed since the checkpoint; put it back as it was, or start "
+                                       "again with edm run --overwrite");
+}
+
 }  // namespace
 
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t N,
@@ -285,6 +319,7 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
   BatchState state;
   state.checkpoint_file = checkpoint_path(S.folder);
   state.next = plan.first;
+  state.digest_to = plan.first;
   state.scenario = &cell.plugin_scenario();
   if (ctx.options.resume) {
     const auto file = resume_file(plan, state, S);
@@ -299,17 +334,7 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
                                        "next_electron is " + std::to_string(st.next_electron) + ", not " +
                                        std::to_string(plan.first) + "; the checkpoint is damaged");
     // The electrons summed are the campaign's still (after the checks of the file's own consistency).
-    if (st.input_digest != 0 && st.next_electron >= plan.first &&
-        summed_digest(*state.scenario, plan.first, st.next_electron) != st.input_digest) {
-      const Campaign& c = ctx.campaign;
-      const std::string files = c.electrons.distribution == Distribution::List ? "electrons.file = " + c.electrons.file
-                                : c.trajectory.file.empty()                     ? std::string("the campaign's electrons")
-                                                                                : "trajectory.file = " + c.trajectory.file;
-      throw ConfigError("EDM-CKP-071", file.string() + ": the electrons it has summed ([" + std::to_string(plan.first) +
-                                           ", " + std::to_string(st.next_electron) + ")) are not those of " + files +
-                                           " now: the data changed since the checkpoint; put it back as it was, or start "
-                                           "again with edm run --overwrite");
-    }
+    check_input_digest(ctx, plan, st, file, state);
     ShardedCubes cubes(acc);
     state.resumed_sums = load_checkpoint_cube(file, cubes);
     S.run_id = st.run_id;

@@ -11,8 +11,9 @@ namespace edm::detail {
 RunFolderLock lock_run_folder(const RunContext& ctx) {
   RunFolderLock lock = RunFolderLock::acquire(ctx.campaign.run.output);
   if (!lock.stale_record().empty())
-    ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of a run that " +
-                         "ended without releasing it (" + lock.stale_record() + ")");
+    ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of " +
+                         RunFolderLock::command_in(lock.stale_record()) + ", which ended without releasing it (" +
+                         lock.stale_record() + ")");
   return lock;
 }
 

@@ -120,6 +120,11 @@ struct BatchState {
   Clock::time_point t_first_launch;
   SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
   const Scenario* scenario = nullptr;  // the campaign's electrons (the summed ones' digest: CheckpointState)
+  // The checkpoint's input_digest carried forward: FNV-1a (a streaming hash) of the electrons
+  // [first, digest_to) before its 0 → 1 mapping, so that a checkpoint hashes only the electrons
+  // summed since the last one instead of all of them again (batches.cpp, advance_digest).
+  std::uint64_t digest = 0xcbf29ce484222325ULL;  // the FNV-1a offset basis: no electron yet
+  std::uint64_t digest_to = 0;
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
