@@ -49,13 +49,13 @@ namespace {
 // is per point); the dft method (the same field step) per FLOP of its matrix products and
 // per (direction, ω) bin of each reduction launch (one per group of fft_group electrons;
 // BENCHMARKS.md "dft spectra"). PoCL's reduction cost is below the noise of its measurement (6
-// directions): 0. The H200's gemm_flop is that of the one product of 2 nω × 2 directions columns
-// (BENCHMARKS.md "two transverse components"); PoCL's was measured with the three products of
-// before (not measured again).
+// directions): 0. The H200's gemm_flop is that of the two folded products (nω × 2 directions
+// columns each) with the H200's CLBlast parameters (BENCHMARKS.md "stop 23's merged tree"); PoCL's
+// was measured with the three products of before (not measured again).
 struct CostConstants {
   double term_radian, slot, fft_point, gemm_flop, dft_bin;
 };
-constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 1.32e-13, 9.0e-11};  // NVIDIA H200
+constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 9.9e-14, 9.0e-11};  // NVIDIA H200
 constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8, 1.54e-9, 0.0};          // PoCL, 2 cores
 
 // The premultiply's work-group edge, CZT_TILE of cl/spectra_fft.cl (the program is built with it).
