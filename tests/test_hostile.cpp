@@ -49,6 +49,16 @@ std::string cell(double a0 = 0.3) {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// `cell()` with its electrons read from dir/list.csv (written by the caller): dir/list.toml.
+fs::path list_cell(const fs::path& dir) {
+  std::string t = cell();
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
+  const auto at = t.find(sunflower);
+  BOOST_REQUIRE(at != std::string::npos);
+  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
+  return write_file(dir, "list.toml", t);
+}
+
 // A finished run of `cell(a0)` in dir/name (field.h5 + run.toml), with its spectrum.h5 when asked.
 fs::path finished_run(const fs::path& dir, const std::string& name, double a0, bool spectrum) {
   const auto campaign = write_file(dir, name + ".toml", cell(a0));
@@ -219,12 +229,7 @@ BOOST_AUTO_TEST_CASE(collect_never_writes_over_a_file_that_is_not_a_collected_ta
 BOOST_AUTO_TEST_CASE(electron_weights_that_overflow_the_field_are_refused) {
   const auto dir = edm::test::temp_dir("hostile_weights");
   write_file(dir, "list.csv", "# t0,x,y,z,ux,uy,uz,weight\n0,0,0,0,0,0,2.8,1\n0,0,0,0,0,0,2.8,1e308\n");
-  std::string t = cell();
-  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
-  const auto at = t.find(sunflower);
-  BOOST_REQUIRE(at != std::string::npos);
-  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
-  const auto campaign = write_file(dir, "list.toml", t);
+  const auto campaign = list_cell(dir);
   const auto out = dir / "run";
   const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
   BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
@@ -404,12 +409,7 @@ BOOST_AUTO_TEST_CASE(resume_refuses_an_electron_list_edited_since_the_stop) {
     write_file(dir, "list.csv", rows);
   };
   list(0);
-  std::string t = cell();
-  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
-  const auto at = t.find(sunflower);
-  BOOST_REQUIRE(at != std::string::npos);
-  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
-  const auto campaign = write_file(dir, "list.toml", t);
+  const auto campaign = list_cell(dir);
   const auto run = dir / "run";
   // Stopped once a checkpoint of some (not all) electrons is on disk.
   const pid_t pid = edm::test::spawn_edm(
@@ -613,12 +613,7 @@ BOOST_AUTO_TEST_CASE(the_carried_input_digest_equals_the_whole_recomputation) {
   for (int i = 0; i < 40; ++i)
     rows += "0," + std::to_string(1e-7 * i) + "," + std::to_string(-3e-8 * i) + ",0,0,0,2.8," + std::to_string(1 + i % 3) + "\n";
   write_file(dir, "list.csv", rows);
-  std::string t = cell();
-  const std::string sunflower = "distribution = \"sunflower\"\ncount = 2\n";
-  const auto at = t.find(sunflower);
-  BOOST_REQUIRE(at != std::string::npos);
-  t.replace(at, sunflower.size(), "distribution = \"list\"\nfile = \"list.csv\"\n");
-  const auto campaign = write_file(dir, "list.toml", t);
+  const auto campaign = list_cell(dir);
   const auto run = dir / "run";
   const auto ckpt = run / "checkpoint.h5";
 

@@ -50,13 +50,15 @@ namespace {
 // per (direction, ω) bin of each reduction launch (one per group of fft_group electrons;
 // BENCHMARKS.md "dft spectra"). PoCL's reduction cost is below the noise of its measurement (6
 // directions): 0. The H200's gemm_flop is that of the two folded products (nω × 2 directions
-// columns each) with the H200's CLBlast parameters (BENCHMARKS.md "stop 23's merged tree"); PoCL's
-// was measured with the three products of before (not measured again).
+// columns each) with the H200's CLBlast parameters (BENCHMARKS.md "stop 23's merged tree"), fitted
+// with this model's own field term; PoCL's slot, fft_point and gemm_flop were measured again on the
+// folded dft and the two transverse series, on an idle machine (BENCHMARKS.md "The cost model on
+// PoCL, stop 23"); its term_radian is the older measurement.
 struct CostConstants {
   double term_radian, slot, fft_point, gemm_flop, dft_bin;
 };
-constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 9.9e-14, 9.0e-11};  // NVIDIA H200
-constexpr CostConstants kCpuCost{5.6e-7, 2.2e-7, 3.9e-8, 1.54e-9, 0.0};          // PoCL, 2 cores
+constexpr CostConstants kGpuCost{5.4e-11, 5.8e-11, 1.05e-11, 8.4e-14, 9.0e-11};  // NVIDIA H200
+constexpr CostConstants kCpuCost{5.6e-7, 7.9e-8, 1.47e-8, 3.15e-10, 0.0};        // PoCL, 2 cores
 
 // The premultiply's work-group edge, CZT_TILE of cl/spectra_fft.cl (the program is built with it).
 constexpr std::size_t kCztTile = 16;

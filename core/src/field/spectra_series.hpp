@@ -12,7 +12,8 @@
 //   R·E_far = (n̂ a⁰ − a)/D² − (a⁰ − n̂·a)(n̂ γ − u)/D³,  D = γ − n̂·u,
 // so n̂·R·E_far = (a⁰ − n̂·a)/D² − (a⁰ − n̂·a) D/D³ = 0 identically, and the component along n̂ of the
 // cube is rounding. Both methods therefore transform the projections on a transverse basis (e1, e2)
-// of each direction (transverse_basis; cl/spectra_series.cl, series_project), 2 series per direction
+// of each direction (transverse_basis; cl/spectra_series.cl, series_project, for the fft; the dft
+// projects and folds in one kernel of its own, dft_fold in cl/spectra_dft.cl), 2 series per direction
 // instead of 3 Cartesian ones, and rebuild A = e1 A1 + e2 A2 (the sums keep their 3 Cartesian
 // components, edm/spectra.hpp) and |A|² = |A1|² + |A2|² in their reductions.
 #pragma once

@@ -162,7 +162,9 @@ ClblastParams parse_params(const ClblastRow& row, const std::string& where) {
 // CLBlast's rules for its Xgemm kernel (the constraints its own tuner applies, CLBlast 1.5): KWG a
 // multiple of KWI; MWG a multiple of MDIMC·VWM and of MDIMA·VWM; NWG of NDIMC·VWN and NDIMB·VWN; for
 // GEMMK 0 KWG a multiple of MDIMC·NDIMC/MDIMA and of MDIMC·NDIMC/NDIMB; for GEMMK 1 KWG = KWI = 1,
-// MDIMA = MDIMC, NDIMB = NDIMC, no local memory, KREG a multiple of VWN.
+// MDIMA = MDIMC, NDIMB = NDIMC, no local memory, KREG a multiple of VWN. Beyond CLBlast's own rules:
+// GEMMK 1 with NWG ≠ MWG, which its tuner allows, gave wrong products on the H200 (relative error
+// 1.4; BENCHMARKS.md "CLBlast's DGEMM on the H200", scripts/studies/data/gemm_tune), so it is refused.
 void check_xgemm(const ClblastRow& row, const ClblastParams& p, const DeviceInfo& d, const std::string& where) {
   for (const char* k : kXgemmKeys)
     if (!p.count(k)) refuse_row(row, where, std::string("parameter ") + k + " is missing");
@@ -193,6 +195,8 @@ void check_xgemm(const ClblastRow& row, const ClblastParams& p, const DeviceInfo
     if (g("KWG") != 1 || g("KWI") != 1 || g("MDIMA") != g("MDIMC") || g("NDIMB") != g("NDIMC") || g("SA") || g("SB"))
       refuse_row(row, where, "GEMMK 1 needs KWG = KWI = 1, MDIMA = MDIMC, NDIMB = NDIMC and SA = SB = 0");
     multiple("KREG", g("VWN"), "VWN");
+    if (g("NWG") != g("MWG"))
+      refuse_row(row, where, "GEMMK 1 with NWG ≠ MWG gave wrong products on the H200; edm's table takes it only with NWG = MWG");
   }
   if (d.max_work_group > 0 && wg > d.max_work_group)
     refuse_row(row, where, "MDIMC·NDIMC = " + std::to_string(wg) + " work-items exceed the device's " +
@@ -212,7 +216,9 @@ std::span<const ClblastRow> clblast_table() { return kClblastRows; }
 
 bool clblast_tuning_enabled() {
   const char* v = std::getenv("EDM_CLBLAST_TUNING");
-  return !(v && std::string(v) == "0");
+  if (!v) return true;
+  const std::string s(v);
+  return !(s == "0" || s == "off" || s == "false" || s == "no");
 }
 
 std::vector<const ClblastRow*> clblast_rows(const DeviceInfo& d, std::span<const ClblastRow> table) {
