@@ -61,19 +61,24 @@ constexpr std::size_t kStride = 8;  // the references' frequencies: every 8th of
 using Far = test::FarCell;
 using test::rel_l2;
 
-// The electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light starts and ends
-// inside the burst (the whole electron's spans the interaction, which the window holds with room
-// on both sides: at_infinity_a_trajectory_spans_the_interaction_alone).
-SplineBatch cut_spline(const Far& f) {
+// The electron's spline cut to its intervals [a, z).
+SplineBatch cut_spline(const Far& f, std::uint32_t a, std::uint32_t z) {
   SplineBatch b = f.batch;
   ElectronSpline& e = b.electrons[0];
-  const std::uint32_t a = e.n_intervals / 4, z = 3 * e.n_intervals / 5;
   b.coef.assign(f.batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(a) * kCoefPerInterval),
                 f.batch.coef.begin() + std::ptrdiff_t(e.offset + std::uint64_t(z) * kCoefPerInterval));
   e.offset = 0;
   e.tau0 += e.dtau * double(a);
   e.n_intervals = z - a;
   return b;
+}
+
+// The electron's spline cut to its intervals [n/4, 3n/5): a trajectory whose light starts and ends
+// inside the burst (the whole electron's spans the interaction, which the window holds with room
+// on both sides: at_infinity_a_trajectory_spans_the_interaction_alone).
+SplineBatch cut_spline(const Far& f) {
+  const std::uint32_t n = f.batch.electrons[0].n_intervals;
+  return cut_spline(f, n / 4, 3 * n / 5);
 }
 
 // Σ_k E_k e^{iω t_k} dt over every sample of the window, in long double: the untrimmed sum.
@@ -187,6 +192,78 @@ BOOST_AUTO_TEST_CASE(dft_agrees_with_the_untrimmed_sum_fft_and_direct) {
     if (!cut) BOOST_TEST(worst_direct < kDftVsDirect);
     BOOST_TEST(worst_inc < kSumRounding);
   }
+}
+
+// The dft folds each series about its centre sample (cl/spectra_dft.cl, dft_fold): for an odd
+// number n of samples the centre has h samples on either side, for an even one the first sample
+// has no partner. Splines cut to a few intervals in the pulse give short series of both parities;
+// each against the untrimmed host sum.
+BOOST_AUTO_TEST_CASE(short_series_of_either_parity_fold_exactly) {
+  const Far f;
+  const std::uint32_t mid = f.batch.electrons[0].n_intervals / 2;
+  SpectraGrid g = f.linear(0.31, 3.7, kCount);
+  std::set<int> parity;
+  double worst = 0;
+  int shortest = 1 << 30;
+  for (std::uint32_t len = 1; len <= 6; ++len) {
+    const SplineBatch b = cut_spline(f, mid, mid + len);
+    const auto r = far_series_samples(f.screen(), b, 0);
+    const int n = r[1] - r[0];
+    parity.insert(n % 2);
+    shortest = std::min(shortest, n);
+    const SpectraSums dft = test::run_spectra(g, SpectraMethod::Dft, b);
+    SpectraGrid sub = g;
+    sub.omega.clear();
+    for (std::size_t k = 0; k < g.omega.size(); k += kStride) sub.omega.push_back(g.omega[k]);
+    const std::vector<double> cube = f.cube(b);
+    for (std::size_t d = 0; d < std::size_t(f.screen().pixels()); ++d)
+      worst = std::max(worst, rel_l2(test::coherent_amplitude(dft, d, kStride), host_sum(cube, f.screen(), d, sub.omega)));
+  }
+  BOOST_TEST_MESSAGE("short series (" << shortest << " samples and more): dft vs the untrimmed host sum, worst relative L2 "
+                                      << worst);
+  BOOST_TEST(parity.size() == 2u, "series of both parities");
+  BOOST_TEST(shortest < 16);
+  BOOST_TEST(worst < kSumRounding);
+}
+
+// The first or last sample of a series is zero whenever the range lies inside the window (its
+// margins), so only a window that cuts the burst puts light on the samples the fold pairs last:
+// windows that start or end inside the whole electron's series (the range clamped at 0 or at the
+// window's end), of both parities, each against the untrimmed host sum on that window.
+BOOST_AUTO_TEST_CASE(series_cut_by_the_window_fold_exactly) {
+  const Far f;
+  const Screen& s = f.screen();
+  const auto whole = far_series_samples(s, f.batch, 0);
+  std::set<int> parity;
+  double worst = 0;
+  for (const auto& [first, samples] : std::vector<std::pair<int, int>>{
+           {whole[0] + 400, s.samples - whole[0] - 400}, {whole[0] + 401, s.samples - whole[0] - 401},
+           {0, whole[1] - 400}, {0, whole[1] - 401}}) {
+    Screen w = s;
+    w.t0_rel = s.t_rel(first);
+    w.samples = samples;
+    SpectraGrid g = f.linear(0.31, 3.7, kCount);
+    g.far_screen = w;
+    const auto r = far_series_samples(w, f.batch, 0);
+    const int n = r[1] - r[0];
+    parity.insert(n % 2);
+    BOOST_TEST((r[0] == 0 || r[1] == samples), "the range is cut by the window");
+    const std::vector<double> cube = f.cube(f.batch, &w);
+    const std::size_t N = std::size_t(samples), P = std::size_t(w.pixels());
+    const std::size_t edge = r[0] == 0 ? 0 : N - 1;
+    bool lit = false;
+    for (std::size_t q = 0; q < 3 * P; ++q) lit = lit || cube[q * N + edge] != 0.0;
+    BOOST_TEST(lit, "light on the window's edge sample");
+    const SpectraSums dft = test::run_spectra(g, SpectraMethod::Dft, f.batch);
+    SpectraGrid sub = g;
+    sub.omega.clear();
+    for (std::size_t k = 0; k < g.omega.size(); k += kStride) sub.omega.push_back(g.omega[k]);
+    for (std::size_t d = 0; d < P; ++d)
+      worst = std::max(worst, rel_l2(test::coherent_amplitude(dft, d, kStride), host_sum(cube, w, d, sub.omega)));
+  }
+  BOOST_TEST_MESSAGE("series cut by the window: dft vs the untrimmed host sum, worst relative L2 " << worst);
+  BOOST_TEST(parity.size() == 2u, "series of both parities");
+  BOOST_TEST(worst < kSumRounding);
 }
 
 // Both series methods transform two projections per direction, on a transverse basis chosen per

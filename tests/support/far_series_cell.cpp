@@ -41,8 +41,8 @@ SpectraGrid FarCell::linear(double lo, double hi, int n) const {
   return grid(std::move(w));
 }
 
-std::vector<double> FarCell::cube(const SplineBatch& b) const {
-  const Screen& s = screen();
+std::vector<double> FarCell::cube(const SplineBatch& b, const Screen* on) const {
+  const Screen& s = on ? *on : screen();
   const std::size_t N = std::size_t(s.samples), P = std::size_t(s.pixels());
   std::vector<double> out(3 * P * N);
   FieldAccumulator acc(far_device(), s, Mode::Total, KernelOptions{});

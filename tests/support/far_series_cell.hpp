@@ -32,8 +32,9 @@ struct FarCell {
   SpectraGrid grid(std::vector<double> omega) const;
   // A linear grid [lo, hi] of n points.
   SpectraGrid linear(double lo, double hi, int n) const;
-  // The device's own far-field cube of `b`, bucket E: [comp][pixel][k].
-  std::vector<double> cube(const SplineBatch& b) const;
+  // The device's own far-field cube of `b`, bucket E: [comp][pixel][k], on the cell's screen or on
+  // `on` (the same directions, another window).
+  std::vector<double> cube(const SplineBatch& b, const Screen* on = nullptr) const;
 };
 
 // The sums of `b` on `g` by `method`, electron groups of `group`.
