@@ -31,13 +31,7 @@ std::string mpirun2() {
 // The small inverse-Thomson cell on an angular screen at infinity (3 × 3 directions), 6 frequencies
 // of direct spectra, one electron a batch, one device a rank.
 std::string spectra_cell(int electrons) {
-  std::string t = test::small_cell({.electrons = electrons,
-                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
-                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
-                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n"});
-  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
-  t += "[spectra]\nenabled = true\nomega_min = 20\nomega_max = 45\ncount = 6\n";
-  return t;
+  return test::small_far_cell({.electrons = electrons}) + test::small_far_spectra();
 }
 
 const char* const kDirect[] = {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",

@@ -463,14 +463,7 @@ namespace {
 // frequency 64 ω_L of T/128 sampling), 12 electrons in batches of 2: the cell of
 // tests/test_spectra_plumb.cpp's resume case, with the fft or dft method.
 std::string series_cell(const std::string& method) {
-  std::string t = test::small_cell({.electrons = 12,
-                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
-                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
-                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n",
-                                    .electron_batch = "2"});
-  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
-  return t + "[spectra]\nenabled = true\nmethod = \"" + method +
-         "\"\nomega_min = 20\nomega_max = 45\ncount = 6\n";
+  return test::small_far_cell({.electrons = 12, .electron_batch = "2"}) + test::small_far_spectra(method);
 }
 
 struct StopAt : RunObserver {

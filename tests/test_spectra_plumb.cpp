@@ -45,16 +45,9 @@ struct TwoPoclDevices {
 // spectra on 6 frequencies around the backscatter line (γ = 3: about 36 ω_L), `batch` electrons a
 // batch (more than one, so that two devices both take part of each batch).
 std::string spectra_cell(int electrons, const std::string& devices, int count = 6, int batch = 3) {
-  std::string t = test::small_cell({.electrons = electrons,
-                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
-                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
-                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n",
-                                    .electron_batch = std::to_string(batch),
-                                    .devices = devices});
-  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
   // The direct method: its launches are what the progress case sees running behind the field.
-  t += "[spectra]\nenabled = true\nmethod = \"direct\"\nomega_min = 20\nomega_max = 45\ncount = " + std::to_string(count) + "\n";
-  return t;
+  return test::small_far_cell({.electrons = electrons, .electron_batch = std::to_string(batch), .devices = devices}) +
+         test::small_far_spectra("direct", count);
 }
 
 Override set(const std::string& key, const std::string& value) { return {key, value, Origin::CommandLine}; }

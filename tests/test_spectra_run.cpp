@@ -33,15 +33,10 @@ std::string exact(double v) {
 }
 
 std::string cell_text(const std::string& out, double sigma_r) {
-  std::string t = test::small_cell({.electrons = 4,
-                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
-                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
-                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n"});
-  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
+  std::string t = test::small_far_cell({.electrons = 4});
   t.replace(t.find("[run]\n"), 6, "[run]\noutput = \"" + out + "\"\n");
   if (sigma_r > 0) t.replace(t.find("[electrons]\n"), 12, "[electrons]\nform_factor_sigma_r = " + exact(sigma_r) + "\n");
-  t += "[spectra]\nenabled = true\nomega_min = 20\nomega_max = 45\ncount = 6\n";
-  return t;
+  return t + test::small_far_spectra();
 }
 
 }  // namespace

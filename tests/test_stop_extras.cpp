@@ -66,13 +66,7 @@ const std::string kBigCell =
                       .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n"});
 // The small angular cell at infinity with its direct spectra (as tests/test_spectra_plumb.cpp).
 std::string spectra_cell() {
-  std::string t = test::small_cell({.electrons = 4,
-                                    .screen = "type = \"angular\"\nnx = 3\nny = 3\n"
-                                              "theta_x_min = -0.05\ntheta_x_max = 0.05\n"
-                                              "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n",
-                                    .electron_batch = "2"});
-  t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
-  return t + "[spectra]\nenabled = true\nmethod = \"direct\"\nomega_min = 20\nomega_max = 45\ncount = 6\n";
+  return test::small_far_cell({.electrons = 4, .electron_batch = "2"}) + test::small_far_spectra("direct");
 }
 
 Campaign parsed(const std::string& text, const fs::path& out) {

@@ -102,4 +102,16 @@ std::string small_cell(const SmallCell& cell) {
   return t;
 }
 
+std::string small_far_cell(SmallCell cell) {
+  cell.screen = "type = \"angular\"\nnx = 3\nny = 3\ntheta_x_min = -0.05\ntheta_x_max = 0.05\n"
+                "theta_y_min = -0.05\ntheta_y_max = 0.05\nsamples = 256\n";
+  std::string t = small_cell(cell);
+  return t.replace(t.find("distance = 0.02\n"), 16, "distance = \"infinity\"\n");
+}
+
+std::string small_far_spectra(const std::string& method, int count) {
+  return "[spectra]\nenabled = true\n" + (method.empty() ? std::string() : "method = \"" + method + "\"\n") +
+         "omega_min = 20\nomega_max = 45\ncount = " + std::to_string(count) + "\n";
+}
+
 }  // namespace edm::test

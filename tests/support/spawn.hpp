@@ -63,5 +63,12 @@ struct SmallCell {
   std::string accumulator_lines;                                               // more [accumulator] lines
 };
 std::string small_cell(const SmallCell& cell = {});
+// small_cell() on an angular screen at infinity: 3 × 3 directions within ±0.05 rad, 256 samples
+// (cell.screen is replaced).
+std::string small_far_cell(SmallCell cell);
+// The [spectra] section of the far cell's tests: 6 frequencies (or `count`) over 20–45 ω_L around
+// the backscatter line (γ = 3: about 36 ω_L, below the Nyquist frequency 64 ω_L of T/128
+// sampling); `method` empty leaves the key out.
+std::string small_far_spectra(const std::string& method = "", int count = 6);
 
 }  // namespace edm::test

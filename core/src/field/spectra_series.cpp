@@ -90,7 +90,9 @@ FarSeries::FarSeries(std::shared_ptr<Device> dev, const SpectraGrid& g, SpectraM
       frame[6 * q + 3 + i] = e[1][i];
     }
   }
-  cl::Program program = device->program({"spectra_series.cl"}, {});
+  // series_project serves the fft method; the dft projects and folds in its own kernel (dft_fold).
+  cl::Program program;
+  if (method == SpectraMethod::Fft) program = device->program({"spectra_series.cl"}, {});
   try {
     const auto& ctx = device->context();
     const auto ro = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
@@ -98,12 +100,14 @@ FarSeries::FarSeries(std::shared_ptr<Device> dev, const SpectraGrid& g, SpectraM
     direction_of = cl::Buffer(ctx, ro, dir.size() * sizeof(cl_int), dir.data());
     basis = cl::Buffer(ctx, ro, frame.size() * sizeof(double), frame.data());
     X = cl::Buffer(ctx, CL_MEM_READ_WRITE, std::size_t(x_bytes()));
-    projection = {program, kernel_source("spectra_series.cl")};
-    projection.set("E", cube());
-    projection.set("np", cl_int(np));
-    projection.set("nb", cl_int(nb));
-    projection.set("basis", basis);
-    projection.set("X", X);
+    if (method == SpectraMethod::Fft) {
+      projection = {program, kernel_source("spectra_series.cl")};
+      projection.set("E", cube());
+      projection.set("np", cl_int(np));
+      projection.set("nb", cl_int(nb));
+      projection.set("basis", basis);
+      projection.set("X", X);
+    }
     coh = cl::Buffer(ctx, CL_MEM_READ_WRITE, 6 * bins() * sizeof(double));
     inc = cl::Buffer(ctx, CL_MEM_READ_WRITE, bins() * sizeof(double));
     device->queue().enqueueFillBuffer(coh, 0.0, 0, 6 * bins() * sizeof(double));

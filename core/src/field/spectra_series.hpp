@@ -99,7 +99,7 @@ struct FarSeries {
   // Rows [k_lo, k_lo + n) of the cube's three components projected on each position's basis into
   // the same rows of X, and those cube rows zeroed (the field kernel writes only the samples an
   // electron covers, so the cube must start each electron at zero); rows of X outside are left as
-  // they are. n == 0: nothing.
+  // they are. n == 0: nothing. The fft method only (its FarSeries builds the kernel).
   void project(int k_lo, int n);
   // After a group's last launch `ev` has been enqueued: the host may run ahead of the device by a
   // few groups only (every single-electron batch holds its splines on the device until its launch
