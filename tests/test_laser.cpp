@@ -6,6 +6,8 @@
 #include <array>
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <complex>
+#include <gsl/gsl_sf_laguerre.h>
 #include <numbers>
 #include <tuple>
 
@@ -169,6 +171,78 @@ BOOST_AUTO_TEST_CASE(lg00_equals_gaussian) {
     BOOST_TEST_MESSAGE("LG(0,0) vs gaussian " << pol << ": max |Δ| " << worst << " (per a0 = 1)");
     BOOST_TEST(worst <= tol::lg_vs_gaussian);
   }
+}
+
+// The paraxial LG_p^m field of edm::make_laser against the closed form of core/src/physics/laser.cpp's
+// header written out literally here: Gouy phase by atan and polar, powers by std::pow, one complex
+// division per quotient (the library evaluates it with integer powers and 1/Q taken once).
+struct LgClosedForm {
+  double a0, tau0, w0, phase;
+  int p, m, s;
+  std::complex<double> ex, ey;
+  void field(const double x4[4], double E[3], double B[3]) const {
+    using cd = std::complex<double>;
+    const double xi = x4[0] - s * x4[3], x = x4[1], y = x4[2], zr = 0.5 * w0 * w0;
+    const double zeta = s * x4[3];  // focus at z = 0
+    const cd Q(1.0, -zeta / zr);
+    const double r2 = x * x + y * y, wsq = w0 * w0 * std::norm(Q), v = 2.0 * r2 / wsq;
+    const int am = std::abs(m);
+    const cd g = std::exp(-r2 / (w0 * w0 * Q)) / Q;
+    const cd rho(x, m >= 0 ? y : -y);
+    const double L = gsl_sf_laguerre_n(p, am, v), dL = p > 0 ? -gsl_sf_laguerre_n(p - 1, am + 1, v) : 0.0;
+    const cd pre = std::pow(std::sqrt(2.0 / wsq), am) * std::polar(1.0, (2 * p + am) * std::atan(zeta / zr));
+    const cd rm = std::pow(rho, am), rm1 = am > 0 ? std::pow(rho, am - 1) : cd(0.0);
+    const cd P = pre * rm * L;
+    const cd dPx = pre * (double(am) * rm1 * L + rm * dL * (4.0 * x / wsq));
+    const cd dPy = pre * (double(am) * rm1 * cd(0.0, m >= 0 ? 1.0 : -1.0) * L + rm * dL * (4.0 * y / wsq));
+    const cd dlog = -2.0 / (w0 * w0 * Q);
+    const double env = tau0 > 0 ? std::exp(-(xi / tau0) * (xi / tau0)) : 1.0;  // constant envelope: τ0 = 0
+    const cd carrier = a0 * env * std::polar(1.0, xi + phase);
+    const cd F = carrier * g * P, Fx = carrier * (dlog * x * g * P + g * dPx), Fy = carrier * (dlog * y * g * P + g * dPy);
+    E[0] = (ex * F).real();
+    E[1] = (ey * F).real();
+    E[2] = (cd(0.0, -1.0) * double(s) * (ex * Fx + ey * Fy)).real();
+    B[0] = -s * E[1];
+    B[1] = s * E[0];
+    B[2] = (cd(0.0, -1.0) * (ex * Fy - ey * Fx)).real();
+  }
+};
+
+BOOST_AUTO_TEST_CASE(lg_field_matches_the_closed_form) {
+  const double r = 1.0 / std::numbers::sqrt2;
+  struct Pol {
+    const char* name;
+    std::complex<double> ex, ey;
+  };
+  for (const Pol pol : {Pol{"linear", 1.0, 0.0}, Pol{"circular_minus", r, std::complex<double>(0.0, -r)}})
+    for (const auto& [p, m] : {std::pair{2, -2}, std::pair{0, 3}, std::pair{1, 1}, std::pair{4, -5}, std::pair{0, 0}})
+      for (int s : {+1, -1}) {
+        const char* envelope = s > 0 ? "gaussian" : "constant";
+        LaserSection sec = beam("laguerre_gauss", 8.0, envelope, p, m, pol.name);
+        auto L = make_laser(sec, kUnits, s);
+        const double w0 = sec.waist / kUnits.length(), zr = 0.5 * w0 * w0;
+        const double tau0 = s > 0 ? sec.duration / kUnits.time() : 0.0;
+        const LgClosedForm ref{sec.a0, tau0, w0, sec.phase, p, m, s, pol.ex, pol.ey};
+        double worst = 0, scale = 0;
+        for (double xr : {-2.5, -0.7, 0.0, 0.4, 1.9})
+          for (double yr : {-1.3, 0.0, 0.8, 2.2})
+            for (double zr_frac : {-3.0, -0.5, 0.0, 0.9, 4.0})
+              for (double t : {-30.0, 0.0, 11.0}) {
+                const double z = zr_frac * zr;
+                const double x4[4] = {t + s * z, xr * w0, yr * w0, z};
+                double E1[3], B1[3], E2[3], B2[3];
+                L->field(x4, E1, B1);
+                ref.field(x4, E2, B2);
+                for (int c = 0; c < 3; ++c) {
+                  worst = std::max({worst, std::abs(E1[c] - E2[c]), std::abs(B1[c] - B2[c])});
+                  scale = std::max({scale, std::abs(E2[c]), std::abs(B2[c])});
+                }
+              }
+        BOOST_TEST_MESSAGE("LG(" << p << "," << m << ") " << pol.name << " s " << s << " " << envelope << ": max |Δ| " << worst
+                                 << " of max |field| " << scale);
+        BOOST_TEST(scale > 0.01);
+        BOOST_TEST(worst <= tol::lg_closed_form * scale);
+      }
 }
 
 BOOST_AUTO_TEST_CASE(polarisations_and_directions) {

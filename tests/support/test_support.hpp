@@ -13,6 +13,7 @@ inline constexpr double trajectory_exact = 1e-9;   // solver vs exact plane-wave
 inline constexpr double invariant = 1e-10;         // u·u = 1
 inline constexpr double drift = 1e-6;              // figure-8 drift velocity
 inline constexpr double lg_vs_gaussian = 1e-12;    // LG(0,0) vs gaussian
+inline constexpr double lg_closed_form = 1e-13;    // LG_p^m field vs its closed form written literally (integer powers vs std::pow, atan)
 inline constexpr double kernel_vs_host = 1e-9;     // kernel vs host reference, rel. L2 per bucket
 inline constexpr double field_vs_exact = 1e-7;     // one electron vs exact trajectory + brute root
 inline constexpr double chunks = 1e-12;            // C = 1 vs C > 1

@@ -5,8 +5,6 @@
 // the line formulas of the form ω_1 = 4γ²ω/(1 + a0²/2) hold for both.
 #include "edm/laser.hpp"
 
-#include <gsl/gsl_sf_laguerre.h>
-
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -39,6 +37,33 @@ inline double envelope(double xi, double tau0) {
   if (tau0 <= 0) return 1.0;
   const double q = xi / tau0;
   return std::exp(-q * q);
+}
+
+// x^n for an integer n ≥ 0 by repeated squaring (a few roundings, where std::pow of a complex
+// takes a logarithm and an exponential).
+template <class T>
+T int_pow(T x, int n) {
+  T r(1.0);
+  for (; n > 0; n >>= 1) {
+    if (n & 1) r *= x;
+    x *= x;
+  }
+  return r;
+}
+
+// The generalised Laguerre polynomial L_n^α(v) by its three-term recurrence
+//   (k + 1) L_{k+1} = (2k + 1 + α − v) L_k − (k + α) L_{k−1},  L_0 = 1,  L_1 = 1 + α − v,
+// stable upwards for α ≥ 0. gsl_sf_laguerre_n gives the same values (test_laser compares them) but
+// goes through log-gamma functions for small n, which made it the largest part of an LG field.
+inline double laguerre(int n, double alpha, double v) {
+  if (n == 0) return 1.0;
+  double prev = 1.0, cur = 1.0 + alpha - v;
+  for (int k = 1; k < n; ++k) {
+    const double next = ((2 * k + 1 + alpha - v) * cur - (k + alpha) * prev) / (k + 1);
+    prev = cur;
+    cur = next;
+  }
+  return cur;
 }
 
 // E = a0 g(ξ) Re[ε̂ e^{i(ξ+φ0)}], B = s ẑ × E. Exact in vacuum: every component depends on ξ only
@@ -92,39 +117,47 @@ class ParaxialBeam final : public Laser {
     const double s = direction_;
     const double xi = x4[0] - s * x4[3];
     const double x = x4[1], y = x4[2];
-    const double zeta = s * (x4[3] - zf_);
-    const cd Q(1.0, -zeta / zr_);
+    const double zq = s * (x4[3] - zf_) / zr_;  // ζ/z_R
+    // Q = 1 − iζ/z_R; its reciprocal conj(Q)/|Q|² once, so that no complex division follows.
+    const double q2 = 1.0 + zq * zq;  // |Q|²
+    const cd invQ = cd(1.0, zq) / q2;
     const double r2 = x * x + y * y;
     const double w0sq = w0_ * w0_;
-    // Fundamental Gaussian and its transverse gradient: ∂_x ψ00 = −2x/(w0²Q) ψ00.
-    const cd gauss = std::exp(-r2 / (w0sq * Q)) / Q;
-    const cd dlog = -2.0 / (w0sq * Q);
-    cd psi = gauss, dpsi_dx = dlog * x * gauss, dpsi_dy = dlog * y * gauss;
+    // Carrier, envelope and fundamental Gaussian in ONE exponential: a0 g(ξ) e^{i(ξ+φ0)} ·
+    // exp(−r²/(w0²Q))/Q = a0 exp(−(ξ/τ0)² + Re e) e^{i(ξ + φ0 + Im e)}/Q with e = −r²/(w0²Q) (one
+    // exp and one sine-cosine pair where three exponentials stood). Its transverse gradient:
+    // ∂_x ψ00 = −2x/(w0²Q) ψ00.
+    const cd e = (-r2 / w0sq) * invQ;
+    const double q = tau0_ > 0 ? xi / tau0_ : 0.0;  // a constant envelope (τ0 = 0) is 1
+    const cd base = std::polar(a0_ * std::exp(e.real() - q * q), xi + phase_ + e.imag()) * invQ;
+    const cd dlog = (-2.0 / w0sq) * invQ;
+    cd psi = 1.0, dpsi_dx = dlog * x, dpsi_dy = dlog * y;  // ψ/ψ00 and ∇ψ/ψ00
     if (p_ != 0 || m_ != 0) {
-      // LG factor P(x, y) and its gradient; ψ = ψ00 P, ∇ψ = P ∇ψ00 + ψ00 ∇P.
+      // LG factor P(x, y) and its gradient; ψ = ψ00 P, ∇ψ = P ∇ψ00 + ψ00 ∇P. Every power is an
+      // integer one taken by multiplication (std::pow of a complex goes through log and exp), and
+      // the mode's Gouy factor e^{i n atan(ζ/z_R)} is (conj(Q)/|Q|)^n: no atan, sine or cosine.
+      // The trajectory solve evaluates this 14 times per knot (BENCHMARKS.md, the LG field).
       const int am = std::abs(m_);
-      const double wsq = w0sq * std::norm(Q);  // w² = w0²|Q|²
+      const double wsq = w0sq * q2;  // w² = w0²|Q|²
       const double v = 2.0 * r2 / wsq;
-      const double c = std::sqrt(2.0 / wsq);
       const cd rho(x, m_ >= 0 ? y : -y);  // r e^{i sgn(m) φ}
       const double sgn = m_ >= 0 ? 1.0 : -1.0;
-      const double L = gsl_sf_laguerre_n(p_, am, v);
+      const double L = laguerre(p_, am, v);
       // d/dv L_p^α(v) = −L_{p−1}^{α+1}(v)
-      const double dL = p_ > 0 ? -gsl_sf_laguerre_n(p_ - 1, am + 1, v) : 0.0;
-      const cd gouy = std::polar(1.0, (2 * p_ + am) * std::atan(zeta / zr_));
-      const cd cm = std::pow(cd(c), am);
-      const cd rho_m = am > 0 ? std::pow(rho, am) : cd(1.0);
-      const cd rho_m1 = am > 0 ? std::pow(rho, am - 1) : cd(0.0);
-      const cd P = cm * rho_m * L * gouy;
+      const double dL = p_ > 0 ? -laguerre(p_ - 1, am + 1, v) : 0.0;
+      const cd gouy = int_pow(cd(1.0, zq) / std::sqrt(q2), 2 * p_ + am);
+      const cd cg = int_pow(std::sqrt(2.0 / wsq), am) * gouy;  // (√2/w)^{|m|} e^{i n atan(ζ/z_R)}
+      const cd rho_m1 = am > 0 ? int_pow(rho, am - 1) : cd(0.0);
+      const cd rho_m = am > 0 ? rho_m1 * rho : cd(1.0);
+      const cd P = cg * rho_m * L;
       const double dv_dx = 4.0 * x / wsq, dv_dy = 4.0 * y / wsq;
-      const cd dP_dx = cm * gouy * (double(am) * rho_m1 * L + rho_m * dL * dv_dx);
-      const cd dP_dy = cm * gouy * (double(am) * rho_m1 * cd(0.0, sgn) * L + rho_m * dL * dv_dy);
-      dpsi_dx = dpsi_dx * P + gauss * dP_dx;
-      dpsi_dy = dpsi_dy * P + gauss * dP_dy;
-      psi = gauss * P;
+      const cd dP_dx = cg * (double(am) * rho_m1 * L + rho_m * dL * dv_dx);
+      const cd dP_dy = cg * (double(am) * rho_m1 * cd(0.0, sgn) * L + rho_m * dL * dv_dy);
+      dpsi_dx = dpsi_dx * P + dP_dx;
+      dpsi_dy = dpsi_dy * P + dP_dy;
+      psi = P;
     }
-    const cd carrier = a0_ * envelope(xi, tau0_) * std::polar(1.0, xi + phase_);
-    const cd F = carrier * psi, Fx = carrier * dpsi_dx, Fy = carrier * dpsi_dy;
+    const cd F = base * psi, Fx = base * dpsi_dx, Fy = base * dpsi_dy;
     const cd minus_i(0.0, -1.0);
     E[0] = (pol_.ex * F).real();
     E[1] = (pol_.ey * F).real();
