@@ -124,13 +124,13 @@ int cmd_bench(const Args& args) {
         "\"launches\": %zu, \"launch_median_s\": %.6g, \"launch_min_s\": %.6g, \"launch_max_s\": %.6g, "
         "\"kernel_s\": %.6g, \"wall_s\": %.6g, \"ms_per_electron\": %.6g, \"slots_per_s\": %.6g, "
         "\"fp64_peak_flops\": %.6g, \"flop_per_slot\": %.6g, \"flops\": %.6g, \"peak_fraction\": %.6g, \"newton_iters\": %d, \"coef_reuse\": %s, \"sample_chunks\": %d, "
-        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"state_local\": %s, \"fast_recip\": %s, \"nv_seed\": %s, \"interleave\": %s, \"trajectory_solve_s\": %.6g, "
+        "\"work_group\": %d, \"electron_group\": %d, \"tile_width\": %d, \"pixel_order\": \"%s\", \"max_registers\": %d, \"state_local\": %s, \"fast_recip\": %s, \"nv_seed\": %s, \"interleave\": %s, \"simd\": %d, \"trajectory_solve_s\": %.6g, "
         "\"kernel_resources\": \"%s\"}\n",
         info.name.c_str(), (unsigned long long)electrons, (unsigned long long)cell.screen().pixels(),
         cell.screen().samples, double(cell.screen().slots_per_electron()), launches.size(), median,
         launches.empty() ? 0 : launches.front(), launches.empty() ? 0 : launches.back(), kernel, wall,
         ms_per_electron, slots_per_s, peak, flop_slot, flops, peak_fraction, eff.newton_iters, eff.coef_reuse ? "true" : "false",
-        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.state_local > 0 ? "true" : "false", eff.fast_recip > 0 ? "true" : "false", eff.nv_seed > 0 ? "true" : "false", eff.interleave > 0 ? "true" : "false", solve_s, resources.c_str());
+        eff.sample_chunks, eff.work_group, eff.electron_group, eff.tile_width, pixel_order_name(eff.pixel_order), eff.max_registers, eff.state_local > 0 ? "true" : "false", eff.fast_recip > 0 ? "true" : "false", eff.nv_seed > 0 ? "true" : "false", eff.interleave > 0 ? "true" : "false", std::max(0, eff.simd), solve_s, resources.c_str());
     return 0;
   }
   std::printf("device          %s (%s)\n", info.name.c_str(), info.platform.c_str());

@@ -18,6 +18,8 @@
 //                  work-group size, fixed by the host); 0: in registers
 //   LW_WEIGHTED    1: each electron's macro-particle weight (a 7th double in lw_group) scales its
 //                  contribution; absent/0: every weight is 1 (no multiplication)
+//   LW_SIMD        W > 0: cl/lw_simd.cl (after this file) defines lw_accumulate instead, W pixels
+//                  per work-item on the lanes of a doubleW; 0 or absent: the kernel below
 //   LW_ANGULAR     (angular screens only; lw_direction.cl before this file) 1: observers on the
 //                  sphere of radius zs, 2: at infinity (R·E of the far field), one direction per
 //                  pixel from `dirs`; absent (0): the flat screen, whose code is unchanged
@@ -98,6 +100,10 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 // grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them. dirs: angular screens,
 // per pixel n̂ and n_z − s_z (4 doubles; core/src/field/accumulator.cpp); unread on the flat screen.
 // positions, pos_first, n_positions: the positions this launch covers (n_positions = 0: all).
+#ifndef LW_SIMD
+#define LW_SIMD 0
+#endif
+#if !LW_SIMD  // the vector-lane kernel of the same name and arguments: cl/lw_simd.cl
 __kernel void lw_accumulate(__global const double* restrict coef, const lw_group grp, const int count,
                             const int nx, const int ny, const int samples,
                             const double half_x, const double half_y, const double zs,
@@ -291,6 +297,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
     }
   }
 }
+#endif  // !LW_SIMD
 
 // The light front formed in place of t in every interval of an uploaded batch (lw_form_light_front),
 // once before the batch's launches.

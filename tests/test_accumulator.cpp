@@ -307,6 +307,50 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   }
 }
 
+// The vector-lane kernel (cl/lw_simd.cl, the CPU default where the device has FP64 vectors) does the
+// scalar kernel's operations lane by lane: the same cube to the bit, in both modes, for a screen
+// whose pixel count is no multiple of the lanes, partial groups, weighted electrons and the slab
+// launches of accumulate_in_slabs (positions gathered per lane).
+BOOST_AUTO_TEST_CASE(simd_lanes_give_the_scalar_kernels_cube) {
+  const auto device = test::env_device();
+  const DeviceInfo& dev = device_info(*device);
+  if (dev.double_width < 2) {
+    BOOST_TEST_MESSAGE("device " << dev.name << " has no FP64 vectors: only the scalar kernel runs");
+    return;
+  }
+  Screen s;
+  s.nx = 9, s.ny = 7, s.samples = 64;
+  s.half_x = 60, s.half_y = 45, s.z = -150;
+  s.dt = 2 * std::numbers::pi / 32;
+  auto st = make_setup(s,
+                       {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
+                        test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
+                       2 * std::numbers::pi / 16);
+  SplineBatch weighted = st.batch;
+  for (std::size_t e = 0; e < weighted.electrons.size(); ++e) weighted.electrons[e].weight = 0.5 + 0.75 * double(e);
+  for (Mode mode : {Mode::Total, Mode::Split})
+    for (int g : {1, 2})
+      for (const SplineBatch* batch : {&st.batch, &weighted})
+        for (bool slabs : {false, true}) {
+          std::vector<double> cube[2];
+          for (int v = 0; v < 2; ++v) {
+            KernelOptions o;
+            o.electron_group = g;
+            o.simd = v == 0 ? -1 : 1;
+            FieldAccumulator acc(device, s, mode, o);
+            BOOST_TEST(acc.options().simd == (v == 0 ? -1 : int(dev.double_width)));
+            if (slabs)
+              acc.accumulate_in_slabs(*batch, 3);
+            else
+              acc.accumulate(*batch);
+            cube[v] = test::download_cube(acc, s, mode, 3);
+          }
+          BOOST_TEST(std::memcmp(cube[0].data(), cube[1].data(), cube[0].size() * sizeof(double)) == 0,
+                     "mode " << int(mode) << ", G = " << g << ", weighted " << (batch == &weighted) << ", slabs "
+                             << slabs);
+        }
+}
+
 BOOST_AUTO_TEST_CASE(flop_count_from_kernel_source) {
   // edm::flop_per_slot runs cl/lw_slot.cl with a counting type: deterministic, exactly linear in the
   // Newton steps (a fixed per-step cost), split mode costs more than total (the far sums), and the

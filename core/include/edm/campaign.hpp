@@ -236,6 +236,7 @@ struct AccumulatorSection {
   int fast_recip = 0;             // divisions from refined seeds: 0 = from the device, 1 on, -1 off
   int nv_seed = 0;                // seeds from NVIDIA's FP64 approximations: 0 = device, 1 on, -1 off
   int interleave = 0;             // the group's solves phase by phase: 0 = from the device, 1 on, -1 off
+  int simd = 0;                   // pixels on FP64 vector lanes (CPUs): 0 = from the device, 1 on, -1 off
   std::int64_t electron_batch = 0;  // 0 = single pass; -1 = "auto" (from the host memory budget)
   bool batch_overlap = true;
   int tail_slabs = 0;             // the last batch in slabs of rows written while the next computes:

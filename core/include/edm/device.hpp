@@ -16,6 +16,7 @@ struct DeviceInfo {
   std::uint64_t global_memory = 0, max_allocation = 0, local_memory = 0;
   std::size_t max_work_group = 0;
   bool fp64 = false;
+  unsigned double_width = 1;  // CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE: FP64 lanes of one vector operation
 };
 
 // Every device of every platform (never throws for a platform that fails to answer: it is skipped).

@@ -18,5 +18,9 @@ inline void record_device_rate(const DeviceInfo& info, double slots_per_second) 
 inline double cached_device_rate(const DeviceInfo& info) { return cached_device_value(info, "rate"); }
 // The FMA-chain peak: measured (and cached) unless a cached value exists or `remeasure` is set.
 double fp64_peak(const DeviceInfo& info, bool remeasure = false);
+// The cache entry of that peak. Since the probe runs its chains on the device's FP64 vector lanes
+// (cl/fma_peak.cl) it has a new name: the scalar probe's values (an eighth of an AVX-512 core's
+// peak) are not read as this one's.
+inline constexpr const char* kPeakValue = "peak-lanes";
 
 }  // namespace edm

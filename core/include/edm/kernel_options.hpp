@@ -38,6 +38,10 @@ struct KernelOptions {
   int interleave = 0;         // the G warm solves of a sample phase by phase (all predictors, each
                               // Newton step for all, all fields): overlap for out-of-order CPUs;
                               // needs the state in registers. 0 = from the device (CPUs), 1 on, < 0 off
+  int simd = 0;               // W neighbouring pixels per work-item, one per lane of a doubleW
+                              // (cl/lw_simd.cl; flat screens on devices with FP64 vectors, W = their
+                              // native width): 0 = from the device (CPUs), 1 on, < 0 off. Effective
+                              // (after resolve_tuning): W ≥ 2 lanes, or −1 (the scalar kernel)
   double ensemble_radius = 0;  // rms distance of the electrons from the screen axis (normalised; the
                                // run driver and bench set it from the cell): with pixel_order auto
                                // and no tile_width it picks rings or tiles (field/tuning.cpp)

@@ -23,6 +23,7 @@ struct ManifestExtras {
   bool fast_recip = false;  // effective: refined seeds for divisions and square roots
   bool nv_seed = false;     // effective: fast_recip seeds from NVIDIA's FP64 approximations
   bool interleave = false;  // effective: the group's solves phase by phase
+  int simd = 0;             // effective: pixels per work-item on FP64 vector lanes (0: the scalar kernel)
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;

@@ -188,18 +188,24 @@ std::map<std::string, std::string> program_defines(const detail::KernelTuning& t
           {"LW_FAST_RECIP", o.fast_recip > 0 ? "1" : "0"},
           {"LW_INTERLEAVE", o.interleave > 0 ? "1" : "0"},
           {"LW_NV_SEED", o.nv_seed > 0 ? "1" : "0"},
-          {"LW_WG", std::to_string(std::max<std::size_t>(1, t.fixed_work_group))}};
+          {"LW_WG", std::to_string(std::max<std::size_t>(1, t.fixed_work_group))},
+          {"LW_SIMD", std::to_string(std::max(0, o.simd))}};
   // The angular screen's observer (cl/lw_direction.cl); absent for the flat screen, whose program
   // stays what it was.
   if (screen.angular()) d["LW_ANGULAR"] = screen.far_field() ? "2" : "1";
   return d;
 }
 
-// The program's files: the flat screen's, with the angular observer before the launch where needed.
-std::vector<std::string> program_files(const Screen& screen) {
+// The program's files: the flat screen's, with the angular observer before the launch where needed,
+// or with the vector-lane kernel after it (options.simd > 0, which only the flat screen takes).
+std::vector<std::string> program_files(const Screen& screen, const KernelOptions& o) {
   if (screen.angular()) return {"lw_slot.cl", "lw_direction.cl", "lienard_wiechert.cl"};
+  if (o.simd > 0) return {"lw_slot.cl", "lienard_wiechert.cl", "lw_simd.cl"};
   return {"lw_slot.cl", "lienard_wiechert.cl"};
 }
+
+// Device positions per work-item: the lanes of the vector kernel, else 1.
+std::size_t positions_per_item(const KernelOptions& o) { return o.simd > 0 ? std::size_t(o.simd) : 1; }
 
 }  // namespace
 
@@ -309,7 +315,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   m.bucket_bytes = check_device_memory(info, screen, mode);
 
   m.defines = program_defines(tuning, mode, screen);
-  cl::Program program = m.device->program(program_files(screen), m.defines,
+  cl::Program program = m.device->program(program_files(screen, tuning.options), m.defines,
                                           std::max(0, tuning.options.max_registers));
   try {
     m.create_kernels(program, tuning);
@@ -359,7 +365,9 @@ void FieldAccumulator::Impl::upload_pixel_order() {
   layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
   for (std::int32_t v : pixel_of)
     for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
-  const std::size_t groups_per_chunk = (std::size_t(screen.pixels()) + local - 1) / local;
+  const std::size_t lanes = positions_per_item(options);
+  const std::size_t items_per_chunk = (std::size_t(screen.pixels()) + lanes - 1) / lanes;
+  const std::size_t groups_per_chunk = (items_per_chunk + local - 1) / local;
   global = groups_per_chunk * local * std::size_t(options.sample_chunks);
   const std::size_t perm_bytes = pixel_of.size() * sizeof(std::int32_t);
   pixel_of_buf = cl::Buffer(device->context(), CL_MEM_READ_ONLY, perm_bytes);
@@ -572,9 +580,10 @@ void FieldAccumulator::Impl::form_light_front(const cl::Buffer& coef, const Spli
 void FieldAccumulator::Impl::queue_groups(const cl::Buffer& coef, const std::vector<ElectronSpline>& electrons,
                                           int pos_first, int n_positions, int slab_y1) {
   const std::size_t n = electrons.size(), G = std::size_t(options.electron_group);
-  const std::size_t items =
-      n_positions > 0 ? (std::size_t(n_positions) + local - 1) / local * local * std::size_t(options.sample_chunks)
-                      : global;
+  const std::size_t lanes = positions_per_item(options);
+  const std::size_t items = n_positions > 0 ? ((std::size_t(n_positions) + lanes - 1) / lanes + local - 1) / local *
+                                                  local * std::size_t(options.sample_chunks)
+                                            : global;
   const double positions = n_positions > 0 ? double(n_positions) : double(screen.pixels());
   for (std::size_t first = 0; first < n; first += G) {
     const std::size_t count = std::min(G, n - first);
@@ -732,7 +741,7 @@ void FieldAccumulator::Impl::use_weighted_kernel() {
   auto defs = defines;
   defs["LW_WEIGHTED"] = "1";
   cl::Program program =
-      device->program(program_files(screen), defs, std::max(0, options.max_registers));
+      device->program(program_files(screen, options), defs, std::max(0, options.max_registers));
   try {
     detail::BoundKernel<detail::kLwAccumulate> k(program,
                                                  detail::kernel_source(std::string(detail::kLwAccumulate.file)));

@@ -170,6 +170,11 @@ DeviceInfo describe(const Entry& e, int index) {
     fp = 0;  // OpenCL 1.x devices without cl_khr_fp64 may reject the query
   }
   i.fp64 = ext.find("cl_khr_fp64") != std::string::npos || fp != 0;
+  try {
+    i.double_width = std::max<cl_uint>(1, e.device.getInfo<CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE>());
+  } catch (const cl::Error&) {
+    i.double_width = 1;
+  }
   return i;
 }
 
@@ -530,7 +535,8 @@ namespace edm {
 double measure_fp64_peak(Device& d) {
   const std::string where = "measuring the FP64 peak of device " + std::to_string(d.info().index) + " (" +
                             d.info().name + ")";
-  cl::Program program = d.program({"fma_peak.cl"}, {});
+  const unsigned lanes = d.info().double_width >= 2 && d.info().double_width <= 16 ? d.info().double_width : 1;
+  cl::Program program = d.program({"fma_peak.cl"}, {{"PEAK_WIDTH", std::to_string(lanes)}});
   try {
     cl::Kernel k(program, "fma_peak");
     // Enough work-items to fill every compute unit several times over (GPUs need many resident
@@ -560,7 +566,7 @@ double measure_fp64_peak(Device& d) {
       sec = launch(iters);
     }
     for (int r = 0; r < 2; ++r) sec = std::min(sec, launch(iters));
-    const double best = sec > 0 ? 2.0 * 8.0 * double(iters) * double(items) / sec : 0.0;
+    const double best = sec > 0 ? 2.0 * 8.0 * double(lanes) * double(iters) * double(items) / sec : 0.0;
     if (!(best > 0)) throw DeviceError("EDM-DEV-010", where + ": the probe took no measurable time");
     return best;
   } catch (const cl::Error& e) {

@@ -46,10 +46,10 @@ double cached_device_value(const DeviceInfo& info, const std::string& name) {
 
 double fp64_peak(const DeviceInfo& info, bool remeasure) {
   if (!remeasure)
-    if (const double v = cached_device_value(info, "peak"); v > 0) return v;
+    if (const double v = cached_device_value(info, kPeakValue); v > 0) return v;
   auto dev = open_device(info);
   const double v = measure_fp64_peak(*dev);
-  record_device_value(info, "peak", v);
+  record_device_value(info, kPeakValue, v);
   return v;
 }
 

@@ -19,11 +19,11 @@ namespace {
 // column. Rows are tried in order; the last one matches every device.
 // clang-format off
 constexpr TuningRow kRows[] = {
-    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave tail/CU
-    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false,     2048},
-    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false,     2048},
-    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true,      0},
-    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false,     0},
+    // name            vendor    type   items/CU chunks  G   wg  state  regs  recip  nv_seed interleave tail/CU simd
+    {"NVIDIA GPUs",    "NVIDIA", "GPU", 8192,    64,     4,  128, true,  128,  true,  true,   false,     2048,   false},
+    {"Other GPUs",     "",       "GPU", 8192,    64,     4,  128, true,  -1,   true,  false,  false,     2048,   false},
+    {"CPUs",           "",       "CPU", 8192,    64,     4,  128, false, -1,   false, false,  true,      0,      true},
+    {"Other devices",  "",       "",    8192,    64,     4,  128, false, -1,   false, false,  false,     0,      false},
 };
 // clang-format on
 
@@ -120,6 +120,22 @@ void resolve_interleave(KernelOptions& o, const TuningRow& row, std::size_t fixe
                       "the interleaved solve (kernel option interleave) keeps the solver state in "
                       "registers; it cannot be combined with the state in local memory on " +
                           where);
+}
+
+// Pixels on the lanes of the device's FP64 vectors (cl/lw_simd.cl): the flat screen only (the
+// angular observer has no vector form), a native width of 2 to 16, built-in divisions (the SIMD
+// kernel has no refined seeds) and the state in registers. Otherwise the scalar kernel: a request
+// it cannot meet is not an error, since both give the same sums (tests/test_accumulator), and the
+// manifest's [config] simd records which one ran. The phase-by-phase solve is the scalar kernel's
+// alone, so it is recorded off with the lanes.
+void resolve_simd(KernelOptions& o, const TuningRow& row, const DeviceInfo& d, const Screen& screen,
+                  std::size_t fixed_work_group) {
+  if (o.simd == 0) o.simd = row.simd ? 1 : -1;
+  const unsigned w = d.double_width;
+  const bool fits = !screen.angular() && w >= 2 && w <= 16 && (w & (w - 1)) == 0 && o.fast_recip <= 0 &&
+                    fixed_work_group == 0;
+  o.simd = o.simd > 0 && fits ? int(w) : -1;
+  if (o.simd > 0) o.interleave = -1;
 }
 
 // CLBlast's parameter sets. Why each: BENCHMARKS.md, "Tuning defaults", "CLBlast", under the
@@ -260,6 +276,7 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
   t.fixed_work_group = resolve_state_local(o, row, device, where);
   resolve_seeds(o, row, device, where);
   resolve_interleave(o, row, t.fixed_work_group, where);
+  resolve_simd(o, row, device, screen, t.fixed_work_group);
   if (o.max_registers == 0) o.max_registers = row.max_registers;
   if (o.pixel_order == PixelOrder::Auto && o.tile_width == 0 && o.ensemble_radius > 0) {
     const double pixels_rms = std::sqrt((screen.half_x * screen.half_x + screen.half_y * screen.half_y) / 3.0);

@@ -38,6 +38,7 @@ struct TuningRow {
   bool interleave;         // the group's warm solves phase by phase (only with the state in registers)
   int tail_items_per_cu;   // the last batch in slabs of screen rows (accumulate_in_slabs) of at least
                            // this many (position, chunk) work-items per compute unit; 0 = in one piece
+  bool simd;               // pixels on the lanes of FP64 vectors where the device has them (cl/lw_simd.cl)
   PixelOrder pixel_order;  // the order when neither pixel_order nor tile_width asks for one
   int tile_width;          // pixels per tile row when tiles are asked for without a width
 };

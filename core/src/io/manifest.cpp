@@ -133,6 +133,7 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
                      {"pixel_order", x.pixel_order},
                      {"fast_recip", x.fast_recip},
                      {"interleave", x.interleave},
+                     {"simd", x.simd},
                      {"nv_seed", x.nv_seed},
                      {"devices", a.devices},
                      {"knots_per_period", campaign.trajectory.knots_per_period},

@@ -112,7 +112,7 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   // devices used (`edm devices --probe`), so peak_fraction_field is left out until one exists.
   x.flop_per_slot = flop_per_slot(k, cell.mode());
   for (const auto& d : plan.devices) {
-    const double p = cached_device_value(d, "peak");
+    const double p = cached_device_value(d, kPeakValue);
     if (p <= 0) {
       x.fp64_peak = 0;
       break;
@@ -124,6 +124,7 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.pixel_order = pixel_order_name(k.pixel_order);
   x.fast_recip = k.fast_recip > 0;
   x.interleave = k.interleave > 0;
+  x.simd = k.simd > 0 ? k.simd : 0;
   x.nv_seed = k.nv_seed > 0;
   x.ranks = plan.ranks.size;
   x.rank_timings = per_rank;

@@ -46,6 +46,7 @@ KernelOptions kernel_options(const AccumulatorSection& a) {
   k.fast_recip = a.fast_recip;
   k.nv_seed = a.nv_seed;
   k.interleave = a.interleave;
+  k.simd = a.simd;
   return k;
 }
 
