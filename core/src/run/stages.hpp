@@ -209,8 +209,13 @@ class SpectraShards {
   std::unique_ptr<Worker> worker_;  // last: destroyed (its batch waited for) before the accumulators
 };
 
-// The accumulators of [spectra] on this rank's devices (none when disabled).
-std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan);
+// The accumulators of [spectra] on this rank's devices (none when disabled). edm resume: each
+// device's with the method its checkpointed sums were made with (the record, "auto" resolved), so
+// a resume continues the same sums; ConfigError EDM-CKP-081 naming spectra.method and both methods
+// when the campaign asks explicitly for another. A checkpoint without the record (an older edm) is
+// resumed as the campaign resolves now, with a warning.
+std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                          const RunSummary& summary);
 // edm resume: every device's sums from this rank's checkpoint (the file start_or_resume read);
 // IoError naming the file and dataset when it lacks them or holds another grid.
 void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra);
