@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "edm/coverage.hpp"
+#include "edm/run_summary.hpp"
 #include "edm/spectra.hpp"
 #include "edm/trajectory.hpp"
 
@@ -48,6 +49,9 @@ struct CheckpointState {
   // of this rank, as the campaign gave them: `edm resume` refuses data changed under them
   // (EDM-CKP-071). 0: none recorded (an older edm).
   std::uint64_t input_digest = 0;
+  // The CLBlast parameter sets of the processes that summed [first, next_electron) (TuningSpan,
+  // dataset clblast_tuning: "first<TAB>record" a line); empty: a checkpoint of an older edm.
+  std::vector<TuningSpan> tuning;
 };
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,

@@ -199,6 +199,11 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
   if (st.input_digest) put_attr_u64(root, "input_digest", st.input_digest);
+  if (!st.tuning.empty()) {
+    std::string text;
+    for (const TuningSpan& t : st.tuning) text += std::to_string(t.first_electron) + "\t" + t.clblast + "\n";
+    put_string(root, "clblast_tuning", text, partial);
+  }
   put_attr_u64(root, "devices", acc.devices());
   // The raw cube is in the device layout, which depends on the pixel order (and is the same on
   // every device of a run): its fingerprint, checked on resume, and the keys it comes from, so that
@@ -388,6 +393,23 @@ void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesys
   }
 }
 
+// The dataset clblast_tuning: one span a line, "first_electron<TAB>record", first electrons rising.
+std::vector<TuningSpan> read_tuning(hid_t root, const std::filesystem::path& file) {
+  std::vector<TuningSpan> out;
+  std::istringstream lines(get_string(root, "clblast_tuning", file));
+  for (std::string line; std::getline(lines, line);) {
+    const auto tab = line.find('\t');
+    const std::string first = tab == std::string::npos ? "" : line.substr(0, tab);
+    if (first.empty() || first.find_first_not_of("0123456789") != std::string::npos || first.size() > 19 ||
+        tab + 1 >= line.size() || (!out.empty() && std::stoull(first) <= out.back().first_electron))
+      throw IoError("EDM-CKP-082", file.string() + ": dataset clblast_tuning holds \"" + line +
+                                       "\", not \"FIRST_ELECTRON<TAB>RECORD\" with first electrons rising; the "
+                                       "checkpoint is damaged: run the campaign again");
+    out.push_back({std::stoull(first), line.substr(tab + 1)});
+  }
+  return out;
+}
+
 // The first layout key whose saved value differs from this run's, as "key = saved in the
 // checkpoint, now in this run"; empty when none does or the checkpoint predates the keys.
 std::string differing_layout_key(hid_t root, const RawCubes& acc, const std::filesystem::path& file) {
@@ -486,6 +508,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.kernel = get_attr_f64(root, "kernel", file);
   if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
   if (H5Aexists(root, "input_digest") > 0) st.input_digest = get_attr_u64(root, "input_digest", file);
+  if (H5Lexists(root, "clblast_tuning", H5P_DEFAULT) > 0) st.tuning = read_tuning(root, file);
   read_gamma_and_coverage(root, st, file);
   st.cube = read_cube_saved(root, file);
   if (!st.cube) check_no_cube_state(root, st, file);

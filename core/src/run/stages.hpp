@@ -128,6 +128,9 @@ struct BatchState {
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
+// The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
+// ("0: CLBlast default; 1: …", in the order of plan.devices).
+std::string clblast_tuning_of(const RunPlan& plan);
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
 // timings so far from the checkpoint.
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t electrons,
