@@ -1,7 +1,9 @@
 // edm plot RUN: PNGs of a run into RUN/plots/ by share/plot/edm_plot.py (matplotlib, Agg). Computes
 // spectrum.h5 first when it is missing (same options as `edm spectrum`), finds the script next to
 // the executable (build tree or install prefix) and an interpreter that can import numpy, h5py and
-// matplotlib (EDM_PYTHON, python3, /usr/bin/python3 — a pyenv shim may lack them).
+// matplotlib (EDM_PYTHON, python3, /usr/bin/python3 — a pyenv shim may lack them). Holds the run
+// folder's lock from its first look at spectrum.h5 until the plots are in place (share/docs/outputs.md,
+// "One run per folder").
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,6 +19,7 @@
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_lock.hpp"
 #include "edm/spectrum.hpp"
 
 extern char** environ;
@@ -123,6 +126,12 @@ int cmd_plot(const Args& args) {
   const auto script = find_script();
   const auto python = find_python();
 
+  // The folder's lock, before spectrum.h5 is looked at: plot used to take it only inside the
+  // spectrum's writer, so with a valid spectrum.h5 it wrote plots/ while an edm run or edm spectrum
+  // of the folder replaced field.h5 and spectrum.h5 under it, and its plots mixed two runs (found by
+  // tests/test_hostile). Another writer of the folder makes this ConfigError EDM-RUN-040, naming it;
+  // the spectrum computed below is written under this lock (a nested acquire).
+  RunFolderLock lock = RunFolderLock::acquire(dir);
   const std::string stale = stale_spectrum(dir);
   if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
   if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) {
@@ -132,6 +141,9 @@ int cmd_plot(const Args& args) {
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
   (void)read_field_summary(dir / "field.h5");
   setenv("MPLBACKEND", "Agg", 1);  // never try a display
+  // The script shares the lock: if this process is killed while the script writes plots/, the
+  // folder stays locked until the script has exited too.
+  lock.share_with_children();
   const int rc = spawn_wait({python, script.string(), dir.string()}, false);
   if (rc != 0)
     throw IoError("EDM-PLOT-003", script.string() + " failed (exit " + std::to_string(rc) + ") on " + run);

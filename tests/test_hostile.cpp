@@ -688,3 +688,109 @@ BOOST_AUTO_TEST_CASE(info_lists_a_file_that_vanishes_while_it_reads) {
   BOOST_TEST(still.exit_code == 0, still.output);
   BOOST_TEST(!contains(still.output, "vanished"), still.output);
 }
+
+namespace {
+
+// Holds `run`'s lock as an edm process of command `by` would (the record format of
+// core/src/io/run_lock.cpp); the descriptor, to close.
+int hold_lock(const fs::path& run, const std::string& by) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const int fd = ::open((run / ".edm.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  const std::string record = "pid " + std::to_string(::getpid()) + " on host " + host + " since 20261202T000000Z" + by + "\n";
+  BOOST_REQUIRE(::ftruncate(fd, 0) == 0);
+  BOOST_REQUIRE(::pwrite(fd, record.data(), record.size(), 0) == ssize_t(record.size()));
+  return fd;
+}
+
+// The names in `dir`, sorted.
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+// `edm plot` took the run folder's lock only inside the spectrum's writer, so with a valid
+// spectrum.h5 already there it took none: it wrote plots/ while an edm run (--overwrite) or edm
+// spectrum of the folder replaced field.h5 and spectrum.h5, and its plots could mix the two. It now
+// holds the lock from its first look at the folder until the plots are in place: refused at once
+// (EDM-RUN-040, exit 2, nothing written) while another command holds it, and it refuses the others
+// while it plots.
+BOOST_AUTO_TEST_CASE(plot_holds_the_folder_lock_though_the_spectrum_is_there) {
+  const auto dir = edm::test::temp_dir("hostile_plot_lock");
+  const auto run = finished_run(dir, "run", 0.3, true);
+  const std::string spectrum = slurp(run / "spectrum.h5");
+  const int fd = hold_lock(run, " by edm run");
+  const auto r = run_edm("plot " + run.string());
+  ::close(fd);
+  BOOST_TEST(r.exit_code == 2, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "edm: error [EDM-RUN-040]"), r.output);
+  BOOST_TEST(contains(r.output, "in use by edm run (pid " + std::to_string(::getpid())), r.output);
+  BOOST_TEST(contains(r.output, "edm plot was refused"), r.output);
+  BOOST_TEST(!fs::exists(run / "plots"), "plot wrote plots/ into a folder another command holds");
+  BOOST_TEST(slurp(run / "spectrum.h5") == spectrum);
+  fs::remove(run / ".edm.lock");
+
+  // While it plots, it is the holder: an edm spectrum of the folder is refused naming it. Plot is
+  // paused once its record is there, so that the spectrum meets it for certain.
+  const pid_t p = edm::test::spawn_edm({"plot", run.string()});
+  const auto waited = edm::test::wait_until(p, [&] { return contains(slurp(run / ".edm.lock"), " by edm plot\n"); });
+  const bool paused = waited == edm::test::Waited::Ready && ::kill(p, SIGSTOP) == 0;
+  const auto s = paused ? run_edm("spectrum " + run.string() + " --quiet") : edm::test::CommandResult{};
+  if (paused) ::kill(p, SIGCONT);
+  const int plot_exit = waited == edm::test::Waited::Exited ? 0 : edm::test::wait_exit(p);
+  BOOST_REQUIRE_MESSAGE(paused, "edm plot never recorded itself as the holder of " << (run / ".edm.lock"));
+  BOOST_TEST(plot_exit == 0);
+  BOOST_TEST(s.exit_code == 2, s.output);
+  BOOST_TEST(contains(s.output, "in use by edm plot (pid " + std::to_string(p)), s.output);
+  BOOST_TEST(contains(s.output, "edm spectrum was refused"), s.output);
+  BOOST_TEST(slurp(run / "spectrum.h5") == spectrum, "the refused spectrum wrote spectrum.h5");
+  BOOST_TEST(fs::exists(run / "plots" / "fluence.png"));
+  BOOST_TEST(!fs::exists(run / ".edm.lock"), "plot released the lock");
+}
+
+// edm_plot.py wrote each PNG straight onto its name: savefig truncated the plot that was there
+// first, so a plot cut short (here: a full disk) lost it and left half a PNG under its name, and a
+// symbolic link under a plot's name had the file it points to overwritten. Each PNG now goes to a
+// temporary name in plots/ and is renamed over its own name when whole.
+BOOST_AUTO_TEST_CASE(a_plot_cut_short_keeps_the_plots_that_were_there) {
+  const auto dir = edm::test::temp_dir("hostile_plot_atomic");
+  // A link under a plot's name: the link is replaced, the user's file it points to is not touched.
+  const auto run = finished_run(dir, "run", 0.3, false);  // plot computes the spectrum (nested lock)
+  fs::create_directories(run / "plots");
+  const std::string mine = "the user's own picture, not edm's";
+  write_file(dir, "mine.png", mine);
+  fs::create_symlink(dir / "mine.png", run / "plots" / "fluence.png");
+  const auto r = run_edm("plot " + run.string());
+  BOOST_TEST(r.exit_code == 0, r.output);
+  BOOST_TEST(slurp(dir / "mine.png") == mine, "plot wrote through the link into the file it points to");
+  BOOST_TEST(!fs::is_symlink(run / "plots" / "fluence.png"));
+  BOOST_TEST(slurp(run / "plots" / "fluence.png").rfind("\x89PNG", 0) == 0);
+  for (const auto& name : names_in(run / "plots"))
+    BOOST_TEST(name.find(".partial") == std::string::npos, "left " << name);
+
+  // A full disk under plots/ (3 pages, 2 taken by the plots already there): the first new PNG
+  // cannot be written whole. The plot fails (EDM-PLOT-003); the old plots stay as they were and
+  // nothing else is left in plots/.
+  const auto full = finished_run(dir, "full", 0.3, true);
+  TinyDisk disk(full / "plots", 3 * 4096);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED the full-disk half of a_plot_cut_short_keeps_the_plots_that_were_there: cannot mount "
+                       "a tmpfs (" << disk.why << ")");
+    return;
+  }
+  const std::vector<std::string> old = {"fluence.png", "spectrum_on_axis.png"};
+  for (const auto& name : old) write_file(disk.dir, name, "the plot of yesterday: " + name);
+  const auto f = run_edm("plot " + full.string());
+  BOOST_TEST(f.exit_code == 4, "exit " << f.exit_code << ": " << f.output);
+  BOOST_TEST(contains(f.output, "edm: error [EDM-PLOT-003]"), f.output);
+  for (const auto& name : old)
+    BOOST_TEST(slurp(disk.dir / name) == "the plot of yesterday: " + name, name << " was lost to a plot cut short");
+  BOOST_TEST((names_in(disk.dir) == old), "plots/ holds more than the old plots");
+  BOOST_TEST(!fs::exists(full / ".edm.lock"));
+}

@@ -1,7 +1,8 @@
 // ctest-label: e2e
 // Checkpoint and resume: a run killed with SIGKILL after its first checkpoint, then `edm resume`d,
 // gives a field.h5 bit-identical to an uninterrupted run on one device; SIGTERM writes a checkpoint
-// and exits 130 without leaving a field.h5; an existing checkpoint is never overwritten by `edm run`.
+// and exits 130 without leaving a field.h5; an existing checkpoint is never overwritten by `edm run`;
+// run.toml's [tuning] of a run resumed with other CLBlast parameters lists both.
 #define BOOST_TEST_MODULE resume
 #include <boost/test/unit_test.hpp>
 
@@ -9,6 +10,9 @@
 
 #include <chrono>
 
+#include <toml++/toml.h>
+
+#include "edm/checkpoint.hpp"
 #include "edm/writer.hpp"
 #include "spawn.hpp"
 #include <cstring>
@@ -92,4 +96,59 @@ BOOST_AUTO_TEST_CASE(sigterm_writes_a_checkpoint_and_exits_cleanly) {
   auto resumed = test::run_edm("resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   expect_identical(dir / "full", part);
+}
+
+// run.toml's [tuning] was computed when the run finished, so a run stopped under
+// EDM_CLBLAST_TUNING=0 and resumed without it claimed the resume's parameter sets for every
+// electron, those the first process summed with the table off included. The checkpoint carries
+// the sets of the processes so far (dataset clblast_tuning), and [tuning] of a run summed with two
+// says "mixed" and lists each process with the first electron it summed. A run resumed with the
+// same sets records them as an uninterrupted run does.
+BOOST_AUTO_TEST_CASE(a_resume_with_other_clblast_parameters_records_both) {
+  ::unsetenv("EDM_CLBLAST_TUNING");
+  fs::path dir;
+  const auto campaign = campaign_with_reference("resume_tuning", dir);
+  const toml::table whole = toml::parse_file((dir / "full" / "run.toml").string());
+  const std::string mine = whole["tuning"]["clblast"].value_or(std::string());
+  BOOST_TEST_MESSAGE("uninterrupted: [tuning] clblast = " << mine);
+  BOOST_REQUIRE(!mine.empty());
+  BOOST_TEST(!whole["tuning"]["processes"]);
+  const std::string off = "0: off (EDM_CLBLAST_TUNING=0)";
+  BOOST_REQUIRE(mine != off);
+
+  // Killed after its first checkpoint with the table off, resumed with it on.
+  const auto part = dir / "part";
+  const pid_t pid = test::spawn_shell("EDM_CLBLAST_TUNING=0 exec " + test::edm_bin() + " run " + campaign.string() +
+                                      " --quiet --output " + part.string() + " --checkpoint-every 1");
+  const int code = signal_after_checkpoint(pid, part, SIGKILL);
+  BOOST_REQUIRE_MESSAGE(code == 128 + SIGKILL, "the run ended before it could be killed (status " << code << ")");
+  const CheckpointState st = read_checkpoint_state(checkpoint_path(part));
+  BOOST_TEST(st.tuning.size() == 1u, "the checkpoint carries the first process's sets");
+  if (!st.tuning.empty()) {
+    BOOST_TEST(st.tuning[0].first_electron == 0u);
+    BOOST_TEST(st.tuning[0].clblast == off);
+  }
+  const auto resumed = test::run_edm("resume " + part.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  expect_identical(dir / "full", part);
+  const toml::table m = toml::parse_file((part / "run.toml").string());
+  const std::string clblast = m["tuning"]["clblast"].value_or(std::string());
+  BOOST_TEST(clblast.rfind("mixed", 0) == 0, "[tuning] clblast = " << clblast << " claims one tuning for two");
+  const toml::array* processes = m["tuning"]["processes"].as_array();
+  BOOST_REQUIRE_MESSAGE(processes && processes->size() == 2, "[tuning] lists the processes");
+  const auto& first = *processes->get(0)->as_table();
+  const auto& second = *processes->get(1)->as_table();
+  BOOST_TEST(first["first_electron"].value_or(std::int64_t(-1)) == 0);
+  BOOST_TEST(first["clblast"].value_or(std::string()) == off);
+  BOOST_TEST(second["first_electron"].value_or(std::int64_t(-1)) == std::int64_t(st.next_electron));
+  BOOST_TEST(second["clblast"].value_or(std::string()) == mine);
+
+  // Stopped and resumed with the same sets: recorded as by the uninterrupted run.
+  const auto same = dir / "same";
+  const pid_t p2 = spawn_edm({"run", campaign.string(), "--quiet", "--output", same.string(), "--checkpoint-every", "1"});
+  BOOST_REQUIRE(signal_after_checkpoint(p2, same, SIGKILL) == 128 + SIGKILL);
+  BOOST_REQUIRE(test::run_edm("resume " + same.string() + " --quiet").exit_code == 0);
+  const toml::table n = toml::parse_file((same / "run.toml").string());
+  BOOST_TEST(n["tuning"]["clblast"].value_or(std::string()) == mine);
+  BOOST_TEST(!n["tuning"]["processes"]);
 }

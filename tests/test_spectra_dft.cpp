@@ -8,8 +8,11 @@
 // transverse components both series methods transform, against the three Cartesian ones of the
 // cube on a grid about another axis; batching and weights; "auto" where a method's buffers do not
 // fit; a stop and `edm resume` with the fft and the dft method (spectrum.h5 bit for bit as the
-// uninterrupted run); bad input.
+// uninterrupted run); a resume continues with the method that summed the checkpoint's spectra
+// ("auto" resolved), refuses a campaign asking for another, and resumes an older checkpoint
+// without the record; bad input.
 #define BOOST_TEST_MODULE spectra_dft
+#include <hdf5.h>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <complex>
@@ -518,4 +521,144 @@ BOOST_AUTO_TEST_CASE(a_stopped_fft_or_dft_run_resumes_to_the_same_spectra) {
       BOOST_TEST((x == y), method << ": " << name << " differs after resume");
     }
   }
+}
+
+namespace {
+
+// Runs `text` into `part` through the library and stops it once the first electron is done: a
+// checkpoint holding the spectra sums of the electrons before the stop.
+void stop_after_first(const std::string& text, const fs::path& part, const PluginRegistry& registry) {
+  std::atomic<bool> stop{false};
+  StopAt observer;
+  observer.stop = &stop;
+  observer.at = 1;
+  RunOptions ro;
+  ro.stop = &stop;
+  ro.checkpoint_every = -1;
+  ro.progress_interval = 0.005;
+  std::string id;
+  try {
+    const Campaign c = parse_campaign(text, "cell.toml", {{"run.output", "\"" + part.string() + "\"", Origin::CommandLine}},
+                                      registry.get("inverse_thomson").keys(), false);
+    run_campaign(c, registry, ro, observer);
+  } catch (const Interrupted& e) {
+    id = e.id();
+  }
+  BOOST_REQUIRE_EQUAL(id, "EDM-RUN-010");
+  const CheckpointState st = read_checkpoint_state(checkpoint_path(part));
+  BOOST_REQUIRE(st.next_electron >= 1u && st.next_electron < 12u);
+}
+
+// Resumes `part` through the library with the campaign `text` (a program using libedm, or edm
+// resume of a checkpoint whose campaign asks for that method).
+void resume_with(const std::string& text, const fs::path& part, const PluginRegistry& registry) {
+  RunOptions ro;
+  ro.resume = true;
+  ro.checkpoint_every = -1;
+  RunObserver quiet;
+  const Campaign c = parse_campaign(text, "cell.toml", {{"run.output", "\"" + part.string() + "\"", Origin::CommandLine}},
+                                    registry.get("inverse_thomson").keys(), false);
+  run_campaign(c, registry, ro, quiet);
+}
+
+// The string attribute `attr` of the object `object` of an HDF5 file ("" when it cannot be read).
+std::string h5_string_attr(const fs::path& file, const char* object, const char* attr) {
+  std::string out;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return out;
+  const hid_t a = H5Aopen_by_name(f, object, attr, H5P_DEFAULT, H5P_DEFAULT);
+  if (a >= 0) {
+    const hid_t t = H5Aget_type(a);
+    if (H5Tis_variable_str(t) > 0) {
+      char* v = nullptr;
+      if (H5Aread(a, t, &v) >= 0 && v) out = v;
+      H5free_memory(v);
+    } else {
+      std::string buf(H5Tget_size(t), '\0');
+      if (H5Aread(a, t, buf.data()) >= 0) out = buf.c_str();
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+  }
+  H5Fclose(f);
+  return out;
+}
+
+// spectrum.h5's /direct of `a` and `b`, bit for bit.
+void same_direct(const fs::path& a, const fs::path& b, const std::string& what) {
+  for (const char* name : {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
+                           "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_omega"}) {
+    const auto x = test::h5_raw(a / "spectrum.h5", name), y = test::h5_raw(b / "spectrum.h5", name);
+    BOOST_TEST(!x.empty());
+    BOOST_TEST((x == y), what << ": " << name << " differs from the uninterrupted run's");
+  }
+}
+
+}  // namespace
+
+// A resume let spectra.method = "auto" resolve again, so a run stopped where auto had taken one
+// method (another device, another edm's cost model) added the electrons after the stop with
+// another: the sums mixed two methods. The checkpoint records the resolved method
+// (/spectra/methods) and a resume continues with it: here the sums were made with fft, which auto
+// does not take on this cell (it takes dft), and the resumed spectrum.h5 is the uninterrupted fft
+// run's, bit for bit. A campaign asking explicitly for another method is refused (EDM-CKP-081)
+// with the checkpoint kept; a checkpoint without the record (an older edm) resumes as before, with
+// a warning.
+BOOST_AUTO_TEST_CASE(a_resume_continues_with_the_method_that_summed_before_the_stop) {
+  const auto registry = PluginRegistry::discover();
+  const fs::path dir = test::temp_dir("series_resume_method");
+  const std::string fft = series_cell("fft"), automatic = series_cell(""), dft = series_cell("dft");
+  const auto full = test::run_edm("run " + test::write_file(dir, "fft.toml", fft).string() + " --quiet --output " +
+                                  (dir / "full").string());
+  BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+  // The premise: auto resolves to another method than fft on this cell and device.
+  const auto by_auto = test::run_edm("run " + test::write_file(dir, "auto.toml", automatic).string() +
+                                     " --quiet --output " + (dir / "auto").string());
+  BOOST_REQUIRE_MESSAGE(by_auto.exit_code == 0, by_auto.output);
+  const std::string auto_method = h5_string_attr(dir / "auto" / "spectrum.h5", "/direct", "method");
+  BOOST_TEST_MESSAGE("auto resolves to: " << auto_method);
+  BOOST_REQUIRE(auto_method.rfind("fft", 0) != 0);
+
+  // Stopped with fft, resumed with auto: continued with fft.
+  const fs::path a = dir / "a";
+  stop_after_first(fft, a, registry);
+  BOOST_TEST(h5_string_attr(checkpoint_path(a), "/spectra", "methods") == "fft");
+  resume_with(automatic, a, registry);
+  BOOST_TEST(h5_string_attr(a / "spectrum.h5", "/direct", "method").rfind("fft", 0) == 0);
+  same_direct(dir / "full", a, "stopped with fft, resumed with auto");
+
+  // Stopped with fft, resumed asking for dft: refused naming the key and both methods, the
+  // checkpoint kept; edm resume with its own campaign then finishes it.
+  const fs::path b = dir / "b";
+  stop_after_first(fft, b, registry);
+  const std::string kept = test::slurp(checkpoint_path(b));
+  std::string id, message;
+  try {
+    resume_with(dft, b, registry);
+  } catch (const ConfigError& e) {
+    id = e.id();
+    message = e.what();
+  }
+  BOOST_TEST(id == "EDM-CKP-081", id << ": " << message);
+  for (const char* words : {"spectra.method = \"dft\"", "with the fft method", "spectra.method = \"fft\""})
+    BOOST_TEST(message.find(words) != std::string::npos, message);
+  BOOST_TEST(test::slurp(checkpoint_path(b)) == kept, "the refused resume changed the checkpoint");
+  BOOST_TEST(!fs::exists(b / "field.h5"));
+  const auto resumed = test::run_edm("resume " + b.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  same_direct(dir / "full", b, "refused, then resumed with its own campaign");
+
+  // A checkpoint without the record: resumed as the campaign resolves (fft here), with a warning.
+  const fs::path c = dir / "c";
+  stop_after_first(fft, c, registry);
+  {
+    const hid_t f = H5Fopen(checkpoint_path(c).c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    BOOST_REQUIRE(H5Adelete_by_name(f, "/spectra", "methods", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+  }
+  const auto old = test::run_edm("resume " + c.string());
+  BOOST_REQUIRE_MESSAGE(old.exit_code == 0, old.output);
+  BOOST_TEST(old.output.find("does not record the method of its direct spectra") != std::string::npos, old.output);
+  same_direct(dir / "full", c, "a checkpoint without the record");
 }

@@ -3,11 +3,16 @@
 
 Reads RUN/field.h5 (centre-pixel trace, /gamma) and RUN/spectrum.h5 (written by `edm spectrum`:
 fluence, spectra, harmonic maps) through edmio (share/python/edmio.py, found beside this folder).
-Uses matplotlib's Agg backend, so it never needs a display.
+Uses matplotlib's Agg backend, so it never needs a display. Each PNG is written under a temporary
+name in RUN/plots/ and renamed over its own name once complete, so a plot cut short (an error, a
+full disk, SIGINT or SIGTERM) leaves the previous PNG of that name as it was and no half-written file.
 Exit status 0 on success; 1 with one line "edm_plot.py: error: ..." on stderr otherwise.
 """
+import contextlib
 import os
+import signal
 import sys
+import tempfile
 
 import matplotlib
 
@@ -31,9 +36,24 @@ def need(f, path, what):
 
 
 def save(fig, out, name, written):
+    """fig into out/name through a temporary file renamed over it when whole. savefig straight onto
+    the name truncated the previous plot first, so an interrupted plot lost it and left half a PNG,
+    and it wrote through a symbolic link into the file it points to (found by tests/test_hostile);
+    os.replace swaps the name alone."""
     path = os.path.join(out, name)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=out)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
     written.append(path)
 
 
@@ -438,7 +458,13 @@ def main(argv):
     return 0
 
 
+def stop(signum, frame):
+    # SIGTERM ends Python without unwinding: raised instead, save() removes its temporary file.
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, stop)
     try:
         sys.exit(main(sys.argv))
     except (PlotError, edmio.EdmReadError, OSError, KeyError) as e:

@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "edm/coverage.hpp"
+#include "edm/run_summary.hpp"
 #include "edm/spectra.hpp"
 #include "edm/trajectory.hpp"
 
@@ -48,6 +49,9 @@ struct CheckpointState {
   // of this rank, as the campaign gave them: `edm resume` refuses data changed under them
   // (EDM-CKP-071). 0: none recorded (an older edm).
   std::uint64_t input_digest = 0;
+  // The CLBlast parameter sets of the processes that summed [first, next_electron) (TuningSpan,
+  // dataset clblast_tuning: "first<TAB>record" a line); empty: a checkpoint of an older edm.
+  std::vector<TuningSpan> tuning;
 };
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
@@ -115,6 +119,12 @@ bool load_checkpoint_cube(const std::filesystem::path& file, RawCubes& cubes);
 // checkpoint without the group /spectra (EDM-CKP-060), another grid or device count (EDM-CKP-061),
 // a dataset of the wrong type, shape or length (EDM-CKP-062), one never written (EDM-CKP-063) or
 // holding a value that is not finite (EDM-CKP-064).
+// The method that summed each device's direct spectra ("auto" resolved, as SpectraSums::method),
+// as the checkpoint records it (attribute methods of /spectra, one name a device, comma-separated):
+// `edm resume` continues with it. Empty for a checkpoint without the group (no electron done, or no
+// [spectra]) and for one of an edm that did not record it. IoError EDM-CKP-080 for a record that is
+// not one of direct, fft, dft for each of `devices` devices.
+std::vector<SpectraMethod> read_checkpoint_spectra_methods(const std::filesystem::path& file, std::size_t devices);
 std::vector<SpectraSums> load_checkpoint_spectra(const std::filesystem::path& file, std::size_t devices,
                                                  std::size_t directions, std::size_t frequencies);
 

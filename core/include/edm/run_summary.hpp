@@ -23,6 +23,17 @@ struct RunTiming {
          reduce = 0, write = 0;
 };
 
+// The CLBlast parameter sets (edm::clblast_tuning_record of each device, "0: CLBlast default; 1: …")
+// of the processes that summed a run's electrons, from `first_electron` on (share/docs/outputs.md,
+// [tuning]): one span while every process used the same, more when a run was stopped and resumed
+// with EDM_CLBLAST_TUNING toggled. Carried through the checkpoints.
+struct TuningSpan {
+  std::uint64_t first_electron = 0;
+  std::string clblast;
+};
+// The span a checkpoint of an edm before the record stands for: what it summed with is not known.
+inline constexpr const char* kTuningNotRecorded = "not recorded (a checkpoint of an older edm)";
+
 struct RunSummary {
   std::filesystem::path folder, field_file, manifest_file;
   std::string run_id;
@@ -40,6 +51,7 @@ struct RunSummary {
   std::uint64_t checkpoints_written = 0;
   std::int64_t checkpoint_every = 0;   // effective (batches), 0 = none
   std::uint64_t resumed_from = 0;      // electrons already in the cube when this process started
+  std::vector<TuningSpan> tuning;      // this rank's processes so far, this one last (TuningSpan)
   // The retarded-time roots' sampling (coverage.hpp) and whether it meets accumulator.newton_iters.
   RootSampling root_sampling;
   bool roots_converged = true;

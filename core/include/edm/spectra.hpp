@@ -107,6 +107,8 @@ class SpectraAccumulator {
   // Progress: the electrons of this object's launches (restored ones not counted) whose kernels
   // have completed, polled from their events; never blocks.
   std::uint64_t electrons_completed();
+  // The method this accumulator sums with: SpectraOptions::method, "auto" resolved at construction.
+  SpectraMethod method() const;
 
   struct Impl;
 

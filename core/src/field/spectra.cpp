@@ -307,6 +307,11 @@ void SpectraAccumulator::restore(const SpectraSums& saved) {
   m.sums.weight_sum = saved.weight_sum;
 }
 
+SpectraMethod SpectraAccumulator::method() const {
+  const auto& m = *impl_;
+  return m.fft ? SpectraMethod::Fft : m.dft ? SpectraMethod::Dft : SpectraMethod::Direct;
+}
+
 std::uint64_t SpectraAccumulator::electrons_completed() {
   auto& m = *impl_;
   if (m.series()) return m.completed;

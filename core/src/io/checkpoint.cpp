@@ -199,6 +199,11 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
   if (st.input_digest) put_attr_u64(root, "input_digest", st.input_digest);
+  if (!st.tuning.empty()) {
+    std::string text;
+    for (const TuningSpan& t : st.tuning) text += std::to_string(t.first_electron) + "\t" + t.clblast + "\n";
+    put_string(root, "clblast_tuning", text, partial);
+  }
   put_attr_u64(root, "devices", acc.devices());
   // The raw cube is in the device layout, which depends on the pixel order (and is the same on
   // every device of a run): its fingerprint, checked on resume, and the keys it comes from, so that
@@ -279,6 +284,11 @@ void write_spectra_sums(hid_t root, const std::vector<SpectraSums>& spectra, con
   put_attr_u64(g.get(), "devices", spectra.size());
   put_attr_u64(g.get(), "directions", spectra.front().directions);
   put_attr_u64(g.get(), "frequencies", spectra.front().frequencies);
+  // The method that summed each device's sums, "auto" resolved: a resume continues with it
+  // (read_checkpoint_spectra_methods), never with what auto resolves to on its own devices.
+  std::string methods;
+  for (const SpectraSums& s : spectra) methods += (methods.empty() ? "" : ",") + std::string(name(s.method));
+  h5::write_attr(g.get(), "methods", methods);
   std::vector<std::uint64_t> electrons, launches;
   std::vector<double> weight_sum, kernel_seconds;
   for (std::size_t d = 0; d < spectra.size(); ++d) {
@@ -383,6 +393,23 @@ void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesys
   }
 }
 
+// The dataset clblast_tuning: one span a line, "first_electron<TAB>record", first electrons rising.
+std::vector<TuningSpan> read_tuning(hid_t root, const std::filesystem::path& file) {
+  std::vector<TuningSpan> out;
+  std::istringstream lines(get_string(root, "clblast_tuning", file));
+  for (std::string line; std::getline(lines, line);) {
+    const auto tab = line.find('\t');
+    const std::string first = tab == std::string::npos ? "" : line.substr(0, tab);
+    if (first.empty() || first.find_first_not_of("0123456789") != std::string::npos || first.size() > 19 ||
+        tab + 1 >= line.size() || (!out.empty() && std::stoull(first) <= out.back().first_electron))
+      throw IoError("EDM-CKP-082", file.string() + ": dataset clblast_tuning holds \"" + line +
+                                       "\", not \"FIRST_ELECTRON<TAB>RECORD\" with first electrons rising; the "
+                                       "checkpoint is damaged: run the campaign again");
+    out.push_back({std::stoull(first), line.substr(tab + 1)});
+  }
+  return out;
+}
+
 // The first layout key whose saved value differs from this run's, as "key = saved in the
 // checkpoint, now in this run"; empty when none does or the checkpoint predates the keys.
 std::string differing_layout_key(hid_t root, const RawCubes& acc, const std::filesystem::path& file) {
@@ -481,6 +508,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.kernel = get_attr_f64(root, "kernel", file);
   if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
   if (H5Aexists(root, "input_digest") > 0) st.input_digest = get_attr_u64(root, "input_digest", file);
+  if (H5Lexists(root, "clblast_tuning", H5P_DEFAULT) > 0) st.tuning = read_tuning(root, file);
   read_gamma_and_coverage(root, st, file);
   st.cube = read_cube_saved(root, file);
   if (!st.cube) check_no_cube_state(root, st, file);
@@ -626,6 +654,49 @@ std::vector<SpectraSums> load_checkpoint_spectra(const std::filesystem::path& fi
     s.weight_sum = weight_sum[d];
     s.kernel_seconds = kernel[d];
   }
+  return out;
+}
+
+std::vector<SpectraMethod> read_checkpoint_spectra_methods(const std::filesystem::path& file, std::size_t devices) {
+  h5::silence();
+  h5::refuse_special_file(file);  // a FIFO would block the open for ever
+  Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) io_fail("cannot open the checkpoint", file);
+  if (H5Lexists(f.get(), "spectra", H5P_DEFAULT) <= 0) return {};
+  Handle g(H5Gopen2(f.get(), "spectra", H5P_DEFAULT), H5Gclose);
+  if (!g.valid() || H5Aexists(g.get(), "methods") <= 0) return {};  // an edm before the record
+  const auto refuse = [&](const std::string& what) -> std::vector<SpectraMethod> {
+    throw IoError("EDM-CKP-080", file.string() + ": attribute /spectra/methods " + what +
+                                     "; the checkpoint is damaged: run the campaign again");
+  };
+  std::string text;
+  {
+    Handle a(H5Aopen(g.get(), "methods", H5P_DEFAULT), H5Aclose);
+    Handle type(a.valid() ? H5Aget_type(a.get()) : -1, H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) return refuse("is not a string");
+    if (H5Tis_variable_str(type.get()) > 0) {
+      char* v = nullptr;
+      if (H5Aread(a.get(), type.get(), &v) < 0) return refuse("cannot be read");
+      text = v ? v : "";
+      H5free_memory(v);
+    } else {
+      std::string buf(H5Tget_size(type.get()), '\0');
+      if (H5Aread(a.get(), type.get(), buf.data()) < 0) return refuse("cannot be read");
+      text = buf.c_str();
+    }
+  }
+  std::vector<SpectraMethod> out;
+  std::istringstream words(text);
+  for (std::string w; std::getline(words, w, ',');) {
+    SpectraMethod m = SpectraMethod::Auto;
+    for (const SpectraMethod c : {SpectraMethod::Direct, SpectraMethod::Fft, SpectraMethod::Dft})
+      if (w == name(c)) m = c;
+    if (m == SpectraMethod::Auto) return refuse("= \"" + text + "\" names no method (direct, fft, dft) in \"" + w + "\"");
+    out.push_back(m);
+  }
+  if (out.size() != devices)
+    return refuse("= \"" + text + "\" names " + std::to_string(out.size()) + " method(s) for " +
+                  std::to_string(devices) + " device(s)");
   return out;
 }
 

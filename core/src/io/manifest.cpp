@@ -264,7 +264,22 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
 
   m.insert("config", config_table(campaign, s, x));
   // CLBlast's parameter sets the devices run with (core/src/field/tuning.cpp, share/docs/outputs.md).
-  if (!x.clblast_tuning.empty()) m.insert("tuning", toml::table{{"clblast", x.clblast_tuning}});
+  // A run stopped and resumed with other parameters (EDM_CLBLAST_TUNING toggled) summed its
+  // electrons with two: clblast says so, and `processes` lists each with the first electron it summed.
+  if (s.tuning.size() > 1) {
+    toml::array processes;
+    for (const TuningSpan& t : s.tuning)
+      processes.push_back(toml::table{{"first_electron", int64_t(t.first_electron)}, {"clblast", t.clblast}});
+    const bool unknown = std::any_of(s.tuning.begin(), s.tuning.end(),
+                                     [](const TuningSpan& t) { return t.clblast == kTuningNotRecorded; });
+    m.insert("tuning", toml::table{{"clblast", std::string(unknown ? "partly not recorded: processes before a resume "
+                                                                     "from an older edm's checkpoint (tuning.processes)"
+                                                                   : "mixed: the electrons were summed by processes "
+                                                                     "with different CLBlast parameters (tuning.processes)")},
+                                   {"processes", std::move(processes)}});
+  } else if (!x.clblast_tuning.empty()) {
+    m.insert("tuning", toml::table{{"clblast", x.clblast_tuning}});
+  }
   insert_physics(m, campaign, s, units, x);
   insert_performance(m, s, x);
   if (x.field_bytes > 0)

@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "edm/error.hpp"
 
@@ -90,6 +93,17 @@ std::string describe_holder(const std::string& record) {
                                        " again");
 }
 
+// The folders whose lock this process holds, by identity (device, inode: the same folder under
+// two spellings is one): a second acquire of one of them is nested (edm/run_lock.hpp).
+std::mutex& held_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::set<std::pair<dev_t, ino_t>>& held_folders() {
+  static std::set<std::pair<dev_t, ino_t>> held;
+  return held;
+}
+
 }  // namespace
 
 void set_command_name(std::string name) { command_name() = std::move(name); }
@@ -104,6 +118,15 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
     std::filesystem::create_directories(folder, ec);
     if (ec) throw IoError("EDM-RUN-041", "cannot create the run folder " + folder.string() + ": " + ec.message());
     lock.created_folder_ = true;
+  }
+  struct stat dir {};
+  if (::stat(folder.c_str(), &dir) != 0) lock_fail("cannot look up the run folder", folder, errno);
+  {
+    const std::lock_guard<std::mutex> guard(held_mutex());
+    if (held_folders().count({dir.st_dev, dir.st_ino})) {
+      lock.nested_ = true;
+      return lock;
+    }
   }
   const auto path = path_in(folder);
   // A previous holder removes the file while it still holds it; a lock taken on that removed file
@@ -141,32 +164,54 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
       lock_fail("cannot write the lock file", path, err);
     }
     lock.fd_ = fd;
+    lock.dev_ = dir.st_dev;
+    lock.ino_ = dir.st_ino;
+    const std::lock_guard<std::mutex> guard(held_mutex());
+    held_folders().insert({dir.st_dev, dir.st_ino});
     return lock;
   }
   throw IoError("EDM-RUN-041", "cannot lock " + path.string() + ": it is removed and made again faster than it can be taken");
 }
 
 RunFolderLock::RunFolderLock(RunFolderLock&& o) noexcept
-    : fd_(o.fd_), folder_(std::move(o.folder_)), created_folder_(o.created_folder_), stale_(std::move(o.stale_)) {
+    : fd_(o.fd_), nested_(o.nested_), dev_(o.dev_), ino_(o.ino_), folder_(std::move(o.folder_)),
+      created_folder_(o.created_folder_), stale_(std::move(o.stale_)) {
   o.fd_ = -1;
+  o.nested_ = false;
 }
 
 RunFolderLock& RunFolderLock::operator=(RunFolderLock&& o) noexcept {
   if (this != &o) {
     release();
     fd_ = o.fd_;
+    nested_ = o.nested_;
+    dev_ = o.dev_;
+    ino_ = o.ino_;
     folder_ = std::move(o.folder_);
     created_folder_ = o.created_folder_;
     stale_ = std::move(o.stale_);
     o.fd_ = -1;
+    o.nested_ = false;
   }
   return *this;
 }
 
 RunFolderLock::~RunFolderLock() { release(); }
 
-void RunFolderLock::release() noexcept {
+void RunFolderLock::share_with_children() {
   if (fd_ < 0) return;
+  const int flags = ::fcntl(fd_, F_GETFD);
+  if (flags < 0 || ::fcntl(fd_, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+    lock_fail("cannot share with child processes the lock", path_in(folder_), errno);
+}
+
+void RunFolderLock::release() noexcept {
+  nested_ = false;
+  if (fd_ < 0) return;
+  {
+    const std::lock_guard<std::mutex> guard(held_mutex());
+    held_folders().erase({dev_, ino_});
+  }
   ::unlink(path_in(folder_).c_str());
   ::close(fd_);
   fd_ = -1;

@@ -204,6 +204,7 @@ CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, Sharded
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
   st.input_digest = state.scenario ? advance_digest(plan, state) : 0;
+  st.tuning = S.tuning;
   if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
 }
@@ -312,7 +313,22 @@ void check_input_digest(const RunContext& ctx, const RunPlan& plan, const Checkp
                                        "again with edm run --overwrite");
 }
 
+// From electron `from` on, this process sums with `mine` (TuningSpan): spans that summed nothing
+// (a process stopped before its first electron) are dropped, and a process like the one before it
+// extends that one's span.
+void add_tuning_span(std::vector<TuningSpan>& spans, std::uint64_t from, const std::string& mine) {
+  while (!spans.empty() && spans.back().first_electron >= from) spans.pop_back();
+  if (spans.empty() || spans.back().clblast != mine) spans.push_back({from, mine});
+}
+
 }  // namespace
+
+std::string clblast_tuning_of(const RunPlan& plan) {
+  std::string out;
+  for (std::size_t i = 0; i < plan.devices.size(); ++i)
+    out += (i ? "; " : "") + std::to_string(plan.devices[i].index) + ": " + clblast_tuning_record(plan.devices[i]);
+  return out;
+}
 
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t N,
                            ShardedFieldAccumulator& acc, RunSummary& S) {
@@ -348,9 +364,16 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
     S.knots_total = st.knots_total;
     S.spline_bytes_per_electron = st.spline_bytes_per_electron;
     S.resumed_from = state.next;
+    // The tuning of the processes before this one: [tuning] must not claim this process's for
+    // electrons another summed with other CLBlast parameters (found by tests/test_resume). An older
+    // checkpoint's electrons are of an unknown one.
+    S.tuning = st.tuning;
+    if (S.tuning.empty() && st.next_electron > plan.first) S.tuning.push_back({plan.first, kTuningNotRecorded});
     ctx.observer.phase("resume", "from " + file.string() + ": " + std::to_string(state.next) + " of " +
                                      std::to_string(N) + " electrons already summed");
   }
+  // This process's CLBlast parameter sets, as its devices were opened (the accumulators are).
+  add_tuning_span(S.tuning, state.next, clblast_tuning_of(plan));
   state.checkpoint_every = ctx.options.checkpoint_every;
   state.checkpoint_every_asked = ctx.options.checkpoint_every;
   std::ostringstream os;

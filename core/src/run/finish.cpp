@@ -101,9 +101,9 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.a0_effective =
       make_laser(ctx.campaign.laser, cell.units(), cell.plugin_scenario().laser_direction())->a0();
   for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
-  for (std::size_t i = 0; i < plan.devices.size(); ++i)
-    x.clblast_tuning += (i ? "; " : "") + std::to_string(plan.devices[i].index) + ": " +
-                        clblast_tuning_record(plan.devices[i]);
+  // This process's, as its devices were opened (start_or_resume); [tuning] lists the earlier ones'
+  // too when they differ (S.tuning).
+  x.clblast_tuning = S.tuning.empty() ? clblast_tuning_of(plan) : S.tuning.back().clblast;
   const KernelOptions& k = acc.options();
   x.sample_chunks = k.sample_chunks;
   x.work_group = k.work_group;

@@ -172,7 +172,53 @@ double predicted_series_samples(const PreparedCell& cell) {
 
 }  // namespace
 
-std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan) {
+namespace {
+
+// The checkpoint this rank resumes from (start_or_resume reads it, and refuses a missing one):
+// rank 0's checkpoint.h5, another rank's file of the generation checkpoint.h5 commits.
+std::filesystem::path resume_file_of(const RunPlan& plan, const RunSummary& S) {
+  const auto commit_file = checkpoint_path(S.folder);
+  if (plan.ranks.rank == 0) return commit_file;
+  return rank_checkpoint_path(S.folder, read_checkpoint_commit(commit_file).generation, plan.ranks.rank);
+}
+
+// Whether this rank resumes sums from a checkpoint that can hold direct-spectra sums: a checkpoint
+// of electrons done (one of none holds no sums), for this rank and device count. A checkpoint of
+// another process or device count is left to start_or_resume, which refuses it by name
+// (EDM-CKP-010, EDM-CKP-040, EDM-CKP-002).
+bool recorded_spectra(const RunContext& ctx, const RunPlan& plan, const RunSummary& S) {
+  if (!ctx.options.resume || !std::filesystem::exists(checkpoint_path(S.folder))) return false;
+  if (read_checkpoint_commit(checkpoint_path(S.folder)).ranks != std::uint32_t(plan.ranks.size)) return false;
+  const auto file = resume_file_of(plan, S);
+  if (!std::filesystem::exists(file)) return false;
+  const CheckpointState st = read_checkpoint_state(file);
+  return st.cube && st.devices == plan.devices.size();
+}
+
+// edm resume: the method each device continues with, from the checkpoint's record (empty: a fresh
+// run, a checkpoint of no electron done, or one without the record). The sums of two methods
+// differ in their last bits (and more, where a method is less accurate on a grid), so a resume
+// that let "auto" resolve again, on other devices or with another edm's cost model, summed the
+// electrons after the stop with another method than those before it (found by tests/test_spectra_dft).
+std::vector<SpectraMethod> resumed_methods(const RunContext& ctx, const RunPlan& plan, const RunSummary& S) {
+  const auto file = resume_file_of(plan, S);
+  const std::vector<SpectraMethod> methods = read_checkpoint_spectra_methods(file, plan.devices.size());
+  const SpectraMethod asked = ctx.campaign.spectra.method;
+  for (std::size_t d = 0; d < methods.size(); ++d)
+    if (asked != SpectraMethod::Auto && methods[d] != asked)
+      throw ConfigError("EDM-CKP-081",
+                        "spectra.method = \"" + std::string(name(asked)) + "\" in the campaign, but the direct spectra of " +
+                            file.string() + " were summed with the " + name(methods[d]) + " method (device " +
+                            std::to_string(d) + "): resuming would add the electrons after the stop with another method "
+                            "than those before it; resume with spectra.method = \"" + name(methods[d]) +
+                            "\" (or \"auto\", which continues with it), or start the run again");
+  return methods;
+}
+
+}  // namespace
+
+std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                          const RunSummary& S) {
   const SpectraSection& sec = ctx.campaign.spectra;
   if (!sec.enabled) return std::nullopt;
   SpectraGrid grid;
@@ -185,8 +231,19 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   o.phase = sec.phase;
   o.method = sec.method;
   o.series_samples = predicted_series_samples(cell);
+  const bool summed = recorded_spectra(ctx, plan, S);
+  const std::vector<SpectraMethod> methods = summed ? resumed_methods(ctx, plan, S) : std::vector<SpectraMethod>{};
   std::vector<SpectraAccumulator> accs;
-  for (const DeviceInfo& d : plan.devices) accs.emplace_back(open_device(d), grid, o);
+  for (std::size_t d = 0; d < plan.devices.size(); ++d) {
+    if (!methods.empty()) o.method = methods[d];
+    accs.emplace_back(open_device(plan.devices[d]), grid, o);
+  }
+  if (summed && methods.empty())
+    ctx.observer.warning(resume_file_of(plan, S).string() + " does not record the method of its direct spectra "
+                         "(written by an older edm): they are continued with " + name(accs.front().method()) +
+                         ", the method spectra.method = \"" + name(sec.method) +
+                         "\" resolves to now; if that is not the method that summed them before the stop, "
+                         "spectrum.h5's /direct mixes two methods' sums");
   return SpectraShards(std::move(accs), grid.directions.size(), grid.omega.size());
 }
 

@@ -128,6 +128,9 @@ struct BatchState {
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
 };
 
+// The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
+// ("0: CLBlast default; 1: …", in the order of plan.devices).
+std::string clblast_tuning_of(const RunPlan& plan);
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
 // timings so far from the checkpoint.
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t electrons,
@@ -209,8 +212,13 @@ class SpectraShards {
   std::unique_ptr<Worker> worker_;  // last: destroyed (its batch waited for) before the accumulators
 };
 
-// The accumulators of [spectra] on this rank's devices (none when disabled).
-std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan);
+// The accumulators of [spectra] on this rank's devices (none when disabled). edm resume: each
+// device's with the method its checkpointed sums were made with (the record, "auto" resolved), so
+// a resume continues the same sums; ConfigError EDM-CKP-081 naming spectra.method and both methods
+// when the campaign asks explicitly for another. A checkpoint without the record (an older edm) is
+// resumed as the campaign resolves now, with a warning.
+std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                          const RunSummary& summary);
 // edm resume: every device's sums from this rank's checkpoint (the file start_or_resume read);
 // IoError naming the file and dataset when it lacks them or holds another grid.
 void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra);
