@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     const int count = std::min(ELECTRON_GROUP, n - first);
     for (int i = 0; i < 6 * count; ++i) g.v[i] = table[6 * first + i];
     cudaEventRecord(a);
-    lw_accumulate<<<grid, wg>>>(dcoef, g, count, nx, ny, samples, hdr[3], hdr[4], hdr[5], hdr[6], hdr[7], E, B, E, B, dperm, dperm, 0, 0);
+    lw_accumulate<<<grid, wg>>>(dcoef, g, count, nx, ny, samples, hdr[3], hdr[4], hdr[5], hdr[6], hdr[7], E, B, E, B, dperm, (const double*)nullptr, dperm, 0, 0);
     cudaEventRecord(b);
     cudaEventSynchronize(b);
     float ms;
