@@ -143,6 +143,7 @@ BOOST_AUTO_TEST_CASE(kernels_from_disk_and_build_errors) {
   const auto broken = test::temp_dir("cl");
   fs::copy_file(src_cl / "common.cl", broken / "common.cl");
   fs::copy_file(src_cl / "lw_slot.cl", broken / "lw_slot.cl");  // the field kernel's per-slot part
+  fs::copy_file(src_cl / "lw_simd.cl", broken / "lw_simd.cl");  // its vector-lane launch (CPUs)
   {
     std::ofstream f(broken / "lienard_wiechert.cl");
     f << "__kernel void lw_accumulate(__global double* x) { x[0] = undefined_symbol; }\n";
