@@ -270,18 +270,25 @@ BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
   BOOST_TEST_MESSAGE("2 launches, kernel time " << t.kernel_seconds << " s");
 }
 
-BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
-  // G electrons per launch read and write each slot once but add in electron order: the cube must be
-  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1),
-  // with coefficient reuse on or off, and for each schedule of the group's solves.
+// Three electrons on a 9 × 7 screen (63 pixels: no multiple of a warp or of the vector lanes),
+// shared by the bit-identity cases below.
+Setup three_orbits() {
   Screen s;
   s.nx = 9, s.ny = 7, s.samples = 64;
   s.half_x = 60, s.half_y = 45, s.z = -150;
   s.dt = 2 * std::numbers::pi / 32;
-  auto st = make_setup(s,
-                       {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
-                        test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
-                       2 * std::numbers::pi / 16);
+  return make_setup(s,
+                    {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
+                     test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
+                    2 * std::numbers::pi / 16);
+}
+
+BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
+  // G electrons per launch read and write each slot once but add in electron order: the cube must be
+  // bit-identical to one launch per electron, also when the last group is partial (3 = 2 + 1),
+  // with coefficient reuse on or off, and for each schedule of the group's solves.
+  auto st = three_orbits();
+  const Screen& s = st.screen;
   // Each grouped run also with and without the phase-by-phase solve of the group (interleave).
   for (bool reuse : {true, false}) {
     KernelOptions o;
@@ -318,14 +325,8 @@ BOOST_AUTO_TEST_CASE(simd_lanes_give_the_scalar_kernels_cube) {
     BOOST_TEST_MESSAGE("device " << dev.name << " has no FP64 vectors: only the scalar kernel runs");
     return;
   }
-  Screen s;
-  s.nx = 9, s.ny = 7, s.samples = 64;
-  s.half_x = 60, s.half_y = 45, s.z = -150;
-  s.dt = 2 * std::numbers::pi / 32;
-  auto st = make_setup(s,
-                       {test::plane_wave_orbit(0.5, 0, 1.0, +1), test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1, -0.5, 0.3}),
-                        test::plane_wave_orbit(0.3, 0.3, 1.0, +1, 1.9, {-2, 1, 0})},
-                       2 * std::numbers::pi / 16);
+  auto st = three_orbits();
+  const Screen& s = st.screen;
   SplineBatch weighted = st.batch;
   for (std::size_t e = 0; e < weighted.electrons.size(); ++e) weighted.electrons[e].weight = 0.5 + 0.75 * double(e);
   for (Mode mode : {Mode::Total, Mode::Split})

@@ -477,54 +477,6 @@ struct StopAt : RunObserver {
   }
 };
 
-}  // namespace
-
-// Stopped once the first electron is done (a checkpoint with the sums of the electrons before the
-// stop), then `edm resume`: spectrum.h5's /direct as the uninterrupted run's, bit for bit.
-BOOST_AUTO_TEST_CASE(a_stopped_fft_or_dft_run_resumes_to_the_same_spectra) {
-  const auto registry = PluginRegistry::discover();
-  for (const std::string method : {"fft", "dft"}) {
-    const fs::path dir = test::temp_dir("series_resume_" + method), part = dir / "part";
-    const std::string text = series_cell(method);
-    const auto file = test::write_file(dir, "cell.toml", text);
-    const auto full = test::run_edm("run " + file.string() + " --quiet --output " + (dir / "full").string());
-    BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
-    std::atomic<bool> stop{false};
-    StopAt observer;
-    observer.stop = &stop;
-    observer.at = 1;
-    RunOptions ro;
-    ro.stop = &stop;
-    ro.checkpoint_every = -1;
-    ro.progress_interval = 0.005;
-    std::string id;
-    try {
-      const Campaign c = parse_campaign(text, "cell.toml",
-                                        {{"run.output", "\"" + part.string() + "\"", Origin::CommandLine}},
-                                        registry.get("inverse_thomson").keys(), false);
-      run_campaign(c, registry, ro, observer);
-    } catch (const Interrupted& e) {
-      id = e.id();
-    }
-    BOOST_REQUIRE_EQUAL(id, "EDM-RUN-010");
-    const std::uint64_t next = read_checkpoint_state(checkpoint_path(part)).next_electron;
-    BOOST_TEST_MESSAGE(method << ": stopped with " << next << " of 12 electrons summed");
-    BOOST_REQUIRE(next < 12u);
-    const auto resumed = test::run_edm("resume " + part.string() + " --quiet");
-    BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
-    for (const char* name :
-         {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
-          "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_omega"}) {
-      const auto x = test::h5_raw(dir / "full" / "spectrum.h5", name),
-                 y = test::h5_raw(part / "spectrum.h5", name);
-      BOOST_TEST(!x.empty());
-      BOOST_TEST((x == y), method << ": " << name << " differs after resume");
-    }
-  }
-}
-
-namespace {
-
 // Runs `text` into `part` through the library and stops it once the first electron is done: a
 // checkpoint holding the spectra sums of the electrons before the stop.
 void stop_after_first(const std::string& text, const fs::path& part, const PluginRegistry& registry) {
@@ -548,6 +500,37 @@ void stop_after_first(const std::string& text, const fs::path& part, const Plugi
   const CheckpointState st = read_checkpoint_state(checkpoint_path(part));
   BOOST_REQUIRE(st.next_electron >= 1u && st.next_electron < 12u);
 }
+
+}  // namespace
+
+// Stopped once the first electron is done (a checkpoint with the sums of the electrons before the
+// stop), then `edm resume`: spectrum.h5's /direct as the uninterrupted run's, bit for bit.
+BOOST_AUTO_TEST_CASE(a_stopped_fft_or_dft_run_resumes_to_the_same_spectra) {
+  const auto registry = PluginRegistry::discover();
+  for (const std::string method : {"fft", "dft"}) {
+    const fs::path dir = test::temp_dir("series_resume_" + method), part = dir / "part";
+    const std::string text = series_cell(method);
+    const auto file = test::write_file(dir, "cell.toml", text);
+    const auto full = test::run_edm("run " + file.string() + " --quiet --output " + (dir / "full").string());
+    BOOST_REQUIRE_MESSAGE(full.exit_code == 0, full.output);
+    stop_after_first(text, part, registry);
+    const std::uint64_t next = read_checkpoint_state(checkpoint_path(part)).next_electron;
+    BOOST_TEST_MESSAGE(method << ": stopped with " << next << " of 12 electrons summed");
+    BOOST_REQUIRE(next < 12u);
+    const auto resumed = test::run_edm("resume " + part.string() + " --quiet");
+    BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+    for (const char* name :
+         {"/direct/coherent_amplitude", "/direct/coherent/d2W_domega_dOmega",
+          "/direct/incoherent/d2W_domega_dOmega", "/direct/incoherent/photons_per_omega"}) {
+      const auto x = test::h5_raw(dir / "full" / "spectrum.h5", name),
+                 y = test::h5_raw(part / "spectrum.h5", name);
+      BOOST_TEST(!x.empty());
+      BOOST_TEST((x == y), method << ": " << name << " differs after resume");
+    }
+  }
+}
+
+namespace {
 
 // Resumes `part` through the library with the campaign `text` (a program using libedm, or edm
 // resume of a checkpoint whose campaign asks for that method).
