@@ -75,7 +75,7 @@ inline lw_vd lw_vlocate(const lw_spline* sp, const lw_vd tau, lw_vcoef* k) {
   const lw_vd s_kept = tau - k->tau_j;
   const lw_vl keep = (k->j >= 0) & (s_kept >= 0.0) & (s_kept < sp->dtau);
   const lw_vd f = floor((tau - sp->tau0) * sp->inv_dtau);
-  const lw_vd fj = fmax(fmin(f, (double)(sp->n - 1)), 0.0);  // lw_interval's clamp (NaN → 0)
+  const lw_vd fj = fmax(fmin(f, (double)(sp->n - 1)), 0.0);  // lw_interval's clamp (NaN → n − 1)
   const lw_vd tau_j = fma(fj, sp->dtau, sp->tau0);
   const lw_vl j = select(LW_VLONG(fj), k->j, keep);
   k->tau_j = select(tau_j, k->tau_j, keep);
@@ -251,7 +251,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
         kc.tau_j = (lw_vd)(sp.tau0);
         for (int it = 0; it < NEWTON_ITERS; ++it) {
           const lw_vd s = lw_vlocate(&sp, tau, &kc);
-          tau = lw_vnewton(kc.c, s, tau, t_rel, px, py, absZ, &lo, &hi);
+          tau = select(tau, lw_vnewton(kc.c, s, tau, t_rel, px, py, absZ, &lo, &hi), warm);  // the others stay
         }
         const lw_vd s = lw_vlocate(&sp, tau, &kc);
         const lw_vd invd = lw_vfields(kc.c, s, px, py, absZ, ev, fv, nv);

@@ -330,13 +330,14 @@ BOOST_AUTO_TEST_CASE(simd_lanes_give_the_scalar_kernels_cube) {
   SplineBatch weighted = st.batch;
   for (std::size_t e = 0; e < weighted.electrons.size(); ++e) weighted.electrons[e].weight = 0.5 + 0.75 * double(e);
   for (Mode mode : {Mode::Total, Mode::Split})
-    for (int g : {1, 2})
+    for (int g : {1, 2, 4})
       for (const SplineBatch* batch : {&st.batch, &weighted})
         for (bool slabs : {false, true}) {
           std::vector<double> cube[2];
           for (int v = 0; v < 2; ++v) {
             KernelOptions o;
             o.electron_group = g;
+            o.fast_recip = -1;  // the lanes have the built-in divisions only (also on a GPU with FP64 vectors)
             o.simd = v == 0 ? -1 : 1;
             FieldAccumulator acc(device, s, mode, o);
             BOOST_TEST(acc.options().simd == (v == 0 ? -1 : int(dev.double_width)));
@@ -522,6 +523,21 @@ BOOST_AUTO_TEST_CASE(intended_errors) {
       BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
       BOOST_TEST(std::string(e.id()) == "EDM-ACC-024");
     }
+    // The lanes and the phase-by-phase solve are two kernels: asking for both is refused by name;
+    // interleave alone keeps the scalar kernel.
+    o.state_local = -1;
+    o.simd = 1;
+    try {
+      FieldAccumulator acc(test::env_device(), s, Mode::Total, o);
+      BOOST_ERROR("simd together with interleave was accepted");
+    } catch (const ConfigError& e) {
+      BOOST_TEST_MESSAGE("[" << e.id() << "] " << e.what());
+      BOOST_TEST(std::string(e.id()) == "EDM-ACC-026");
+    }
+    o.simd = 0;
+    FieldAccumulator acc(test::env_device(), s, Mode::Total, o);
+    BOOST_TEST(acc.options().simd == -1);
+    BOOST_TEST(acc.options().interleave == 1);
   }
   // NVIDIA's seeds (inline PTX) need an NVIDIA device with fast_recip: elsewhere, and with the
   // built-in divisions, they are refused by name (on an NVIDIA device only the second case applies).

@@ -12,10 +12,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include <toml++/toml.h>
 
 #include "edm/run_folder.hpp"
+#include "edm/error.hpp"
+#include "edm/run_lock.hpp"
 #include "spawn.hpp"
 
 namespace fs = std::filesystem;
@@ -69,6 +73,29 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   BOOST_TEST(!fs::exists(run / ".edm.lock"), "the lock is released at the end");
   BOOST_TEST(!fs::exists(run / "checkpoint.h5"));
   BOOST_TEST(edm::test::run_command(edm_bin() + " info " + run.string()).exit_code == 0);
+}
+
+// A lock nests within the thread that holds it (edm plot and the spectrum writer it calls), and
+// only there: another thread of the same process is refused as another process is.
+BOOST_AUTO_TEST_CASE(a_lock_nests_in_its_thread_and_refuses_another_thread) {
+  const auto dir = edm::test::temp_dir("lock_threads") / "run";
+  auto outer = edm::RunFolderLock::acquire(dir);
+  BOOST_TEST(outer.held());
+  {
+    auto inner = edm::RunFolderLock::acquire(dir);
+    BOOST_TEST(inner.held());
+  }
+  std::string id;
+  std::thread other([&] {
+    try {
+      auto lock = edm::RunFolderLock::acquire(dir);
+      id = "acquired";
+    } catch (const edm::ConfigError& e) {
+      id = e.id();
+    }
+  });
+  other.join();
+  BOOST_TEST(id == "EDM-RUN-040");
 }
 
 BOOST_AUTO_TEST_CASE(a_stale_lock_of_a_dead_process_is_taken_over) {

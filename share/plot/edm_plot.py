@@ -5,7 +5,7 @@ Reads RUN/field.h5 (centre-pixel trace, /gamma) and RUN/spectrum.h5 (written by 
 fluence, spectra, harmonic maps) through edmio (share/python/edmio.py, found beside this folder).
 Uses matplotlib's Agg backend, so it never needs a display. Each PNG is written under a temporary
 name in RUN/plots/ and renamed over its own name once complete, so a plot cut short (an error, a
-full disk, SIGINT or SIGTERM) leaves the previous PNG of that name as it was and no half-written file.
+full disk, SIGINT, SIGTERM, SIGHUP or SIGQUIT) leaves the previous PNG of that name as it was and no half-written file.
 Exit status 0 on success; 1 with one line "edm_plot.py: error: ..." on stderr otherwise.
 """
 import contextlib
@@ -42,6 +42,10 @@ def save(fig, out, name, written):
     os.replace swaps the name alone."""
     path = os.path.join(out, name)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=out)
+    # mkstemp makes the file 0600; a plot gets the mode savefig gave it (0666 less the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
     try:
         with os.fdopen(fd, "wb") as f:
             fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
@@ -459,12 +463,14 @@ def main(argv):
 
 
 def stop(signum, frame):
-    # SIGTERM ends Python without unwinding: raised instead, save() removes its temporary file.
+    # SIGTERM, SIGHUP and SIGQUIT end Python without unwinding: raised instead, save() removes its
+    # temporary file.
     raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGTERM, stop)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, stop)
     try:
         sys.exit(main(sys.argv))
     except (PlotError, edmio.EdmReadError, OSError, KeyError) as e:

@@ -20,10 +20,10 @@ class RunFolderLock {
   // Creates the folder when it is missing (remembered: release removes it again if it is left
   // empty), then takes the lock without waiting. ConfigError EDM-RUN-040 naming the holder when
   // another process holds it; IoError EDM-RUN-041 naming the path when it cannot be made.
-  // A process that holds the folder's lock already gets a nested lock, which holds nothing of its
+  // The thread that holds the folder's lock already gets a nested lock, which holds nothing of its
   // own (held() is true; release does nothing): edm plot holds the folder while the spectrum it
   // computes is written under the spectrum writer's own acquire, which would otherwise refuse its
-  // own process.
+  // own process. Another thread of the same process is refused (EDM-RUN-040) as another process is.
   static RunFolderLock acquire(const std::filesystem::path& folder);
   RunFolderLock(RunFolderLock&& other) noexcept;
   RunFolderLock& operator=(RunFolderLock&& other) noexcept;

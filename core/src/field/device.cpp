@@ -535,7 +535,9 @@ namespace edm {
 double measure_fp64_peak(Device& d) {
   const std::string where = "measuring the FP64 peak of device " + std::to_string(d.info().index) + " (" +
                             d.info().name + ")";
-  const unsigned lanes = d.info().double_width >= 2 && d.info().double_width <= 16 ? d.info().double_width : 1;
+  // OpenCL's vector types: 2, 4, 8 and 16 lanes (3 is a 4 in memory; the others do not exist).
+  const unsigned w = d.info().double_width;
+  const unsigned lanes = w == 2 || w == 4 || w == 8 || w == 16 ? w : 1;
   cl::Program program = d.program({"fma_peak.cl"}, {{"PEAK_WIDTH", std::to_string(lanes)}});
   try {
     cl::Kernel k(program, "fma_peak");

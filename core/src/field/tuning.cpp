@@ -128,9 +128,16 @@ void resolve_interleave(KernelOptions& o, const TuningRow& row, std::size_t fixe
 // it cannot meet is not an error, since both give the same sums (tests/test_accumulator), and the
 // manifest's [config] simd records which one ran. The phase-by-phase solve is the scalar kernel's
 // alone, so it is recorded off with the lanes.
-void resolve_simd(KernelOptions& o, const TuningRow& row, const DeviceInfo& d, const Screen& screen,
-                  std::size_t fixed_work_group) {
-  if (o.simd == 0) o.simd = row.simd ? 1 : -1;
+void resolve_simd(KernelOptions& o, const KernelOptions& requested, const TuningRow& row, const DeviceInfo& d,
+                  const Screen& screen, std::size_t fixed_work_group, const std::string& where) {
+  // An explicit interleave asks for the scalar kernel's schedule: the lanes then stay off unless
+  // they were asked for too, which cannot both be had.
+  if (requested.interleave > 0 && requested.simd > 0)
+    throw ConfigError("EDM-ACC-026",
+                      "accumulator.simd = 1 and accumulator.interleave = 1 were both asked for on " + where +
+                          ": the phase-by-phase solve is the scalar kernel's, the lanes are another kernel; "
+                          "set one of them to 0 or -1");
+  if (o.simd == 0) o.simd = row.simd && requested.interleave <= 0 ? 1 : -1;
   const unsigned w = d.double_width;
   const bool fits = !screen.angular() && w >= 2 && w <= 16 && (w & (w - 1)) == 0 && o.fast_recip <= 0 &&
                     fixed_work_group == 0;
@@ -276,7 +283,7 @@ KernelTuning resolve_tuning(const KernelOptions& requested, const DeviceInfo& de
   t.fixed_work_group = resolve_state_local(o, row, device, where);
   resolve_seeds(o, row, device, where);
   resolve_interleave(o, row, t.fixed_work_group, where);
-  resolve_simd(o, row, device, screen, t.fixed_work_group);
+  resolve_simd(o, requested, row, device, screen, t.fixed_work_group, where);
   if (o.max_registers == 0) o.max_registers = row.max_registers;
   if (o.pixel_order == PixelOrder::Auto && o.tile_width == 0 && o.ensemble_radius > 0) {
     const double pixels_rms = std::sqrt((screen.half_x * screen.half_x + screen.half_y * screen.half_y) / 3.0);

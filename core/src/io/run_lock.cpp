@@ -11,8 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <mutex>
-#include <set>
+#include <thread>
 #include <string>
 #include <utility>
 
@@ -94,13 +95,14 @@ std::string describe_holder(const std::string& record) {
 }
 
 // The folders whose lock this process holds, by identity (device, inode: the same folder under
-// two spellings is one): a second acquire of one of them is nested (edm/run_lock.hpp).
+// two spellings is one), with the thread that took it: a second acquire of one of them in that
+// thread is nested (edm/run_lock.hpp).
 std::mutex& held_mutex() {
   static std::mutex m;
   return m;
 }
-std::set<std::pair<dev_t, ino_t>>& held_folders() {
-  static std::set<std::pair<dev_t, ino_t>> held;
+std::map<std::pair<dev_t, ino_t>, std::thread::id>& held_folders() {
+  static std::map<std::pair<dev_t, ino_t>, std::thread::id> held;
   return held;
 }
 
@@ -123,7 +125,10 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
   if (::stat(folder.c_str(), &dir) != 0) lock_fail("cannot look up the run folder", folder, errno);
   {
     const std::lock_guard<std::mutex> guard(held_mutex());
-    if (held_folders().count({dir.st_dev, dir.st_ino})) {
+    // Nested only within the thread that holds the folder (edm plot, then the spectrum writer it
+    // calls): another thread of the process is refused like another process.
+    const auto it = held_folders().find({dir.st_dev, dir.st_ino});
+    if (it != held_folders().end() && it->second == std::this_thread::get_id()) {
       lock.nested_ = true;
       return lock;
     }
@@ -167,7 +172,7 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
     lock.dev_ = dir.st_dev;
     lock.ino_ = dir.st_ino;
     const std::lock_guard<std::mutex> guard(held_mutex());
-    held_folders().insert({dir.st_dev, dir.st_ino});
+    held_folders()[{dir.st_dev, dir.st_ino}] = std::this_thread::get_id();
     return lock;
   }
   throw IoError("EDM-RUN-041", "cannot lock " + path.string() + ": it is removed and made again faster than it can be taken");

@@ -129,7 +129,7 @@ class ParaxialBeam final : public Laser {
     // ∂_x ψ00 = −2x/(w0²Q) ψ00.
     const cd e = (-r2 / w0sq) * invQ;
     const double q = tau0_ > 0 ? xi / tau0_ : 0.0;  // a constant envelope (τ0 = 0) is 1
-    const cd base = std::polar(a0_ * std::exp(e.real() - q * q), xi + phase_ + e.imag()) * invQ;
+    const cd base = a0_ * std::polar(std::exp(e.real() - q * q), xi + phase_ + e.imag()) * invQ;
     const cd dlog = (-2.0 / w0sq) * invQ;
     cd psi = 1.0, dpsi_dx = dlog * x, dpsi_dy = dlog * y;  // ψ/ψ00 and ∇ψ/ψ00
     if (p_ != 0 || m_ != 0) {
