@@ -138,10 +138,10 @@ int cmd_bench(const Args& args) {
               cell.screen().nx, cell.screen().ny, cell.screen().samples,
               double(cell.screen().slots_per_electron()), (unsigned long long)electrons);
   std::printf("kernel options  newton_iters %d, coef_reuse %s, sample_chunks %d, work_group %d, electron_group %d, "
-              "pixel_order %s, fast_recip %s%s\n",
+              "pixel_order %s, fast_recip %s%s, simd %d\n",
               eff.newton_iters, eff.coef_reuse ? "on" : "off", eff.sample_chunks, eff.work_group,
               eff.electron_group, pixel_order_name(eff.pixel_order), eff.fast_recip > 0 ? "on" : "off",
-              eff.nv_seed > 0 ? " (NVIDIA seeds)" : "");
+              eff.nv_seed > 0 ? " (NVIDIA seeds)" : "", std::max(0, eff.simd));
   std::printf("launches        %zu: median %.3f ms, min %.3f ms, max %.3f ms\n", launches.size(), median * 1e3,
               launches.empty() ? 0 : launches.front() * 1e3, launches.empty() ? 0 : launches.back() * 1e3);
   std::printf("per electron    %.3f ms (kernel), wall %.3f ms\n", ms_per_electron, wall / double(electrons) * 1e3);

@@ -236,7 +236,9 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       const lw_vl on = valid & (t_rel >= x->t_first) & (t_rel <= x->t_last);
       if (!any(on)) continue;
       const lw_spline sp = lw_table(coef, &grp, e);
-      lw_vd ev[3], fv[3], nv[3];
+      // Zero where no solve writes (lanes the electron does not cover; f in total mode): discarded
+      // by the selects below, but never read uninitialised (oclgrind checks it: tests/checker).
+      lw_vd ev[3] = {0.0, 0.0, 0.0}, fv[3] = {0.0, 0.0, 0.0}, nv[3] = {0.0, 0.0, 0.0};
       const lw_vl cold = on & (x->warm < 2);
       const lw_vl warm = on & (x->warm == 2);
       if (any(warm)) {

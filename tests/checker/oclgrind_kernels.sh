@@ -134,6 +134,17 @@ check rows_batched clean run --output "$work/run_rows" --set accumulator.pixel_o
   --set accumulator.sample_chunks=1
 # The CPU variant (interleaved solves, state in registers, IEEE divisions) through edm bench, which
 # takes the kernel knobs that are not campaign keys from the environment.
+# The vector-lane kernel (cl/lw_simd.cl) with 4 lanes (oclgrind's native width is 1, so the width is
+# given): 6 pixels fill one work-item and half of a second, so lanes past the last pixel are run too.
+check cpu_simd clean env EDM_SIMD=4 EDM_INTERLEAVE=-1 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 EDM_ELECTRON_GROUP=2 \
+  "$edm" bench "$work/cell.toml" --electrons 2 --no-peak --set accumulator.sample_chunks=2
+check cpu_simd_split_batched clean env EDM_SIMD=4 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 \
+  "$edm" run "$work/cell.toml" --quiet --overwrite --output "$work/run_simd" --set run.mode=\"split\" --set accumulator.electron_batch=2
+# …and they did run on the lanes (a request the device cannot meet falls back to the scalar kernel).
+if ! grep -q "simd 4" "$work/cpu_simd.out" || ! grep -q "^simd = 4" <(sed -n '/^\[config\]/,/^\[/p' "$work/run_simd/run.toml"); then
+  echo "FAIL cpu_simd: the vector-lane kernel did not run (bench: $(grep -o 'simd [0-9]*' "$work/cpu_simd.out"))"
+  failures=$((failures + 1))
+fi
 check cpu_interleave clean env EDM_INTERLEAVE=1 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 EDM_ELECTRON_GROUP=2 \
   "$edm" bench "$work/cell.toml" --electrons 2 --no-peak --set accumulator.sample_chunks=2
 # The FP64 peak probe as `edm devices --probe` runs it (2048 work-items of FMA chains): only the

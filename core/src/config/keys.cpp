@@ -259,9 +259,9 @@ std::vector<CoreKey> accumulator_keys() {
               "the group's solves phase by phase (out-of-order CPUs; state in registers): 1 on, -1 off, 0 = "
               "from the device",
               {.env = "EDM_INTERLEAVE"}),
-      EDM_KEY(accumulator, simd, "", "-1..1",
-              "neighbouring pixels on the lanes of the device's FP64 vectors (CPUs; flat screens): 1 on, -1 off, "
-              "0 = from the device",
+      EDM_KEY(accumulator, simd, "", "-1..16",
+              "neighbouring pixels on the lanes of FP64 vectors (CPUs; flat screens): 1 on (the device's native "
+              "width), 2, 4, 8 or 16 that many lanes, -1 off, 0 = from the device",
               {.env = "EDM_SIMD"}),
       EDM_KEY(accumulator, electron_batch, "", ">=0",
               "electrons per batch: 0 = single pass, \"auto\" = from the host memory budget",

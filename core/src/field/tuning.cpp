@@ -137,8 +137,14 @@ void resolve_simd(KernelOptions& o, const KernelOptions& requested, const Tuning
                       "accumulator.simd = 1 and accumulator.interleave = 1 were both asked for on " + where +
                           ": the phase-by-phase solve is the scalar kernel's, the lanes are another kernel; "
                           "set one of them to 0 or -1");
+  if (o.simd > 1 && o.simd != 2 && o.simd != 4 && o.simd != 8 && o.simd != 16)
+    throw ConfigError("EDM-ACC-027", "accumulator.simd = " + std::to_string(o.simd) +
+                                         " is not a width of OpenCL's vectors: use 2, 4, 8 or 16 lanes, 1 for the "
+                                         "device's native width, 0 (from the device) or -1 (off)");
   if (o.simd == 0) o.simd = row.simd && requested.interleave <= 0 ? 1 : -1;
-  const unsigned w = d.double_width;
+  // An explicit width is taken as asked (tests/checker runs the lanes on oclgrind, whose native
+  // width is 1); 1 takes the device's own.
+  const unsigned w = o.simd > 1 ? unsigned(o.simd) : d.double_width;
   const bool fits = !screen.angular() && w >= 2 && w <= 16 && (w & (w - 1)) == 0 && o.fast_recip <= 0 &&
                     fixed_work_group == 0;
   o.simd = o.simd > 0 && fits ? int(w) : -1;
