@@ -664,27 +664,15 @@ std::vector<SpectraMethod> read_checkpoint_spectra_methods(const std::filesystem
   if (!f.valid()) io_fail("cannot open the checkpoint", file);
   if (H5Lexists(f.get(), "spectra", H5P_DEFAULT) <= 0) return {};
   Handle g(H5Gopen2(f.get(), "spectra", H5P_DEFAULT), H5Gclose);
-  if (!g.valid() || H5Aexists(g.get(), "methods") <= 0) return {};  // an edm before the record
+  if (!g.valid()) return {};
+  // Absent: an edm before the record. Not a readable string: EDM-IO-072 (h5::attr_string).
+  const std::optional<std::string> record = h5::attr_string(g.get(), "methods");
+  if (!record) return {};
+  const std::string& text = *record;
   const auto refuse = [&](const std::string& what) -> std::vector<SpectraMethod> {
     throw IoError("EDM-CKP-080", file.string() + ": attribute /spectra/methods " + what +
                                      "; the checkpoint is damaged: run the campaign again");
   };
-  std::string text;
-  {
-    Handle a(H5Aopen(g.get(), "methods", H5P_DEFAULT), H5Aclose);
-    Handle type(a.valid() ? H5Aget_type(a.get()) : -1, H5Tclose);
-    if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) return refuse("is not a string");
-    if (H5Tis_variable_str(type.get()) > 0) {
-      char* v = nullptr;
-      if (H5Aread(a.get(), type.get(), &v) < 0) return refuse("cannot be read");
-      text = v ? v : "";
-      H5free_memory(v);
-    } else {
-      std::string buf(H5Tget_size(type.get()), '\0');
-      if (H5Aread(a.get(), type.get(), buf.data()) < 0) return refuse("cannot be read");
-      text = buf.c_str();
-    }
-  }
   std::vector<SpectraMethod> out;
   std::istringstream words(text);
   for (std::string w; std::getline(words, w, ',');) {
