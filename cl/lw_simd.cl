@@ -15,7 +15,10 @@
 // - a cold solve (the first two covered samples of a chunk at a pixel, iterated to convergence) is
 //   done lane by lane by lw_solve_mode itself;
 // - an interval is located as lw_locate does: kept while τ stays inside it, else by the floor;
-//   the coefficients are gathered again only when some lane's interval changed.
+//   the coefficients are gathered again only when some lane's interval changed. With 4 or 8 lanes
+//   each lane's interval is read as whole rows and transposed into the coefficient vectors
+//   (lw_vgather); gathering the 24 coefficients one lane at a time cost about a fifth of the
+//   kernel's time on an AVX-512 core (BENCHMARKS.md, session 25).
 // Contributions are added in electron order, lanes that the electron does not cover keep their
 // sums (a select, not an addition of 0), so the cube does not depend on the group size or on how
 // the ensemble is split into batches: a batched run stays bit-identical to the single pass.
@@ -57,6 +60,59 @@ typedef struct lw_vcoef {
 } lw_vcoef;
 
 // Gathers interval j[l] of every lane (the light front already formed).
+#if LW_SIMD == 8
+// Each lane's interval is 24 contiguous doubles: three 8-double rows per lane, turned into the 24
+// coefficient vectors by 8 × 8 transposes, three rounds of two-vector shuffles (written as vector
+// literals of components, which the compiler turns into shuffles), instead of 24 gathers.
+inline void lw_vtranspose8(const double8* r, lw_vd* out) {
+  double8 t[8], u[8];
+  for (int m = 0; m < 4; ++m) {
+    const double8 a = r[2 * m], b = r[2 * m + 1];
+    t[2 * m] = (double8)(a.s0, b.s0, a.s2, b.s2, a.s4, b.s4, a.s6, b.s6);
+    t[2 * m + 1] = (double8)(a.s1, b.s1, a.s3, b.s3, a.s5, b.s5, a.s7, b.s7);
+  }
+  for (int h = 0; h < 2; ++h)
+    for (int o = 0; o < 2; ++o) {
+      const double8 a = t[4 * h + o], b = t[4 * h + 2 + o];
+      u[4 * h + o] = (double8)(a.s0, a.s1, b.s0, b.s1, a.s4, a.s5, b.s4, b.s5);
+      u[4 * h + 2 + o] = (double8)(a.s2, a.s3, b.s2, b.s3, a.s6, a.s7, b.s6, b.s7);
+    }
+  // u[0]: columns 0 | 4 of rows 0–3; u[1]: 1 | 5; u[2]: 2 | 6; u[3]: 3 | 7; u[4..7]: rows 4–7.
+  out[0] = (double8)(u[0].lo, u[4].lo);
+  out[4] = (double8)(u[0].hi, u[4].hi);
+  out[1] = (double8)(u[1].lo, u[5].lo);
+  out[5] = (double8)(u[1].hi, u[5].hi);
+  out[2] = (double8)(u[2].lo, u[6].lo);
+  out[6] = (double8)(u[2].hi, u[6].hi);
+  out[3] = (double8)(u[3].lo, u[7].lo);
+  out[7] = (double8)(u[3].hi, u[7].hi);
+}
+inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
+  const long jl[8] = {j.s0, j.s1, j.s2, j.s3, j.s4, j.s5, j.s6, j.s7};
+  for (int b = 0; b < 3; ++b) {
+    double8 r[8];
+    for (int l = 0; l < 8; ++l) r[l] = vload8(0, sp->cf + jl[l] * 24 + 8 * b);
+    lw_vtranspose8(r, k->c + 8 * b);
+  }
+  k->j = j;
+}
+#elif LW_SIMD == 4
+// Six 4-double rows per lane, turned into the coefficient vectors by 4 × 4 transposes.
+inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
+  const long jl[4] = {j.s0, j.s1, j.s2, j.s3};
+  for (int b = 0; b < 6; ++b) {
+    double4 r[4];
+    for (int l = 0; l < 4; ++l) r[l] = vload4(0, sp->cf + jl[l] * 24 + 4 * b);
+    const double4 t0 = (double4)(r[0].s0, r[1].s0, r[0].s2, r[1].s2), t1 = (double4)(r[0].s1, r[1].s1, r[0].s3, r[1].s3);
+    const double4 t2 = (double4)(r[2].s0, r[3].s0, r[2].s2, r[3].s2), t3 = (double4)(r[2].s1, r[3].s1, r[2].s3, r[3].s3);
+    k->c[4 * b] = (double4)(t0.lo, t2.lo);
+    k->c[4 * b + 1] = (double4)(t1.lo, t3.lo);
+    k->c[4 * b + 2] = (double4)(t0.hi, t2.hi);
+    k->c[4 * b + 3] = (double4)(t1.hi, t3.hi);
+  }
+  k->j = j;
+}
+#else
 inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
   long jl[LW_SIMD];
   LW_VSTORE(j, 0, jl);
@@ -67,6 +123,7 @@ inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
   }
   k->j = j;
 }
+#endif
 
 // lw_locate on lanes: τ's offset in its interval, the interval kept while τ stays inside
 // [τ_j, τ_j + dτ), else located by the floor (clamped to [0, n − 1]) — the interval lw_locate
