@@ -108,22 +108,31 @@ Setup head_on() {
 // The kernel against the host reference twice: with the device's sample chunks, which on these
 // small screens give a chunk only one or two samples (every solve cold: iterated to convergence),
 // and with one chunk per pixel, where all but a pixel's first two samples are warm (the midpoint
-// predictor and exactly newton_iters steps: what a production screen runs).
+// predictor and exactly newton_iters steps: what a production screen runs). On a device with FP64
+// vectors (a CPU) both kernels: the vector lanes (its default) and the scalar kernel as GPUs run it
+// (one solve after the other: no phase-by-phase interleave).
 void compare_with_host(const char* name, const Setup& st, Mode mode, KernelOptions o = {}) {
   auto ref = host_reference_field(st.screen, mode, st.batch);
-  for (int chunks : {0, 1}) {
-    o.sample_chunks = chunks;
-    auto dev = run_device(st.screen, mode, {&st.batch}, o);
-    for (int b = 0; b < bucket_count(mode); ++b) {
-      auto d = bucket(dev, st.screen, b), r = bucket(ref, st.screen, b);
-      const double l2 = test::relative_l2(d, r);
-      double norm = 0;
-      for (double v : r) norm += v * v;
-      BOOST_TEST_MESSAGE(name << " " << (mode == Mode::Total ? "total" : "split") << " bucket "
-                              << bucket_name(b) << (chunks == 1 ? " (warm solves)" : " (device chunks)")
-                              << ": rel L2 kernel vs host = " << l2 << " (|ref| = " << std::sqrt(norm) << ")");
-      BOOST_TEST(norm > 0);  // the comparison means something
-      BOOST_TEST(l2 < test::tol::kernel_vs_host);
+  const bool lanes = device_info(*test::env_device()).double_width > 1 && o.fast_recip <= 0;
+  for (int simd : {-1, 1}) {
+    if (simd > 0 && !lanes) continue;
+    o.simd = simd;
+    o.interleave = -1;
+    for (int chunks : {0, 1}) {
+      o.sample_chunks = chunks;
+      auto dev = run_device(st.screen, mode, {&st.batch}, o);
+      for (int b = 0; b < bucket_count(mode); ++b) {
+        auto d = bucket(dev, st.screen, b), r = bucket(ref, st.screen, b);
+        const double l2 = test::relative_l2(d, r);
+        double norm = 0;
+        for (double v : r) norm += v * v;
+        BOOST_TEST_MESSAGE(name << " " << (mode == Mode::Total ? "total" : "split") << " bucket "
+                                << bucket_name(b) << (simd > 0 ? ", lanes" : ", scalar kernel")
+                                << (chunks == 1 ? ", warm solves" : ", device chunks")
+                                << ": rel L2 kernel vs host = " << l2 << " (|ref| = " << std::sqrt(norm) << ")");
+        BOOST_TEST(norm > 0);  // the comparison means something
+        BOOST_TEST(l2 < test::tol::kernel_vs_host);
+      }
     }
   }
 }
