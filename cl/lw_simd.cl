@@ -63,7 +63,8 @@ typedef struct lw_vcoef {
 #if LW_SIMD == 8
 // Each lane's interval is 24 contiguous doubles: three 8-double rows per lane, turned into the 24
 // coefficient vectors by 8 × 8 transposes, three rounds of two-vector shuffles (written as vector
-// literals of components, which the compiler turns into shuffles), instead of 24 gathers.
+// literals of single components, which the compiler turns into shuffles; half-vector swizzles such
+// as .lo in a literal crash oclgrind 21.10's uninitialised-value checker), instead of 24 gathers.
 inline void lw_vtranspose8(const double8* r, lw_vd* out) {
   double8 t[8], u[8];
   for (int m = 0; m < 4; ++m) {
@@ -78,14 +79,14 @@ inline void lw_vtranspose8(const double8* r, lw_vd* out) {
       u[4 * h + 2 + o] = (double8)(a.s2, a.s3, b.s2, b.s3, a.s6, a.s7, b.s6, b.s7);
     }
   // u[0]: columns 0 | 4 of rows 0–3; u[1]: 1 | 5; u[2]: 2 | 6; u[3]: 3 | 7; u[4..7]: rows 4–7.
-  out[0] = (double8)(u[0].lo, u[4].lo);
-  out[4] = (double8)(u[0].hi, u[4].hi);
-  out[1] = (double8)(u[1].lo, u[5].lo);
-  out[5] = (double8)(u[1].hi, u[5].hi);
-  out[2] = (double8)(u[2].lo, u[6].lo);
-  out[6] = (double8)(u[2].hi, u[6].hi);
-  out[3] = (double8)(u[3].lo, u[7].lo);
-  out[7] = (double8)(u[3].hi, u[7].hi);
+  out[0] = (double8)(u[0].s0, u[0].s1, u[0].s2, u[0].s3, u[4].s0, u[4].s1, u[4].s2, u[4].s3);
+  out[4] = (double8)(u[0].s4, u[0].s5, u[0].s6, u[0].s7, u[4].s4, u[4].s5, u[4].s6, u[4].s7);
+  out[1] = (double8)(u[1].s0, u[1].s1, u[1].s2, u[1].s3, u[5].s0, u[5].s1, u[5].s2, u[5].s3);
+  out[5] = (double8)(u[1].s4, u[1].s5, u[1].s6, u[1].s7, u[5].s4, u[5].s5, u[5].s6, u[5].s7);
+  out[2] = (double8)(u[2].s0, u[2].s1, u[2].s2, u[2].s3, u[6].s0, u[6].s1, u[6].s2, u[6].s3);
+  out[6] = (double8)(u[2].s4, u[2].s5, u[2].s6, u[2].s7, u[6].s4, u[6].s5, u[6].s6, u[6].s7);
+  out[3] = (double8)(u[3].s0, u[3].s1, u[3].s2, u[3].s3, u[7].s0, u[7].s1, u[7].s2, u[7].s3);
+  out[7] = (double8)(u[3].s4, u[3].s5, u[3].s6, u[3].s7, u[7].s4, u[7].s5, u[7].s6, u[7].s7);
 }
 inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
   const long jl[8] = {j.s0, j.s1, j.s2, j.s3, j.s4, j.s5, j.s6, j.s7};
@@ -105,10 +106,10 @@ inline void lw_vgather(const lw_spline* sp, const lw_vl j, lw_vcoef* k) {
     for (int l = 0; l < 4; ++l) r[l] = vload4(0, sp->cf + jl[l] * 24 + 4 * b);
     const double4 t0 = (double4)(r[0].s0, r[1].s0, r[0].s2, r[1].s2), t1 = (double4)(r[0].s1, r[1].s1, r[0].s3, r[1].s3);
     const double4 t2 = (double4)(r[2].s0, r[3].s0, r[2].s2, r[3].s2), t3 = (double4)(r[2].s1, r[3].s1, r[2].s3, r[3].s3);
-    k->c[4 * b] = (double4)(t0.lo, t2.lo);
-    k->c[4 * b + 1] = (double4)(t1.lo, t3.lo);
-    k->c[4 * b + 2] = (double4)(t0.hi, t2.hi);
-    k->c[4 * b + 3] = (double4)(t1.hi, t3.hi);
+    k->c[4 * b] = (double4)(t0.s0, t0.s1, t2.s0, t2.s1);
+    k->c[4 * b + 1] = (double4)(t1.s0, t1.s1, t3.s0, t3.s1);
+    k->c[4 * b + 2] = (double4)(t0.s2, t0.s3, t2.s2, t2.s3);
+    k->c[4 * b + 3] = (double4)(t1.s2, t1.s3, t3.s2, t3.s3);
   }
   k->j = j;
 }

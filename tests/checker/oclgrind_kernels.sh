@@ -138,6 +138,9 @@ check rows_batched clean run --output "$work/run_rows" --set accumulator.pixel_o
 # given): 6 pixels fill one work-item and half of a second, so lanes past the last pixel are run too.
 check cpu_simd clean env EDM_SIMD=4 EDM_INTERLEAVE=-1 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 EDM_ELECTRON_GROUP=2 \
   "$edm" bench "$work/cell.toml" --electrons 2 --no-peak --set accumulator.sample_chunks=2
+# 8 lanes: the other width whose intervals are loaded as rows and transposed (lw_vgather).
+check cpu_simd8 clean env EDM_SIMD=8 EDM_INTERLEAVE=-1 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 \
+  "$edm" bench "$work/cell.toml" --electrons 2 --no-peak --set accumulator.sample_chunks=1
 check cpu_simd_split_batched clean env EDM_SIMD=4 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 \
   "$edm" run "$work/cell.toml" --quiet --overwrite --output "$work/run_simd" --set run.mode=\"split\" --set accumulator.electron_batch=2
 # …and they did run on the lanes (a request the device cannot meet falls back to the scalar kernel).
