@@ -30,13 +30,14 @@ using namespace edm;
 
 namespace {
 
-// One launch per electron (electron_group = 1) over many slots per launch (16 × 16 × `samples`),
+// One launch per electron (electron_group = 1) over many slots per launch (48 × 48 × `samples`),
 // so that the kernels of these electrons take many times what the bounded queue holds (a quarter
-// of a second) on PoCL: a stop request finds launches still pending.
+// of a second) on PoCL: a stop request finds launches still pending. (16 × 16 pixels sufficed
+// while the CPU kernel was scalar; on the vector lanes a launch of those took a few milliseconds.)
 constexpr int kElectrons = 32;
 std::string cell_text(const std::string& batch, int samples = 1024) {
   return test::small_cell({.electrons = kElectrons,
-                           .screen = "half_width = 5e-5\nnx = 16\nny = 16\nsamples = " + std::to_string(samples) + "\n",
+                           .screen = "half_width = 5e-5\nnx = 48\nny = 48\nsamples = " + std::to_string(samples) + "\n",
                            .electron_batch = batch,
                            .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
                            .accumulator_lines = "electron_group = 1\n"});

@@ -79,6 +79,35 @@ std::array<double, 3> exact_far_field(const ExactElectron& e, const std::array<d
   return {(n[1] * c1[2] - n[2] * c1[1]) / k3, (n[2] * c1[0] - n[0] * c1[2]) / k3, (n[0] * c1[1] - n[1] * c1[0]) / k3};
 }
 
+std::array<double, 3> exact_screen_field(const ExactElectron& e, double px, double py, double Z, double t) {
+  const double tau = retarded_tau(
+      [&](double tau) {
+        const auto y = e.orbit->state(tau);
+        const double dx = px - y[1], dy = py - y[2], dz = Z - y[3];
+        return t - y[0] - std::sqrt(dx * dx + dy * dy + dz * dz);  // plain light cone, decreasing in τ
+      },
+      0.0, e.tau_hi);
+  const ExactMotion m = exact_motion(e, tau);
+  const auto& y = m.y;
+  const auto& beta = m.beta;
+  const auto& bdot = m.bdot;
+  const double g = y[4];
+  double n[3] = {px - y[1], py - y[2], Z - y[3]};
+  const double R = std::sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  for (double& c : n) c /= R;
+  const double nb = n[0] * beta[0] + n[1] * beta[1] + n[2] * beta[2];
+  const double k3 = std::pow(1 - nb, 3);
+  double nmb[3];
+  for (int i = 0; i < 3; ++i) nmb[i] = n[i] - beta[i];
+  // n × ((n − β) × β̇)
+  const double c1[3] = {nmb[1] * bdot[2] - nmb[2] * bdot[1], nmb[2] * bdot[0] - nmb[0] * bdot[2],
+                        nmb[0] * bdot[1] - nmb[1] * bdot[0]};
+  const double c2[3] = {n[1] * c1[2] - n[2] * c1[1], n[2] * c1[0] - n[0] * c1[2], n[0] * c1[1] - n[1] * c1[0]};
+  std::array<double, 3> out{};
+  for (int i = 0; i < 3; ++i) out[i] = nmb[i] / (g * g * k3 * R * R) + c2[i] / (k3 * R);
+  return out;
+}
+
 double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,
                                 const std::function<std::array<double, 3>(int ix, int iy, int k)>& field) {
   std::vector<double> Er(Ek.size());

@@ -42,6 +42,9 @@ ExactMotion exact_motion(const ExactElectron& e, double tau);
 // textbook far field n̂ × ((n̂ − β) × β̇)/(1 − n̂·β)³ (Jackson 14.14 times R). Shared by
 // test_far_field and test_root_sampling.
 std::array<double, 3> exact_far_field(const ExactElectron& e, const std::array<double, 3>& n, double t_rel);
+// E (normalised, unit positive charge, 1/(4πε0) = 1, near and far parts) at the flat screen's point
+// (px, py, Z) at observer time t (lab, normalised), from the exact trajectory on the plain light cone.
+std::array<double, 3> exact_screen_field(const ExactElectron& e, double px, double py, double Z, double t);
 
 // The kernel's cube Ek [comp][iy][ix][k] against field(ix, iy, k) over the whole screen: relative L2.
 // The reference's norm must be positive (BOOST_REQUIRE).

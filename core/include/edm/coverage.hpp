@@ -97,8 +97,10 @@ RootSampling root_sampling(const Screen& screen, const SplineBatch& batch, const
 double min_period_ratio(const Screen& screen, const double y[8], int s);
 // The Q below which `newton_iters` steps leave the roots short of the field's accuracy (measured:
 // coverage.cpp); newton_iters above the largest measured count takes that count's threshold.
-double min_samples_per_doppler_efold(int newton_iters);
+// far_field: the angular screen at infinity (Screen::far_field), whose retarded time is linear in
+// the trajectory; every other screen (flat, the sphere) solves the squared light cone and needs more.
+double min_samples_per_doppler_efold(int newton_iters, bool far_field);
 // The fewest Newton steps whose threshold Q meets, or 0 when none measured does.
-int newton_iters_needed(double samples_per_doppler_efold);
+int newton_iters_needed(double samples_per_doppler_efold, bool far_field);
 
 }  // namespace edm

@@ -59,12 +59,18 @@ void check_request(const KernelOptions& o) {
   check_key_value("accumulator.electron_group", o.electron_group, "EDM-ACC-008");
 }
 
-// Enough work-items to fill every compute unit many times over, never more chunks than samples.
-// Each extra chunk costs one cold retarded-time solve per pixel, so C stays as small as that allows.
+// Enough work-items to fill every compute unit many times over, and at least kMinChunkSamples
+// samples per chunk. Each chunk's first two samples at a pixel are cold solves (iterated to
+// convergence from the whole span, several times a warm one's cost), so C stays as small as that
+// allows; on a small screen the work-item target alone would give a chunk one or two samples, every
+// solve cold, and the warm path (the midpoint predictor, newton_iters steps: what a production
+// screen runs almost everywhere) would not run at all. Production screens are not affected: their
+// chunks hold hundreds of samples.
+constexpr int kMinChunkSamples = 16;
 int default_chunks(const TuningRow& row, const DeviceInfo& d, const Screen& s) {
   const double target = double(row.work_items_per_cu) * d.compute_units;
   const int c = int(std::ceil(target / double(s.pixels())));
-  return std::clamp(c, 1, std::max(1, std::min(s.samples, row.max_chunks)));
+  return std::clamp(c, 1, std::max(1, std::min(s.samples / kMinChunkSamples, row.max_chunks)));
 }
 
 void check_group_fits(int group, std::size_t max_parameter_bytes, const std::string& where) {

@@ -307,8 +307,9 @@ std::vector<std::uint64_t> root_sampling_pilots(const PreparedCell& cell) {
 
 std::string root_sampling_message(const Campaign& campaign, const PreparedCell& cell, const RootSampling& r) {
   const int iters = campaign.accumulator.newton_iters;
-  const double need = min_samples_per_doppler_efold(iters);
-  const int enough = newton_iters_needed(r.samples_per_doppler_efold);
+  const bool far = cell.screen().far_field();
+  const double need = min_samples_per_doppler_efold(iters, far);
+  const int enough = newton_iters_needed(r.samples_per_doppler_efold, far);
   const int spp = campaign.screen.samples_per_period;
   const double spp_needed = std::ceil(double(spp) * need / r.samples_per_doppler_efold);
   char where[160];
@@ -349,7 +350,7 @@ std::uint64_t check_root_sampling(const RunContext& ctx, const PreparedCell& cel
   }
   S.root_sampling = r;
   const int iters = ctx.campaign.accumulator.newton_iters;
-  S.roots_converged = !r.known() || r.samples_per_doppler_efold >= min_samples_per_doppler_efold(iters);
+  S.roots_converged = !r.known() || r.samples_per_doppler_efold >= min_samples_per_doppler_efold(iters, cell.screen().far_field());
   if (S.roots_converged) return electron0_bytes;
   const std::string msg = root_sampling_message(ctx.campaign, cell, r);
   if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-020", msg + " (screen.strict = true)");

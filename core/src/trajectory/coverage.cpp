@@ -181,17 +181,24 @@ double CoverageReport::burst_last() const {
 
 namespace {
 // The Q below which newton_iters = k + 1 steps (index k) leave the field short of the spline's
-// accuracy, measured with tests/test_root_sampling.cpp (its explore case; the table is in
+// accuracy, measured with tests/test_root_sampling.cpp (its explore case; the tables are in
 // share/docs/campaign.md, "accumulator.newton_iters"): the exact plane-wave head-on case (inverse
-// Thomson, γ = 5, 128 knots per period, angular screen at infinity) at a0 = 0.1, 0.5, 1 and 2, the
-// relative L2 error of the kernel's far field against the exact trajectory's, swept over
-// screen.samples_per_period from 12 to 16384. "Converged" is an error within twice that of 16 steps
-// at the same sampling (the roots then add no more than the spline's own error). For each a0, the
-// smallest Q from which on every measured sampling converged; the threshold is the largest of these
-// over the four a0, truncated to three digits. Beyond 4 steps every measured sampling that 4 steps
-// converged stayed converged, so newton_iters > 4 keeps the 4-step threshold (conservative).
-constexpr double kMinSamplesPerEfold[] = {37.0, 4.01, 1.77, 0.669};
-constexpr int kMeasuredIters = int(std::size(kMinSamplesPerEfold));
+// Thomson, γ = 5, 128 knots per period) at a0 = 0.1, 0.5, 1 and 2, the relative L2 error of the
+// kernel's field against the exact trajectory's, swept over screen.samples_per_period from 12 to
+// 16384, on the angular screen at infinity (the far field) and on a flat screen at 2 mm (near and far
+// parts). "Converged" is an error within twice that of 16 steps at the same sampling (the roots then
+// add no more than the spline's own error). For each a0, the smallest Q from which on every measured
+// sampling converged (an a0 whose every sampling converged sets no bound); the threshold is the
+// largest of these over the four a0, truncated to three digits. The flat screen's step works on the
+// squared light cone g = ρ² − A(A + 2d), which contracts less per step than the far field's linear
+// condition: at a0 = 0.5, 512 samples per period (Q = 4.07) two steps leave 23 times the converged
+// error there. The sphere of an angular screen at a finite distance solves the same squared cone, so
+// every screen but the far field takes the larger of both thresholds. Beyond 4 steps every measured
+// sampling that 4 steps converged stayed converged, so newton_iters > 4 keeps the 4-step threshold.
+constexpr double kMinSamplesPerEfoldFar[] = {37.0, 4.01, 1.77, 0.669};
+constexpr double kMinSamplesPerEfoldNear[] = {147.0, 6.61, 1.83, 0.669};  // max(flat, far) per count
+constexpr int kMeasuredIters = int(std::size(kMinSamplesPerEfoldFar));
+static_assert(std::size(kMinSamplesPerEfoldNear) == std::size(kMinSamplesPerEfoldFar));
 
 // Pixel indices along one axis of n: both edges, the centre and evenly between (at most 11).
 std::vector<int> probe_indices(int n, int between) {
@@ -281,14 +288,15 @@ double min_period_ratio(const Screen& screen, const double y[8], int s) {
   return r;
 }
 
-double min_samples_per_doppler_efold(int newton_iters) {
+double min_samples_per_doppler_efold(int newton_iters, bool far_field) {
   if (newton_iters < 1) return INFINITY;
-  return kMinSamplesPerEfold[std::min(newton_iters, kMeasuredIters) - 1];
+  const int k = std::min(newton_iters, kMeasuredIters) - 1;
+  return far_field ? kMinSamplesPerEfoldFar[k] : kMinSamplesPerEfoldNear[k];
 }
 
-int newton_iters_needed(double samples_per_doppler_efold) {
+int newton_iters_needed(double samples_per_doppler_efold, bool far_field) {
   for (int k = 1; k <= kMeasuredIters; ++k)
-    if (samples_per_doppler_efold >= min_samples_per_doppler_efold(k)) return k;
+    if (samples_per_doppler_efold >= min_samples_per_doppler_efold(k, far_field)) return k;
   return 0;
 }
 
