@@ -330,43 +330,53 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   }
 }
 
+namespace {
+// three_orbits with macro-particle weights other than 1.
+SplineBatch weighted_three_orbits(const SplineBatch& b) {
+  SplineBatch w = b;
+  for (std::size_t e = 0; e < w.electrons.size(); ++e) w.electrons[e].weight = 0.5 + 0.75 * double(e);
+  return w;
+}
+// The cube of one batch with `simd` lanes (−1: the scalar kernel), G electrons per launch and C sample
+// chunks, in one launch per group or in slabs of 3 rows. Few chunks, so that most solves are warm (the
+// lanes' own arithmetic; a chunk's first two samples at a pixel are cold solves, done lane by lane).
+std::vector<double> lanes_cube(const std::shared_ptr<Device>& device, const Screen& s, Mode mode,
+                               const SplineBatch& batch, int g, int chunks, int simd, bool slabs) {
+  KernelOptions o;
+  o.sample_chunks = chunks;
+  o.electron_group = g;
+  o.fast_recip = -1;  // the lanes have the built-in divisions only (also on a GPU with FP64 vectors)
+  o.simd = simd;
+  FieldAccumulator acc(device, s, mode, o);
+  BOOST_TEST(acc.options().simd == (simd < 0 ? -1 : simd == 1 ? int(device_info(*device).double_width) : simd));
+  if (slabs)
+    acc.accumulate_in_slabs(batch, 3);
+  else
+    acc.accumulate(batch);
+  return test::download_cube(acc, s, mode, 3);
+}
+}  // namespace
+
 // The vector-lane kernel (cl/lw_simd.cl, the CPU default where the device has FP64 vectors) does the
 // scalar kernel's operations lane by lane: the same cube to the bit, in both modes, for a screen
 // whose pixel count is no multiple of the lanes, partial groups, weighted electrons and the slab
 // launches of accumulate_in_slabs (positions gathered per lane).
 BOOST_AUTO_TEST_CASE(simd_lanes_give_the_scalar_kernels_cube) {
   const auto device = test::env_device();
-  const DeviceInfo& dev = device_info(*device);
-  if (dev.double_width < 2) {
-    BOOST_TEST_MESSAGE("device " << dev.name << " has no FP64 vectors: only the scalar kernel runs");
+  if (device_info(*device).double_width < 2) {
+    BOOST_TEST_MESSAGE("device has no FP64 vectors: only the scalar kernel runs");
     return;
   }
-  auto st = three_orbits();
-  const Screen& s = st.screen;
-  SplineBatch weighted = st.batch;
-  for (std::size_t e = 0; e < weighted.electrons.size(); ++e) weighted.electrons[e].weight = 0.5 + 0.75 * double(e);
+  const auto st = three_orbits();
+  const SplineBatch weighted = weighted_three_orbits(st.batch);
   for (Mode mode : {Mode::Total, Mode::Split})
     for (int g : {1, 2, 4})
       for (const SplineBatch* batch : {&st.batch, &weighted})
         for (bool slabs : {false, true}) {
-          std::vector<double> cube[2];
-          for (int v = 0; v < 2; ++v) {
-            KernelOptions o;
-            // Few chunks, so that most solves are warm (the lanes' own arithmetic): the device's
-            // default on this small screen gives every sample a chunk, and every solve is cold.
-            o.sample_chunks = g == 2 ? 4 : 1;
-            o.electron_group = g;
-            o.fast_recip = -1;  // the lanes have the built-in divisions only (also on a GPU with FP64 vectors)
-            o.simd = v == 0 ? -1 : 1;
-            FieldAccumulator acc(device, s, mode, o);
-            BOOST_TEST(acc.options().simd == (v == 0 ? -1 : int(dev.double_width)));
-            if (slabs)
-              acc.accumulate_in_slabs(*batch, 3);
-            else
-              acc.accumulate(*batch);
-            cube[v] = test::download_cube(acc, s, mode, 3);
-          }
-          BOOST_TEST(std::memcmp(cube[0].data(), cube[1].data(), cube[0].size() * sizeof(double)) == 0,
+          const int chunks = g == 2 ? 4 : 1;
+          const auto scalar = lanes_cube(device, st.screen, mode, *batch, g, chunks, -1, slabs);
+          const auto lanes = lanes_cube(device, st.screen, mode, *batch, g, chunks, 1, slabs);
+          BOOST_TEST(std::memcmp(scalar.data(), lanes.data(), scalar.size() * sizeof(double)) == 0,
                      "mode " << int(mode) << ", G = " << g << ", weighted " << (batch == &weighted) << ", slabs "
                              << slabs);
         }
@@ -382,28 +392,13 @@ BOOST_AUTO_TEST_CASE(simd_every_width_gives_the_scalar_kernels_cube) {
     return;
   }
   auto st = three_orbits();
-  const Screen& s = st.screen;
-  SplineBatch weighted = st.batch;
-  for (std::size_t e = 0; e < weighted.electrons.size(); ++e) weighted.electrons[e].weight = 0.5 + 0.75 * double(e);
+  const SplineBatch weighted = weighted_three_orbits(st.batch);
   for (Mode mode : {Mode::Total, Mode::Split})
     for (bool slabs : {false, true}) {
-      auto cube_of = [&](int simd) {
-        KernelOptions o;
-        o.sample_chunks = slabs ? 4 : 1;  // warm solves: a chunk's samples after its first two
-        o.electron_group = 2;
-        o.fast_recip = -1;
-        o.simd = simd;
-        FieldAccumulator acc(device, s, mode, o);
-        BOOST_TEST(acc.options().simd == simd);
-        if (slabs)
-          acc.accumulate_in_slabs(weighted, 3);
-        else
-          acc.accumulate(weighted);
-        return test::download_cube(acc, s, mode, 3);
-      };
-      const std::vector<double> scalar = cube_of(-1);
+      const int chunks = slabs ? 4 : 1;
+      const auto scalar = lanes_cube(device, st.screen, mode, weighted, 2, chunks, -1, slabs);
       for (int w : {2, 4, 8, 16}) {
-        const std::vector<double> lanes = cube_of(w);
+        const auto lanes = lanes_cube(device, st.screen, mode, weighted, 2, chunks, w, slabs);
         BOOST_TEST(std::memcmp(scalar.data(), lanes.data(), scalar.size() * sizeof(double)) == 0,
                    "mode " << int(mode) << ", " << w << " lanes, slabs " << slabs);
       }
