@@ -17,8 +17,8 @@
 // - an interval is located as lw_locate does: kept while τ stays inside it, else by the floor;
 //   the coefficients are gathered again only when some lane's interval changed. With 4 or 8 lanes
 //   each lane's interval is read as whole rows and transposed into the coefficient vectors
-//   (lw_vgather); gathering the 24 coefficients one lane at a time cost about a fifth of the
-//   kernel's time on an AVX-512 core (BENCHMARKS.md, session 25).
+//   (lw_vgather); gathering the 24 coefficients one lane at a time took 24 % of the kernel's
+//   samples on an AVX-512 core (BENCHMARKS.md, session 25).
 // Contributions are added in electron order, lanes that the electron does not cover keep their
 // sums (a select, not an addition of 0), so the cube does not depend on the group size or on how
 // the ensemble is split into batches: a batched run stays bit-identical to the single pass.

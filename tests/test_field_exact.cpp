@@ -46,7 +46,9 @@ void check_cell(const Cell& cell, const std::string& label) {
   // converge; the device's sample chunks give most samples a warm solve.
   KernelOptions ko;
   const RootSampling rs = root_sampling(screen, batch, prepared.burst(), 2 * std::numbers::pi);
-  ko.newton_iters = std::max(ko.newton_iters, newton_iters_needed(rs.samples_per_doppler_efold, screen.far_field()));
+  const int needed = newton_iters_needed(rs.samples_per_doppler_efold, screen.far_field());
+  BOOST_REQUIRE_MESSAGE(needed > 0, label << ": no measured Newton step count converges at Q = " << rs.samples_per_doppler_efold);
+  ko.newton_iters = std::max(ko.newton_iters, needed);
   BOOST_TEST_MESSAGE(label << ": Q = " << rs.samples_per_doppler_efold << ", newton_iters = " << ko.newton_iters);
   FieldAccumulator acc(open_device(select_devices("0").front()), screen, Mode::Total, ko);
   acc.accumulate(batch);

@@ -96,6 +96,24 @@ BOOST_AUTO_TEST_CASE(nvidia_gpu_defaults) {
   BOOST_TEST(t.options.tile_width == 0);
 }
 
+// A small screen: the work-item target would give every sample its own chunk, but a chunk keeps at
+// least 16 samples (a chunk's first two samples at a pixel are cold solves); below 32 samples, one.
+BOOST_AUTO_TEST_CASE(chunks_keep_sixteen_samples) {
+  Screen s = bench_screen();
+  s.nx = s.ny = 3;
+  s.samples = 384;
+  BOOST_TEST(resolve({}, device_like("NVIDIA Corporation", "GPU", 132), s).options.sample_chunks == 24);
+  BOOST_TEST(resolve({}, device_like("AuthenticAMD", "CPU", 2), s).options.sample_chunks == 24);
+  s.samples = 20;
+  BOOST_TEST(resolve({}, device_like("AuthenticAMD", "CPU", 2), s).options.sample_chunks == 1);
+  s.samples = 2000;  // the row's cap of 64 chunks
+  BOOST_TEST(resolve({}, device_like("AuthenticAMD", "CPU", 2), s).options.sample_chunks == 64);
+  KernelOptions asked;
+  asked.sample_chunks = 100;  // a set value is the user's (at most one chunk per sample)
+  s.samples = 384;
+  BOOST_TEST(resolve(asked, device_like("AuthenticAMD", "CPU", 2), s).options.sample_chunks == 100);
+}
+
 // CPUs (PoCL): G 4, the state in registers, the built-in divisions, interleave on, no register cap.
 BOOST_AUTO_TEST_CASE(cpu_defaults) {
   Screen s = bench_screen();

@@ -122,12 +122,15 @@ check unshimmed_fill "Uninitialized value" env LD_PRELOAD= "$edm" run "$work/cel
 
 # The device's own choices (oclgrind is a GPU: state in local memory, refined-seed divisions).
 check gpu_total clean run --output "$work/run_gpu_total"
-# The device chooses one sample per work-item here (cold solves only); the cases below set chunks.
+# The device chooses one chunk here (24 samples, at least 16 per chunk: warm solves after each
+# pixel's first two samples); the cases below set other chunks.
 # Split mode (E_far, B_far), electrons in groups of 2 over 3 (a partial group), two sample chunks,
 # a work-group of 4 (the last group padded: inactive work-items), tiles and rows pixel orders.
 check gpu_split_groups clean run --output "$work/run_gpu_split" --set run.mode=\"split\" \
   --set accumulator.electron_group=2 --set accumulator.sample_chunks=2 --set accumulator.work_group=4 \
   --set accumulator.pixel_order=\"tiles\" --set accumulator.tile_width=2
+# A chunk per sample: every solve cold (iterated to convergence from the whole span).
+check gpu_cold clean run --output "$work/run_gpu_cold" --set accumulator.sample_chunks=24
 # One chunk: every sample after the first two starts from the previous root (the warm path).
 check rows_batched clean run --output "$work/run_rows" --set accumulator.pixel_order=\"rows\" \
   --set accumulator.electron_batch=2 --set accumulator.newton_iters=3 --set accumulator.coef_reuse=false \
@@ -144,6 +147,10 @@ check cpu_simd8 clean env EDM_SIMD=8 EDM_INTERLEAVE=-1 EDM_STATE_LOCAL=-1 EDM_FA
 check cpu_simd_split_batched clean env EDM_SIMD=4 EDM_STATE_LOCAL=-1 EDM_FAST_RECIP=-1 \
   "$edm" run "$work/cell.toml" --quiet --overwrite --output "$work/run_simd" --set run.mode=\"split\" --set accumulator.electron_batch=2
 # …and they did run on the lanes (a request the device cannot meet falls back to the scalar kernel).
+if ! grep -q "simd 8" "$work/cpu_simd8.out"; then
+  echo "FAIL cpu_simd8: the vector-lane kernel did not run (bench: $(grep -o 'simd [0-9]*' "$work/cpu_simd8.out"))"
+  failures=$((failures + 1))
+fi
 if ! grep -q "simd 4" "$work/cpu_simd.out" || ! grep -q "^simd = 4" <(sed -n '/^\[config\]/,/^\[/p' "$work/run_simd/run.toml"); then
   echo "FAIL cpu_simd: the vector-lane kernel did not run (bench: $(grep -o 'simd [0-9]*' "$work/cpu_simd.out"))"
   failures=$((failures + 1))
