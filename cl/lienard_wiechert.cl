@@ -237,13 +237,16 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
                         SPLIT_MODE, ev[e], fv[e], nv[e]);
         }
       }
-      for (int it = 0; it < NEWTON_ITERS; ++it)
+      for (int it = 0; it < NEWTON_ITERS; ++it) {
+        // lw_solve_mode's quotient per step: the rough one before the last where fast_recip is on.
+        const int fast = LW_ROUGH_FIRST && LW_FAST_RECIP && it + 1 < NEWTON_ITERS ? 2 : LW_FAST_RECIP;
         for (int e = 0; e < ELECTRON_GROUP; ++e)
           if (warm[e]) {
             double step;
             const double s = lw_locate(&sp[e], tau[e], COEF_REUSE, &kc[e]);
-            tau[e] = lw_newton_step(kc[e].c, s, tau[e], t_rel, px, py, sz, absZ, LW_FAST_RECIP, &lo[e], &hi[e], &step);
+            tau[e] = lw_newton_step(kc[e].c, s, tau[e], t_rel, px, py, sz, absZ, fast, &lo[e], &hi[e], &step);
           }
+      }
       for (int e = 0; e < ELECTRON_GROUP; ++e)
         if (warm[e]) {
           el[e].tau = tau[e];

@@ -307,29 +307,37 @@ BOOST_AUTO_TEST_CASE(electron_groups_are_bit_identical) {
   // with coefficient reuse on or off, and for each schedule of the group's solves.
   auto st = three_orbits();
   const Screen& s = st.screen;
-  // Each grouped run also with and without the phase-by-phase solve of the group (interleave).
-  for (bool reuse : {true, false}) {
-    KernelOptions o;
-    o.coef_reuse = reuse;
-    o.electron_group = 1;
-    o.interleave = -1;
-    AccumulatorTiming t1, tg;
-    auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
-    // Schedules: one electron after the other with the state in registers; phase by phase (the CPU
-    // default); the state and the contributions in local memory (the GPU default).
-    for (int g : {2, 3, 8})
-      for (auto [interleave, local] : {std::pair{-1, -1}, {1, -1}, {-1, 1}}) {
-        o.electron_group = g;
-        o.interleave = interleave;
-        o.state_local = local;
-        auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
-        BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
-                   "G = " << g << ", coef_reuse " << reuse << ", interleave " << interleave << ", state_local " << local);
-        BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
-        BOOST_TEST(tg.electrons == 3u);
-      }
-    BOOST_TEST(t1.launches == 3u);
-  }
+  // Each grouped run also with and without the phase-by-phase solve of the group (interleave), with
+  // the built-in divisions and with the refined seeds (fast_recip, the GPU default: the first of a
+  // warm solve's steps takes the rough quotient on every schedule), on the scalar kernel (the lanes'
+  // groups: simd_lanes_give_the_scalar_kernels_cube). The device's chunks hold 16 samples here, so
+  // most solves are warm.
+  for (bool reuse : {true, false})
+    for (int fast : {-1, 1}) {
+      KernelOptions o;
+      o.coef_reuse = reuse;
+      o.fast_recip = fast;
+      o.simd = -1;
+      o.electron_group = 1;
+      o.interleave = -1;
+      AccumulatorTiming t1, tg;
+      auto one = run_device(st.screen, Mode::Split, {&st.batch}, o, &t1);
+      // Schedules: one electron after the other with the state in registers; phase by phase (the CPU
+      // default); the state and the contributions in local memory (the GPU default).
+      for (int g : {2, 3, 8})
+        for (auto [interleave, local] : {std::pair{-1, -1}, {1, -1}, {-1, 1}}) {
+          o.electron_group = g;
+          o.interleave = interleave;
+          o.state_local = local;
+          auto grouped = run_device(st.screen, Mode::Split, {&st.batch}, o, &tg);
+          BOOST_TEST(std::memcmp(one.data(), grouped.data(), one.size() * sizeof(double)) == 0,
+                     "G = " << g << ", coef_reuse " << reuse << ", fast_recip " << fast << ", interleave " << interleave
+                            << ", state_local " << local);
+          BOOST_TEST(tg.launches == std::uint64_t((3 + g - 1) / g));
+          BOOST_TEST(tg.electrons == 3u);
+        }
+      BOOST_TEST(t1.launches == 3u);
+    }
 }
 
 namespace {
