@@ -3,7 +3,8 @@
 // folders that edm info accepts, the table with states and results, a failing cell recorded while
 // the campaign goes on, done cells never rerun, failed ones only with --retry-failed, edm run
 // refusing a [sweep], a folder of another campaign refused, and SIGTERM stopping a campaign with the
-// running cell's checkpoint kept and resumed by the next sweep.
+// running cell's checkpoint kept and resumed by the next sweep; `edm plot` of the campaign putting
+// each PNG in place whole.
 #define BOOST_TEST_MODULE sweep_e2e
 #include <boost/test/unit_test.hpp>
 
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
 
 #include "campaign_support.hpp"
 #include "edm/sweep.hpp"
@@ -55,6 +57,38 @@ fs::path write(const fs::path& dir, const std::string& sweep, const std::string&
 }
 
 bool has(const std::string& out, const std::string& s) { return out.find(s) != std::string::npos; }
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// `edm plot OUTPUT` of a campaign: each PNG put in place whole (share/plot/plotsave.py). savefig
+// straight onto the name wrote through a symbolic link into the file it points to, and a plot cut
+// short left half a PNG where the previous one was; a refused plot leaves the previous PNG as it was.
+void campaign_plot_replaces_whole_pngs(const fs::path& out, const fs::path& dir) {
+  const fs::path png = out / "plots" / "energy_vs_laser.a0.png";
+  auto r = run_edm("plot " + out.string() + " --result energy");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(slurp(png).rfind("\x89PNG", 0) == 0u);
+  const fs::path keep = dir / "keep.txt";
+  std::ofstream(keep) << "the user's file\n";
+  fs::remove(png);
+  fs::create_symlink(keep, png);
+  r = run_edm("plot " + out.string() + " --result energy");
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(slurp(keep) == "the user's file\n", "the plot wrote through a symbolic link");
+  BOOST_TEST(!fs::is_symlink(png));
+  const std::string before = slurp(png);
+  BOOST_TEST(before.rfind("\x89PNG", 0) == 0u);
+  r = run_edm("plot " + out.string() + " --result nosuch");
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-025"));
+  BOOST_TEST(slurp(png) == before);
+  for (const auto& e : fs::directory_iterator(out / "plots"))
+    BOOST_TEST(e.path().extension() != ".partial", "left behind: " << e.path());
+}
 
 }  // namespace
 
@@ -127,6 +161,7 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   r = run_edm("campaign collect " + out.string());
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(fs::exists(out / "campaign.h5"));
+  campaign_plot_replaces_whole_pngs(out, dir);
   r = run_edm("campaign status " + (dir / "nowhere").string());
   BOOST_TEST(r.exit_code == 4);
   BOOST_TEST(has(r.output, "EDM-SWP-011"));

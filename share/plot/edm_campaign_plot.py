@@ -5,7 +5,9 @@ usage: edm_campaign_plot.py OUTPUT [--against KEY] [--result NAME]...
 
 Reads OUTPUT/campaign.toml through edmio (share/python/edmio.py) and draws each result of the done
 cells against the axis KEY (default: the first axis of the sweep), one line per value of the other
-axes, into OUTPUT/plots/<result>_vs_<key>.png. Exit 2 names a missing axis or result.
+axes, into OUTPUT/plots/<result>_vs_<key>.png, each PNG whole or not at all (plotsave.py): no lock
+is needed, since the table is read as the one snapshot its writers rename into place. Exit 2 names a
+missing axis or result.
 """
 import argparse
 import os
@@ -13,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "python"))
 import edmio  # noqa: E402
+import plotsave  # noqa: E402  (beside this script)
 
 UNITS = {"energy": "J", "peak_omega_on_axis": "rad/s", "wall_s": "s"}
 
@@ -56,14 +59,16 @@ def main(argv):
             ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        out = os.path.join(plots, f"{name}_vs_{against}.png")
-        fig.savefig(out, dpi=120)
-        plt.close(fig)
+        try:
+            out = plotsave.save_png(fig, plots, f"{name}_vs_{against}.png", 120)
+        finally:
+            plt.close(fig)
         print(f"wrote {out}")
     return 0
 
 
 if __name__ == "__main__":
+    plotsave.unwind_on_signals()
     try:
         sys.exit(main(sys.argv[1:]))
     except edmio.EdmReadError as e:

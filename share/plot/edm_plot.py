@@ -8,11 +8,8 @@ name in RUN/plots/ and renamed over its own name once complete, so a plot cut sh
 full disk, SIGINT, SIGTERM, SIGHUP or SIGQUIT) leaves the previous PNG of that name as it was and no half-written file.
 Exit status 0 on success; 1 with one line "edm_plot.py: error: ..." on stderr otherwise.
 """
-import contextlib
 import os
-import signal
 import sys
-import tempfile
 
 import matplotlib
 
@@ -23,6 +20,7 @@ import numpy as np  # noqa: E402
 # edmio lives in share/python (source tree) or <prefix>/share/edm/python (installed): beside plot/.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), os.pardir, "python"))
 import edmio  # noqa: E402
+import plotsave  # noqa: E402  (beside this script)
 
 
 class PlotError(Exception):
@@ -36,29 +34,11 @@ def need(f, path, what):
 
 
 def save(fig, out, name, written):
-    """fig into out/name through a temporary file renamed over it when whole. savefig straight onto
-    the name truncated the previous plot first, so an interrupted plot lost it and left half a PNG,
-    and it wrote through a symbolic link into the file it points to (found by tests/test_hostile);
-    os.replace swaps the name alone."""
-    path = os.path.join(out, name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=out)
-    # mkstemp makes the file 0600; a plot gets the mode savefig gave it (0666 less the umask).
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
+    """fig into out/name, whole or not at all (plotsave.save_png)."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        written.append(plotsave.save_png(fig, out, name, 110, bbox_inches="tight"))
     finally:
         plt.close(fig)
-    written.append(path)
 
 
 def harmonic_marks(s, omega_l, nyq):
@@ -462,15 +442,8 @@ def main(argv):
     return 0
 
 
-def stop(signum, frame):
-    # SIGTERM, SIGHUP and SIGQUIT end Python without unwinding: raised instead, save() removes its
-    # temporary file.
-    raise SystemExit(128 + signum)
-
-
 if __name__ == "__main__":
-    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(sig, stop)
+    plotsave.unwind_on_signals()
     try:
         sys.exit(main(sys.argv))
     except (PlotError, edmio.EdmReadError, OSError, KeyError) as e:
