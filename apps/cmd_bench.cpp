@@ -99,7 +99,8 @@ int cmd_bench(const Args& args) {
   if (!vm.count("no-peak")) peak = fp64_peak(info, vm.count("probe") > 0);  // cached per device + driver
   const auto& eff = acc.options();
   const double ms_per_electron = kernel / double(electrons) * 1e3;
-  record_device_rate(info, slots_per_s);  // for `edm run --dry-run` time estimates
+  // For `edm run --dry-run` time estimates, per kernel path (edm/device_rate.hpp).
+  record_kernel_rate(info, eff, cell.screen(), cell.mode(), slots_per_s);
   // FLOPs counted from the kernel source (edm/flops.hpp), the rate they give, and its share of the
   // measured peak.
   const double flop_slot = flop_per_slot(eff, cell.mode());

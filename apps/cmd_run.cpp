@@ -138,9 +138,10 @@ int cmd_run(const Args& args) {
               << s.host_estimate_bytes / gib << " GiB (electron_batch " << (s.electron_batch ? s.electron_batch : s.electrons)
               << " x " << double(s.spline_bytes_per_electron) / 1e6 << " MB of splines per electron, or the download staging)\n";
     if (s.time_estimate > 0)
-      std::cout << "time:    ≈ " << s.time_estimate << " s of field kernels (rate measured by `edm bench` on this device)\n";
+      std::cout << "time:    ≈ " << s.time_estimate
+                << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";
     else
-      std::cout << "time:    unknown — run `edm bench` once on this device to measure its rate\n";
+      std::cout << "time:    unknown — run `edm bench` once on this device, with this run's kernel settings, to measure its rate\n";
     return 0;
   }
   if (!vm.count("quiet") && s.rank == 0) {

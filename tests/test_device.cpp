@@ -1,7 +1,8 @@
 // ctest-label: unit
 // Device runtime: enumeration and selection specs, the on-disk program cache (written atomically,
 // reused, a corrupt entry is a miss, EDM_NO_KERNEL_CACHE=1 disables it), EDM_CL_PATH loading kernels
-// from disk (a broken kernel gives a BuildError with the log and options), and `edm devices`.
+// from disk (a broken kernel gives a BuildError with the log and options), `edm devices`, and the
+// measured kernel rates kept per kernel path for dry-run estimates.
 #define BOOST_TEST_MODULE device
 #include <boost/test/unit_test.hpp>
 
@@ -13,6 +14,8 @@
 
 #include "analytic_splines.hpp"
 #include "edm/accumulator.hpp"
+#include "edm/device_rate.hpp"
+#include "edm/flops.hpp"
 #include "edm/error.hpp"
 #include "test_support.hpp"
 
@@ -186,4 +189,36 @@ BOOST_AUTO_TEST_CASE(fp64_peak_probe) {
   // Sanity bounds: above 100 MFLOP/s (any FP64 device) and below 1 PFLOP/s (no device today).
   BOOST_TEST(peak > 1e8);
   BOOST_TEST(peak < 1e15);
+}
+
+// The rate `edm bench` leaves for `edm run --dry-run` is kept per kernel path (edm/device_rate.hpp):
+// one rate per device let a run on the lanes be estimated from a rate the scalar kernel measured.
+// Another Newton step count on the same path scales by the FLOP count; another path or screen kind
+// has no estimate.
+BOOST_AUTO_TEST_CASE(kernel_rate_per_path) {
+  const auto cache = test::temp_dir("rate_cache");
+  setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+  const DeviceInfo info = pick();
+  KernelOptions lanes;
+  lanes.simd = 8;
+  KernelOptions scalar;
+  scalar.simd = -1;
+  Screen flat;
+  BOOST_TEST(cached_kernel_rate(info, lanes, flat, Mode::Total) == 0.0);
+  record_kernel_rate(info, lanes, flat, Mode::Total, 4e7);
+  BOOST_TEST(cached_kernel_rate(info, lanes, flat, Mode::Total) == 4e7, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(cached_kernel_rate(info, scalar, flat, Mode::Total) == 0.0);
+  KernelOptions interleaved = scalar;
+  interleaved.interleave = 1;
+  BOOST_TEST(cached_kernel_rate(info, interleaved, flat, Mode::Total) == 0.0);
+  Screen sphere;
+  sphere.type = ScreenType::Angular;
+  sphere.z = 1.0;
+  BOOST_TEST(cached_kernel_rate(info, lanes, sphere, Mode::Total) == 0.0);
+  KernelOptions three = lanes;
+  three.newton_iters = 3;
+  const double expect = 4e7 * flop_per_slot(lanes, Mode::Total) / flop_per_slot(three, Mode::Total);
+  BOOST_TEST(expect < 4e7);
+  BOOST_TEST(cached_kernel_rate(info, three, flat, Mode::Total) == expect, boost::test_tools::tolerance(1e-12));
+  unsetenv("XDG_CACHE_HOME");
 }

@@ -38,6 +38,7 @@ class ShardedFieldAccumulator {
   double reduce_seconds() const { return reduce_seconds_; }
   // Checkpoint access to each device's accumulator (device order).
   FieldAccumulator& device_accumulator(std::size_t d) { return accs_.at(d); }
+  const FieldAccumulator& device_accumulator(std::size_t d) const { return accs_.at(d); }
 
  private:
   std::vector<FieldAccumulator> accs_;

@@ -1,6 +1,8 @@
 // Per-device cache of measured values (~/.cache/edm/<name>-<hash>.txt), written atomically.
 #include "edm/device_rate.hpp"
 
+#include "edm/flops.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -42,6 +44,28 @@ double cached_device_value(const DeviceInfo& info, const std::string& name) {
   std::ifstream in(f);
   double v = 0;
   return (in >> v && v > 0) ? v : 0;
+}
+
+namespace {
+// The cache entry of a kernel path: "flops-" + the kernel (scalar, interleave, simdW) + the screen.
+std::string kernel_rate_name(const KernelOptions& o, const Screen& screen) {
+  const std::string kernel = o.simd > 0        ? "simd" + std::to_string(o.simd)
+                             : o.interleave > 0 ? std::string("interleave")
+                                                : std::string("scalar");
+  const char* where = screen.far_field() ? "far" : screen.angular() ? "sphere" : "flat";
+  return "flops-" + kernel + "-" + where;
+}
+}  // namespace
+
+void record_kernel_rate(const DeviceInfo& info, const KernelOptions& effective, const Screen& screen, Mode mode,
+                        double slots_per_second) {
+  record_device_value(info, kernel_rate_name(effective, screen), slots_per_second * flop_per_slot(effective, mode));
+}
+
+double cached_kernel_rate(const DeviceInfo& info, const KernelOptions& effective, const Screen& screen, Mode mode) {
+  const double flops = cached_device_value(info, kernel_rate_name(effective, screen));
+  const double per_slot = flop_per_slot(effective, mode);
+  return flops > 0 && per_slot > 0 ? flops / per_slot : 0;
 }
 
 double fp64_peak(const DeviceInfo& info, bool remeasure) {

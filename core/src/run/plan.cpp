@@ -237,8 +237,8 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
   throw ConfigError("EDM-RUN-032", msg);
 }
 
-void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& S,
-                      std::uint64_t probe_bytes) {
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                      const ShardedFieldAccumulator& acc, RunSummary& S, std::uint64_t probe_bytes) {
   // The batch's splines or the download staging, whichever is larger. The probe solve honours a
   // stop request (Interrupted, exit 130) like every solve; electron 0 solved already as the first
   // root-sampling pilot is not solved again, and a stop request since is honoured here.
@@ -249,8 +249,17 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
   }
   S.spline_bytes_per_electron = probe_bytes;
   S.host_estimate_bytes = std::max(double(plan.batch) * double(probe_bytes), 2.0 * double(plan.slab_bytes));
+  // Each device at the rate `edm bench` measured on the kernel path this run takes there (its
+  // effective options: the lanes or the scalar kernel), none when that path was never measured.
   double rate = 0;
-  for (const auto& d : plan.devices) rate += cached_device_rate(d);
+  for (std::size_t i = 0; i < plan.devices.size(); ++i) {
+    const double r = cached_kernel_rate(plan.devices[i], acc.device_accumulator(i).options(), cell.screen(), cell.mode());
+    if (!(r > 0)) {
+      rate = 0;
+      break;
+    }
+    rate += r;
+  }
   S.time_estimate =
       rate > 0 ? double(plan.local_electrons()) * double(cell.screen().slots_per_electron()) / rate : 0;
 }

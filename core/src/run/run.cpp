@@ -80,7 +80,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   plan_batches(ctx, cell, plan, S);
   const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
-    estimate_dry_run(ctx, cell, plan, S, probe_bytes);
+    estimate_dry_run(ctx, cell, plan, acc, S, probe_bytes);
     return S;
   }
 

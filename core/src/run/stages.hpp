@@ -94,10 +94,11 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
 // (the first pilot), 0 when it was not solved.
 std::uint64_t check_root_sampling(const RunContext& ctx, const PreparedCell& cell, RunSummary& summary);
 // Dry run: the host and time estimates from electron 0's splines: `probe_bytes` when
-// check_root_sampling solved it, else solved here (nothing runs on a device). A stop request is
-// honoured either way (Interrupted).
-void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, RunSummary& summary,
-                      std::uint64_t probe_bytes);
+// check_root_sampling solved it, else solved here (nothing runs on a device), and the rate `edm
+// bench` measured on the kernel path of each of acc's devices (none if one was never measured). A
+// stop request is honoured either way (Interrupted).
+void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                      const ShardedFieldAccumulator& acc, RunSummary& summary, std::uint64_t probe_bytes);
 // The state where the free straight line of y reaches the light-front phase ξ = t − s z = target
 // (prepare.cpp; the pilots of check_root_sampling use it too).
 void free_at_phase(const double y[8], int sdir, double target, double out[8]);
