@@ -69,20 +69,6 @@ std::filesystem::path find_script() {
   throw IoError("EDM-PLOT-001", "cannot find edm_plot.py (looked at" + where + "; set EDM_PLOT_SCRIPT)");
 }
 
-std::string find_python() {
-  std::vector<std::string> candidates;
-  if (const char* p = std::getenv("EDM_PYTHON")) candidates.push_back(p);
-  candidates.push_back("python3");
-  candidates.push_back("/usr/bin/python3");
-  for (const auto& py : candidates)
-    if (spawn_wait({py, "-c", "import numpy, h5py, matplotlib"}, true) == 0) return py;
-  std::string list;
-  for (const auto& c : candidates) list += " " + c;
-  throw IoError("EDM-PLOT-002",
-                "no Python interpreter that can import numpy, h5py and matplotlib (tried" + list +
-                    "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
-}
-
 // Why the spectrum.h5 in the folder is not this run's ("" when it is, or when it cannot tell): its
 // time-domain spectrum carries the run id of the field it came from (found by tests/test_hostile: a
 // spectrum of another run was plotted as this one's). A spectrum.h5 that cannot be read is left to
@@ -102,6 +88,20 @@ std::string stale_spectrum(const std::filesystem::path& dir) {
 }
 
 }  // namespace
+
+std::string find_python() {
+  std::vector<std::string> candidates;
+  if (const char* p = std::getenv("EDM_PYTHON")) candidates.push_back(p);
+  candidates.push_back("python3");
+  candidates.push_back("/usr/bin/python3");
+  for (const auto& py : candidates)
+    if (spawn_wait({py, "-c", "import numpy, h5py, matplotlib"}, true) == 0) return py;
+  std::string list;
+  for (const auto& c : candidates) list += " " + c;
+  throw IoError("EDM-PLOT-002",
+                "no Python interpreter that can import numpy, h5py and matplotlib (tried" + list +
+                    "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
+}
 
 int cmd_plot(const Args& args) {
   if (!args.empty() && args[0].rfind("-", 0) != 0 && is_campaign_folder(args[0])) return plot_campaign(args);

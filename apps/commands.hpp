@@ -28,5 +28,9 @@ int cmd_campaign(const Args& args);
 // `edm plot OUTPUT` on a campaign folder (campaign.toml, no run.toml): a result against a sweep axis.
 bool is_campaign_folder(const std::filesystem::path& dir);
 int plot_campaign(const Args& args);
+// The interpreter both plot commands run their script with: EDM_PYTHON, python3 or /usr/bin/python3,
+// the first that imports numpy, h5py and matplotlib (a pyenv shim may lack them); IoError
+// EDM-PLOT-002 naming what to install when none does (cmd_plot.cpp).
+std::string find_python();
 
 }  // namespace edm::app

@@ -35,13 +35,16 @@ using namespace edm;
 
 namespace {
 
-// One launch per electron (electron_group = 1), and enough slots per launch (16 × 16 × 1024) that a
-// single pass takes many progress intervals of 5 ms on PoCL.
+// One launch per electron (electron_group = 1), and enough slots per launch that a single pass
+// takes many progress intervals of 5 ms: 16 × 16 × 1024 on PoCL, 64 × 64 × 1024 with 64 Newton steps
+// on a GPU (test::busy_launch).
+const test::BusyLaunch kBusy = test::busy_launch(16, 64);
 const std::string kCell = test::small_cell({.electrons = 12,
-                                                  .screen = "half_width = 5e-5\nnx = 16\nny = 16\nsamples = 1024\n",
-                                                  .electron_batch = "",
-                                                  .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
-                                                  .accumulator_lines = "electron_group = 1\n"});
+                                            .screen = "half_width = 5e-5\nnx = " + std::to_string(kBusy.nx) +
+                                                      "\nny = " + std::to_string(kBusy.nx) + "\nsamples = 1024\n",
+                                            .electron_batch = "",
+                                            .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
+                                            .accumulator_lines = kBusy.accumulator_lines});
 
 Override set(const std::string& key, const std::string& value) { return {key, value, Origin::CommandLine}; }
 
@@ -76,6 +79,7 @@ BOOST_AUTO_TEST_CASE(electrons_completed_counts_finished_launches) {
   const SplineBatch b = prepared.solve(0, 6);
   KernelOptions o;
   o.electron_group = 1;
+  if (kBusy.newton_iters) o.newton_iters = kBusy.newton_iters;
   ShardedFieldAccumulator acc(select_devices("0"), prepared.screen(), prepared.mode(), o);
   BOOST_TEST(acc.electrons_completed() == 0u);
   acc.accumulate(b);
@@ -208,7 +212,8 @@ BOOST_AUTO_TEST_CASE(a_layout_mismatch_names_the_key_that_differs) {
     Override changed;
     std::string key;
   };
-  for (const Case& c : {Case{set("screen.nx", "12"), "screen.nx = 16 in the checkpoint, 12 in this run"},
+  const std::string nx = "screen.nx = " + std::to_string(kBusy.nx) + " in the checkpoint, 12 in this run";
+  for (const Case& c : {Case{set("screen.nx", "12"), nx},
                         Case{set("accumulator.pixel_order", "\"rows\""), "accumulator.pixel_order = rings"}}) {
     const fs::path out = test::temp_dir("layout_key") / "run";
     std::atomic<bool> stop{true};  // stops at the first batch boundary: a checkpoint of no electrons

@@ -30,18 +30,34 @@ using namespace edm;
 
 namespace {
 
-// One launch per electron (electron_group = 1) over many slots per launch (48 × 48 × `samples`),
-// so that the kernels of these electrons take many times what the bounded queue holds (a quarter
-// of a second) on PoCL: a stop request finds launches still pending. (16 × 16 pixels sufficed
-// while the CPU kernel was scalar; on the vector lanes a launch of those took a few milliseconds.)
-constexpr int kElectrons = 32;
+// One launch per electron (electron_group = 1) over many slots per launch, so that the kernels of
+// these electrons take many times what the bounded queue holds (a quarter of a second): a stop
+// request finds launches still pending. Sized for device 0 (test::busy_launch): on PoCL 32
+// electrons of 48 × 48 × `samples` slots (16 × 16 pixels sufficed while the CPU kernel was scalar;
+// on the vector lanes a launch of those took a few milliseconds); on a GPU, whose kernels of those
+// end in milliseconds, 512 electrons of 64 × 64 pixels with 64 Newton steps (about a second).
+struct Sizing {
+  test::BusyLaunch launch;
+  int electrons, batch;
+};
+const Sizing& sizing() {
+  static const Sizing s = [] {
+    const test::BusyLaunch b = test::busy_launch(48, 64);
+    return Sizing{b, b.gpu ? 512 : 32, b.gpu ? 256 : 16};
+  }();
+  return s;
+}
+std::uint64_t electrons() { return std::uint64_t(sizing().electrons); }
 std::string cell_text(const std::string& batch, int samples = 1024) {
-  return test::small_cell({.electrons = kElectrons,
-                           .screen = "half_width = 5e-5\nnx = 48\nny = 48\nsamples = " + std::to_string(samples) + "\n",
+  const std::string n = std::to_string(sizing().launch.nx);
+  return test::small_cell({.electrons = sizing().electrons,
+                           .screen = "half_width = 5e-5\nnx = " + n + "\nny = " + n + "\nsamples = " + std::to_string(samples) + "\n",
                            .electron_batch = batch,
                            .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
-                           .accumulator_lines = "electron_group = 1\n"});
+                           .accumulator_lines = sizing().launch.accumulator_lines});
 }
+// The electron batch of the batched cases: two batches.
+std::string two_batches() { return std::to_string(sizing().batch); }
 
 Campaign parsed_cell(const std::string& batch, const fs::path& out = {}) {
   const auto registry = PluginRegistry::discover();
@@ -90,7 +106,7 @@ void resume_in_process(const std::string& batch, const fs::path& part) {
   RunOptions again;
   again.resume = true;
   const RunSummary s = run_campaign(parsed_cell(batch, part), registry, again, quiet);
-  BOOST_TEST(s.electrons == std::uint64_t(kElectrons));
+  BOOST_TEST(s.electrons == electrons());
 }
 
 // The raw cube of device 0 (device layout), for bit-for-bit comparisons.
@@ -172,9 +188,10 @@ BOOST_AUTO_TEST_CASE(a_stop_halts_the_launches_at_a_launch_boundary) {
   const auto registry = PluginRegistry::discover();
   const Campaign c = parsed_cell("");
   PreparedCell prepared(c, registry);
-  const SplineBatch b = prepared.solve(0, kElectrons);
+  const SplineBatch b = prepared.solve(0, electrons());
   KernelOptions o;
   o.electron_group = 1;
+  if (sizing().launch.newton_iters) o.newton_iters = sizing().launch.newton_iters;
   std::atomic<bool> stop{false};
   ShardedFieldAccumulator acc(select_devices("0"), prepared.screen(), prepared.mode(), o);
   acc.set_stop(&stop);
@@ -185,7 +202,7 @@ BOOST_AUTO_TEST_CASE(a_stop_halts_the_launches_at_a_launch_boundary) {
   const auto k = acc.stopped_at();
   BOOST_REQUIRE(k.has_value());
   BOOST_TEST(*k >= 1u, "the launches enqueued by accumulate() ran");
-  BOOST_TEST(*k < std::uint64_t(kElectrons));
+  BOOST_TEST(*k < electrons());
   BOOST_TEST(acc.electrons_completed() == *k);
 
   // The cube holds exactly electrons [0, k): bit for bit the cube of those electrons alone.
@@ -203,6 +220,7 @@ BOOST_AUTO_TEST_CASE(a_stop_in_a_batch_launched_in_slabs_names_no_prefix) {
   const SplineBatch b = prepared.solve(0, 4);
   KernelOptions o;
   o.electron_group = 1;
+  if (sizing().launch.newton_iters) o.newton_iters = sizing().launch.newton_iters;
   std::atomic<bool> stop{false};
   ShardedFieldAccumulator acc(select_devices("0"), prepared.screen(), prepared.mode(), o);
   acc.set_stop(&stop);
@@ -224,9 +242,9 @@ BOOST_AUTO_TEST_CASE(a_stop_in_a_batch_launched_in_slabs_names_no_prefix) {
 BOOST_AUTO_TEST_CASE(a_stop_during_a_single_pass_kernels_checkpoints_a_launch_boundary) {
   const auto dir = test::temp_dir("stop_single_lib");
   const auto st = stopped_run("0", dir / "full", dir / "part", 3);
-  BOOST_TEST_MESSAGE("single pass: checkpoint at electron " << st.next_electron << " of " << kElectrons);
+  BOOST_TEST_MESSAGE("single pass: checkpoint at electron " << st.next_electron << " of " << electrons());
   BOOST_TEST(st.next_electron >= 3u);
-  BOOST_TEST(st.next_electron < std::uint64_t(kElectrons), "stopped before the kernels ended");
+  BOOST_TEST(st.next_electron < electrons(), "stopped before the kernels ended");
   BOOST_TEST(st.batches_done == 0u, "the only batch is not done");
   expect_state_of_prefix(st);
   resume_in_process("0", dir / "part");
@@ -235,14 +253,15 @@ BOOST_AUTO_TEST_CASE(a_stop_during_a_single_pass_kernels_checkpoints_a_launch_bo
 
 BOOST_AUTO_TEST_CASE(a_stop_during_the_last_batch_kernels_checkpoints_a_launch_boundary) {
   const auto dir = test::temp_dir("stop_last_lib");
-  // Two batches of 16: stopped once two electrons of the last one are finished.
-  const auto st = stopped_run("16", dir / "full", dir / "part", 18);
-  BOOST_TEST_MESSAGE("last batch: checkpoint at electron " << st.next_electron << " of " << kElectrons);
-  BOOST_TEST(st.next_electron >= 18u, "inside the last batch");
-  BOOST_TEST(st.next_electron < std::uint64_t(kElectrons), "stopped before the kernels ended");
+  // Two batches: stopped once two electrons of the last one are finished.
+  const std::uint64_t second = std::uint64_t(sizing().batch);
+  const auto st = stopped_run(two_batches(), dir / "full", dir / "part", second + 2);
+  BOOST_TEST_MESSAGE("last batch: checkpoint at electron " << st.next_electron << " of " << electrons());
+  BOOST_TEST(st.next_electron >= second + 2, "inside the last batch");
+  BOOST_TEST(st.next_electron < electrons(), "stopped before the kernels ended");
   BOOST_TEST(st.batches_done == 1u, "the last batch is not done");
   expect_state_of_prefix(st);
-  resume_in_process("16", dir / "part");
+  resume_in_process(two_batches(), dir / "part");
   expect_identical(dir / "full", dir / "part");
 }
 
@@ -258,10 +277,10 @@ BOOST_AUTO_TEST_CASE(sigterm_during_a_single_pass_kernels_exits_130_and_resumes_
   BOOST_REQUIRE(code == 130);
   expect_clean_stop(part);
   const auto st = read_checkpoint_state(part / "checkpoint.h5");
-  BOOST_TEST_MESSAGE("checkpoint at electron " << st.next_electron << " of " << kElectrons);
+  BOOST_TEST_MESSAGE("checkpoint at electron " << st.next_electron << " of " << electrons());
   // Observed during the kernels: some launches finished, not all.
   BOOST_TEST(st.next_electron > 0u);
-  BOOST_TEST(st.next_electron < std::uint64_t(kElectrons));
+  BOOST_TEST(st.next_electron < electrons());
   expect_state_of_prefix(st);
   run_ok(test::edm_bin() + " resume " + part.string() + " --quiet");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));

@@ -70,7 +70,7 @@ void campaign_plot_replaces_whole_pngs(const fs::path& out, const fs::path& dir)
   const fs::path png = out / "plots" / "energy_vs_laser.a0.png";
   auto r = run_edm("plot " + out.string() + " --result energy");
   BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 0);
+  BOOST_REQUIRE(r.exit_code == 0);
   BOOST_TEST(slurp(png).rfind("\x89PNG", 0) == 0u);
   const fs::path keep = dir / "keep.txt";
   std::ofstream(keep) << "the user's file\n";

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "edm/device.hpp"
+
 extern char** environ;
 
 namespace edm::test {
@@ -100,6 +102,16 @@ std::string small_cell(const SmallCell& cell) {
   }
   if (!cell.trajectory_lines.empty()) t += "[trajectory]\n" + cell.trajectory_lines;
   return t;
+}
+
+BusyLaunch busy_launch(int cpu_nx, int gpu_nx) {
+  BusyLaunch b;
+  b.gpu = select_devices("0").front().type == "GPU";
+  b.nx = b.gpu ? gpu_nx : cpu_nx;
+  b.newton_iters = b.gpu ? 64 : 0;
+  b.accumulator_lines = "electron_group = 1\n";
+  if (b.newton_iters) b.accumulator_lines += "newton_iters = " + std::to_string(b.newton_iters) + "\n";
+  return b;
 }
 
 std::string small_far_cell(SmallCell cell) {

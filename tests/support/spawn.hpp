@@ -63,6 +63,17 @@ struct SmallCell {
   std::string accumulator_lines;                                               // more [accumulator] lines
 };
 std::string small_cell(const SmallCell& cell = {});
+// Launches that keep device 0 (the small cell's) busy for the tests that stop or watch a run while
+// its kernels go on (one launch per electron): on a CPU (PoCL) `cpu_nx` pixels a side with the
+// default Newton steps; a GPU does such a launch in microseconds, so there `gpu_nx` pixels a side
+// and 64 Newton steps per sample (the same code path, about 15 times the work per slot of the
+// default 2), which keeps field.h5 small. accumulator_lines: electron_group = 1 and the steps.
+struct BusyLaunch {
+  bool gpu = false;
+  int nx = 0, newton_iters = 0;  // newton_iters 0: the default
+  std::string accumulator_lines;
+};
+BusyLaunch busy_launch(int cpu_nx, int gpu_nx);
 // small_cell() on an angular screen at infinity: 3 × 3 directions within ±0.05 rad, 256 samples
 // (cell.screen is replaced).
 std::string small_far_cell(SmallCell cell);

@@ -16,7 +16,9 @@ static std::filesystem::path env_path(const char* name, const char* fallback) {
 
 std::filesystem::path source_dir() { return env_path("EDM_SOURCE_DIR", "."); }
 std::filesystem::path build_dir() { return env_path("EDM_BUILD_DIR", "."); }
-std::filesystem::path edm_binary() { return EDM_BINARY; }
+// EDM_TEST_BINARY: the edm to test where the build tree's path does not exist (a bundle on another
+// machine: share/docs/developing.md, the GPU machine).
+std::filesystem::path edm_binary() { return env_path("EDM_TEST_BINARY", EDM_BINARY); }
 
 namespace {
 struct TempDirs {
