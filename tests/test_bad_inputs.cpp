@@ -3,7 +3,8 @@
 // bad output places, each with the exit code and message fragments the user must see, and a full
 // disk (tiny tmpfs mounts). Every case must fail cleanly: the stated exit code (never a crash or a
 // hang), a stable error id, and no field.h5 / field.h5.partial / run.toml left in the run folder
-// (a disk full only at the manifest keeps the complete field, as field.h5.partial).
+// (a disk full only at the manifest or at the direct spectra keeps the complete field, as
+// field.h5.partial).
 #define BOOST_TEST_MODULE bad_inputs
 #include <boost/test/unit_test.hpp>
 
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "spawn.hpp"
 #include "test_support.hpp"
 #include "tiny_disk.hpp"
 
@@ -272,6 +274,38 @@ BOOST_AUTO_TEST_CASE(full_disk_at_the_manifest_leaves_no_field_under_its_final_n
   BOOST_TEST(!fs::exists(out / "field.h5"));
   BOOST_TEST(!fs::exists(out / "run.toml"));
   BOOST_TEST(!fs::exists(out / "run.toml.partial"));
+  BOOST_TEST(fs::exists(out / "field.h5.partial"), "the complete field should be kept as field.h5.partial");
+  BOOST_TEST(contains(r.output, "field.h5.partial"), "the message must say where the field is: " << r.output);
+}
+
+// A disk with room for field.h5 but not for the direct spectra's spectrum.h5: field.h5 was committed
+// before the spectra were written, so the run failed leaving field.h5 without run.toml (found by a
+// hostile tester), which looks like a finished run to the next `edm run` and to nothing else. Now
+// as at the manifest: nothing under the final names, the complete field kept as field.h5.partial.
+BOOST_AUTO_TEST_CASE(full_disk_at_the_spectra_leaves_no_field_under_its_final_name) {
+  const auto dir = test::temp_dir("fullspectra");
+  const std::string text = test::small_far_cell({.electrons = 2}) + test::small_far_spectra("", 400);
+  const auto campaign = dir / "far.toml";
+  write_text(campaign, text);
+  const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "ok").string());
+  BOOST_REQUIRE_MESSAGE(ok.exit_code == 0, ok.output);
+  const std::uint64_t page = 4096, field = fs::file_size(dir / "ok" / "field.h5");
+  const std::uint64_t spectrum = fs::file_size(dir / "ok" / "spectrum.h5");
+  BOOST_REQUIRE_MESSAGE(spectrum > 2 * page, "spectrum.h5 (" << spectrum << " B) must need more than two pages");
+  TinyDisk disk(dir / "disk", (field + page - 1) / page * page + page);
+  if (!disk.mounted) {
+    BOOST_TEST_MESSAGE("SKIPPED full_disk_at_the_spectra…: cannot mount a tmpfs here (" << disk.why << "; needs root)");
+    return;
+  }
+  const fs::path out = disk.dir / "run";
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string());
+  BOOST_TEST_MESSAGE("full disk at the spectra → exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(r.exit_code == 4, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "spectrum.h5"), "the message must name the spectra file: " << r.output);
+  BOOST_TEST(!fs::exists(out / "field.h5"));
+  BOOST_TEST(!fs::exists(out / "run.toml"));
+  BOOST_TEST(!fs::exists(out / "spectrum.h5"));
+  BOOST_TEST(!fs::exists(out / "spectrum.h5.partial"));
   BOOST_TEST(fs::exists(out / "field.h5.partial"), "the complete field should be kept as field.h5.partial");
   BOOST_TEST(contains(r.output, "field.h5.partial"), "the message must say where the field is: " << r.output);
 }

@@ -145,18 +145,23 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
   try {
     write_manifest(S.manifest_file, make_manifest(ctx.campaign, S, cell.units(), x));
   } catch (const IoError& e) {
-    // A field.h5 without its run.toml looks like a finished run (and makes the next run ask for
-    // --overwrite), so nothing may stay under the final name; the complete field goes back to
-    // field.h5.partial rather than being deleted, so a full disk does not throw the result away.
-    // (Found by tests/test_bad_inputs: a disk with room for field.h5 but not for run.toml.)
-    auto partial = S.field_file;
-    partial += ".partial";
-    std::error_code ec;
-    std::filesystem::rename(S.field_file, partial, ec);
-    throw IoError(e.id(), std::string(e.what()) +
-                              (ec ? "; " + S.field_file.string() + " is complete but has no manifest"
-                                  : "; the complete field was kept as " + partial.string()));
+    keep_field_as_partial(S, e);
   }
+}
+
+void keep_field_as_partial(const RunSummary& S, const IoError& e) {
+  // A field.h5 without its run.toml looks like a finished run (and makes the next run ask for
+  // --overwrite), so nothing may stay under the final name; the complete field goes back to
+  // field.h5.partial rather than being deleted, so a full disk does not throw the result away.
+  // (Found by tests/test_bad_inputs: a disk with room for field.h5 but not for run.toml; and by a
+  // hostile tester: room for field.h5 but not for the direct spectra's spectrum.h5.)
+  auto partial = S.field_file;
+  partial += ".partial";
+  std::error_code ec;
+  std::filesystem::rename(S.field_file, partial, ec);
+  throw IoError(e.id(), std::string(e.what()) +
+                            (ec ? "; " + S.field_file.string() + " is complete but has no manifest"
+                                : "; the complete field was kept as " + partial.string()));
 }
 
 }  // namespace edm::detail

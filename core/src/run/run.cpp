@@ -104,7 +104,13 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   if (spectra) spectra_sums = spectra->reduce(plan.ranks);
   if (plan.ranks.rank != 0) return S;
   commit_field_file(ctx, cell, plan, state.gamma, write_seconds, *writer, S);
-  if (spectra_sums) write_spectra(ctx, cell, std::move(*spectra_sums), S);
+  if (spectra_sums) {
+    try {
+      write_spectra(ctx, cell, std::move(*spectra_sums), S);
+    } catch (const IoError& e) {
+      keep_field_as_partial(S, e);  // field.h5 and run.toml stay a pair
+    }
+  }
   write_run_manifest(ctx, cell, plan, acc, per_rank, S);
   remove_checkpoints(S);
   return S;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "edm/error.hpp"
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
 #include "edm/spectra.hpp"
@@ -156,8 +157,11 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
 void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                        const GammaTrace& gamma, double write_seconds, FieldWriter& writer,
                        RunSummary& summary);
-// Rank 0: run.toml. If it cannot be written, field.h5 goes back to field.h5.partial (a field without
-// its manifest would look like a finished run).
+// Rank 0, after field.h5 is committed and something that must come with it (spectrum.h5, run.toml)
+// could not be written: field.h5 goes back to field.h5.partial (a field without its manifest would
+// look like a finished run) and e is thrown again, saying where the complete field was kept.
+[[noreturn]] void keep_field_as_partial(const RunSummary& summary, const IoError& e);
+// Rank 0: run.toml. If it cannot be written, keep_field_as_partial.
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
                         const RunSummary& summary);
