@@ -794,3 +794,37 @@ BOOST_AUTO_TEST_CASE(a_plot_cut_short_keeps_the_plots_that_were_there) {
   BOOST_TEST((names_in(disk.dir) == old), "plots/ holds more than the old plots");
   BOOST_TEST(!fs::exists(full / ".edm.lock"));
 }
+
+// Plots belong to one spectrum and one field (found by a hostile tester): a plot of a spectrum with
+// fewer harmonics left the earlier harmonic maps in plots/ as if they were its own, and `edm run
+// --overwrite` left the replaced field's plots beside the new one. A plot now removes the PNGs the
+// previous plot recorded (plots/.edm_plots) and did not draw again, never a file put there by hand;
+// a run that replaces the field moves plots/ aside with spectrum.h5.
+BOOST_AUTO_TEST_CASE(plots_are_of_one_spectrum_and_one_field) {
+  const auto dir = edm::test::temp_dir("hostile_stale_plots");
+  // T/256 sampling: the line's 2nd harmonic (about 65 ω_L) lies below the Nyquist frequency.
+  const auto campaign = write_file(dir, "a.toml", cell());
+  const auto run = dir / "a";
+  const std::string fine = " --set screen.samples_per_period=256 --set screen.samples=128";
+  auto r = run_edm("run " + campaign.string() + " --quiet --output " + run.string() + fine);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  r = run_edm("plot " + run.string() + " --harmonics 1,2");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  BOOST_REQUIRE(fs::exists(run / "plots" / "harmonic_2.png"));
+  write_file(run / "plots", "notes.png", "the user's own file\n");
+  r = run_edm("plot " + run.string() + " --respectrum --harmonics 1");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  BOOST_TEST(fs::exists(run / "plots" / "harmonic_1.png"));
+  BOOST_TEST(!fs::exists(run / "plots" / "harmonic_2.png"), "the previous spectrum's harmonic map stayed");
+  BOOST_TEST(slurp(run / "plots" / "notes.png") == "the user's own file\n");
+  r = run_edm("run " + campaign.string() + " --quiet --overwrite --output " + run.string() + fine);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  BOOST_TEST(!fs::exists(run / "plots"), "the replaced field's plots stayed beside the new field");
+  int aside = 0;
+  for (const auto& e : fs::directory_iterator(run))
+    if (e.path().filename().string().rfind("plots.", 0) == 0) {
+      ++aside;
+      BOOST_TEST(slurp(e.path() / "notes.png") == "the user's own file\n");
+    }
+  BOOST_TEST(aside == 1, "plots/ moved aside once");
+}

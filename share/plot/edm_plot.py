@@ -437,6 +437,8 @@ def main(argv):
 
         plot_twisted_light(s, x, y, z, omega_l, marks, out, written)
 
+    for name in plotsave.forget_stale_plots(out, written):
+        print(f"edm_plot.py: removed {os.path.join(out, name)} (the previous plot's, not drawn for this spectrum)", file=sys.stderr)
     for p in written:
         print(p)
     return 0

@@ -5,6 +5,10 @@ whole and on disk. savefig straight onto the name truncated the previous plot fi
 short (an error, a full disk, a signal) lost it and left half a PNG, and it wrote through a symbolic
 link into the file it points to (found by tests/test_hostile); os.replace swaps the name alone, and
 two plots of one folder drawn at once each leave a whole PNG (the later one wins).
+
+A folder's record of the PNGs the last plot drew (forget_stale_plots) lets the next plot remove those
+it does not draw again: a spectrum with fewer harmonics left the earlier harmonic maps beside the new
+ones, as if they were its own (found by a hostile tester). Files the user put there are never touched.
 """
 import contextlib
 import os
@@ -43,3 +47,37 @@ def unwind_on_signals():
     """SIGTERM, SIGHUP and SIGQUIT unwind the script (exit 128 + the signal) instead of ending it."""
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, _stop)
+
+
+RECORD = ".edm_plots"  # one PNG name a line: what the last plot of the folder drew
+
+
+def forget_stale_plots(out, written):
+    """After a complete plot of out: removes the PNGs the previous plot recorded and this one did not
+    draw (regular files only: a name the user replaced by a link or a folder stays), then records
+    this plot's. Returns the names removed."""
+    record = os.path.join(out, RECORD)
+    now = {os.path.basename(p) for p in written}
+    before = set()
+    with contextlib.suppress(OSError):
+        with open(record, encoding="utf-8") as f:
+            before = {line.strip() for line in f if line.strip()}
+    removed = []
+    for name in sorted(before - now):
+        path = os.path.join(out, name)
+        # Only a plain name that the plot itself could have written (no separators, a .png).
+        if os.path.basename(name) != name or not name.endswith(".png") or os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            removed.append(name)
+    fd, tmp = tempfile.mkstemp(prefix=f"{RECORD}.", suffix=".partial", dir=out)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write("".join(f"{n}\n" for n in sorted(now)))
+        os.replace(tmp, record)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return removed

@@ -86,7 +86,7 @@ void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const Ru
   writer.set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
   const auto tc = Clock::now();
   writer.commit();
-  set_aside_stale_spectrum(ctx, S);
+  set_aside_stale_analysis(ctx, S);
   S.timing.write = write_seconds + seconds_since(tc);  // HDF5 writes of the slabs (+ MPI reduce) and commit
   S.timing.total = seconds_since(ctx.t_start);
   S.host_estimate_bytes = double(plan.batch) * double(S.spline_bytes_per_electron) + double(plan.slab_bytes);

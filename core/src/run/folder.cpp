@@ -39,7 +39,7 @@ void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
       ctx.observer.warning("kept " + file.string() + " from an earlier mpirun job: moved aside to " + kept->string());
 }
 
-void set_aside_stale_spectrum(const RunContext& ctx, const RunSummary& S) {
+void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& S) {
   // spectrum.h5 is written after field.h5 (by edm spectrum, or by this run's direct spectra once the
   // field is committed), so one found now belongs to the field that `--overwrite` replaced: left
   // here, edm info would show it and edm plot would plot it as this run's. It is kept, not removed.
@@ -48,6 +48,13 @@ void set_aside_stale_spectrum(const RunContext& ctx, const RunSummary& S) {
   if (const auto kept = move_aside(spectrum))
     ctx.observer.warning(spectrum.string() + " was the spectrum of the field this run replaced: moved aside to " +
                          kept->string());
+  // So were the plots of that field (edm plot writes plots/ only from a committed field): left here,
+  // the old run's PNGs sat beside the new field as its own (found by a hostile tester).
+  const auto plots = S.folder / "plots";
+  if (std::filesystem::is_directory(std::filesystem::symlink_status(plots)))
+    if (const auto kept = move_aside(plots))
+      ctx.observer.warning(plots.string() + " held the plots of the field this run replaced: moved aside to " +
+                           kept->string());
 }
 
 void remove_checkpoints(const RunSummary& S) {

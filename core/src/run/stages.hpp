@@ -47,9 +47,9 @@ struct RunContext {
 RunFolderLock lock_run_folder(const RunContext& ctx);
 // Moves aside (with a timestamp) what earlier runs left under this run's temporary names.
 void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary);
-// Once this run's field.h5 is in place: moves aside (with a timestamp) a spectrum.h5 already in the
-// folder, which is the analysis of a field this run has replaced.
-void set_aside_stale_spectrum(const RunContext& ctx, const RunSummary& summary);
+// Once this run's field.h5 is in place: moves aside (with a timestamp) a spectrum.h5 and a plots/
+// already in the folder, which are the analysis of a field this run has replaced.
+void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& summary);
 // After the manifest: removes the run's checkpoints (every rank's).
 void remove_checkpoints(const RunSummary& summary);
 
