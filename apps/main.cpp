@@ -1,6 +1,7 @@
 // `edm`: the command line. Dispatches to a subcommand; turns every failure into one message with a
 // stable id and the family's exit code (core never prints and never exits; this file does), and
 // points at `edm explain ID`, which prints the id's meaning and what to do from the registry.
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <cstring>
@@ -111,6 +112,12 @@ int main(int argc, char** argv) {
     usage(std::cerr);
     return code;
   }
+  // SIGINT interrupts every command. A shell without job control starts a background command with
+  // SIGINT ignored, and edm spectrum and edm plot (with the plot's Python, which inherits it) kept
+  // that: `kill -INT` and an interrupt of the process group did nothing (found by a hostile tester).
+  // edm run, resume and sweep then install their stop handlers; the other commands write their
+  // files under temporary names renamed when whole, so an interrupt leaves what was there before.
+  std::signal(SIGINT, SIG_DFL);
   MpiSession mpi(&argc, &argv);
   edm::app::Args args(argv + 2, argv + argc);
   // The run folder's lock records which command holds it, and a refusal names both (EDM-RUN-040).

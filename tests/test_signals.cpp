@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "edm/checkpoint.hpp"
@@ -123,4 +124,38 @@ BOOST_AUTO_TEST_CASE(sigterm_in_the_last_batch_writes_a_checkpoint) {
   BOOST_TEST((st.next_electron == 8u || st.next_electron == 16u), "a batch boundary: " << st.next_electron);
   run_ok(edm_bin() + " resume " + part.string() + " --quiet");
   expect_identical(dir / "full", part);
+}
+
+namespace {
+// Whether process pid runs edm with SIGINT no longer ignored (/proc/PID/status, SigIgn: a hex mask,
+// bit sig − 1).
+bool edm_takes_sigint(pid_t pid) {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+  if (ec || exe.filename() != "edm") return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("SigIgn:", 0) == 0) return ((std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1u) == 0;
+  return false;
+}
+}  // namespace
+
+// A shell without job control starts a background command with SIGINT ignored; edm spectrum (and
+// edm plot with its Python) kept it, so `kill -INT` and an interrupt of the process group did
+// nothing and the command ran to its end (found by a hostile tester). Every edm command now takes
+// SIGINT: spectrum ends with 128 + SIGINT and leaves no spectrum.h5 behind.
+BOOST_AUTO_TEST_CASE(sigint_ends_edm_spectrum_started_with_it_ignored) {
+  const auto dir = edm::test::temp_dir("sigint_spectrum");
+  const auto campaign =
+      write_file(dir, "cell.toml",
+                 edm::test::small_cell({.electrons = 2, .screen = "half_width = 5e-5\nnx = 32\nny = 32\nsamples = 2048\n"}));
+  run_ok(edm_bin() + " run " + campaign.string() + " --quiet --output " + (dir / "run").string());
+  const pid_t pid = edm::test::spawn_shell("trap '' INT; exec " + edm_bin() + " spectrum " + (dir / "run").string() +
+                                           " --quiet");
+  const int code = signal_when(pid, SIGINT, [&] { return edm_takes_sigint(pid); }, nullptr,
+                               std::chrono::milliseconds(1));
+  BOOST_REQUIRE_MESSAGE(code != -1, "edm spectrum ended before SIGINT could be sent, or kept it ignored");
+  BOOST_TEST(code == 128 + SIGINT);
+  BOOST_TEST(!fs::exists(dir / "run" / "spectrum.h5"));
 }
