@@ -475,9 +475,63 @@ void store_cached(const cl::Program& program, const std::filesystem::path& dir, 
   }
 }
 
+// Where each line of the assembled program comes from: every cl/ file starts with `#line 1 "NAME"`
+// (kernel_source), so a compiler that reports `NAME:LINE` needs nothing more; NVIDIA's reports
+// `<kernel>:LINE` in the assembled program, which named no file (found running tests/test_device
+// on the H200). The log then gets each such LINE as (NAME:LINE) and the table of the files' lines.
+struct SourceMap {
+  struct Piece {
+    std::size_t first;  // program line of the file's line 1
+    std::string name;
+  };
+  std::vector<Piece> pieces;
+  std::size_t lines = 0;
+  explicit SourceMap(const std::string& source) {
+    std::istringstream in(source);
+    std::string line;
+    while (std::getline(in, line)) {
+      ++lines;
+      if (line.rfind("#line 1 \"", 0) == 0 && line.size() > 10 && line.back() == '"')
+        pieces.push_back({lines + 1, line.substr(9, line.size() - 10)});
+    }
+  }
+  // "NAME:LINE" of program line n, "" before the first file.
+  std::string where(std::size_t n) const {
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it)
+      if (n >= it->first) return it->name + ":" + std::to_string(n - it->first + 1);
+    return "";
+  }
+};
+
+std::string annotate_build_log(const std::string& log, const std::string& source) {
+  const SourceMap map(source);
+  if (map.pieces.empty()) return log;
+  std::string out;
+  const std::string tag = "<kernel>:";
+  std::size_t at = 0;
+  for (std::size_t k; (k = log.find(tag, at)) != std::string::npos;) {
+    std::size_t e = k + tag.size();
+    while (e < log.size() && std::isdigit((unsigned char)log[e])) ++e;
+    out += log.substr(at, e - at);
+    if (e > k + tag.size()) {
+      const std::string w = map.where(std::stoul(log.substr(k + tag.size(), e - k - tag.size())));
+      if (!w.empty()) out += " (" + w + ")";
+    }
+    at = e;
+  }
+  out += log.substr(at);
+  out += "\n  lines of the program (" + std::to_string(map.lines) + "):";
+  for (std::size_t i = 0; i < map.pieces.size(); ++i) {
+    const std::size_t last = i + 1 < map.pieces.size() ? map.pieces[i + 1].first - 2 : map.lines;
+    out += "\n    " + std::to_string(map.pieces[i].first) + "-" + std::to_string(last) + " " + map.pieces[i].name;
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
-// Builds from source; on failure, the build log and the options go into the BuildError.
+// Builds from source; on failure, the build log (its lines traced to the cl/ files) and the options
+// go into the BuildError.
 cl::Program Device::build_from_source(const std::string& source, const std::string& options) {
   cl::Program program;
   try {
@@ -496,7 +550,7 @@ cl::Program Device::build_from_source(const std::string& source, const std::stri
     }
     throw BuildError("building the edm kernels for device " + std::to_string(info_.index) + " (" +
                          info_.name + ") failed: " + cl_status_name(e.err()),
-                     log, options);
+                     annotate_build_log(log, source), options);
   }
   return program;
 }
