@@ -41,6 +41,8 @@ int cmd_resume(const Args& args) {
   Campaign campaign = parse_campaign(st.campaign_text, file.string() + " [campaign]",
                                      {{"run.output", "\"" + folder + "\"", Origin::CommandLine}},
                                      registry.get(scenario).keys(), false);
+  // Where its keys came from in the run that was started, and its file (run.toml's provenance).
+  if (!st.campaign_provenance.empty()) restore_provenance(campaign, st.campaign_provenance, file.string());
   RunOptions ro;
   ro.resume = true;
   // The checkpoint cadence the run was started with, unless given again here.

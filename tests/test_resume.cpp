@@ -152,3 +152,35 @@ BOOST_AUTO_TEST_CASE(a_resume_with_other_clblast_parameters_records_both) {
   BOOST_TEST(n["tuning"]["clblast"].value_or(std::string()) == mine);
   BOOST_TEST(!n["tuning"]["processes"]);
 }
+
+// A resumed run's run.toml said that every key came from the file and named no campaign file, as the
+// campaign was parsed again from the checkpoint's copy (found by a hostile tester). The checkpoint
+// keeps the provenance (dataset campaign_provenance), and the resumed run's [config.origin] and
+// [provenance] campaign_file are an uninterrupted run's.
+BOOST_AUTO_TEST_CASE(a_resumed_run_keeps_where_its_keys_came_from) {
+  const fs::path dir = test::temp_dir("resume_origin");
+  const auto campaign = test::write_file(dir, "cell.toml", kCell);
+  const std::vector<std::string> set = {"--set", "laser.a0=0.2"};
+  std::vector<std::string> full = {"run", campaign.string(), "--quiet", "--output", (dir / "full").string()};
+  full.insert(full.end(), set.begin(), set.end());
+  BOOST_REQUIRE(test::wait_exit(spawn_edm(full)) == 0);
+  const auto part = dir / "part";
+  std::vector<std::string> args = {"run", campaign.string(), "--quiet", "--output", part.string(), "--checkpoint-every", "1"};
+  args.insert(args.end(), set.begin(), set.end());
+  const int code = signal_after_checkpoint(spawn_edm(args), part, SIGKILL);
+  BOOST_REQUIRE_MESSAGE(code == 128 + SIGKILL, "the run ended before it could be killed (status " << code << ")");
+  auto resumed = test::run_edm("resume " + part.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  const toml::table a = toml::parse_file((dir / "full" / "run.toml").string());
+  const toml::table b = toml::parse_file((part / "run.toml").string());
+  BOOST_TEST(b["config"]["origin"]["laser.a0"].value_or(std::string()) == "command line");
+  BOOST_TEST(b["provenance"]["campaign_file"].value_or(std::string()) == campaign.string());
+  const toml::table* oa = a["config"]["origin"].as_table();
+  const toml::table* ob = b["config"]["origin"].as_table();
+  BOOST_REQUIRE(oa != nullptr);
+  BOOST_REQUIRE(ob != nullptr);
+  for (const auto& [key, v] : *oa) {
+    if (key.str() == "run.output") continue;  // the folder: given again to resume
+    BOOST_TEST((*ob)[key].value_or(std::string("absent")) == v.value_or(std::string()), key.str());
+  }
+}

@@ -12,6 +12,7 @@
 
 #include <functional>
 
+#include "edm/campaign.hpp"
 #include "edm/coverage.hpp"
 #include "edm/run_summary.hpp"
 #include "edm/spectra.hpp"
@@ -22,6 +23,9 @@ namespace edm {
 struct CheckpointState {
   std::string run_id;
   std::string campaign_text;           // the effective campaign (TOML), replayable
+  // Where each key of it came from and the campaign file (provenance_text); `edm resume` puts them
+  // back (restore_provenance). Empty: a checkpoint of an older edm.
+  std::string campaign_provenance;
   std::uint64_t next_electron = 0;     // electrons [0, next_electron) are in the cube
   std::uint64_t batches_done = 0;
   std::uint32_t devices = 1;
@@ -53,6 +57,14 @@ struct CheckpointState {
   // dataset clblast_tuning: "first<TAB>record" a line); empty: a checkpoint of an older edm.
   std::vector<TuningSpan> tuning;
 };
+
+// A campaign's provenance as a checkpoint keeps it (TOML: file, and origin.<key> = default | file |
+// environment | command line), and back. A resumed run's run.toml said that every key came from the
+// file and named no campaign file (found by a hostile tester). restore_provenance keeps
+// run.output's origin (the resume sets the folder) and throws IoError EDM-CKP-083 naming `where`
+// when the text is not such a table.
+std::string provenance_text(const Campaign& campaign);
+void restore_provenance(Campaign& campaign, const std::string& text, const std::string& where);
 
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
 // so that its rename commits the whole generation.

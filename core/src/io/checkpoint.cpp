@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fcntl.h>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -192,6 +193,7 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   h5::write_attr(root, "edm_layout", "edm checkpoint.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
   put_string(root, "run_id", st.run_id, partial);
   put_string(root, "campaign", st.campaign_text, partial);
+  if (!st.campaign_provenance.empty()) put_string(root, "campaign_provenance", st.campaign_provenance, partial);
   put_attr_u64(root, "next_electron", st.next_electron);
   put_attr_u64(root, "batches_done", st.batches_done);
   put_attr_u64(root, "cube_saved", st.cube ? 1 : 0);
@@ -495,6 +497,11 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
     throw IoError("EDM-CKP-028", file.string() + ": dataset campaign is not TOML (line " + std::to_string(b.line) +
                                      ", column " + std::to_string(b.column) + ": " + std::string(e.description()) + ")");
   }
+  if (H5Lexists(root, "campaign_provenance", H5P_DEFAULT) > 0) {
+    st.campaign_provenance = get_string(root, "campaign_provenance", file);
+    Campaign probe;  // checked here, so that a damaged one is refused before anything runs
+    restore_provenance(probe, st.campaign_provenance, file.string() + ": dataset campaign_provenance");
+  }
   st.next_electron = get_attr_u64(root, "next_electron", file);
   st.batches_done = get_attr_u64(root, "batches_done", file);
   const std::uint64_t devices = get_attr_u64(root, "devices", file);
@@ -686,6 +693,42 @@ std::vector<SpectraMethod> read_checkpoint_spectra_methods(const std::filesystem
     return refuse("= \"" + text + "\" names " + std::to_string(out.size()) + " method(s) for " +
                   std::to_string(devices) + " device(s)");
   return out;
+}
+
+std::string provenance_text(const Campaign& campaign) {
+  toml::table origin;
+  for (const auto& [key, o] : campaign.origins) origin.insert(key, origin_name(o));
+  toml::table t{{"file", campaign.file.string()}, {"origin", std::move(origin)}};
+  std::ostringstream os;
+  os << t;
+  return os.str();
+}
+
+void restore_provenance(Campaign& campaign, const std::string& text, const std::string& where) {
+  const auto fail = [&](const std::string& why) {
+    throw IoError("EDM-CKP-083", where + ": " + why + "; the checkpoint is damaged: run the campaign again");
+  };
+  toml::table t;
+  try {
+    t = toml::parse(text);
+  } catch (const toml::parse_error& e) {
+    fail("not TOML (" + std::string(e.description()) + ")");
+  }
+  const auto file = t["file"].value<std::string>();
+  const toml::table* origin = t["origin"].as_table();
+  if (!file || !origin) fail("no file or no origin table");
+  std::map<std::string, Origin> restored;
+  for (const auto& [key, v] : *origin) {
+    const auto name = v.value<std::string>();
+    std::optional<Origin> o;
+    for (Origin c : {Origin::Default, Origin::File, Origin::Environment, Origin::CommandLine})
+      if (name && *name == origin_name(c)) o = c;
+    if (!o) fail("origin of " + std::string(key.str()) + " is not default, file, environment or command line");
+    restored[std::string(key.str())] = *o;
+  }
+  for (const auto& [key, o] : restored)
+    if (key != "run.output") campaign.origins[key] = o;
+  campaign.file = *file;
 }
 
 }  // namespace edm

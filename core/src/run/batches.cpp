@@ -192,6 +192,7 @@ CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, Sharded
   st.cube = state.next > plan.first;
   st.run_id = S.run_id;
   st.campaign_text = state.campaign_text;
+  st.campaign_provenance = state.campaign_provenance;
   st.next_electron = state.next;
   st.batches_done = state.batches_done;
   st.trajectories = S.timing.trajectories;
@@ -379,6 +380,7 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
   std::ostringstream os;
   os << ctx.campaign.to_toml();
   state.campaign_text = os.str();
+  state.campaign_provenance = provenance_text(ctx.campaign);  // a resumed campaign's, restored
   return state;
 }
 

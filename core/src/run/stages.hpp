@@ -117,6 +117,7 @@ struct BatchState {
   std::int64_t checkpoint_every = -1;  // K: batches per checkpoint, 0 = decide from the rate, −1 = none
   std::int64_t checkpoint_every_asked = 0;  // K as the command asked it (saved: edm resume keeps it)
   std::string campaign_text;           // the effective campaign, saved with every checkpoint
+  std::string campaign_provenance;     // and where its keys came from (provenance_text)
   std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;

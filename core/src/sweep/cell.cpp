@@ -29,9 +29,11 @@ Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins)
   const fs::path file = checkpoint_path(folder);
   const CheckpointState st = read_checkpoint_state(file);
   const std::string scenario = toml::parse(st.campaign_text)["run"]["scenario"].value_or(std::string());
-  return parse_campaign(st.campaign_text, file.string() + " [campaign]",
-                        {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
-                        plugins.get(scenario).keys(), false);
+  Campaign c = parse_campaign(st.campaign_text, file.string() + " [campaign]",
+                               {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
+                               plugins.get(scenario).keys(), false);
+  if (!st.campaign_provenance.empty()) restore_provenance(c, st.campaign_provenance, file.string());
+  return c;
 }
 
 // Energy through the screen and the on-axis peak ω, from spectrum.h5 as `edm spectrum` writes it.
