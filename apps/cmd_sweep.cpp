@@ -322,7 +322,7 @@ int cmd_sweep(const Args& args) {
   if (help) return 0;
   const PluginRegistry plugins = PluginRegistry::discover();
   const std::string scenario = peek_scenario(a.file, a.base);
-  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys());
+  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys(), a.yes);
   const std::vector<SweepCell> cells = expand_sweep(spec, a.yes);
   if (a.cell >= 0 && std::size_t(a.cell) >= cells.size())
     throw ConfigError("EDM-SWP-022", "edm sweep --cell " + std::to_string(a.cell) + ": the campaign has " +
