@@ -175,6 +175,47 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   BOOST_TEST((fs::last_write_time(done) == mtime));
 }
 
+// Options and ranges out of range are refused at once, naming what is wrong, with nothing written:
+// --cell -1 ran every cell, --array-limit -3 and --gpus-per-cell -1 were dropped from the script, a
+// range of count = 1e11 grew --dry-run's memory without bound, a NaN end was a repeated label.
+BOOST_AUTO_TEST_CASE(out_of_range_options_and_ranges_are_refused_at_once) {
+  const fs::path dir = test::temp_dir("sweep_refuse");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2, 0.3]\n");
+  const fs::path out = dir / "out";
+  const std::string base = c.string() + " -o " + out.string();
+  auto r = run_edm("sweep " + base + " --cell -1");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-022"));
+  BOOST_TEST(has(r.output, "--cell -1"));
+  for (const std::string opt : {"--array-limit -3", "--array-limit 0", "--gpus-per-cell -1"}) {
+    r = run_edm("sweep " + base + " --slurm --print-only " + opt);
+    BOOST_TEST_INFO(opt << ": " << r.output);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(has(r.output, "EDM-SWP-032"));
+    BOOST_TEST(has(r.output, opt));
+  }
+  r = run_edm("sweep " + base + " --slurm --print-only --array-limit 2 --gpus-per-cell 0");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "#SBATCH --array=0,1,2%2"));
+  BOOST_TEST(!has(r.output, "--gres"));
+  fs::remove_all(out);
+  const fs::path huge = write(dir, "laser.a0 = { from = 0.1, to = 0.2, count = 100000000000 }\n", "huge.toml");
+  r = run_edm("sweep " + huge.string() + " -o " + out.string() + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-008"));
+  BOOST_TEST(has(r.output, "100000000000 values"));
+  const fs::path nan = write(dir, "laser.a0 = { from = 0.1, to = nan, count = 2 }\n", "nan.toml");
+  r = run_edm("sweep " + nan.string() + " -o " + out.string() + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-031"));
+  BOOST_TEST(has(r.output, "laser.a0"));
+  BOOST_TEST(!fs::exists(out));
+}
+
 BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
   const fs::path dir = test::temp_dir("sweep_stop");
   const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
