@@ -143,8 +143,11 @@ struct CellRunOptions {
 enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
 
 // Runs one cell unless it is done (skipped), failed (skipped unless retry_failed), or running in
-// another process (busy): resumes from OUTPUT/<label>/checkpoint.h5 when one is there, else runs it
-// afresh (replacing an unfinished folder). Records running, then done with its results (the
+// another process (busy). A folder holding a complete run (field.h5 and run.toml) is never run
+// again: adopted as done when its run.toml's campaign is the cell's, else the cell fails with
+// EDM-SWP-033 and the folder is left as it is. Otherwise resumes from OUTPUT/<label>/checkpoint.h5
+// when one is there, else runs it afresh (replacing an unfinished folder). Records running, then
+// done with its results (the
 // energy through the screen and the on-axis peak ω of `edm spectrum`'s defaults; spectrum.h5 is
 // written), failed with the error id, or stopped (pending, "checkpoint kept") when the stop flag
 // ended it. Never throws for the cell's own errors; `error` gets the one that ended it.
