@@ -36,7 +36,8 @@ struct SweepArgs {
   std::vector<Override> base;
   std::vector<std::string> sets;  // as given, forwarded to children and SLURM tasks
   bool dry_run = false, yes = false, retry_failed = false, quiet = false;
-  std::int64_t cell = -1, checkpoint_every = 0;
+  std::int64_t cell = -1, checkpoint_every = 0;  // cell: -1 for every cell (--cell not given)
+  bool cell_given = false;
   bool parallel = false, slurm = false, print_only = false;
   std::string partition, time;
   int gpus_per_cell = 0, array_limit = 0;
@@ -279,6 +280,14 @@ int finish(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::pa
   return 0;
 }
 
+// A count option of --slurm below its least value: --array-limit -3 and --gpus-per-cell -1 used to
+// be dropped from the script without a word, so the job ran unlimited or without GPUs.
+void check_slurm_count(const po::variables_map& vm, const char* name, int value, int least, const char* meaning) {
+  if (!vm.count(name) || value >= least) return;
+  throw ConfigError("EDM-SWP-032", std::string("edm sweep --") + name + " " + std::to_string(value) + ": give N >= " +
+                                       std::to_string(least) + " (" + meaning + ")");
+}
+
 SweepArgs parse(const Args& args, bool& help) {
   po::options_description desc("edm sweep CAMPAIGN.toml [options]");
   SweepArgs a;
@@ -301,6 +310,9 @@ SweepArgs parse(const Args& args, bool& help) {
   if (help) return a;
   if (a.file.empty()) throw ConfigError("EDM-CLI-002", "edm sweep: no campaign file given");
   check_checkpoint_every("sweep", a.checkpoint_every);
+  a.cell_given = vm.count("cell") > 0;  // checked against the cells once they are known (EDM-SWP-022)
+  check_slurm_count(vm, "array-limit", a.array_limit, 1, "at most N array tasks at once");
+  check_slurm_count(vm, "gpus-per-cell", a.gpus_per_cell, 0, "GPUs per array task; 0 asks for none");
   if (!fs::exists(a.file)) throw ConfigError("EDM-CFG-002", a.file + ": no such campaign file");
   a.base = parse_set_options(a.sets);
   for (auto& o : key_flag_overrides(vm)) a.base.push_back(std::move(o));
@@ -322,9 +334,10 @@ int cmd_sweep(const Args& args) {
   if (help) return 0;
   const PluginRegistry plugins = PluginRegistry::discover();
   const std::string scenario = peek_scenario(a.file, a.base);
-  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys());
+  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys(), a.yes);
   const std::vector<SweepCell> cells = expand_sweep(spec, a.yes);
-  if (a.cell >= 0 && std::size_t(a.cell) >= cells.size())
+  // --cell -1 used to mean every cell (the default's value): a negative K names no cell.
+  if (a.cell_given && (a.cell < 0 || std::size_t(a.cell) >= cells.size()))
     throw ConfigError("EDM-SWP-022", "edm sweep --cell " + std::to_string(a.cell) + ": the campaign has " +
                                          std::to_string(cells.size()) + " cells (0 to " +
                                          std::to_string(cells.size() - 1) + ")");

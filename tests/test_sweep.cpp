@@ -120,6 +120,49 @@ BOOST_AUTO_TEST_CASE(a_grid_over_the_limit_is_refused_with_its_count) {
   BOOST_TEST(expand_sweep(s, true).size() == 6u);  // --yes
 }
 
+// A range's count is checked against the limit before any value is made: count = 1e11 used to grow
+// the host's memory without bound in read_sweep (even for --dry-run) instead of being refused as a
+// long list is. --yes lifts max_cells, not the ceiling of a million cells.
+BOOST_AUTO_TEST_CASE(a_huge_range_is_refused_before_its_values_are_made) {
+  for (const char* count : {"100000000000", "1000000000000000000"}) {
+    const fs::path p = write(std::string("laser.a0 = { from = 0.1, to = 0.2, count = ") + count + " }\n", "huge");
+    for (bool yes : {false, true}) {
+      try {
+        read_sweep(p, "inverse_thomson", {}, yes);
+        BOOST_FAIL("a range of " << count << " values was expanded");
+      } catch (const ConfigError& e) {
+        BOOST_TEST(e.id() == "EDM-SWP-008");
+        BOOST_TEST(std::string(e.what()).find(std::string(count) + " values") != std::string::npos, e.what());
+        BOOST_TEST(std::string(e.what()).find("laser.a0") != std::string::npos, e.what());
+        BOOST_TEST((std::string(e.what()).find("even with --yes") != std::string::npos) == yes, e.what());
+      }
+    }
+  }
+  const fs::path p = write("max_cells = 5\nlaser.a0 = { from = 0.1, to = 0.6, count = 6 }\n", "range6");
+  BOOST_TEST(id_of([&] { read_sweep(p, "inverse_thomson", {}); }) == "EDM-SWP-008");
+  BOOST_TEST(expand_sweep(read_sweep(p, "inverse_thomson", {}, true), true).size() == 6u);  // --yes
+  // A grid of short ranges over the ceiling: refused with --yes too, before its cells are made.
+  const auto big = read_sweep(write("max_cells = 2000000\nlaser.a0 = { from = 0.1, to = 0.2, count = 1001 }\n"
+                                    "electrons.gamma = { from = 2.0, to = 3.0, count = 1001 }\n", "ceiling"),
+                              "inverse_thomson", {}, true);
+  BOOST_TEST(id_of([&] { expand_sweep(big, true); }) == "EDM-SWP-008");
+}
+
+// A NaN end made every value 'nan', reported as one label repeated (EDM-SWP-009); an infinite one
+// made NaN steps. Both are refused naming the key.
+BOOST_AUTO_TEST_CASE(a_range_end_that_is_not_finite_is_refused_naming_the_key) {
+  for (const char* ends : {"from = 0.1, to = nan", "from = nan, to = 0.2", "from = 0.1, to = inf", "from = -inf, to = 1.0"}) {
+    const fs::path p = write(std::string("laser.a0 = { ") + ends + ", count = 2 }\n", "nan");
+    try {
+      expand_sweep(read_sweep(p, "inverse_thomson", {}));
+      BOOST_FAIL("a range with " << ends << " passed");
+    } catch (const ConfigError& e) {
+      BOOST_TEST(e.id() == "EDM-SWP-031", ends << ": " << e.what());
+      BOOST_TEST(std::string(e.what()).find("'laser.a0'") != std::string::npos, e.what());
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(edm_run_refuses_a_sweep_and_the_cells_read_the_base) {
   const fs::path p = write("laser.a0 = [0.1, 0.2]\n");
   BOOST_TEST(id_of([&] { load_campaign(p, {}); }) == "EDM-SWP-012");

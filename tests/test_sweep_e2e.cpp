@@ -175,11 +175,61 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   BOOST_TEST((fs::last_write_time(done) == mtime));
 }
 
-BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
-  const fs::path dir = test::temp_dir("sweep_stop");
-  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
+// Options and ranges out of range are refused at once, naming what is wrong, with nothing written:
+// --cell -1 ran every cell, --array-limit -3 and --gpus-per-cell -1 were dropped from the script, a
+// range of count = 1e11 grew --dry-run's memory without bound, a NaN end was a repeated label.
+BOOST_AUTO_TEST_CASE(out_of_range_options_and_ranges_are_refused_at_once) {
+  const fs::path dir = test::temp_dir("sweep_refuse");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2, 0.3]\n");
   const fs::path out = dir / "out";
-  // A slower first cell: many batches, a checkpoint after each.
+  const std::string base = c.string() + " -o " + out.string();
+  auto r = run_edm("sweep " + base + " --cell -1");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-022"));
+  BOOST_TEST(has(r.output, "--cell -1"));
+  for (const std::string opt : {"--array-limit -3", "--array-limit 0", "--gpus-per-cell -1"}) {
+    r = run_edm("sweep " + base + " --slurm --print-only " + opt);
+    BOOST_TEST_INFO(opt << ": " << r.output);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(has(r.output, "EDM-SWP-032"));
+    BOOST_TEST(has(r.output, opt));
+  }
+  r = run_edm("sweep " + base + " --slurm --print-only --array-limit 2 --gpus-per-cell 0");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "#SBATCH --array=0,1,2%2"));
+  BOOST_TEST(!has(r.output, "--gres"));
+  fs::remove_all(out);
+  const fs::path huge = write(dir, "laser.a0 = { from = 0.1, to = 0.2, count = 100000000000 }\n", "huge.toml");
+  r = run_edm("sweep " + huge.string() + " -o " + out.string() + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-008"));
+  BOOST_TEST(has(r.output, "100000000000 values"));
+  const fs::path nan = write(dir, "laser.a0 = { from = 0.1, to = nan, count = 2 }\n", "nan.toml");
+  r = run_edm("sweep " + nan.string() + " -o " + out.string() + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(has(r.output, "EDM-SWP-031"));
+  BOOST_TEST(has(r.output, "laser.a0"));
+  BOOST_TEST(!fs::exists(out));
+}
+
+namespace {
+
+// A campaign of two cells stopped by SIGTERM during its first cell (many batches, a checkpoint
+// after each), as the first half of the two tests below leave it; `sets` are its overrides.
+struct StoppedCampaign {
+  fs::path c, out;
+  std::string sets = " --set electrons.count=64 --set 'screen.window=\"auto\"' --set accumulator.electron_batch=1";
+};
+
+StoppedCampaign stop_a_campaign(const std::string& tag) {
+  const fs::path dir = test::temp_dir(tag);
+  StoppedCampaign s{write(dir, "laser.a0 = [0.1, 0.2]\n"), dir / "out"};
+  const fs::path& c = s.c;
+  const fs::path& out = s.out;
   const pid_t pid = test::spawn_edm({"sweep", c.string(), "-o", out.string(), "--set", "electrons.count=64",
                                      "--set", "screen.window=\"auto\"", "--set",
                                      "accumulator.electron_batch=1", "--checkpoint-every", "1", "--quiet"});
@@ -198,12 +248,119 @@ BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
   BOOST_TEST(has(t.cells[0].error, "checkpoint kept"));
   BOOST_TEST(t.cells[1].state == CellState::Pending);  // no further cell started
   BOOST_TEST(fs::exists(ckpt));
-  auto r = run_edm("sweep " + c.string() + " -o " + out.string() +
-               " --set electrons.count=64 --set 'screen.window=\"auto\"' --set accumulator.electron_batch=1");
+  return s;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sigterm_keeps_the_checkpoint_and_the_next_sweep_resumes) {
+  const StoppedCampaign s = stop_a_campaign("sweep_stop");
+  const fs::path& out = s.out;
+  auto r = run_edm("sweep " + s.c.string() + " -o " + out.string() + s.sets);
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 0);
   BOOST_TEST(has(r.output, "resumed from its checkpoint"));
-  t = read_campaign_table(out);
+  const auto t = read_campaign_table(out);
   BOOST_TEST(t.cells[0].state == CellState::Done);
   BOOST_TEST(t.cells[1].state == CellState::Done);
+}
+
+// A stopped cell finished by hand with `edm resume` (which sweeps.md allows): the next sweep saw a
+// pending row, ran the cell afresh with --overwrite and replaced the resumed result. The folder's
+// run.toml holds this cell's campaign, so the cell is adopted: done with its results, field.h5 and
+// run.toml not touched.
+BOOST_AUTO_TEST_CASE(a_cell_resumed_by_hand_is_adopted_not_run_again) {
+  const StoppedCampaign s = stop_a_campaign("sweep_adopt");
+  const fs::path cell = s.out / "a0=0.1";
+  auto r = run_edm("resume " + cell.string() + " --quiet");
+  BOOST_TEST_INFO(r.output);
+  BOOST_REQUIRE(r.exit_code == 0);
+  const std::string field = slurp(cell / "field.h5"), manifest = slurp(cell / "run.toml");
+  r = run_edm("sweep " + s.c.string() + " -o " + s.out.string() + s.sets);
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "a0=0.1 (its folder holds this cell's complete run: adopted"));
+  BOOST_TEST(!has(r.output, "a0=0.1 (resumed"));
+  BOOST_TEST((slurp(cell / "field.h5") == field), "the resumed field.h5 was replaced");
+  BOOST_TEST((slurp(cell / "run.toml") == manifest), "the resumed run.toml was replaced");
+  const auto t = read_campaign_table(s.out);
+  BOOST_TEST(t.cells[0].state == CellState::Done);
+  BOOST_TEST(t.cells[0].results.count("energy") == 1u);
+  BOOST_TEST(t.cells[0].wall_s.has_value());
+  BOOST_TEST(fs::exists(cell / "spectrum.h5"));
+  BOOST_TEST(t.cells[1].state == CellState::Done);
+}
+
+// A complete run that is not the cell's is never replaced: a user's run in a pending cell's folder
+// was overwritten with exit 0 and "3 done". It is kept byte for byte, the cell fails with
+// EDM-SWP-033 naming the folder and the first key that differs, and the other cells run. A done row
+// edited back to pending by hand adopts its folder instead of running it again; once the foreign
+// run is moved away and the cell's own campaign run there, --retry-failed adopts that one.
+BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
+  const fs::path dir = test::temp_dir("sweep_foreign");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2, 0.3]\n");
+  const fs::path single = dir / "q.toml";
+  std::ofstream(single) << kBase;
+  const fs::path out = dir / "out";
+  const std::string sweep = "sweep " + c.string() + " -o " + out.string();
+  auto r = run_edm(sweep + " --cell 0 --quiet");
+  BOOST_TEST_INFO(r.output);
+  BOOST_REQUIRE(r.exit_code == 0);
+  const fs::path theirs = out / "a0=0.2";
+  r = run_edm("run " + single.string() + " -o " + theirs.string() + " --set laser.a0=0.9 --quiet");
+  BOOST_REQUIRE(r.exit_code == 0);
+  const std::string field = slurp(theirs / "field.h5"), manifest = slurp(theirs / "run.toml");
+
+  r = run_edm(sweep);
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(has(r.output, "EDM-SWP-020"));
+  BOOST_TEST((slurp(theirs / "field.h5") == field), "the user's field.h5 was replaced");
+  BOOST_TEST((slurp(theirs / "run.toml") == manifest), "the user's run.toml was replaced");
+  BOOST_TEST(!fs::exists(theirs / "spectrum.h5"));
+  auto t = read_campaign_table(out);
+  BOOST_TEST_INFO(t.cells[1].error);
+  BOOST_TEST(t.cells[1].state == CellState::Failed);
+  BOOST_TEST(has(t.cells[1].error, "EDM-SWP-033"));
+  BOOST_TEST(has(t.cells[1].error, theirs.string()));
+  BOOST_TEST(has(t.cells[1].error, "laser.a0 = 0.9 in its run.toml, 0.2 in this cell"));
+  BOOST_TEST(has(t.cells[1].error, "move the folder away"));
+  BOOST_TEST(t.cells[0].state == CellState::Done);
+  BOOST_TEST(t.cells[2].state == CellState::Done);  // the campaign went on
+
+  // A done row edited back to pending by hand: adopted, its folder not touched.
+  const fs::path state = cell_state_path(out, "a0=0.1");
+  std::string row = slurp(state);
+  const auto at = row.find("state = 'done'");
+  BOOST_REQUIRE(at != std::string::npos);
+  row.replace(at, 14, "state = 'pending'");
+  std::ofstream(state, std::ios::trunc) << row;
+  BOOST_REQUIRE(read_campaign_table(out).cells[0].state == CellState::Pending);
+  const std::string done_field = slurp(out / "a0=0.1" / "field.h5");
+  r = run_edm(sweep);
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 1);  // a0=0.2 stays failed without --retry-failed
+  BOOST_TEST(has(r.output, "a0=0.1 (its folder holds this cell's complete run: adopted"));
+  BOOST_TEST((slurp(out / "a0=0.1" / "field.h5") == done_field));
+  t = read_campaign_table(out);
+  BOOST_TEST(t.cells[0].state == CellState::Done);
+  BOOST_TEST(t.cells[0].results.count("energy") == 1u);
+
+  // Still refused with --retry-failed while the foreign run is there; adopted once it is replaced
+  // by a run of the cell's own campaign.
+  r = run_edm(sweep + " --retry-failed");
+  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST((slurp(theirs / "field.h5") == field));
+  fs::rename(theirs, dir / "moved");
+  r = run_edm("run " + single.string() + " -o " + theirs.string() + " --set laser.a0=0.2 --quiet");
+  BOOST_REQUIRE(r.exit_code == 0);
+  const std::string own = slurp(theirs / "field.h5");
+  r = run_edm(sweep + " --retry-failed");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "a0=0.2 (its folder holds this cell's complete run: adopted"));
+  BOOST_TEST((slurp(theirs / "field.h5") == own));
+  t = read_campaign_table(out);
+  BOOST_TEST(t.cells[1].state == CellState::Done);
+  BOOST_TEST(t.cells[1].error.empty());
 }

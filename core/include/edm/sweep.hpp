@@ -49,13 +49,16 @@ struct SweepCell {
 bool has_sweep(const std::filesystem::path& file);
 // Reads the [sweep] table. Errors (ConfigError): no [sweep] EDM-SWP-001, an unknown key
 // EDM-SWP-002, an empty axis EDM-SWP-003, a malformed axis or range EDM-SWP-004, an unknown mode
-// EDM-SWP-005, an axis over run.output EDM-SWP-006. `plugin_keys` are the scenario's keys
-// (sweepable as "<scenario>.key").
+// EDM-SWP-005, an axis over run.output EDM-SWP-006, a range with an end that is not finite
+// EDM-SWP-031, a range of more values than max_cells (unless `allow_large`, --yes) or than the
+// ceiling of 1 000 000 cells EDM-SWP-008, refused before its values are made. `plugin_keys` are the
+// scenario's keys (sweepable as "<scenario>.key").
 SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
-                     const std::vector<KeySpec>& plugin_keys);
+                     const std::vector<KeySpec>& plugin_keys, bool allow_large = false);
 // The cells of a sweep, in order: a grid is the product (last axis fastest), zip pairs the i-th
 // values. Zipped axes of different lengths EDM-SWP-007; more than max_cells cells (unless
-// `allow_large`) EDM-SWP-008 with the count; two cells with one label EDM-SWP-009.
+// `allow_large`), or more than 1 000 000 at all, EDM-SWP-008 with the count; two cells with one
+// label EDM-SWP-009.
 std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large = false);
 // The label of one cell from its axes' values: "a0=0.5,gamma=10" (the key's last part unless two
 // axes share it; characters other than letters, digits and . _ + - = become '_').
@@ -140,8 +143,11 @@ struct CellRunOptions {
 enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
 
 // Runs one cell unless it is done (skipped), failed (skipped unless retry_failed), or running in
-// another process (busy): resumes from OUTPUT/<label>/checkpoint.h5 when one is there, else runs it
-// afresh (replacing an unfinished folder). Records running, then done with its results (the
+// another process (busy). A folder holding a complete run (field.h5 and run.toml) is never run
+// again: adopted as done when its run.toml's campaign is the cell's, else the cell fails with
+// EDM-SWP-033 and the folder is left as it is. Otherwise resumes from OUTPUT/<label>/checkpoint.h5
+// when one is there, else runs it afresh (replacing an unfinished folder). Records running, then
+// done with its results (the
 // energy through the screen and the on-axis peak ω of `edm spectrum`'s defaults; spectrum.h5 is
 // written), failed with the error id, or stopped (pending, "checkpoint kept") when the stop flag
 // ended it. Never throws for the cell's own errors; `error` gets the one that ended it.

@@ -62,8 +62,34 @@ std::string value_text(const toml::node& v, const std::string& where) {
   throw ConfigError("EDM-SWP-004", where + ": a sweep value must be a number, a boolean or a string");
 }
 
-// { from = a, to = b, count = n [, scale = "log"] }: n values from a to b inclusive.
-std::vector<std::string> range_values(const toml::table& t, const std::string& where) {
+// The most cells a sweep may have even with --yes: beyond it the labels, rows and overrides alone
+// would fill the host's memory long before a cell runs (a range of count = 1e11 grew without bound).
+constexpr std::uint64_t kCellCeiling = 1'000'000;
+
+// Refuses `count` cells of the sweep (or values of one range: `what` says which, `where` is the file
+// or the range's line) over the limit before any is expanded.
+void check_cell_count(const std::string& where, const std::string& what, const char* noun, std::uint64_t count,
+                      std::uint64_t max_cells, bool allow_large) {
+  const bool over_ceiling = count > kCellCeiling;
+  if (!over_ceiling && (count <= max_cells || allow_large)) return;
+  const std::string limit = over_ceiling && (allow_large || max_cells > kCellCeiling)
+                                ? "more than the " + std::to_string(kCellCeiling) +
+                                      " cells a sweep may have even with --yes: sweep fewer values"
+                                : "more than max_cells = " + std::to_string(max_cells) +
+                                      ": pass --yes to run them all, or raise [sweep] max_cells";
+  throw ConfigError("EDM-SWP-008",
+                    where + ": " + what + " has " + std::to_string(count) + " " + noun + ", " + limit);
+}
+
+struct CountLimit {
+  std::uint64_t max_cells;
+  bool allow_large;
+};
+
+// { from = a, to = b, count = n [, scale = "log"] }: n values from a to b inclusive. The count is
+// checked against the limit before any value is made.
+std::vector<std::string> range_values(const toml::table& t, const std::string& where, const std::string& key,
+                                      const CountLimit& limit) {
   for (auto&& [k, v] : t)
     if (k != "from" && k != "to" && k != "count" && k != "scale")
       throw ConfigError("EDM-SWP-004", where + ": a range has from, to, count and optionally scale = "
@@ -75,6 +101,13 @@ std::vector<std::string> range_values(const toml::table& t, const std::string& w
     throw ConfigError("EDM-SWP-004", where + ": a range needs from (number), to (number) and count (integer)");
   if (*count < 1) throw ConfigError("EDM-SWP-003", where + ": the range has count " + std::to_string(*count) +
                                                        ": an axis needs one value or more");
+  // A NaN end made every value 'nan' (refused as one label repeated, EDM-SWP-009); an infinite one
+  // made NaN steps.
+  if (!std::isfinite(*from) || !std::isfinite(*to))
+    throw ConfigError("EDM-SWP-031", where + ": the range of '" + key + "' has from = " + number_text(*from) +
+                                         ", to = " + number_text(*to) + ": both ends must be finite numbers");
+  check_cell_count(where, "the range of '" + key + "'", "values", std::uint64_t(*count), limit.max_cells,
+                   limit.allow_large);
   if (scale != "linear" && scale != "log")
     throw ConfigError("EDM-SWP-004", where + ": scale = \"" + scale + "\": use \"linear\" or \"log\"");
   if (scale == "log" && (*from <= 0 || *to <= 0))
@@ -117,7 +150,7 @@ struct RawAxis {
 // The axes of [sweep]: "section.key = [...]" or "section.key = {from, to, count}", as dotted keys
 // (a table per section) or quoted keys ("laser.a0" = [...]).
 void collect_axes(const toml::table& t, const std::string& prefix, const std::filesystem::path& file,
-                  std::vector<RawAxis>& out) {
+                  const CountLimit& limit, std::vector<RawAxis>& out) {
   for (auto&& [k, v] : t) {
     const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     const std::string where = at(file, k.source());
@@ -131,9 +164,9 @@ void collect_axes(const toml::table& t, const std::string& prefix, const std::fi
       for (auto&& x : *arr) a.axis.values.push_back(value_text(x, where));
     } else if (const toml::table* sub = v.as_table()) {
       if (sub->contains("from") || sub->contains("to") || sub->contains("count")) {
-        a.axis.values = range_values(*sub, where);
+        a.axis.values = range_values(*sub, where, key, limit);
       } else if (prefix.empty()) {
-        collect_axes(*sub, key, file, out);
+        collect_axes(*sub, key, file, limit, out);
         continue;
       } else {
         throw ConfigError("EDM-SWP-004", where + ": '" + key + "' is neither a list of values nor a range "
@@ -180,7 +213,7 @@ std::string toml_string(const std::string& s) {
 bool has_sweep(const std::filesystem::path& file) { return parse_file(file).contains("sweep"); }
 
 SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
-                     const std::vector<KeySpec>& plugin_keys) {
+                     const std::vector<KeySpec>& plugin_keys, bool allow_large) {
   const toml::table root = parse_file(file);
   const toml::node* node = root.get("sweep");
   if (!node)
@@ -203,7 +236,7 @@ SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scena
     spec.max_cells = std::uint64_t(*n);
   }
   std::vector<RawAxis> raw;
-  collect_axes(*t, "", file, raw);
+  collect_axes(*t, "", file, CountLimit{spec.max_cells, allow_large}, raw);
   if (raw.empty())
     throw ConfigError("EDM-SWP-003", file.string() + ": [sweep] has no axes (e.g. laser.a0 = [0.1, 0.5, 1.0])");
   // File order, not toml++'s (sorted) order: the first axis written varies slowest.
@@ -245,10 +278,7 @@ std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large) {
       if (count > (std::uint64_t(1) << 40)) break;  // far beyond any limit; no overflow
     }
   }
-  if (count > spec.max_cells && !allow_large)
-    throw ConfigError("EDM-SWP-008", spec.file.string() + ": the sweep has " + std::to_string(count) +
-                                         " cells, more than max_cells = " + std::to_string(spec.max_cells) +
-                                         ": pass --yes to run them all, or raise [sweep] max_cells");
+  check_cell_count(spec.file.string(), "the sweep", "cells", count, spec.max_cells, allow_large);
   std::vector<SweepCell> cells;
   std::map<std::string, std::size_t> seen;
   for (std::uint64_t c = 0; c < count; ++c) {
