@@ -309,3 +309,26 @@ BOOST_AUTO_TEST_CASE(full_disk_at_the_spectra_leaves_no_field_under_its_final_na
   BOOST_TEST(fs::exists(out / "field.h5.partial"), "the complete field should be kept as field.h5.partial");
   BOOST_TEST(contains(r.output, "field.h5.partial"), "the message must say where the field is: " << r.output);
 }
+
+// Fewer than 2 samples per Doppler-shifted laser period put the emitted line above the Nyquist
+// frequency: the field and its spectra held the alias without a word (a γ = 12 run's on-axis peak at
+// 452 ω for the 572 ω line; found by a hostile tester). A warning naming the samples_per_period that
+// would do; with screen.strict an error (EDM-WIN-021, exit 6) before any device time.
+BOOST_AUTO_TEST_CASE(an_aliased_fundamental_is_named) {
+  const auto dir = test::temp_dir("aliased");
+  // The small cell's γ = 3 backscatter line lies at about 36 ω_L: 64 samples per laser period give
+  // P ≈ 1.8 samples per its period.
+  write_text(dir / "cell.toml", test::small_cell({.electrons = 2, .screen = "half_width = 5e-5\nnx = 4\nny = 4\nsamples = 64\n"}));
+  const std::string base = "run " + (dir / "cell.toml").string() + " --quiet --set screen.samples_per_period=64";
+  const auto warned = run_edm(base + " --output " + (dir / "warned").string());
+  BOOST_TEST(warned.exit_code == 0, warned.output);
+  BOOST_TEST(contains(warned.output, "above the Nyquist frequency"), warned.output);
+  BOOST_TEST(contains(warned.output, "screen.samples_per_period >="), warned.output);
+  const auto strict = run_edm(base + " --set screen.strict=true --output " + (dir / "strict").string());
+  BOOST_TEST(strict.exit_code == 6, strict.output);
+  BOOST_TEST(contains(strict.output, "EDM-WIN-021"), strict.output);
+  BOOST_TEST(!fs::exists(dir / "strict" / "field.h5"));
+  const auto fine = run_edm("run " + (dir / "cell.toml").string() + " --quiet --output " + (dir / "fine").string());
+  BOOST_TEST(fine.exit_code == 0, fine.output);
+  BOOST_TEST(!contains(fine.output, "Nyquist"), fine.output);
+}
