@@ -1,6 +1,7 @@
 // Shared option parsing for `edm spectrum` and `edm plot` (see analysis_options.hpp).
 #include "analysis_options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -42,6 +43,9 @@ std::vector<int> parse_harmonic_list(const std::string& text) {
     if (used == 0 || used != item.size() || n < 1)
       throw ConfigError("EDM-CLI-020",
                         "--harmonics: '" + item + "' is not a harmonic order ≥ 1 (expected e.g. 1,3,5)");
+    // A repeated order gave two maps of one harmonic in spectrum.h5 and one PNG drawn twice.
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      throw ConfigError("EDM-CLI-020", "--harmonics: harmonic " + std::to_string(n) + " is listed twice");
     out.push_back(n);
   }
   if (out.empty()) throw ConfigError("EDM-CLI-020", "--harmonics: empty list (expected e.g. 1,3,5)");

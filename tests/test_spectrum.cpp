@@ -392,6 +392,12 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   BOOST_TEST(contains(nq.output, "EDM-SPEC-020"));
   BOOST_TEST(contains(nq.output, "harmonic 17"));
 
+  // A repeated order is refused (it gave two maps of one harmonic), and spectrum.h5 stays.
+  const auto twice = edm::test::run_command(bin + " spectrum " + dir.string() + " --of laser --harmonics 1,3,1");
+  BOOST_TEST(twice.exit_code == 2);
+  BOOST_TEST(contains(twice.output, "harmonic 1 is listed twice"), twice.output);
+  BOOST_TEST(fs::exists(dir / "spectrum.h5"));
+
   const auto in = edm::test::run_command(bin + " info " + dir.string());
   BOOST_TEST_MESSAGE("edm info:\n" << in.output);
   BOOST_TEST(in.exit_code == 0);
