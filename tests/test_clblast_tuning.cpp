@@ -138,6 +138,21 @@ BOOST_AUTO_TEST_CASE(rows_match_their_devices_only) {
     setenv("EDM_CLBLAST_TUNING", off, 1);
     BOOST_TEST(clblast_tuning_record(h200) == "off (EDM_CLBLAST_TUNING=0)", off);
   }
+  for (const char* on : {"1", "on", "true", "yes", ""}) {
+    setenv("EDM_CLBLAST_TUNING", on, 1);
+    BOOST_TEST(detail::clblast_tuning_enabled(), on);
+  }
+  // Any other value was taken as "on": a typo of "off" ran with the table meant to be off.
+  for (const char* typo : {"banana", "of", "2"}) {
+    setenv("EDM_CLBLAST_TUNING", typo, 1);
+    try {
+      (void)detail::clblast_tuning_enabled();
+      BOOST_ERROR("EDM_CLBLAST_TUNING=" << typo << " accepted");
+    } catch (const ConfigError& e) {
+      BOOST_TEST(e.id() == "EDM-ACC-078");
+      BOOST_TEST(std::string(e.what()).find("EDM_CLBLAST_TUNING") != std::string::npos);
+    }
+  }
   unsetenv("EDM_CLBLAST_TUNING");
 }
 

@@ -253,7 +253,13 @@ bool clblast_tuning_enabled() {
   const char* v = std::getenv("EDM_CLBLAST_TUNING");
   if (!v) return true;
   const std::string s(v);
-  return !(s == "0" || s == "off" || s == "false" || s == "no");
+  if (s == "0" || s == "off" || s == "false" || s == "no") return false;
+  if (s.empty() || s == "1" || s == "on" || s == "true" || s == "yes") return true;
+  // Anything else was taken as "on" (EDM_CLBLAST_TUNING=banana; found by a hostile tester): a typo of
+  // "off" then ran with the table the user meant to turn off.
+  throw ConfigError("EDM-ACC-078", "EDM_CLBLAST_TUNING = \"" + s +
+                                       "\" (environment): use 0, off, false or no to run with CLBlast's own "
+                                       "parameters, 1, on, true or yes (or leave it unset) for edm's table");
 }
 
 std::vector<const ClblastRow*> clblast_rows(const DeviceInfo& d, std::span<const ClblastRow> table) {
