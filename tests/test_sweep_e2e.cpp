@@ -364,3 +364,31 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   BOOST_TEST(t.cells[1].state == CellState::Done);
   BOOST_TEST(t.cells[1].error.empty());
 }
+
+// A cell whose process was killed (SIGKILL, a lost node) stays "running" in its state file, and
+// `edm campaign status` showed it so for ever (found by a hostile tester). Its claim (an flock on
+// .cells/<label>.lock) went with the process: status now marks a running cell whose claim nobody
+// holds as stale, and one whose claim is held as plainly running.
+BOOST_AUTO_TEST_CASE(status_marks_a_running_cell_nobody_holds_as_stale) {
+  const fs::path dir = test::temp_dir("sweep_stale");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
+  const fs::path out = dir / "out";
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string() + " --cell 0 --quiet");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const fs::path state = out / ".cells" / "a0=0.1.toml";
+  std::string text = slurp(state);
+  const auto at = text.find("state = 'done'");
+  BOOST_REQUIRE(at != std::string::npos);
+  std::ofstream(state) << text.replace(at, 14, "state = 'running'");
+  r = run_edm("campaign status " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "a0=0.1  running (stale"));
+  {
+    const CellClaim held(out, "a0=0.1");  // as the cell's own process holds it
+    BOOST_REQUIRE(held.held());
+    r = run_edm("campaign status " + out.string());
+    BOOST_TEST(has(r.output, "a0=0.1  running"));
+    BOOST_TEST(!has(r.output, "(stale"), r.output);
+  }
+}
