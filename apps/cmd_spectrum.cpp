@@ -72,6 +72,15 @@ int cmd_spectrum(const Args& args) {
     }
     std::cout << "\n";
   }
+  // Default orders of a base whose first band already lies above Nyquist: none, said (it was silent).
+  if (r.harmonic_orders.empty() && r.base_omega > 0 && (1 + r.band) * r.base_omega > r.nyquist_omega) {
+    std::snprintf(line, sizeof line,
+                  "  no harmonic maps: the %s's first band (ω_b = %.6g ω, to %.6g ω) lies above the Nyquist "
+                  "frequency %.6g ω of the samples, and the on-axis peak may be an alias of the line (more "
+                  "screen.samples_per_period would resolve it)\n",
+                  harmonic_base_name(r.of), r.base_omega / w0, (1 + r.band) * r.base_omega / w0, r.nyquist_omega / w0);
+    std::cerr << "warning:" << line + 1;
+  }
   if (const LineYield y = on_axis_line_yield(r, products.physics); y.known) {
     std::snprintf(line, sizeof line,
                   "  on-axis photon yield at the line ω_1 = %.6g ω: %.4e photons/sr per 0.1 %% BW per shot "

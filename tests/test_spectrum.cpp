@@ -398,6 +398,20 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   BOOST_TEST(contains(twice.output, "harmonic 1 is listed twice"), twice.output);
   BOOST_TEST(fs::exists(dir / "spectrum.h5"));
 
+  // The line of --gamma 3 (about 35 ω) lies above this field's Nyquist frequency (16 ω): no default
+  // orders, which edm spectrum now says (it was silent, base_omega = 0), and the yield is given at
+  // that line, not at the run's (found by a hostile tester).
+  const auto high = edm::test::run_command(bin + " spectrum " + dir.string() + " --of line --gamma 3");
+  BOOST_TEST(high.exit_code == 0, high.output);
+  BOOST_TEST(contains(high.output, "warning: no harmonic maps: the line's first band"), high.output);
+  BOOST_TEST(contains(high.output, "above the Nyquist frequency 16 ω"), high.output);
+  BOOST_TEST(contains(high.output, "ω_b = 33.8016 ω"), high.output);
+  const auto low = edm::test::run_command(bin + " spectrum " + dir.string() + " --of line --gamma 1.5");
+  BOOST_TEST(low.exit_code == 0, low.output);
+  BOOST_TEST(!contains(low.output, "no harmonic maps"), low.output);
+  // This Thomson run records no beam line: the yield is that of --gamma's line, or none.
+  BOOST_TEST(contains(low.output, "on-axis photon yield at the line ω_1 = "), low.output);
+
   const auto in = edm::test::run_command(bin + " info " + dir.string());
   BOOST_TEST_MESSAGE("edm info:\n" << in.output);
   BOOST_TEST(in.exit_code == 0);

@@ -280,7 +280,8 @@ void plan_harmonics(SpectrumResult& r, const RunPhysics& physics, const Spectrum
   if (!(opt.band > 0 && opt.band <= 0.5))
     throw ConfigError("EDM-SPEC-021", "harmonic band half-width " + format_g(opt.band) +
                                           " must be in (0, 0.5] of the base frequency");
-  if (opt.harmonics.empty()) return;
+  // The base is recorded with or without orders: with none (the default orders where even the first
+  // lies above Nyquist), base_omega = 0 in spectrum.h5 said nothing about why (found by a hostile tester).
   if (opt.of == HarmonicBase::Laser) {
     r.base_omega = physics.laser_omega;
   } else {
@@ -291,6 +292,7 @@ void plan_harmonics(SpectrumResult& r, const RunPhysics& physics, const Spectrum
     if (p.screen_side == 0 && !r.angular) p.screen_side = r.screen_z > 0 ? 1 : -1;
     r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
   }
+  if (opt.harmonics.empty()) return;
   for (int n : opt.harmonics) {
     if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
     const double wn = n * r.base_omega, top = wn + opt.band * r.base_omega;
