@@ -240,6 +240,18 @@ BOOST_AUTO_TEST_CASE(damaged_checkpoints_are_refused_by_resume) {
          replace_dataset(ckpt(d), "campaign", H5T_NATIVE_CHAR, {text.size()}, text.data(), H5T_NATIVE_CHAR);
        },
        "resume", "EDM-CKP-028", {"checkpoint.h5", "campaign"}},
+      {"an empty run_id (resumed to a run without an id, which edm info and spectrum accepted)",
+       [&](const fs::path& d) {
+         const char none = 0;
+         replace_dataset(ckpt(d), "run_id", H5T_NATIVE_CHAR, {0}, &none, H5T_NATIVE_CHAR);
+       },
+       "resume", "EDM-CKP-029", {"checkpoint.h5", "run_id", "is empty"}},
+      {"a run_id of NUL bytes",
+       [&](const fs::path& d) {
+         const std::string id(8, '\0');
+         replace_dataset(ckpt(d), "run_id", H5T_NATIVE_CHAR, {id.size()}, id.data(), H5T_NATIVE_CHAR);
+       },
+       "resume", "EDM-CKP-029", {"checkpoint.h5", "run_id"}},
       {"a timing that is not finite",
        [&](const fs::path& d) {
          File f(ckpt(d));
