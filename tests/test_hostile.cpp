@@ -794,3 +794,20 @@ BOOST_AUTO_TEST_CASE(a_plot_cut_short_keeps_the_plots_that_were_there) {
   BOOST_TEST((names_in(disk.dir) == old), "plots/ holds more than the old plots");
   BOOST_TEST(!fs::exists(full / ".edm.lock"));
 }
+
+// `edm bench -n` took an unsigned count: -1 wrapped to 2^64 - 1, and the bench's own
+// electrons.count = N + 1 was refused as "--set electrons.count=0" (-2: "=18446744073709551615"), an
+// option the user never typed. A count that is not 1 … 999999999 is refused naming -n/--electrons
+// and the value (EDM-CLI-003, exit 2), before any solve.
+BOOST_AUTO_TEST_CASE(bench_refuses_an_electron_count_out_of_range_naming_the_option) {
+  const auto dir = edm::test::temp_dir("hostile_bench_n");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  for (const std::string n : {"-1", "-2", "0", "1000000000", "99999999999999999999", "4x"}) {
+    const std::string args = "bench " + campaign.string() + " --no-peak -n " + n;
+    const auto r = run_edm(args);
+    BOOST_TEST(r.exit_code == 2, args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CLI-003]"), args << ": " << r.output);
+    BOOST_TEST(contains(r.output, "-n/--electrons " + n + ":"), args << ": " << r.output);
+    BOOST_TEST(!contains(r.output, "--set"), args << ": " << r.output);
+  }
+}
