@@ -91,7 +91,7 @@ int cmd_bench(const Args& args) {
   SplineBatch timed = cell.solve(1, electrons);
   const double solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const auto info = select_devices(campaign.accumulator.devices).front();
+  const auto info = select_devices(campaign.accumulator.devices, value_origin(campaign, "accumulator.devices")).front();
   auto dev = open_device(info);
   KernelOptions options = kernel_options(campaign.accumulator);
   options.ensemble_radius = cell.transverse_rms();  // the pixel order of `edm run` for this cell
