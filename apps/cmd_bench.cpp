@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -41,15 +42,30 @@ std::filesystem::path default_bench_campaign() {
   return "share/campaigns/inverse_thomson_bench.toml";
 }
 
+// The timed electron count of -n/--electrons. It was read as an unsigned number, so -1 wrapped to
+// 2^64 - 1 and the bench's own electrons.count = N + 1 override was refused as
+// "--set electrons.count=0" (or 18446744073709551615 for -2), an option the user never typed. The
+// text is parsed here and checked against electrons.count's range (1 … 1e9, less the warm-up
+// electron), naming the option as given.
+std::uint64_t bench_electrons(const std::string& text) {
+  constexpr long long kMax = 1000000000LL - 1;  // electrons.count <= 1e9, one of them the warm-up
+  long long n = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, n);
+  if (ec == std::errc() && ptr == end && n >= 1 && n <= kMax) return std::uint64_t(n);
+  throw ConfigError("EDM-CLI-003", "edm bench -n/--electrons " + text + ": must be a whole number from 1 to " +
+                                       std::to_string(kMax) + " (the electrons timed after the warm-up one)");
+}
+
 }  // namespace
 
 int cmd_bench(const Args& args) {
   po::options_description desc("edm bench [CAMPAIGN] [options]");
   std::vector<std::string> sets;
   std::string campaign_file, device = "auto";
-  std::uint64_t electrons = 4;
+  std::string electrons_text = "4";
   desc.add_options()("help,h", "this help")(
-      "electrons,n", po::value(&electrons), "electrons timed after the warm-up (default 4)")(
+      "electrons,n", po::value(&electrons_text), "electrons timed after the warm-up (default 4)")(
       "device", po::value(&device), "device spec (auto | 0 | gpu | name substring)")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value")(
       "no-peak", "skip the FP64 peak")("probe", "re-measure the FP64 peak instead of using the cached value")("json", "print one JSON object");
@@ -58,7 +74,7 @@ int cmd_bench(const Args& args) {
   if (campaign_file.empty()) campaign_file = default_bench_campaign().string();
   if (!std::filesystem::exists(campaign_file))
     throw ConfigError("EDM-CFG-002", campaign_file + ": no such campaign file");
-  if (electrons < 1) throw ConfigError("EDM-CLI-003", "--electrons must be at least 1");
+  const std::uint64_t electrons = bench_electrons(electrons_text);
 
   auto overrides = parse_set_options(sets);
   overrides.push_back({"electrons.count", std::to_string(electrons + 1), Origin::CommandLine});
@@ -75,7 +91,7 @@ int cmd_bench(const Args& args) {
   SplineBatch timed = cell.solve(1, electrons);
   const double solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const auto info = select_devices(campaign.accumulator.devices).front();
+  const auto info = select_devices(campaign.accumulator.devices, value_origin(campaign, "accumulator.devices")).front();
   auto dev = open_device(info);
   KernelOptions options = kernel_options(campaign.accumulator);
   options.ensemble_radius = cell.transverse_rms();  // the pixel order of `edm run` for this cell

@@ -119,6 +119,9 @@ int cmd_plot(const Args& args) {
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
   refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
+  // run.toml must be a manifest edm run wrote (as edm info requires): an empty one was plotted as a
+  // run, its spectrum.h5 and field.h5 matched against a run id that was not there.
+  (void)read_run_manifest(dir);
   if (!std::filesystem::exists(dir / "field.h5"))
     throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 

@@ -97,6 +97,11 @@ int cmd_run(const Args& args) {
     campaign = load_campaign(campaign_file, overrides, found->get(scenario).keys());
   }
   const PluginRegistry& registry = *found;
+  // get() above succeeded, so another copy of the scenario loaded; a broken one ahead of it on the
+  // search path (it crashed in its probe) would otherwise go unseen until it is the only one left.
+  for (const auto& f : registry.failures_of(campaign.run.scenario))
+    std::cerr << "warning: skipped " << f.path.string() << " (its .scenario file names '" << campaign.run.scenario
+              << "'): " << f.reason << "\n";
 
   RunOptions ro;
   ro.overwrite = vm.count("overwrite") > 0;

@@ -198,7 +198,7 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
   const Campaign base = load_campaign(a.file, a.base, PluginRegistry::discover().get(peek_scenario(a.file, a.base)).keys(),
                                       true, true);
   const std::string spec = base.accumulator.devices == "auto" ? "all" : base.accumulator.devices;
-  const std::vector<DeviceInfo> devices = select_devices(spec);
+  const std::vector<DeviceInfo> devices = select_devices(spec, value_origin(base, "accumulator.devices"));
   if (devices.empty()) throw ConfigError("EDM-SWP-024", "edm sweep --parallel-devices: no device for '" + spec + "'");
   std::deque<std::size_t> pending;
   for (const auto& c : cells)

@@ -240,6 +240,18 @@ BOOST_AUTO_TEST_CASE(damaged_checkpoints_are_refused_by_resume) {
          replace_dataset(ckpt(d), "campaign", H5T_NATIVE_CHAR, {text.size()}, text.data(), H5T_NATIVE_CHAR);
        },
        "resume", "EDM-CKP-028", {"checkpoint.h5", "campaign"}},
+      {"an empty run_id (resumed to a run without an id, which edm info and spectrum accepted)",
+       [&](const fs::path& d) {
+         const char none = 0;
+         replace_dataset(ckpt(d), "run_id", H5T_NATIVE_CHAR, {0}, &none, H5T_NATIVE_CHAR);
+       },
+       "resume", "EDM-CKP-029", {"checkpoint.h5", "run_id", "is empty"}},
+      {"a run_id of NUL bytes",
+       [&](const fs::path& d) {
+         const std::string id(8, '\0');
+         replace_dataset(ckpt(d), "run_id", H5T_NATIVE_CHAR, {id.size()}, id.data(), H5T_NATIVE_CHAR);
+       },
+       "resume", "EDM-CKP-029", {"checkpoint.h5", "run_id"}},
       {"a timing that is not finite",
        [&](const fs::path& d) {
          File f(ckpt(d));
@@ -359,4 +371,27 @@ BOOST_AUTO_TEST_CASE(manifest_replay_reports_unreadable_manifests) {
   std::ofstream(dir / "noscenario.toml") << "[provenance]\nrun_id = \"x\"\n[campaign.run]\noutput = \"r\"\n";
   BOOST_CHECK_EXCEPTION((void)campaign_text_from_manifest(dir / "noscenario.toml"), ConfigError,
                         [](const ConfigError& e) { return e.id() == "EDM-CFG-090"; });
+}
+
+// A run.toml that is no manifest (empty, or TOML without [provenance] run_id) is refused by edm
+// info, edm plot and edm spectrum naming the file (EDM-INFO-003, exit 2): `: > RUN/run.toml` was
+// shown by edm info as "run ? in RUN" and plotted by edm plot, with nothing for the run-id checks
+// to compare. spectrum.h5 is computed first, so that edm plot would not need to compute it.
+BOOST_AUTO_TEST_CASE(a_run_toml_that_is_no_manifest_is_refused) {
+  const auto root = test::temp_dir("damaged_manifest_empty");
+  const std::pair<std::string, std::string> manifests[] = {
+      {"empty", ""}, {"no run id", "[provenance]\nedm_version = \"x\"\n"}, {"empty run id", "[provenance]\nrun_id = \"\"\n"}};
+  int i = 0;
+  for (const auto& [label, text] : manifests) {
+    const fs::path dir = root / ("case" + std::to_string(i++));
+    copy_folder(inputs().run, dir);
+    BOOST_REQUIRE(test::run_command(test::edm_binary().string() + " spectrum " + dir.string() + " --quiet").exit_code == 0);
+    std::ofstream(dir / "run.toml", std::ios::trunc) << text;
+    for (const std::string command : {"info", "plot", "spectrum"}) {
+      const auto r = test::run_command("timeout 300 " + test::edm_binary().string() + " " + command + " " + dir.string());
+      BOOST_TEST(r.exit_code == 2, label << ", " << command << ": exit " << r.exit_code << ": " << r.output);
+      BOOST_TEST(contains(r.output, "edm: error [EDM-INFO-003]"), label << ", " << command << ": " << r.output);
+      BOOST_TEST(contains(r.output, (dir / "run.toml").string()), label << ", " << command << ": " << r.output);
+    }
+  }
 }

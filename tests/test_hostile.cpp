@@ -828,3 +828,40 @@ BOOST_AUTO_TEST_CASE(plots_are_of_one_spectrum_and_one_field) {
     }
   BOOST_TEST(aside == 1, "plots/ moved aside once");
 }
+
+// `edm bench -n` took an unsigned count: -1 wrapped to 2^64 - 1, and the bench's own
+// electrons.count = N + 1 was refused as "--set electrons.count=0" (-2: "=18446744073709551615"), an
+// option the user never typed. A count that is not 1 … 999999999 is refused naming -n/--electrons
+// and the value (EDM-CLI-003, exit 2), before any solve.
+BOOST_AUTO_TEST_CASE(bench_refuses_an_electron_count_out_of_range_naming_the_option) {
+  const auto dir = edm::test::temp_dir("hostile_bench_n");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  for (const std::string n : {"-1", "-2", "0", "1000000000", "99999999999999999999", "4x"}) {
+    const std::string args = "bench " + campaign.string() + " --no-peak -n " + n;
+    const auto r = run_edm(args);
+    BOOST_TEST(r.exit_code == 2, args << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-CLI-003]"), args << ": " << r.output);
+    BOOST_TEST(contains(r.output, "-n/--electrons " + n + ":"), args << ": " << r.output);
+    BOOST_TEST(!contains(r.output, "--set"), args << ": " << r.output);
+  }
+}
+
+// A device spec from EDM_DEVICE that names no device was reported as "accumulator.devices = …" alone,
+// as if typed, while --set and EDM_NEWTON_ITERS errors say where their value came from. The refusal
+// (EDM-DEV-001, exit 2) now names the variable, or the command line for --device.
+BOOST_AUTO_TEST_CASE(a_device_spec_that_names_no_device_says_where_it_was_set) {
+  const auto dir = edm::test::temp_dir("hostile_device_origin");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  for (const std::string spec : {"nonexist", "7", "0,0"}) {
+    const auto r = edm::test::run_command("EDM_DEVICE=" + spec + " " + edm::test::edm_bin() + " run " +
+                                          campaign.string() + " --quiet -o " + (dir / "run").string());
+    BOOST_TEST(r.exit_code == 2, spec << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-DEV-001]"), spec << ": " << r.output);
+    BOOST_TEST(contains(r.output, "accumulator.devices = \"" + spec + "\" (from the environment variable EDM_DEVICE)"),
+               spec << ": " << r.output);
+  }
+  const auto r = edm::test::run_command("EDM_DEVICE=auto " + edm::test::edm_bin() + " run " + campaign.string() +
+                                        " --quiet -o " + (dir / "run").string() + " --device nonexist");
+  BOOST_TEST(r.exit_code == 2, r.output);
+  BOOST_TEST(contains(r.output, "accumulator.devices = \"nonexist\" (from the command line: --device or --set)"), r.output);
+}

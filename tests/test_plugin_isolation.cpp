@@ -4,6 +4,9 @@
 // (only its own plugin is opened, found by its descriptor file), `edm plugins` reports both as load
 // failures (each probed in a forked child) and exits 0, and a run asking for a scenario no plugin
 // has lists them among the failures with exit 5. An installed edm looks in its own folders first.
+// A crashing library with a `.scenario` file beside it is probed too: a run of the scenario it names
+// is EDM-PLG-002 (exit 5) naming it, never edm's crash, and a run served by a good copy further on
+// warns about it.
 #define BOOST_TEST_MODULE plugin_isolation
 #include <boost/test/unit_test.hpp>
 
@@ -62,6 +65,59 @@ BOOST_AUTO_TEST_CASE(an_unknown_scenario_lists_the_crashed_plugins) {
   BOOST_TEST(contains(r.output, "thomson"), r.output);  // known from the descriptor files
   BOOST_TEST(contains(r.output, "crashed while loading or querying it (SIGABRT)"), r.output);
   BOOST_TEST(contains(r.output, "crashed while loading or querying it (SIGSEGV)"), r.output);
+}
+
+namespace {
+
+// The two crashing fixtures copied into a folder of their own, each with a descriptor file naming
+// the scenario given (as edm_add_plugin writes it): edm trusted such a file and opened the library
+// in its own process, so a run of that scenario died of SIGSEGV / SIGABRT without a message.
+fs::path crash_with_descriptors(const std::string& tag, const std::string& wild_query_names,
+                                const std::string& abort_ctor_names) {
+  const fs::path dir = test::temp_dir(tag) / "plgx";
+  fs::create_directories(dir);
+  const std::pair<std::string, std::string> libs[] = {{"fixture_wild_query", wild_query_names},
+                                                      {"fixture_abort_ctor", abort_ctor_names}};
+  for (const auto& [lib, scenario] : libs) {
+    fs::copy_file(kCrash / (lib + ".edmplugin"), dir / (lib + ".edmplugin"));
+    std::ofstream(dir / (lib + ".edmplugin.scenario")) << scenario << "\n";
+  }
+  return dir;
+}
+
+test::CommandResult run_quickstart(const fs::path& plugin_path, const fs::path& out, const std::string& sets) {
+  return test::run_command("EDM_PLUGIN_PATH=" + plugin_path.string() + " timeout 120 " +
+                           test::edm_binary().string() + " run " +
+                           (test::source_dir() / "share/campaigns/quickstart.toml").string() + " --quiet --output " +
+                           out.string() + " " + sets);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_crashing_plugin_named_by_its_scenario_file_is_a_load_failure) {
+  const fs::path dir = crash_with_descriptors("isolation_descriptor", "evil", "evil2");
+  const std::string path = dir.string() + ":" + (test::build_dir() / "plugins").string();
+  const struct {
+    std::string scenario, library, signal;
+  } cases[] = {{"evil", "fixture_wild_query.edmplugin", "SIGSEGV"}, {"evil2", "fixture_abort_ctor.edmplugin", "SIGABRT"}};
+  for (const auto& c : cases) {
+    const auto r = run_quickstart(path, dir.parent_path() / ("run_" + c.scenario), "--set run.scenario=" + c.scenario);
+    BOOST_TEST(r.exit_code == 5, c.scenario << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "[EDM-PLG-002]"), r.output);
+    BOOST_TEST(contains(r.output, (dir / c.library).string()), r.output);
+    BOOST_TEST(contains(r.output, "crashed while loading or querying it (" + c.signal + ")"), r.output);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_crashing_copy_of_a_scenario_ahead_of_a_good_one_is_skipped_with_a_warning) {
+  const fs::path dir = crash_with_descriptors("isolation_shadow", "inverse_thomson", "thomson");
+  const fs::path out = dir.parent_path() / "run";
+  const auto r = run_quickstart(dir.string() + ":" + (test::build_dir() / "plugins").string(), out,
+                                "--set screen.nx=4 --set screen.ny=4 --set screen.samples=32 --set electrons.count=2");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(fs::exists(out / "field.h5"));
+  BOOST_TEST(contains(r.output, "warning: skipped " + (dir / "fixture_wild_query.edmplugin").string()), r.output);
+  BOOST_TEST(contains(r.output, "(SIGSEGV)"), r.output);
 }
 
 BOOST_AUTO_TEST_CASE(the_executables_own_folders_come_before_the_compiled_in_ones) {

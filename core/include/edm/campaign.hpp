@@ -264,6 +264,13 @@ struct SpectraSection {
 enum class Origin { Default, File, Environment, CommandLine };
 const char* origin_name(Origin o);
 
+struct Campaign;
+// Where the effective value of core key `key` ("accumulator.devices") came from, for messages
+// about a value that is checked after the campaign was read (a device spec): "from the environment
+// variable EDM_DEVICE", "from the command line: --device or --set", "from FILE", or "" for the
+// default. The environment was not named, so EDM_DEVICE=7 read as if the user had typed it.
+std::string value_origin(const Campaign& campaign, const std::string& key);
+
 struct Campaign {
   std::filesystem::path file;  // the campaign file ("" when built in code)
   RunSection run;

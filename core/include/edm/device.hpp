@@ -26,6 +26,10 @@ std::vector<DeviceInfo> list_devices();
 // GPU, or every FP64 device when there is no FP64 GPU), "0,1" (indices), "gpu"/"cpu" (type), or a name substring. Throws ConfigError naming the
 // spec when nothing matches, DeviceError naming the device when it lacks FP64.
 std::vector<DeviceInfo> select_devices(const std::string& spec);
+// The same for a spec that is the value of accumulator.devices: `origin` (value_origin(), e.g. "from
+// the environment variable EDM_DEVICE") follows the value in the ConfigError, so that a device the
+// user never typed on the command line is traced to where it was set.
+std::vector<DeviceInfo> select_devices(const std::string& spec, const std::string& origin);
 
 class Device;  // an OpenCL context + in-order profiling queue on one device (defined in core)
 std::shared_ptr<Device> open_device(const DeviceInfo& info);

@@ -48,7 +48,7 @@ class PluginRegistry {
   static PluginRegistry from_paths(const std::vector<std::filesystem::path>& paths);
   // Only the plugin of `scenario` is opened in this process (edm run): a library whose descriptor
   // file (`<library>.scenario`, written by edm_add_plugin) names another scenario is not opened at
-  // all, one without a descriptor is probed in a forked child first. Without a scenario (discover(),
+  // all; one whose descriptor names `scenario`, or that has none, is probed in a forked child first. Without a scenario (discover(),
   // from_paths(paths)), every candidate is probed in a child before it is opened here, so a plugin
   // that crashes (an aborting constructor, a wild pointer) is a load failure, never edm's crash.
   static PluginRegistry discover(const std::string& scenario);
@@ -56,7 +56,11 @@ class PluginRegistry {
 
   const std::vector<std::unique_ptr<Plugin>>& plugins() const { return plugins_; }
   const std::vector<PluginFailure>& failures() const { return failures_; }
-  // Throws PluginError (listing the available scenarios and any load failures) if absent.
+  // The load failures of libraries whose descriptor file names `scenario` (its broken copies).
+  std::vector<PluginFailure> failures_of(const std::string& scenario) const;
+  // Throws PluginError if absent: EDM-PLG-002 naming the library and its reason when a library whose
+  // descriptor file names `scenario` failed to load, else EDM-PLG-001 listing the available scenarios
+  // and any load failures.
   const Plugin& get(const std::string& scenario) const;
   static std::vector<std::filesystem::path> default_search_path();
 

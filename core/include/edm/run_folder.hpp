@@ -43,9 +43,21 @@ struct RunFolderInfo {
   std::vector<File> files;  // regular files, recursively (plots/ included), sorted
 };
 // A folder without run.toml is ConfigError EDM-INFO-001 naming it; a malformed run.toml is
-// EDM-INFO-002 with toml++'s line:column. A folder whose listing fails part way (a subfolder
-// removed while it is read) is IoError EDM-IO-150 naming it.
+// EDM-INFO-002 with toml++'s line:column, one that is no manifest EDM-INFO-003 (read_run_manifest).
+// A folder whose listing fails part way (a subfolder removed while it is read) is IoError EDM-IO-150
+// naming it.
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder);
+
+// FOLDER/run.toml, parsed and checked to be a manifest edm run wrote: ConfigError EDM-INFO-001 when
+// it is missing, EDM-INFO-002 when it is not TOML, and EDM-INFO-003 (check_run_manifest) when it has
+// no [provenance] run_id.
+toml::table read_run_manifest(const std::filesystem::path& folder);
+
+// ConfigError EDM-INFO-003 naming `file` unless `manifest` has a non-empty string [provenance]
+// run_id: every manifest edm run has written carries one, and the run-id checks that keep runs
+// apart compare against it, so an empty run.toml (or any other TOML) must not pass for a run whose
+// checks then have nothing to compare.
+void check_run_manifest(const toml::table& manifest, const std::filesystem::path& file);
 
 // For the commands that hand a run folder to other readers (edm plot's script): IoError EDM-IO-142
 // naming FOLDER/run.toml, field.h5 or spectrum.h5 when one is a FIFO, socket or device.

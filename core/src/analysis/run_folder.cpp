@@ -142,22 +142,38 @@ void check_field_belongs_to_run(const std::filesystem::path& folder, const Field
     refuse_pair(folder, folder / "field.h5", "its run id is " + field.run_id + ", the manifest's " + want_id);
 }
 
-RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
-  RunFolderInfo info;
-  info.folder = folder;
+void check_run_manifest(const toml::table& manifest, const std::filesystem::path& file) {
+  const auto id = manifest["provenance"]["run_id"].value<std::string>();
+  if (!id || id->empty())
+    throw ConfigError("EDM-INFO-003", file.string() + ": not a run manifest: " +
+                                          (id ? "its [provenance] run_id is empty" : "it has no [provenance] run_id") +
+                                          " (edm run writes one into every run.toml; this file is empty, "
+                                          "damaged or not edm's)");
+}
+
+toml::table read_run_manifest(const std::filesystem::path& folder) {
   const auto manifest = folder / "run.toml";
-  if (!std::filesystem::is_directory(folder))
-    throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
   if (!std::filesystem::exists(manifest))
     throw ConfigError("EDM-INFO-001", folder.string() + ": not a run folder (no run.toml in it)");
   h5::refuse_special_file(manifest);
+  toml::table t;
   try {
-    info.manifest = toml::parse_file(manifest.string());
+    t = toml::parse_file(manifest.string());
   } catch (const toml::parse_error& e) {
     const auto& b = e.source().begin;
     throw ConfigError("EDM-INFO-002", manifest.string() + ":" + std::to_string(b.line) + ":" +
                                           std::to_string(b.column) + ": " + std::string(e.description()));
   }
+  check_run_manifest(t, manifest);
+  return t;
+}
+
+RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
+  RunFolderInfo info;
+  info.folder = folder;
+  if (!std::filesystem::is_directory(folder))
+    throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
+  info.manifest = read_run_manifest(folder);
   if (std::filesystem::exists(folder / "field.h5")) {
     info.field = read_field_summary(folder / "field.h5");
     check_field_matches_manifest(info, folder / "field.h5");

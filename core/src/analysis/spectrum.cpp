@@ -18,6 +18,7 @@
 #include "analysis/slab_rows.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
+#include "edm/run_folder.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
 
@@ -106,6 +107,9 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
   } catch (const toml::parse_error& e) {
     throw ConfigError("EDM-SPEC-011", manifest.string() + ": " + std::string(e.description()));
   }
+  // A run.toml that is no manifest (empty, or without its run id) is no run: the field's run-id
+  // check against it would pass with nothing to compare.
+  check_run_manifest(t, manifest);
   RunPhysics p;
   p.scenario = t["config"]["scenario"].value_or(t["campaign"]["run"]["scenario"].value_or(std::string()));
   p.laser_omega = t["laser"]["omega"].value_or(0.0);

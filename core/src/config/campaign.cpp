@@ -31,6 +31,28 @@ const char* origin_name(Origin o) {
   return "unknown";
 }
 
+std::string value_origin(const Campaign& campaign, const std::string& key) {
+  const auto it = campaign.origins.find(key);
+  if (it == campaign.origins.end()) return "";
+  const auto dot = key.find('.');
+  const CoreKey* k = dot == std::string::npos ? nullptr : core_key(key.substr(0, dot), key.substr(dot + 1));
+  switch (it->second) {
+    case Origin::Environment:
+      return k && !k->spec.environment.empty() ? "from the environment variable " + k->spec.environment
+                                               : "from the environment";
+    case Origin::CommandLine: {
+      // The key's first flag ("device devices" → --device; "newton-iters,N" → --newton-iters).
+      const std::string flag = k ? k->spec.flag.substr(0, k->spec.flag.find_first_of(" ,")) : "";
+      return "from the command line: " + (flag.empty() ? "" : "--" + flag + " or ") + "--set";
+    }
+    case Origin::File:
+      return campaign.file.empty() ? "from the campaign" : "from " + campaign.file.string();
+    case Origin::Default:
+      return "";
+  }
+  return "";
+}
+
 namespace {
 
 using namespace config;

@@ -197,7 +197,9 @@ std::vector<DeviceInfo> list_devices() {
   return out;
 }
 
-std::vector<DeviceInfo> select_devices(const std::string& spec_in) {
+std::vector<DeviceInfo> select_devices(const std::string& spec_in) { return select_devices(spec_in, ""); }
+
+std::vector<DeviceInfo> select_devices(const std::string& spec_in, const std::string& origin) {
   const std::string spec = trim(spec_in.empty() ? std::string("auto") : spec_in);
   const auto all = list_devices();
   auto require_fp64 = [](const DeviceInfo& d) {
@@ -210,7 +212,8 @@ std::vector<DeviceInfo> select_devices(const std::string& spec_in) {
     std::string have;
     for (auto& d : all) have += "\n  " + std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")";
     if (all.empty()) have = " (no OpenCL device found at all)";
-    return ConfigError("EDM-DEV-001", "accumulator.devices = \"" + spec + "\": " + why +
+    return ConfigError("EDM-DEV-001", "accumulator.devices = \"" + spec + "\"" +
+                                          (origin.empty() ? "" : " (" + origin + ")") + ": " + why +
                                           "; available devices:" + have);
   };
 

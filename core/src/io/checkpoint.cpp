@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fcntl.h>
 #include <map>
@@ -489,6 +490,18 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   get_format(root, file);
   CheckpointState st;
   st.run_id = get_string(root, "run_id", file);
+  // The run id is what keeps runs apart (field.h5, spectrum.h5 and run.toml must agree on it), and a
+  // resume hands it on to all three: an empty one would make a run that every run-id check accepts.
+  // edm writes "yyyymmddThhmmssZ-hex" (make_run_id), so anything empty or beyond printable ASCII
+  // without spaces is damage.
+  const bool printable = std::all_of(st.run_id.begin(), st.run_id.end(),
+                                     [](char c) { return c > ' ' && c < 0x7f; });
+  if (st.run_id.empty() || !printable)
+    throw IoError("EDM-CKP-029", file.string() + ": dataset run_id " +
+                                     (st.run_id.empty() ? std::string("is empty")
+                                                        : "holds characters that are no run id (" +
+                                                              std::to_string(st.run_id.size()) + " bytes)") +
+                                     "; a resume would write a run without its id");
   st.campaign_text = get_string(root, "campaign", file);
   try {
     (void)toml::parse(st.campaign_text, file.string() + " [campaign]");

@@ -4,9 +4,10 @@
 // it never stops the others from loading. A plugin's code can crash edm (a constructor that aborts,
 // a query returning a wild pointer), so nothing of a plugin runs in this process before it has run
 // once in a forked child: a run loads only its scenario's plugin, found by the descriptor file
-// `<library>.scenario` that edm_add_plugin writes beside it (no code executed), or by probing a
-// library without one in a child; `edm plugins` probes every candidate in a child and reports a
-// crash as a load failure.
+// `<library>.scenario` that edm_add_plugin writes beside it (the others' code never runs) or by
+// probing a library without one, and that plugin too is probed in a child before it is opened here
+// (a descriptor file is only a name, not proof that the library loads); `edm plugins` probes every
+// candidate in a child and reports a crash as a load failure.
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
@@ -288,13 +289,28 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths) { 
 
 PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths, const std::string& scenario) {
   PluginRegistry reg;
-  // Whether `file` may be opened in this process: its descriptor file names the scenario wanted
-  // (nothing executed), or a probe in a child succeeded (and, with a scenario, named it). Libraries
-  // of other scenarios are only remembered by name; a reason is a load failure.
+  // Whether `file` may be opened in this process: a probe in a forked child succeeded (and, with a
+  // scenario, named it). With a scenario, a descriptor file naming another scenario spares the probe
+  // (nothing of that library runs; it is only remembered by name), but one naming the scenario wanted
+  // is no proof that the library loads: it is probed too, so a crashing library beside a
+  // `.scenario` file is a load failure like any other (it used to be opened here unprobed and took
+  // edm down). One fork per run, for its own plugin only. A reason is a load failure.
   const auto admit = [&](const fs::path& file, std::string& reason) {
-    std::string name = scenario.empty() ? std::string() : descriptor_name(file);
-    if (name.empty() && !probe_in_child(file, name, reason)) return false;
+    const std::string named = scenario.empty() ? std::string() : descriptor_name(file);
+    if (!named.empty() && named != scenario) {
+      reg.elsewhere_.push_back(named);
+      return false;
+    }
+    std::string name;
+    if (!probe_in_child(file, name, reason)) return false;
     if (scenario.empty() || name == scenario) return true;
+    // A descriptor naming the scenario over a library of another one: opening it here would only
+    // fail the mismatch check below, so say it without running the library's code again.
+    if (!named.empty()) {
+      reason = "its descriptor file names scenario '" + named + "' but the library is '" + name +
+               "': rebuild the plugin";
+      return false;
+    }
     reg.elsewhere_.push_back(name);
     return false;
   };
@@ -342,6 +358,14 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths, co
   return reg;
 }
 
+std::vector<PluginFailure> PluginRegistry::failures_of(const std::string& scenario) const {
+  std::vector<PluginFailure> out;
+  if (scenario.empty()) return out;
+  for (const auto& f : failures_)
+    if (descriptor_name(f.path) == scenario) out.push_back(f);
+  return out;
+}
+
 const Plugin& PluginRegistry::get(const std::string& scenario) const {
   std::vector<std::string> names;
   for (const auto& p : plugins_) {
@@ -350,6 +374,12 @@ const Plugin& PluginRegistry::get(const std::string& scenario) const {
   }
   for (const auto& n : elsewhere_)
     if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  // A library whose descriptor file names this scenario but that failed to load (it crashed in its
+  // probe, or refused its query) is the scenario's plugin, broken: say so rather than "unknown".
+  for (const auto& f : failures_of(scenario))
+    throw PluginError("EDM-PLG-002", "the plugin of scenario '" + scenario + "', " + f.path.string() +
+                                           " (named by " + f.path.string() + ".scenario), failed to load: " +
+                                           f.reason + "; `edm plugins` lists what loaded");
   std::string msg = "unknown scenario '" + scenario + "'";
   const std::string near = closest_match(scenario, names);
   if (!near.empty()) msg += " (did you mean '" + near + "'?)";

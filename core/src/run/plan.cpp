@@ -106,7 +106,7 @@ void keep_batches_in_their_own_pages() {
 
 void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options) {
   const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
-  for (const auto& d : select_devices(campaign.accumulator.devices))
+  for (const auto& d : select_devices(campaign.accumulator.devices, value_origin(campaign, "accumulator.devices")))
     check_device_memory(d, bare, campaign.run.mode);
   // The ensemble's states are held three times before any solve (the plugin's, the initial and the
   // extended starts, 8 doubles each), plus the plugin's own draw: refuse a count the host cannot
@@ -150,7 +150,7 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummary& S) {
   const auto& spec = ctx.campaign.accumulator.devices;
   RunPlan plan;
-  plan.devices = select_devices(spec);
+  plan.devices = select_devices(spec, value_origin(ctx.campaign, "accumulator.devices"));
   for (const auto& d : plan.devices)
     S.devices.push_back(std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")");
   std::string names;
