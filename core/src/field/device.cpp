@@ -515,10 +515,18 @@ std::string annotate_build_log(const std::string& log, const std::string& source
   for (std::size_t k; (k = log.find(tag, at)) != std::string::npos;) {
     std::size_t e = k + tag.size();
     while (e < log.size() && std::isdigit((unsigned char)log[e])) ++e;
+    const std::size_t line_end = e;
+    std::string column;  // ":COLUMN" when the compiler gives one
+    if (e + 1 < log.size() && log[e] == ':' && std::isdigit((unsigned char)log[e + 1])) {
+      std::size_t c = e + 1;
+      while (c < log.size() && std::isdigit((unsigned char)log[c])) ++c;
+      column = log.substr(e, c - e);
+      e = c;
+    }
     out += log.substr(at, e - at);
-    if (e > k + tag.size()) {
-      const std::string w = map.where(std::stoul(log.substr(k + tag.size(), e - k - tag.size())));
-      if (!w.empty()) out += " (" + w + ")";
+    if (line_end > k + tag.size()) {
+      const std::string w = map.where(std::stoul(log.substr(k + tag.size(), line_end - k - tag.size())));
+      if (!w.empty()) out += " (" + w + column + ")";
     }
     at = e;
   }
