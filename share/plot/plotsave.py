@@ -16,17 +16,18 @@ import signal
 import tempfile
 
 
-def save_png(fig, out, name, dpi, **savefig_args):
-    """fig as out/name (PNG); returns the path. The temporary file is removed on any failure."""
+def _replace_whole(out, name, binary, write):
+    """out/name written by write(f) under a temporary name in out, renamed over the name when whole
+    and on disk; the temporary file is removed on any failure. Returns the path."""
     path = os.path.join(out, name)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".partial", dir=out)
-    # mkstemp makes the file 0600; a plot gets the mode savefig gave it (0666 less the umask).
+    # mkstemp makes the file 0600; it gets the mode a plain open would give (0666 less the umask).
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=dpi, **savefig_args)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -35,6 +36,11 @@ def save_png(fig, out, name, dpi, **savefig_args):
             os.unlink(tmp)
         raise
     return path
+
+
+def save_png(fig, out, name, dpi, **savefig_args):
+    """fig as out/name (PNG), whole or not at all; returns the path."""
+    return _replace_whole(out, name, True, lambda f: fig.savefig(f, format="png", dpi=dpi, **savefig_args))
 
 
 def _stop(signum, frame):
@@ -71,13 +77,5 @@ def forget_stale_plots(out, written):
         with contextlib.suppress(OSError):
             os.unlink(path)
             removed.append(name)
-    fd, tmp = tempfile.mkstemp(prefix=f"{RECORD}.", suffix=".partial", dir=out)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(f"{n}\n" for n in sorted(now)))
-        os.replace(tmp, record)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    _replace_whole(out, RECORD, False, lambda f: f.write("".join(f"{n}\n" for n in sorted(now))))
     return removed
