@@ -46,7 +46,7 @@ int status(const fs::path& output) {
     std::cout << "  " << c.label << "  " << cell_state_name(c.state);
     // A cell whose process was killed (SIGKILL, a lost node) stays "running" in its state file;
     // the claim it held (an flock) went with the process, so one that can be taken is stale.
-    if (c.state == CellState::Running && CellClaim(output, c.label).held())
+    if (c.state == CellState::Running && CellClaim::unclaimed(output, c.label))
       std::cout << " (stale: no process holds it; the next edm sweep runs it again)";
     if (c.wall_s) std::cout << "  " << fmt(*c.wall_s) << " s";
     for (const auto& [k, v] : c.results) std::cout << "  " << k << "=" << fmt(v);

@@ -146,7 +146,8 @@ int cmd_run(const Args& args) {
       std::cout << "time:    ≈ " << s.time_estimate
                 << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";
     else
-      std::cout << "time:    unknown — run `edm bench` once on this device, with this run's kernel settings, to measure its rate\n";
+      std::cout << "time:    unknown — run `edm bench CAMPAIGN.toml` once on this device (this campaign, so that its "
+                   "kernel path is measured) to measure its rate\n";
     return 0;
   }
   if (!vm.count("quiet") && s.rank == 0) {

@@ -106,10 +106,7 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_plot_and_refusals) {
     BOOST_TEST(!fs::exists(dir / "spectrum.h5.staging"));
   }
 
-  const bool have_mpl =
-      edm::test::run_command("/usr/bin/python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ||
-      edm::test::run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0;
-  if (!have_mpl) {
+  if (!edm::test::have_plotting_python()) {
     BOOST_TEST_MESSAGE("skipping edm plot: no python3 with numpy, h5py and matplotlib");
     return;
   }

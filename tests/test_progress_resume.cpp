@@ -38,20 +38,28 @@ namespace {
 // One launch per electron (electron_group = 1), and enough slots per launch that a single pass
 // takes many progress intervals of 5 ms: 16 × 16 × 1024 on PoCL, 64 × 64 × 1024 with 64 Newton steps
 // on a GPU (test::busy_launch).
-const test::BusyLaunch kBusy = test::busy_launch(16, 64);
-const std::string kCell = test::small_cell({.electrons = 12,
-                                            .screen = "half_width = 5e-5\nnx = " + std::to_string(kBusy.nx) +
-                                                      "\nny = " + std::to_string(kBusy.nx) + "\nsamples = 1024\n",
-                                            .electron_batch = "",
-                                            .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
-                                            .accumulator_lines = kBusy.accumulator_lines});
+// Function-local statics: the device is looked at inside a test, not during static initialisation
+// (where a failure would end the binary without a report).
+const test::BusyLaunch& busy() {
+  static const test::BusyLaunch b = test::busy_launch(16, 64);
+  return b;
+}
+const std::string& cell_text() {
+  static const std::string t = test::small_cell({.electrons = 12,
+                                                 .screen = "half_width = 5e-5\nnx = " + std::to_string(busy().nx) +
+                                                           "\nny = " + std::to_string(busy().nx) + "\nsamples = 1024\n",
+                                                 .electron_batch = "",
+                                                 .trajectory_lines = "knots_per_period = 16\npadding = 4.0\n",
+                                                 .accumulator_lines = busy().accumulator_lines});
+  return t;
+}
 
 Override set(const std::string& key, const std::string& value) { return {key, value, Origin::CommandLine}; }
 
 Campaign cell(const fs::path& out, std::vector<Override> overrides) {
   overrides.push_back(set("run.output", "\"" + out.string() + "\""));
   const auto registry = PluginRegistry::discover();
-  return parse_campaign(kCell, "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
+  return parse_campaign(cell_text(), "cell.toml", overrides, registry.get("inverse_thomson").keys(), false);
 }
 
 using Recorder = edm::test::ProgressRecorder;  // tests/support/progress_recorder.hpp
@@ -79,7 +87,7 @@ BOOST_AUTO_TEST_CASE(electrons_completed_counts_finished_launches) {
   const SplineBatch b = prepared.solve(0, 6);
   KernelOptions o;
   o.electron_group = 1;
-  if (kBusy.newton_iters) o.newton_iters = kBusy.newton_iters;
+  if (busy().newton_iters) o.newton_iters = busy().newton_iters;
   ShardedFieldAccumulator acc(select_devices("0"), prepared.screen(), prepared.mode(), o);
   BOOST_TEST(acc.electrons_completed() == 0u);
   acc.accumulate(b);
@@ -149,7 +157,7 @@ BOOST_AUTO_TEST_CASE(edm_resume_keeps_checkpoint_every_and_shows_progress) {
   const fs::path campaign = dir / "cell.toml", run = dir / "run";
   {
     std::ofstream f(campaign);
-    f << kCell;
+    f << cell_text();
   }
   // A run checkpointing every batch, stopped by SIGTERM after its first checkpoint.
   const pid_t pid = test::spawn_edm({"run", campaign.string(), "--set", "run.output=\"" + run.string() + "\"", "--set",
@@ -212,7 +220,7 @@ BOOST_AUTO_TEST_CASE(a_layout_mismatch_names_the_key_that_differs) {
     Override changed;
     std::string key;
   };
-  const std::string nx = "screen.nx = " + std::to_string(kBusy.nx) + " in the checkpoint, 12 in this run";
+  const std::string nx = "screen.nx = " + std::to_string(busy().nx) + " in the checkpoint, 12 in this run";
   for (const Case& c : {Case{set("screen.nx", "12"), nx},
                         Case{set("accumulator.pixel_order", "\"rows\""), "accumulator.pixel_order = rings"}}) {
     const fs::path out = test::temp_dir("layout_key") / "run";

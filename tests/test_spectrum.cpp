@@ -424,10 +424,7 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_info_plot) {
   BOOST_TEST(contains(bad.output, "run.toml"));
 
   // edm plot needs an interpreter with numpy, h5py, matplotlib (this machine has one).
-  const bool have_mpl =
-      edm::test::run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ||
-      edm::test::run_command("/usr/bin/python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0;
-  if (!have_mpl) {
+  if (!edm::test::have_plotting_python()) {
     BOOST_TEST_MESSAGE("skipping edm plot: no python3 with numpy, h5py and matplotlib");
     return;
   }

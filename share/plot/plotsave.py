@@ -65,9 +65,11 @@ def forget_stale_plots(out, written):
     record = os.path.join(out, RECORD)
     now = {os.path.basename(p) for p in written}
     before = set()
-    with contextlib.suppress(OSError):
-        with open(record, encoding="utf-8") as f:
-            before = {line.strip() for line in f if line.strip()}
+    # A regular file only: opening a FIFO put there would wait for a writer for ever (found in review).
+    if os.path.isfile(record) and not os.path.islink(record):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            with open(record, encoding="utf-8") as f:
+                before = {line.strip() for line in f if line.strip()}
     removed = []
     for name in sorted(before - now):
         path = os.path.join(out, name)

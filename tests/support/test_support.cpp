@@ -73,4 +73,10 @@ double relative_l2(const std::vector<double>& a, const std::vector<double>& b) {
   return den > 0 ? double(std::sqrt(num / den)) : double(std::sqrt(num));
 }
 
+bool have_plotting_python() {
+  static const bool have = run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ||
+                           run_command("/usr/bin/python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0;
+  return have;
+}
+
 }  // namespace edm::test

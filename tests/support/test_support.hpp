@@ -68,6 +68,9 @@ struct CommandResult {
 };
 // Runs a shell command line, capturing output.
 CommandResult run_command(const std::string& command_line);
+// Whether `edm plot` can run here: a python3 (or /usr/bin/python3) that imports numpy, h5py and
+// matplotlib (the GPU machine has none; the tests that plot skip there).
+bool have_plotting_python();
 
 // Relative L2 distance ‖a − b‖ / ‖b‖ (‖b‖ = 0: returns ‖a‖).
 double relative_l2(const std::vector<double>& a, const std::vector<double>& b);

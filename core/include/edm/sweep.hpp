@@ -129,6 +129,9 @@ class CellClaim {
   CellClaim(const CellClaim&) = delete;
   CellClaim& operator=(const CellClaim&) = delete;
   bool held() const { return fd_ >= 0; }
+  // Whether no process holds the cell's claim now (for `edm campaign status`): a look that creates
+  // no file and holds the lock only for the instant of the test.
+  static bool unclaimed(const std::filesystem::path& output, const std::string& label);
 
  private:
   int fd_ = -1;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -525,8 +526,14 @@ std::string annotate_build_log(const std::string& log, const std::string& source
     }
     out += log.substr(at, e - at);
     if (line_end > k + tag.size()) {
-      const std::string w = map.where(std::stoul(log.substr(k + tag.size(), line_end - k - tag.size())));
-      if (!w.empty()) out += " (" + w + column + ")";
+      // from_chars: a digit run too long for a number is left as it is (stoul threw out of the
+      // handler that builds the BuildError).
+      std::size_t n = 0;
+      const char* first = log.data() + k + tag.size();
+      if (std::from_chars(first, log.data() + line_end, n).ec == std::errc()) {
+        const std::string w = map.where(n);
+        if (!w.empty()) out += " (" + w + column + ")";
+      }
     }
     at = e;
   }

@@ -155,13 +155,18 @@ void keep_field_as_partial(const RunSummary& S, const IoError& e) {
   // field.h5.partial rather than being deleted, so a full disk does not throw the result away.
   // (Found by tests/test_bad_inputs: a disk with room for field.h5 but not for run.toml; and by a
   // hostile tester: room for field.h5 but not for the direct spectra's spectrum.h5.)
+  const bool kept = move_field_to_partial(S);
+  throw IoError(e.id(), std::string(e.what()) +
+                            (kept ? "; the complete field was kept as " + S.field_file.string() + ".partial"
+                                  : "; " + S.field_file.string() + " is complete but has no manifest"));
+}
+
+bool move_field_to_partial(const RunSummary& S) {
   auto partial = S.field_file;
   partial += ".partial";
   std::error_code ec;
   std::filesystem::rename(S.field_file, partial, ec);
-  throw IoError(e.id(), std::string(e.what()) +
-                            (ec ? "; " + S.field_file.string() + " is complete but has no manifest"
-                                : "; the complete field was kept as " + partial.string()));
+  return !ec;
 }
 
 }  // namespace edm::detail

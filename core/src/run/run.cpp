@@ -109,6 +109,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
       write_spectra(ctx, cell, std::move(*spectra_sums), S);
     } catch (const IoError& e) {
       keep_field_as_partial(S, e);  // field.h5 and run.toml stay a pair
+    } catch (...) {
+      move_field_to_partial(S);  // any other failure too (EDM-IO-105 is an Error, bad_alloc none)
+      throw;
     }
   }
   write_run_manifest(ctx, cell, plan, acc, per_rank, S);

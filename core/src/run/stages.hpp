@@ -162,6 +162,9 @@ void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const Ru
 // could not be written: field.h5 goes back to field.h5.partial (a field without its manifest would
 // look like a finished run) and e is thrown again, saying where the complete field was kept.
 [[noreturn]] void keep_field_as_partial(const RunSummary& summary, const IoError& e);
+// The rename of keep_field_as_partial alone (for a failure that is rethrown as it is); false when
+// it failed.
+bool move_field_to_partial(const RunSummary& summary);
 // Rank 0: run.toml. If it cannot be written, keep_field_as_partial.
 void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const ShardedFieldAccumulator& acc, const RankTimings& per_rank,

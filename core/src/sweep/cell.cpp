@@ -14,6 +14,7 @@
 #include "edm/run_folder.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/sweep.hpp"
+#include "sweep/identity.hpp"
 
 namespace edm {
 
@@ -39,10 +40,13 @@ Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins)
   return c;
 }
 
-// Energy through the screen and the on-axis peak ω, from spectrum.h5 as `edm spectrum` writes it.
-std::map<std::string, double> cell_results(const fs::path& folder) {
+// Energy through the screen and the on-axis peak ω, from the spectrum `edm spectrum` computes with
+// its defaults, written as spectrum.h5 unless `keep` and one is there already: an adopted cell's
+// folder may hold the user's own spectrum (other harmonics, another window), which the results must
+// not replace (found in review).
+std::map<std::string, double> cell_results(const fs::path& folder, bool keep = false) {
   const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
-  write_spectrum(folder / "spectrum.h5", r);
+  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
   return {{"energy", r.total_energy}, {"peak_omega_on_axis", r.peak_omega_on_axis_interp}};
 }
 
@@ -55,15 +59,9 @@ bool holds_complete_run(const fs::path& folder) {
   return fs::exists(folder / "field.h5", ec) && fs::exists(folder / "run.toml", ec);
 }
 
-// What identifies a cell's run: its effective campaign (run.toml's [campaign]) without run.output
-// (the folder may have moved; `edm resume` names it as typed) and accumulator.devices (another
-// machine of one campaign), as the campaign's fingerprint leaves them out.
-toml::table run_identity(const Campaign& c) {
-  toml::table t = c.to_toml();
-  if (toml::table* run = t["run"].as_table()) run->erase("output");
-  if (toml::table* acc = t["accumulator"].as_table()) acc->erase("devices");
-  return t;
-}
+// What identifies a cell's run: its effective campaign (run.toml's [campaign]) as the campaign's
+// fingerprint sees it (sweep/identity.hpp).
+toml::table run_identity(const Campaign& c) { return detail::campaign_identity(c); }
 
 // A value as the message shows it: a number as its shortest text (0.9, not toml++'s 0.90000000000000002).
 std::string node_text(const toml::node& n) {
@@ -161,7 +159,7 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
                                          "this cell's (" + why + "): edm sweep never replaces it; move the folder "
                                          "away, then edm sweep --retry-failed runs the cell");
       observer.phase("cell", cell.label + " (its folder holds this cell's complete run: adopted, not run again)");
-      rec.results = cell_results(folder);
+      rec.results = cell_results(folder, true);
       rec.state = CellState::Done;
       rec.wall_s = recorded_wall_time(folder);
       if (!rec.wall_s) rec.wall_s = elapsed();

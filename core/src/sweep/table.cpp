@@ -7,13 +7,17 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
+#include "sweep/identity.hpp"
 #include "field/fnv1a.hpp"
 #include "io/h5.hpp"
 
@@ -202,9 +206,7 @@ std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepC
   // environment (a SLURM node's EDM_DEVICE does not make another campaign), then the cells.
   const std::string scenario = peek_scenario(spec.file, base);
   Campaign c = load_campaign(spec.file, base, plugins.get(scenario).keys(), false, true);
-  toml::table t = c.to_toml();
-  if (toml::table* run = t["run"].as_table()) run->erase("output");
-  if (toml::table* acc = t["accumulator"].as_table()) acc->erase("devices");
+  toml::table t = detail::campaign_identity(c);
   std::ostringstream os;
   os << t << "\nmode=" << sweep_mode_name(spec.mode) << "\n";
   for (const auto& cell : cells) {
@@ -281,10 +283,26 @@ void record_cell(const fs::path& output, const CellRecord& record) {
 CellClaim::CellClaim(const fs::path& output, const std::string& label) {
   const fs::path file = cells_dir(output) / (label + ".lock");
   fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd_);
-    fd_ = -1;
+  if (fd_ < 0) return;
+  // A few tries over 0.2 s: `edm campaign status` takes the lock for an instant to see whether a
+  // "running" cell is stale, and a sweep claiming the cell just then would skip it (found in review).
+  for (int attempt = 0; ::flock(fd_, LOCK_EX | LOCK_NB) != 0; ++attempt) {
+    if (attempt == 10) {
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+bool CellClaim::unclaimed(const fs::path& output, const std::string& label) {
+  const fs::path file = cells_dir(output) / (label + ".lock");
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT;  // never claimed; unreadable: say nothing
+  const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  ::close(fd);  // releases it
+  return free;
 }
 
 CellClaim::~CellClaim() {
