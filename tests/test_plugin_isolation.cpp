@@ -120,6 +120,19 @@ BOOST_AUTO_TEST_CASE(a_crashing_copy_of_a_scenario_ahead_of_a_good_one_is_skippe
   BOOST_TEST(contains(r.output, "(SIGSEGV)"), r.output);
 }
 
+// A second good copy of the scenario after the first (a build and an install folder on the path)
+// printed "warning: skipped … duplicate scenario" on every run: the first copy wins in silence.
+BOOST_AUTO_TEST_CASE(a_second_good_copy_of_a_scenario_is_passed_over_in_silence) {
+  const fs::path dir = test::temp_dir("isolation_twice");
+  fs::copy(test::build_dir() / "plugins", dir / "copy", fs::copy_options::recursive);
+  const fs::path out = dir / "run";
+  const auto r = run_quickstart((test::build_dir() / "plugins").string() + ":" + (dir / "copy").string(), out,
+                                "--set screen.nx=4 --set screen.ny=4 --set screen.samples=32 --set electrons.count=2");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(fs::exists(out / "field.h5"));
+  BOOST_TEST(!contains(r.output, "skipped"), r.output);
+}
+
 BOOST_AUTO_TEST_CASE(the_executables_own_folders_come_before_the_compiled_in_ones) {
   ::unsetenv("EDM_PLUGIN_PATH");
   const auto path = edm::PluginRegistry::default_search_path();

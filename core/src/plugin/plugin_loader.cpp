@@ -294,13 +294,20 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths, co
   // (nothing of that library runs; it is only remembered by name), but one naming the scenario wanted
   // is no proof that the library loads: it is probed too, so a crashing library beside a
   // `.scenario` file is a load failure like any other (it used to be opened here unprobed and took
-  // edm down). One fork per run, for its own plugin only. A reason is a load failure.
+  // edm down). One fork per run for its own plugin (and one for each library without a descriptor
+  // file). A reason is a load failure.
   const auto admit = [&](const fs::path& file, std::string& reason) {
     const std::string named = scenario.empty() ? std::string() : descriptor_name(file);
     if (!named.empty() && named != scenario) {
       reg.elsewhere_.push_back(named);
       return false;
     }
+    // A later copy of the scenario once one has loaded (a build and an install folder on the path):
+    // the first one wins, so it is neither probed nor reported; it was, as a "skipped" warning on
+    // every run (found in review). `edm plugins` (no scenario) still lists such duplicates.
+    if (!named.empty() && std::any_of(reg.plugins_.begin(), reg.plugins_.end(),
+                                      [&](const auto& p) { return p->name() == scenario; }))
+      return false;
     std::string name;
     if (!probe_in_child(file, name, reason)) return false;
     if (scenario.empty() || name == scenario) return true;
