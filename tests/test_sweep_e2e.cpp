@@ -202,18 +202,18 @@ BOOST_AUTO_TEST_CASE(out_of_range_options_and_ranges_are_refused_at_once) {
   BOOST_TEST(has(r.output, "#SBATCH --array=0,1,2%2"));
   BOOST_TEST(!has(r.output, "--gres"));
   fs::remove_all(out);
-  const fs::path huge = write(dir, "laser.a0 = { from = 0.1, to = 0.2, count = 100000000000 }\n", "huge.toml");
-  r = run_edm("sweep " + huge.string() + " -o " + out.string() + " --dry-run");
-  BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 2);
-  BOOST_TEST(has(r.output, "EDM-SWP-008"));
-  BOOST_TEST(has(r.output, "100000000000 values"));
-  const fs::path nan = write(dir, "laser.a0 = { from = 0.1, to = nan, count = 2 }\n", "nan.toml");
-  r = run_edm("sweep " + nan.string() + " -o " + out.string() + " --dry-run");
-  BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 2);
-  BOOST_TEST(has(r.output, "EDM-SWP-031"));
-  BOOST_TEST(has(r.output, "laser.a0"));
+  // A sweep whose range is refused before any cell is made: exit 2, the id and the words named.
+  const auto refused_range = [&](const std::string& range, const std::string& name, const std::string& id,
+                                 const std::string& words) {
+    const fs::path file = write(dir, "laser.a0 = " + range + "\n", name);
+    const auto rr = run_edm("sweep " + file.string() + " -o " + out.string() + " --dry-run");
+    BOOST_TEST_INFO(rr.output);
+    BOOST_TEST(rr.exit_code == 2);
+    BOOST_TEST(has(rr.output, id));
+    BOOST_TEST(has(rr.output, words));
+  };
+  refused_range("{ from = 0.1, to = 0.2, count = 100000000000 }", "huge.toml", "EDM-SWP-008", "100000000000 values");
+  refused_range("{ from = 0.1, to = nan, count = 2 }", "nan.toml", "EDM-SWP-031", "laser.a0");
   BOOST_TEST(!fs::exists(out));
 }
 

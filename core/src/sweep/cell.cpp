@@ -59,10 +59,6 @@ bool holds_complete_run(const fs::path& folder) {
   return fs::exists(folder / "field.h5", ec) && fs::exists(folder / "run.toml", ec);
 }
 
-// What identifies a cell's run: its effective campaign (run.toml's [campaign]) as the campaign's
-// fingerprint sees it (sweep/identity.hpp).
-toml::table run_identity(const Campaign& c) { return detail::campaign_identity(c); }
-
 // A value as the message shows it: a number as its shortest text (0.9, not toml++'s 0.90000000000000002).
 std::string node_text(const toml::node& n) {
   if (const auto d = n.value_exact<double>()) {
@@ -97,14 +93,14 @@ std::string first_difference(const toml::table& theirs, const toml::table& ours,
 }
 
 // Why the complete run in `folder` is not this cell's ("" when it is): its stored campaign against
-// the one the sweep would run.
+// the one the sweep would run, each as the campaign's fingerprint sees it (sweep/identity.hpp).
 std::string foreign_run(const fs::path& folder, const Campaign& cell, const PluginRegistry& plugins) {
   toml::table theirs;
   try {
     refuse_special_run_files(folder);
     const std::string text = campaign_text_from_manifest(folder / "run.toml");
     const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
-    theirs = run_identity(parse_campaign(text, (folder / "run.toml").string() + " [campaign]",
+    theirs = detail::campaign_identity(parse_campaign(text, (folder / "run.toml").string() + " [campaign]",
                                          {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                                          plugins.get(scenario).keys(), false));
   } catch (const Error& e) {
@@ -112,7 +108,7 @@ std::string foreign_run(const fs::path& folder, const Campaign& cell, const Plug
   } catch (const toml::parse_error& e) {
     return "its run.toml's [campaign] does not parse: " + std::string(e.description());
   }
-  const toml::table ours = run_identity(cell);
+  const toml::table ours = detail::campaign_identity(cell);
   return theirs == ours ? std::string() : first_difference(theirs, ours);
 }
 
