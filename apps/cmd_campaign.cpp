@@ -94,6 +94,7 @@ int plot_campaign(const Args& args) {
   po::variables_map vm;
   if (!parse_command(args, desc, "output", output, vm)) return 0;
   (void)read_campaign_table(output);  // a clear error before Python starts
+  refuse_plots_not_a_folder(output);
   // The interpreter as `edm plot RUN` finds it: one without h5py failed inside the script with a
   // traceback (exit 4, EDM-SWP-029) instead of EDM-PLOT-002's list of packages to install.
   std::vector<std::string> argv{find_python(), campaign_plot_script().string(), output};

@@ -103,6 +103,19 @@ std::string find_python() {
                     "; install python3-numpy python3-h5py python3-matplotlib or set EDM_PYTHON)");
 }
 
+void refuse_plots_not_a_folder(const std::filesystem::path& folder) {
+  const auto plots = folder / "plots";
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(plots, ec);
+  if (ec || st.type() == std::filesystem::file_type::not_found || st.type() == std::filesystem::file_type::directory)
+    return;
+  const bool link = st.type() == std::filesystem::file_type::symlink;
+  throw IoError("EDM-PLOT-004", plots.string() + (link ? " is a symbolic link" : " is not a folder") +
+                                    ": edm plot writes its PNGs only into a plots/ folder of the run's own (and "
+                                    "never through a link, which put them into the folder it points to); it is "
+                                    "left as it is: move it away, then plot again");
+}
+
 int cmd_plot(const Args& args) {
   if (!args.empty() && args[0].rfind("-", 0) != 0 && is_campaign_folder(args[0])) return plot_campaign(args);
   po::options_description desc(
@@ -125,6 +138,7 @@ int cmd_plot(const Args& args) {
   if (!std::filesystem::exists(dir / "field.h5"))
     throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 
+  refuse_plots_not_a_folder(dir);
   // Find the tools before spending time on the spectrum.
   const auto script = find_script();
   const auto python = find_python();

@@ -90,6 +90,10 @@ std::string human_bytes(double b) {
   return buf;
 }
 
+bool runnable(const CellRecord& r, bool retry_failed) {
+  return r.state != CellState::Done && (r.state != CellState::Failed || retry_failed);
+}
+
 int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCell>& cells, const fs::path& output,
             const PluginRegistry& plugins) {
   std::cout << "dry run of " << a.file << ": " << cells.size() << " cells (" << sweep_mode_name(spec.mode)
@@ -98,12 +102,22 @@ int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCe
   bool time_known = true;
   for (const auto& c : cells) {
     const CellRecord r = cell_record(output, c);
+    // A pending cell whose folder already holds a run is not what the table suggests (hostile review).
+    std::string plan;
+    if (runnable(r, a.retry_failed)) {
+      try {
+        plan = cell_folder_plan(spec, c, a.base, output, plugins);
+      } catch (const Error& e) {
+        plan = std::string("its folder cannot be read: ") + e.id() + ": " + e.what();
+      }
+    }
+    const std::string plan_line = plan.empty() ? "" : "    note: " + plan + "\n";
     RunSummary s;
     try {
       s = estimate_cell(spec, c, a.base, output, plugins);
     } catch (const Error& e) {  // one cell that cannot run does not hide the others
       std::cout << "cell " << c.index << "  " << c.label << "  [" << cell_state_name(r.state) << "]\n    refused: "
-                << e.id() << ": " << e.what() << "\n";
+                << e.id() << ": " << e.what() << "\n" << plan_line;
       time_known = false;
       continue;
     }
@@ -116,15 +130,12 @@ int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCe
       std::cout << "≈ " << s.time_estimate << " s of field kernels\n";
     else
       std::cout << "unknown (run `edm bench` once on this device)\n";
+    std::cout << plan_line;
     total_time += s.time_estimate;
     time_known = time_known && s.time_estimate > 0;
   }
   if (time_known) std::cout << "\ntotal:   ≈ " << total_time << " s of field kernels\n";
   return 0;
-}
-
-bool runnable(const CellRecord& r, bool retry_failed) {
-  return r.state != CellState::Done && (r.state != CellState::Failed || retry_failed);
 }
 
 // The job array: one task per cell still to run, each `edm sweep CAMPAIGN --cell K`.

@@ -32,5 +32,9 @@ int plot_campaign(const Args& args);
 // the first that imports numpy, h5py and matplotlib (a pyenv shim may lack them); IoError
 // EDM-PLOT-002 naming what to install when none does (cmd_plot.cpp).
 std::string find_python();
+// Both plot commands write their PNGs into FOLDER/plots/, which must be a folder of its own or absent:
+// a symbolic link there (to the user's other folder) had its PNGs replaced in the target. IoError
+// EDM-PLOT-004 naming the path for a link or anything else that is not a folder (cmd_plot.cpp).
+void refuse_plots_not_a_folder(const std::filesystem::path& folder);
 
 }  // namespace edm::app

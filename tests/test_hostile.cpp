@@ -359,6 +359,67 @@ BOOST_AUTO_TEST_CASE(a_fifo_in_place_of_a_file_is_refused_not_waited_for) {
   BOOST_TEST(contains(r.output, "edm: error [EDM-IO-142]"), r.output);
 }
 
+// A FIFO or a folder under the lock's name (.edm.lock) was refused by edm spectrum with "cannot lock
+// …: Invalid argument" (flock on a FIFO). Every writer of the folder now says what is there, naming
+// the path, and leaves it and the run as they were.
+BOOST_AUTO_TEST_CASE(a_lock_file_that_is_not_a_file_is_refused_by_what_it_is) {
+  const auto dir = edm::test::temp_dir("hostile_lock_fifo");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  const std::string field = slurp(run / "field.h5");
+  const auto lock = run / ".edm.lock";
+  for (const std::string kind : {"FIFO", "folder"}) {
+    if (kind == "FIFO")
+      BOOST_REQUIRE(::mkfifo(lock.c_str(), 0644) == 0);
+    else
+      fs::create_directory(lock);
+    for (const std::string command : {"spectrum " + run.string(), "run " + (dir / "run.toml").string() +
+                                                                      " --overwrite --output " + run.string()}) {
+      const auto r = edm::test::run_command("timeout 20 " + edm::test::edm_bin() + " " + command + " --quiet");
+      BOOST_TEST_INFO(kind << ", edm " << command << ": " << r.output);
+      BOOST_TEST(r.exit_code == 4);
+      BOOST_TEST(contains(r.output, "edm: error [EDM-RUN-041]"));
+      BOOST_TEST(contains(r.output, lock.string() + " is a" + (kind == "FIFO" ? " FIFO" : " folder")));
+    }
+    BOOST_TEST((kind == "FIFO" ? fs::is_fifo(lock) : fs::is_directory(lock)), "the " << kind << " was replaced");
+    BOOST_TEST(slurp(run / "field.h5") == field);
+    BOOST_TEST(!fs::exists(run / "spectrum.h5"));
+    fs::remove(lock);
+  }
+}
+
+// RUN/plots as the user's symbolic link to another folder: edm plot replaced the PNGs in that folder
+// (and removed the ones its record named). A link or a file there is refused before anything is drawn
+// (EDM-PLOT-004, exit 4, naming it), for a run and for a campaign folder, and the target is untouched.
+// The refusal comes before Python is looked for, so this runs without matplotlib too.
+BOOST_AUTO_TEST_CASE(plots_as_a_link_or_a_file_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_plots_link");
+  const auto run = finished_run(dir, "run", 0.3, false);
+  fs::create_directories(dir / "mine");
+  write_file(dir / "mine", "fluence.png", "the user's picture\n");
+  fs::create_directories(dir / "sweep");
+  const auto out = swept(dir / "sweep");
+  for (const auto& folder : {run, out}) {
+    fs::create_directory_symlink(dir / "mine", folder / "plots");
+    auto r = run_edm("plot " + folder.string());
+    BOOST_TEST_INFO(r.output);
+    BOOST_TEST(r.exit_code == 4);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-PLOT-004]"));
+    BOOST_TEST(contains(r.output, (folder / "plots").string() + " is a symbolic link"));
+    BOOST_TEST(fs::is_symlink(folder / "plots"));
+    fs::remove(folder / "plots");
+    write_file(folder, "plots", "a file\n");
+    r = run_edm("plot " + folder.string());
+    BOOST_TEST_INFO(r.output);
+    BOOST_TEST(r.exit_code == 4);
+    BOOST_TEST(contains(r.output, (folder / "plots").string() + " is not a folder"));
+    BOOST_TEST(slurp(folder / "plots") == "a file\n");
+    fs::remove(folder / "plots");
+  }
+  BOOST_TEST(slurp(dir / "mine" / "fluence.png") == "the user's picture\n");
+  BOOST_TEST(std::distance(fs::directory_iterator(dir / "mine"), fs::directory_iterator{}) == 1);
+  BOOST_TEST(!fs::exists(run / "spectrum.h5"), "edm plot computed a spectrum before refusing");
+}
+
 // `edm resume RUN` with RUN/checkpoint.h5 a FIFO hung for ever in H5Fopen (exit 124 here); every
 // reader of the checkpoint now refuses a special file first (EDM-IO-142, exit 4, naming it).
 BOOST_AUTO_TEST_CASE(resume_refuses_a_fifo_checkpoint) {

@@ -178,7 +178,8 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
 
 // Options and ranges out of range are refused at once, naming what is wrong, with nothing written:
 // --cell -1 ran every cell, --array-limit -3 and --gpus-per-cell -1 were dropped from the script, a
-// range of count = 1e11 grew --dry-run's memory without bound, a NaN end was a repeated label.
+// range of count = 1e11 grew --dry-run's memory without bound, a NaN end (or listed value) was a
+// repeated label.
 BOOST_AUTO_TEST_CASE(out_of_range_options_and_ranges_are_refused_at_once) {
   const fs::path dir = test::temp_dir("sweep_refuse");
   const fs::path c = write(dir, "laser.a0 = [0.1, 0.2, 0.3]\n");
@@ -214,6 +215,9 @@ BOOST_AUTO_TEST_CASE(out_of_range_options_and_ranges_are_refused_at_once) {
   };
   refused_range("{ from = 0.1, to = 0.2, count = 100000000000 }", "huge.toml", "EDM-SWP-008", "100000000000 values");
   refused_range("{ from = 0.1, to = nan, count = 2 }", "nan.toml", "EDM-SWP-031", "laser.a0");
+  // A list: [nan, nan] was refused as one label repeated (EDM-SWP-009), a lone nan or inf ran as a cell.
+  refused_range("[nan, nan]", "nans.toml", "EDM-SWP-031", "the list of 'laser.a0' holds nan");
+  refused_range("[0.1, -inf]", "inf.toml", "EDM-SWP-031", "holds -inf, not a finite number");
   BOOST_TEST(!fs::exists(out));
 }
 
@@ -312,6 +316,14 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   BOOST_REQUIRE(r.exit_code == 0);
   const std::string field = slurp(theirs / "field.h5"), manifest = slurp(theirs / "run.toml");
 
+  // --dry-run says so before anything runs (it listed the cell as plainly pending).
+  r = run_edm(sweep + " --dry-run");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "note: its folder holds a complete run that is not this cell's (laser.a0 = 0.9 in its "
+                           "run.toml, 0.2 in this cell): the cell would fail with EDM-SWP-033"));
+  BOOST_TEST(!has(r.output, "adopted"));  // cell 0 is done: nothing to say of its folder
+
   r = run_edm(sweep);
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 1);
@@ -338,6 +350,8 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   std::ofstream(state, std::ios::trunc) << row;
   BOOST_REQUIRE(read_campaign_table(out).cells[0].state == CellState::Pending);
   const std::string done_field = slurp(out / "a0=0.1" / "field.h5");
+  r = run_edm(sweep + " --dry-run");
+  BOOST_TEST(has(r.output, "note: its folder holds this cell's complete run: adopted as done"));
   r = run_edm(sweep);
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 1);  // a0=0.2 stays failed without --retry-failed

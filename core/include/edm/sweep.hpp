@@ -158,6 +158,12 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
                      const std::filesystem::path& output, const PluginRegistry& plugins,
                      const CellRunOptions& options, RunObserver& observer, std::string* error = nullptr);
 
+// What edm sweep would do with a pending or failed cell's folder, for --dry-run: "" when it runs the
+// cell afresh; else one line: it adopts the cell's own complete run there, resumes its checkpoint,
+// or fails with EDM-SWP-033 because the folder holds a complete run that is not the cell's (why).
+std::string cell_folder_plan(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                             const std::filesystem::path& output, const PluginRegistry& plugins);
+
 // The dry-run estimate of one cell (edm run --dry-run's RunSummary).
 RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                          const std::filesystem::path& output, const PluginRegistry& plugins);

@@ -66,6 +66,15 @@ std::string read_record(int fd) {
   throw IoError("EDM-RUN-041", what + " " + path.string() + ": " + std::strerror(err));
 }
 
+// The kind of a non-file under the lock's name, for the refusal.
+[[noreturn]] void refuse_not_a_file(const std::filesystem::path& path, mode_t mode) {
+  const char* kind = S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a folder" : S_ISSOCK(mode) ? "a socket"
+                     : (S_ISCHR(mode) || S_ISBLK(mode)) ? "a device" : "not a regular file";
+  throw IoError("EDM-RUN-041", "cannot lock the run folder: " + path.string() + " is " + kind +
+                                   ", where edm keeps the folder's lock file (it is left as it is; move it "
+                                   "away, then run the command again)");
+}
+
 // The holder as the message names it, "edm spectrum (pid … on host … since …)"; the pid is checked
 // when the holder is on this host, because a flock is also held by a child that inherited the
 // descriptor after its parent died.
@@ -139,7 +148,20 @@ RunFolderLock RunFolderLock::acquire(const std::filesystem::path& folder) {
   for (int attempt = 0; attempt < 8; ++attempt) {
     // O_NOFOLLOW: a symbolic link under the lock's name made edm truncate and write the file it
     // points to (found by tests/test_hostile: a user's file replaced by "pid … on host …").
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    // Something other than a file under the lock's name (a FIFO, a device, a folder) is refused by
+    // what it is: flock on a FIFO said only "Invalid argument" (hostile review). Looked at before the
+    // open (opening a device may do something) and after it (O_NONBLOCK: a FIFO never blocks).
+    struct stat before {};
+    if (::lstat(path.c_str(), &before) == 0 && !S_ISREG(before.st_mode) && !S_ISLNK(before.st_mode))
+      refuse_not_a_file(path, before.st_mode);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+    if (fd >= 0) {
+      struct stat opened {};
+      if (::fstat(fd, &opened) == 0 && !S_ISREG(opened.st_mode)) {
+        ::close(fd);
+        refuse_not_a_file(path, opened.st_mode);
+      }
+    }
     if (fd < 0 && errno == ELOOP)
       throw IoError("EDM-RUN-041", "cannot create the lock file " + path.string() +
                                        ": it is a symbolic link, and edm never writes through one (the file it "

@@ -203,6 +203,19 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
   return CellOutcome::Failed;
 }
 
+std::string cell_folder_plan(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
+                             const fs::path& output, const PluginRegistry& plugins) {
+  const fs::path folder = output / cell.label;
+  if (holds_complete_run(folder)) {
+    const std::string why = foreign_run(folder, cell_campaign(spec, cell, base, output, plugins), plugins);
+    if (why.empty()) return "its folder holds this cell's complete run: adopted as done, not run again";
+    return "its folder holds a complete run that is not this cell's (" + why +
+           "): the cell would fail with EDM-SWP-033 and the folder be left as it is";
+  }
+  if (fs::exists(checkpoint_path(folder))) return "its folder holds a checkpoint: the cell resumes from it";
+  return "";
+}
+
 RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                          const fs::path& output, const PluginRegistry& plugins) {
   RunOptions ro;

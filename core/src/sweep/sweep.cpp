@@ -54,9 +54,15 @@ std::string number_text(double v) {
 }
 
 // One value of an axis as the TOML text an override takes.
-std::string value_text(const toml::node& v, const std::string& where) {
+std::string value_text(const toml::node& v, const std::string& where, const std::string& key) {
   if (auto i = v.value_exact<std::int64_t>()) return std::to_string(*i);
-  if (auto d = v.value_exact<double>()) return number_text(*d);
+  if (auto d = v.value_exact<double>()) {
+    // [nan, nan] was refused as one label repeated (EDM-SWP-009), a lone nan ran as a cell.
+    if (!std::isfinite(*d))
+      throw ConfigError("EDM-SWP-031", where + ": the list of '" + key + "' holds " + number_text(*d) +
+                                           ", not a finite number");
+    return number_text(*d);
+  }
   if (auto b = v.value_exact<bool>()) return *b ? "true" : "false";
   if (auto s = v.value_exact<std::string>()) return toml_string(*s);
   throw ConfigError("EDM-SWP-004", where + ": a sweep value must be a number, a boolean or a string");
@@ -162,7 +168,7 @@ void collect_axes(const toml::table& t, const std::string& prefix, const std::fi
     a.column = k.source().begin.column;
     if (const toml::array* arr = v.as_array()) {
       if (arr->empty()) throw ConfigError("EDM-SWP-003", where + ": the axis '" + key + "' has no values");
-      for (auto&& x : *arr) a.axis.values.push_back(value_text(x, where));
+      for (auto&& x : *arr) a.axis.values.push_back(value_text(x, at(file, x.source()), key));
     } else if (const toml::table* sub = v.as_table()) {
       if (sub->contains("from") || sub->contains("to") || sub->contains("count")) {
         a.axis.values = range_values(*sub, where, key, limit);
