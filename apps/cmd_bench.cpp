@@ -66,7 +66,7 @@ int cmd_bench(const Args& args) {
   std::string electrons_text = "4";
   desc.add_options()("help,h", "this help")(
       "electrons,n", po::value(&electrons_text), "electrons timed after the warm-up (default 4)")(
-      "device", po::value(&device), "device spec (auto | 0 | gpu | name substring)")(
+      "device", po::value(&device), "device spec (auto | 0 | gpu | name substring; default EDM_DEVICE, else auto)")(
       "set", po::value(&sets)->composing(), "override a campaign key: section.key=value")(
       "no-peak", "skip the FP64 peak")("probe", "re-measure the FP64 peak instead of using the cached value")("json", "print one JSON object");
   po::variables_map vm;
@@ -78,7 +78,11 @@ int cmd_bench(const Args& args) {
 
   auto overrides = parse_set_options(sets);
   overrides.push_back({"electrons.count", std::to_string(electrons + 1), Origin::CommandLine});
-  overrides.push_back({"accumulator.devices", "\"" + device + "\"", Origin::CommandLine});
+  // --device, else EDM_DEVICE (as for edm run: the environment over the file), else auto — never
+  // the campaign file's list: the bench times one device. It ignored EDM_DEVICE (hostile review).
+  const char* env_device = std::getenv("EDM_DEVICE");
+  if (vm.count("device") || !env_device || !*env_device)
+    overrides.push_back({"accumulator.devices", "\"" + device + "\"", Origin::CommandLine});
   const auto registry = PluginRegistry::discover();
   const std::string scenario = peek_scenario(campaign_file, overrides);
   const Campaign campaign = load_campaign(campaign_file, overrides, registry.get(scenario).keys());

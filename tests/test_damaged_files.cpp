@@ -132,6 +132,19 @@ void replace_dataset(const fs::path& p, const std::string& path, hid_t type, con
   H5Sclose(sp);
 }
 
+// A text dataset as edm writes one (chars, no terminator).
+std::string read_text(const fs::path& p, const std::string& path) {
+  File f(p);
+  hid_t d = H5Dopen2(f.id, path.c_str(), H5P_DEFAULT);
+  BOOST_REQUIRE(d >= 0);
+  hid_t sp = H5Dget_space(d);
+  std::string text(std::size_t(H5Sget_simple_extent_npoints(sp)), '\0');
+  if (!text.empty()) BOOST_REQUIRE(H5Dread(d, H5T_NATIVE_CHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()) >= 0);
+  H5Sclose(sp);
+  H5Dclose(d);
+  return text;
+}
+
 std::vector<hsize_t> dims_of(const fs::path& p, const std::string& path) {
   File f(p);
   hid_t d = H5Dopen2(f.id, path.c_str(), H5P_DEFAULT);
@@ -240,6 +253,15 @@ BOOST_AUTO_TEST_CASE(damaged_checkpoints_are_refused_by_resume) {
          replace_dataset(ckpt(d), "campaign", H5T_NATIVE_CHAR, {text.size()}, text.data(), H5T_NATIVE_CHAR);
        },
        "resume", "EDM-CKP-028", {"checkpoint.h5", "campaign"}},
+      {"the stored campaign's a0 edited (resumed the rest of the electrons with it: two campaigns in one field)",
+       [&](const fs::path& d) {
+         std::string text = read_text(ckpt(d), "campaign");
+         const auto at = text.find("a0 = ");
+         BOOST_REQUIRE(at != std::string::npos);
+         text.replace(at, text.find('\n', at) - at, "a0 = 0.55");
+         replace_dataset(ckpt(d), "campaign", H5T_NATIVE_CHAR, {text.size()}, text.data(), H5T_NATIVE_CHAR);
+       },
+       "resume", "EDM-CKP-084", {"checkpoint.h5", "campaign_digest", "edited or damaged"}},
       {"an empty run_id (resumed to a run without an id, which edm info and spectrum accepted)",
        [&](const fs::path& d) {
          const char none = 0;

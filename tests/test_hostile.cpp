@@ -929,4 +929,11 @@ BOOST_AUTO_TEST_CASE(a_device_spec_that_names_no_device_says_where_it_was_set) {
                                         " --quiet -o " + (dir / "run").string() + " --device nonexist");
   BOOST_TEST(r.exit_code == 2, r.output);
   BOOST_TEST(contains(r.output, "accumulator.devices = \"nonexist\" (from the command line: --device or --set)"), r.output);
+  // edm bench took "auto" over EDM_DEVICE, so it timed another device than the runs beside it use.
+  const std::string bench = edm::test::edm_bin() + " bench " + campaign.string() + " --no-peak -n 1";
+  auto b = edm::test::run_command("EDM_DEVICE=nonexist " + bench);
+  BOOST_TEST(b.exit_code == 2, b.output);
+  BOOST_TEST(contains(b.output, "(from the environment variable EDM_DEVICE)"), b.output);
+  b = edm::test::run_command("EDM_DEVICE=nonexist " + bench + " --device auto");  // the option wins
+  BOOST_TEST(b.exit_code == 0, b.output);
 }

@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "edm/error.hpp"
+#include "field/fnv1a.hpp"
 #include "io/h5.hpp"
 #include "io/run_lock.hpp"
 
@@ -180,6 +181,15 @@ std::string cube_name(std::size_t device, int bucket) {
 
 namespace {
 
+// The stored campaign's own check: a resume runs the electrons after the stop with the campaign the
+// checkpoint holds, so an edit of it (a0, say) made the run's two halves of two campaigns, and the
+// electrons' input digest (initial states only) did not see it (hostile review). FNV-1a of the
+// campaign text and its provenance; against damage and edits by hand, not against a forger.
+std::uint64_t campaign_digest(const std::string& text, const std::string& provenance) {
+  const std::uint64_t h = detail::fnv1a(provenance, detail::fnv1a(text));
+  return h == 0 ? 1 : h;
+}
+
 // write_checkpoint's steps, in file order.
 
 // The format, the run, the campaign and the scalars: what `edm resume` reads first.
@@ -195,6 +205,7 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_string(root, "run_id", st.run_id, partial);
   put_string(root, "campaign", st.campaign_text, partial);
   if (!st.campaign_provenance.empty()) put_string(root, "campaign_provenance", st.campaign_provenance, partial);
+  put_attr_u64(root, "campaign_digest", campaign_digest(st.campaign_text, st.campaign_provenance));
   put_attr_u64(root, "next_electron", st.next_electron);
   put_attr_u64(root, "batches_done", st.batches_done);
   put_attr_u64(root, "cube_saved", st.cube ? 1 : 0);
@@ -515,6 +526,13 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
     Campaign probe;  // checked here, so that a damaged one is refused before anything runs
     restore_provenance(probe, st.campaign_provenance, file.string() + ": dataset campaign_provenance");
   }
+  // Checkpoints of an edm before the digest have none: read as they are.
+  if (H5Aexists(root, "campaign_digest") > 0 &&
+      get_attr_u64(root, "campaign_digest", file) != campaign_digest(st.campaign_text, st.campaign_provenance))
+    throw IoError("EDM-CKP-084", file.string() + ": dataset campaign (or campaign_provenance) is not the one edm "
+                                     "wrote there (its digest, attribute campaign_digest, differs): edited or "
+                                     "damaged, a resume would sum the electrons after the stop with another campaign "
+                                     "than those before it; put it back, or start again with edm run --overwrite");
   st.next_electron = get_attr_u64(root, "next_electron", file);
   st.batches_done = get_attr_u64(root, "batches_done", file);
   const std::uint64_t devices = get_attr_u64(root, "devices", file);
