@@ -13,6 +13,7 @@
 
 #include "commands.hpp"
 #include "edm/error.hpp"
+#include "edm/plugins.hpp"
 #include "edm/run.hpp"
 
 #ifdef EDM_WITH_MPI
@@ -28,6 +29,9 @@ struct MpiSession {
   MpiSession(int* argc, char*** argv) {
 #ifdef EDM_WITH_MPI
     if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK")) {
+      // The plugins are probed in forked children; forking after MPI_Init is unsafe with some
+      // transports, so every verdict is taken now and the commands' discover() forks no more.
+      edm::PluginRegistry::probe_search_path();
       MPI_Init(argc, argv);
       active = true;
     }

@@ -11,7 +11,9 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "edm/plugins.hpp"
@@ -131,6 +133,38 @@ BOOST_AUTO_TEST_CASE(a_second_good_copy_of_a_scenario_is_passed_over_in_silence)
   BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(fs::exists(out / "field.h5"));
   BOOST_TEST(!contains(r.output, "skipped"), r.output);
+}
+
+// Under mpirun every rank forked its plugin probes after MPI_Init, which some MPI transports do not
+// survive. main now probes the search path before MPI_Init (probe_search_path) and the commands'
+// discover() reuses each verdict: no second open of a library it has judged, unless the library
+// changed since (another size or modification time).
+BOOST_AUTO_TEST_CASE(probed_libraries_are_not_probed_again_until_they_change) {
+  const fs::path dir = test::temp_dir("isolation_probe_once");
+  const fs::path lib = dir / "plugins" / "load_log.edmplugin";
+  fs::create_directories(lib.parent_path());
+  fs::copy_file(fs::path(EDM_FIXTURE_LOG_DIR) / "fixture_load_log.edmplugin", lib);
+  const fs::path log = dir / "opens.log";
+  setenv("EDM_FIXTURE_LOAD_LOG", log.c_str(), 1);
+  setenv("EDM_PLUGIN_PATH", lib.parent_path().c_str(), 1);
+  const auto opens = [&] {
+    std::ifstream in(log);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  const auto failure_of_lib = [&](const edm::PluginRegistry& reg) {
+    return std::any_of(reg.failures().begin(), reg.failures().end(),
+                       [&](const auto& f) { return contains(f.path.string(), "load_log"); });
+  };
+  edm::PluginRegistry::probe_search_path();
+  BOOST_TEST(opens() == 1);  // one probe, in a child
+  BOOST_TEST(failure_of_lib(edm::PluginRegistry::discover()));
+  BOOST_TEST(failure_of_lib(edm::PluginRegistry::discover("inverse_thomson")));
+  BOOST_TEST(opens() == 1, "discover() probed a library already judged");
+  fs::last_write_time(lib, fs::last_write_time(lib) + std::chrono::seconds(5));  // a rebuilt library
+  BOOST_TEST(failure_of_lib(edm::PluginRegistry::discover()));
+  BOOST_TEST(opens() == 2);
+  unsetenv("EDM_FIXTURE_LOAD_LOG");
+  unsetenv("EDM_PLUGIN_PATH");
 }
 
 BOOST_AUTO_TEST_CASE(the_executables_own_folders_come_before_the_compiled_in_ones) {

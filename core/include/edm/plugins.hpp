@@ -63,6 +63,11 @@ class PluginRegistry {
   // and any load failures.
   const Plugin& get(const std::string& scenario) const;
   static std::vector<std::filesystem::path> default_search_path();
+  // Probes every library on the default search path now, in forked children, and remembers each
+  // verdict for this process (by file identity: device, inode, size, modification time), so that a
+  // later discover() forks no more for them. Called by edm's main before MPI_Init under mpirun: a
+  // fork after MPI_Init is unsafe with some MPI transports (registered memory, progress threads).
+  static void probe_search_path();
 
  private:
   std::vector<std::unique_ptr<Plugin>> plugins_;

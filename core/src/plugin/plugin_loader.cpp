@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
@@ -156,7 +161,49 @@ const char* signal_name(int sig) {
 // Runs open_checked in a forked child. True with the scenario name when it succeeded there; false
 // with the reason (the child's own, or its crash) otherwise. The child has 10 s (a plugin that
 // hangs in its constructor is a failure too).
+bool probe_in_child_uncached(const fs::path& file, std::string& name, std::string& reason);
+
+// The verdicts of this process's probes (PluginRegistry::probe_search_path), by the identity of the
+// file probed: a library replaced since (another inode, size or time) is probed again.
+struct ProbeVerdict {
+  bool ok = false;
+  std::string name, reason;
+};
+using ProbeKey = std::tuple<dev_t, ino_t, off_t, long long>;
+std::mutex& probe_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<ProbeKey, ProbeVerdict>& probe_cache() {
+  static std::map<ProbeKey, ProbeVerdict> c;
+  return c;
+}
+std::optional<ProbeKey> probe_key(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return std::nullopt;
+  return ProbeKey{st.st_dev, st.st_ino, st.st_size,
+                  (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
 bool probe_in_child(const fs::path& file, std::string& name, std::string& reason) {
+  const auto key = probe_key(file);
+  if (key) {
+    const std::lock_guard<std::mutex> guard(probe_mutex());
+    const auto it = probe_cache().find(*key);
+    if (it != probe_cache().end()) {
+      (it->second.ok ? name : reason) = it->second.ok ? it->second.name : it->second.reason;
+      return it->second.ok;
+    }
+  }
+  const bool ok = probe_in_child_uncached(file, name, reason);
+  if (key) {
+    const std::lock_guard<std::mutex> guard(probe_mutex());
+    probe_cache()[*key] = ProbeVerdict{ok, ok ? name : std::string(), ok ? std::string() : reason};
+  }
+  return ok;
+}
+
+bool probe_in_child_uncached(const fs::path& file, std::string& name, std::string& reason) {
   int fds[2];
   if (pipe(fds) != 0) {
     reason = "cannot probe: pipe failed";
@@ -280,6 +327,18 @@ std::vector<fs::path> PluginRegistry::default_search_path() {
 }
 
 PluginRegistry PluginRegistry::discover() { return from_paths(default_search_path()); }
+
+void PluginRegistry::probe_search_path() {
+  std::set<fs::path> seen;
+  for (const auto& entry : default_search_path())
+    for (const auto& file : scan(entry)) {
+      std::error_code ec;
+      const fs::path canon = fs::canonical(file, ec);
+      if (!seen.insert(ec ? file : canon).second) continue;
+      std::string name, reason;
+      (void)probe_in_child(file, name, reason);
+    }
+}
 
 PluginRegistry PluginRegistry::discover(const std::string& scenario) {
   return from_paths(default_search_path(), scenario);
