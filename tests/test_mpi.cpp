@@ -85,6 +85,31 @@ std::string mpirun2() {
 using test::slurp;
 }  // namespace
 
+// run.toml's [provenance] device and [tuning] clblast were rank 0's alone: ranks on other nodes may
+// run other devices or parameters. Two ranks with different CLBlast settings (an MPMD launch, one
+// environment each) are both named, each with its rank; ranks that agree keep the one value.
+BOOST_AUTO_TEST_CASE(run_toml_names_every_ranks_tuning_where_they_differ) {
+  const auto dir = test::temp_dir("mpi_tuning");
+  const auto campaign = dir / "cell.toml";
+  std::ofstream(campaign) << kCell;
+  const std::string edm = test::edm_binary().string();
+  const std::string args = " run " + campaign.string() + " --quiet --output " + (dir / "two").string();
+  const std::string env = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
+  auto r = test::run_command(env + EDM_MPIEXEC " --oversubscribe -n 1 -x EDM_CLBLAST_TUNING=1 " + edm + args +
+                             " : -n 1 -x EDM_CLBLAST_TUNING=0 " + edm + args);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  auto m = toml::parse_file((dir / "two" / "run.toml").string());
+  const std::string clblast = m["tuning"]["clblast"].value_or(std::string());
+  BOOST_TEST_INFO(clblast);
+  BOOST_TEST(clblast.find("rank 0: ") == 0u);
+  BOOST_TEST(clblast.find(" | rank 1: 0: off (EDM_CLBLAST_TUNING=0)") != std::string::npos);
+  BOOST_TEST(m["provenance"]["device"].value_or(std::string()).find("rank ") == std::string::npos);  // the same device
+  r = test::run_command(mpirun2() + edm + args + " --overwrite");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  m = toml::parse_file((dir / "two" / "run.toml").string());
+  BOOST_TEST(m["tuning"]["clblast"].value_or(std::string()).find("rank ") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(two_ranks_stop_with_a_checkpoint_each_and_resume_bit_identically) {
   const auto dir = test::temp_dir("mpi_resume");
   const auto campaign = dir / "cell.toml";

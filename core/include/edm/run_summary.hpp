@@ -16,6 +16,9 @@ namespace edm {
 struct RankTimings {
   std::vector<double> trajectories, field, kernel;
   std::vector<double> electrons;
+  // Each rank's devices ("; "-joined names) and CLBlast record, in rank order (rank 0 only; empty
+  // with one rank): ranks on other nodes may have other devices.
+  std::vector<std::string> devices, clblast;
 };
 
 struct RunTiming {

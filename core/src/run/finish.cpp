@@ -1,6 +1,7 @@
 // Finish the run (the driver's last stage): reduce across devices (CLBlast) and download in slabs;
 // across ranks each slab is reduced to rank 0 (never a second whole cube anywhere), which writes it
 // into field.h5.partial, adds the γ trace, renames the file into place and writes run.toml.
+#include <algorithm>
 #include <string>
 
 #include "edm/checkpoint.hpp"
@@ -94,6 +95,16 @@ void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const Ru
 
 namespace {
 
+// One value for all ranks when they agree ("mine"), else "rank 0: … | rank 1: …" (a rank's own
+// value may hold "; " between its devices).
+std::string per_rank_text(const std::vector<std::string>& all, const std::string& mine) {
+  if (all.size() < 2 || std::all_of(all.begin(), all.end(), [&](const std::string& v) { return v == all[0]; }))
+    return mine;
+  std::string out;
+  for (std::size_t r = 0; r < all.size(); ++r) out += (r ? " | " : "") + ("rank " + std::to_string(r) + ": ") + all[r];
+  return out;
+}
+
 ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                                const ShardedFieldAccumulator& acc, const RankTimings& per_rank,
                                const RunSummary& S) {
@@ -104,6 +115,9 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   // This process's, as its devices were opened (start_or_resume); [tuning] lists the earlier ones'
   // too when they differ (S.tuning).
   x.clblast_tuning = S.tuning.empty() ? clblast_tuning_of(plan) : S.tuning.back().clblast;
+  // Under mpirun, every rank's where they differ from rank 0's (only rank 0's were recorded).
+  x.device_names = per_rank_text(per_rank.devices, x.device_names);
+  x.clblast_tuning = per_rank_text(per_rank.clblast, x.clblast_tuning);
   const KernelOptions& k = acc.options();
   x.sample_chunks = k.sample_chunks;
   x.work_group = k.work_group;

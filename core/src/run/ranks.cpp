@@ -191,6 +191,33 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
   return t;
 }
 
+std::vector<std::string> gather_strings(const Ranks& ranks, const std::string& mine) {
+  if (ranks.size == 1) return {mine};
+#ifdef EDM_WITH_MPI
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const bool root = ranks.rank == 0;
+  int n = int(mine.size());
+  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
+  MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
+  std::string all;
+  if (root) {
+    int acc = 0;
+    for (int r = 0; r < ranks.size; ++r) {
+      displs[r] = acc;
+      acc += counts[r];
+    }
+    all.resize(std::size_t(acc));
+  }
+  MPI_Gatherv(mine.data(), n, MPI_CHAR, root ? all.data() : nullptr, counts.data(), displs.data(), MPI_CHAR, 0, w);
+  std::vector<std::string> out;
+  if (root)
+    for (int r = 0; r < ranks.size; ++r) out.push_back(all.substr(std::size_t(displs[r]), std::size_t(counts[r])));
+  return out;
+#else
+  return {mine};
+#endif
+}
+
 void agree_max(const Ranks& ranks, int* flags, int n) {
 #ifdef EDM_WITH_MPI
   if (ranks.size > 1) MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -4,6 +4,7 @@
 // host-side products (γ trace, coverage records, per-rank timings) are gathered there exactly.
 #pragma once
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "edm/run_summary.hpp"
@@ -26,6 +27,8 @@ void agree_max(const Ranks& ranks, int* flags, int n);
 // Every rank's doubles, concatenated in rank order on rank 0 (empty on the others; with one rank,
 // `mine`). A collective: the fixed order makes sums folded from it deterministic.
 std::vector<double> gather_to_root(const Ranks& ranks, const std::vector<double>& mine);
+// Every rank's string, in rank order on rank 0 (empty on the others; with one rank, {mine}). A collective.
+std::vector<std::string> gather_strings(const Ranks& ranks, const std::string& mine);
 // Waits until every rank has arrived (no-op with one rank).
 void barrier(const Ranks& ranks);
 
