@@ -40,14 +40,18 @@ void reduce_slab_to_root(const double* in, double* out, std::size_t n) {
 #ifdef EDM_WITH_MPI
 namespace {
 
-// Every rank's doubles, concatenated in rank order on rank 0 (empty elsewhere).
-std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<double>& mine) {
+// Every rank's elements, concatenated in rank order on rank 0 (empty elsewhere); `counts` and
+// `displs` (rank 0) say where each rank's part lies.
+template <class Container>
+Container gather_parts(const Ranks& ranks, const Container& mine, MPI_Datatype type, std::vector<int>& counts,
+                       std::vector<int>& displs) {
   const MPI_Comm w = MPI_COMM_WORLD;
   const bool root = ranks.rank == 0;
   int n = int(mine.size());
-  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
+  counts.assign(root ? ranks.size : 0, 0);
+  displs.assign(root ? ranks.size : 0, 0);
   MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
-  std::vector<double> all;
+  Container all;
   if (root) {
     int acc = 0;
     for (int r = 0; r < ranks.size; ++r) {
@@ -56,9 +60,14 @@ std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<d
     }
     all.resize(std::size_t(acc));
   }
-  MPI_Gatherv(mine.data(), n, MPI_DOUBLE, root ? all.data() : nullptr, counts.data(), displs.data(), MPI_DOUBLE,
-              0, w);
+  MPI_Gatherv(mine.data(), n, type, root ? all.data() : nullptr, counts.data(), displs.data(), type, 0, w);
   return all;
+}
+
+// Every rank's doubles, concatenated in rank order on rank 0 (empty elsewhere).
+std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<double>& mine) {
+  std::vector<int> counts, displs;
+  return gather_parts(ranks, mine, MPI_DOUBLE, counts, displs);
 }
 
 // Per-rank timings and counts on rank 0; sums over ranks of the additive timings, maxima of peak
@@ -194,23 +203,10 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
 std::vector<std::string> gather_strings(const Ranks& ranks, const std::string& mine) {
   if (ranks.size == 1) return {mine};
 #ifdef EDM_WITH_MPI
-  const MPI_Comm w = MPI_COMM_WORLD;
-  const bool root = ranks.rank == 0;
-  int n = int(mine.size());
-  std::vector<int> counts(root ? ranks.size : 0), displs(root ? ranks.size : 0);
-  MPI_Gather(&n, 1, MPI_INT, root ? counts.data() : nullptr, 1, MPI_INT, 0, w);
-  std::string all;
-  if (root) {
-    int acc = 0;
-    for (int r = 0; r < ranks.size; ++r) {
-      displs[r] = acc;
-      acc += counts[r];
-    }
-    all.resize(std::size_t(acc));
-  }
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, root ? all.data() : nullptr, counts.data(), displs.data(), MPI_CHAR, 0, w);
+  std::vector<int> counts, displs;
+  const std::string all = gather_parts(ranks, mine, MPI_CHAR, counts, displs);
   std::vector<std::string> out;
-  if (root)
+  if (ranks.rank == 0)
     for (int r = 0; r < ranks.size; ++r) out.push_back(all.substr(std::size_t(displs[r]), std::size_t(counts[r])));
   return out;
 #else
