@@ -161,48 +161,6 @@ const char* signal_name(int sig) {
 // Runs open_checked in a forked child. True with the scenario name when it succeeded there; false
 // with the reason (the child's own, or its crash) otherwise. The child has 10 s (a plugin that
 // hangs in its constructor is a failure too).
-bool probe_in_child_uncached(const fs::path& file, std::string& name, std::string& reason);
-
-// The verdicts of this process's probes (PluginRegistry::probe_search_path), by the identity of the
-// file probed: a library replaced since (another inode, size or time) is probed again.
-struct ProbeVerdict {
-  bool ok = false;
-  std::string name, reason;
-};
-using ProbeKey = std::tuple<dev_t, ino_t, off_t, long long>;
-std::mutex& probe_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<ProbeKey, ProbeVerdict>& probe_cache() {
-  static std::map<ProbeKey, ProbeVerdict> c;
-  return c;
-}
-std::optional<ProbeKey> probe_key(const fs::path& file) {
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) return std::nullopt;
-  return ProbeKey{st.st_dev, st.st_ino, st.st_size,
-                  (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
-}
-
-bool probe_in_child(const fs::path& file, std::string& name, std::string& reason) {
-  const auto key = probe_key(file);
-  if (key) {
-    const std::lock_guard<std::mutex> guard(probe_mutex());
-    const auto it = probe_cache().find(*key);
-    if (it != probe_cache().end()) {
-      (it->second.ok ? name : reason) = it->second.ok ? it->second.name : it->second.reason;
-      return it->second.ok;
-    }
-  }
-  const bool ok = probe_in_child_uncached(file, name, reason);
-  if (key) {
-    const std::lock_guard<std::mutex> guard(probe_mutex());
-    probe_cache()[*key] = ProbeVerdict{ok, ok ? name : std::string(), ok ? std::string() : reason};
-  }
-  return ok;
-}
-
 bool probe_in_child_uncached(const fs::path& file, std::string& name, std::string& reason) {
   int fds[2];
   if (pipe(fds) != 0) {
@@ -246,6 +204,48 @@ bool probe_in_child_uncached(const fs::path& file, std::string& name, std::strin
   (msg[0] == 'N' ? name : reason) = msg.substr(1);
   return msg[0] == 'N';
 }
+
+// The verdicts of this process's probes (PluginRegistry::probe_search_path), by the identity of the
+// file probed: a library replaced since (another inode, size or time) is probed again.
+struct ProbeVerdict {
+  bool ok = false;
+  std::string text;  // the scenario's name (ok) or the reason it failed
+};
+using ProbeKey = std::tuple<dev_t, ino_t, off_t, long long>;
+std::mutex& probe_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<ProbeKey, ProbeVerdict>& probe_cache() {
+  static std::map<ProbeKey, ProbeVerdict> c;
+  return c;
+}
+std::optional<ProbeKey> probe_key(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return std::nullopt;
+  return ProbeKey{st.st_dev, st.st_ino, st.st_size,
+                  (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+}
+
+// probe_in_child_uncached once per library (by identity) in this process.
+bool probe_in_child(const fs::path& file, std::string& name, std::string& reason) {
+  const auto key = probe_key(file);
+  if (key) {
+    const std::lock_guard<std::mutex> guard(probe_mutex());
+    const auto it = probe_cache().find(*key);
+    if (it != probe_cache().end()) {
+      (it->second.ok ? name : reason) = it->second.text;
+      return it->second.ok;
+    }
+  }
+  const bool ok = probe_in_child_uncached(file, name, reason);
+  if (key) {
+    const std::lock_guard<std::mutex> guard(probe_mutex());
+    probe_cache()[*key] = ProbeVerdict{ok, ok ? name : reason};
+  }
+  return ok;
+}
+
 
 // The scenario named by the descriptor file beside a library ("" if there is none).
 std::string descriptor_name(const fs::path& file) {

@@ -331,6 +331,16 @@ std::string clblast_tuning_of(const RunPlan& plan) {
   return out;
 }
 
+std::string device_list(const RunSummary& S) {
+  std::string names;
+  for (const auto& d : S.devices) names += (names.empty() ? "" : "; ") + d;
+  return names;
+}
+
+std::string this_process_clblast(const RunPlan& plan, const RunSummary& S) {
+  return S.tuning.empty() ? clblast_tuning_of(plan) : S.tuning.back().clblast;
+}
+
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t N,
                            ShardedFieldAccumulator& acc, RunSummary& S) {
   BatchState state;

@@ -111,13 +111,10 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   ManifestExtras x;
   x.a0_effective =
       make_laser(ctx.campaign.laser, cell.units(), cell.plugin_scenario().laser_direction())->a0();
-  for (std::size_t i = 0; i < S.devices.size(); ++i) x.device_names += (i ? "; " : "") + S.devices[i];
   // This process's, as its devices were opened (start_or_resume); [tuning] lists the earlier ones'
-  // too when they differ (S.tuning).
-  x.clblast_tuning = S.tuning.empty() ? clblast_tuning_of(plan) : S.tuning.back().clblast;
-  // Under mpirun, every rank's where they differ from rank 0's (only rank 0's were recorded).
-  x.device_names = per_rank_text(per_rank.devices, x.device_names);
-  x.clblast_tuning = per_rank_text(per_rank.clblast, x.clblast_tuning);
+  // too when they differ (S.tuning). Under mpirun, every rank's where they differ from rank 0's.
+  x.device_names = per_rank_text(per_rank.devices, device_list(S));
+  x.clblast_tuning = per_rank_text(per_rank.clblast, this_process_clblast(plan, S));
   const KernelOptions& k = acc.options();
   x.sample_chunks = k.sample_chunks;
   x.work_group = k.work_group;

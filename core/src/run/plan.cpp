@@ -153,9 +153,7 @@ RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummar
   plan.devices = select_devices(spec, value_origin(ctx.campaign, "accumulator.devices"));
   for (const auto& d : plan.devices)
     S.devices.push_back(std::to_string(d.index) + ": " + d.name + " (" + d.platform + ")");
-  std::string names;
-  for (const auto& d : S.devices) names += (names.empty() ? "" : "; ") + d;
-  ctx.observer.phase("devices", names);
+  ctx.observer.phase("devices", device_list(S));
 
   // Ranks (MPI builds under mpirun): electrons, seeds and trajectories are global, so the blocks
   // do not change what is computed, only where.

@@ -100,10 +100,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   const double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
   RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone
-    std::string names;
-    for (std::size_t i = 0; i < S.devices.size(); ++i) names += (i ? "; " : "") + S.devices[i];
-    per_rank.devices = gather_strings(plan.ranks, names);
-    per_rank.clblast = gather_strings(plan.ranks, S.tuning.empty() ? clblast_tuning_of(plan) : S.tuning.back().clblast);
+    per_rank.devices = gather_strings(plan.ranks, device_list(S));
+    per_rank.clblast = gather_strings(plan.ranks, this_process_clblast(plan, S));
   }
   // The direct spectra of every device and rank, folded in a fixed order on rank 0 (collective).
   std::optional<SpectraSums> spectra_sums;

@@ -134,6 +134,10 @@ struct BatchState {
 // The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
 // ("0: CLBlast default; 1: …", in the order of plan.devices).
 std::string clblast_tuning_of(const RunPlan& plan);
+// This process's devices as run.toml names them ("0: NAME (PLATFORM); 1: …"), and its CLBlast sets
+// (as it opened its devices, or as a resumed run's last process recorded them).
+std::string device_list(const RunSummary& S);
+std::string this_process_clblast(const RunPlan& plan, const RunSummary& S);
 // A fresh start at this rank's first electron, or (edm resume) the cube, γ trace, coverage and
 // timings so far from the checkpoint.
 BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, std::uint64_t electrons,
