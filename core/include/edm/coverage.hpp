@@ -16,11 +16,19 @@ namespace edm {
 // [xi_lo, xi_hi] (the laser's envelope |ξ| ≤ τ0, where g(ξ) = exp(−(ξ/τ0)²) ≥ 1/e; the run driver
 // builds it from the campaign). Arrival times are monotone along a time-like worldline, so at pixel
 // p the burst's light arrives over [A_p(ξ = xi_lo), A_p(ξ = xi_hi)].
+// The emission span [emit_lo, emit_hi] ⊇ the burst is the part whose light every spectrum of the
+// field needs: where the envelope is at least kEmissionEnvelopeFloor of its peak (the whole pulse
+// for a constant envelope). A window that cuts it cuts light from the FFT and dft spectra.
 struct BurstSpec {
   int direction = 1;  // s, the laser's propagation direction
   double xi_lo = 0, xi_hi = 0;
+  double emit_lo = 0, emit_hi = 0;
   bool enabled() const { return xi_hi > xi_lo; }
+  bool emission_enabled() const { return emit_hi > emit_lo; }
 };
+// The envelope amplitude below which the emission is left out of the emission span: the field there
+// is below 1e-6 of its peak, and its energy below 1e-12.
+inline constexpr double kEmissionEnvelopeFloor = 1e-6;
 
 // The states where electron e's spline enters and leaves the burst (clamped to the spline's span);
 // false when the spline does not reach the burst at all.
@@ -39,6 +47,8 @@ struct CoverageRecord {
   double burst_first = NAN, burst_last = NAN;
   // At some pixel no part of the burst's light falls in the window (missed), or only part (cut).
   bool burst_missed = false, burst_cut = false;
+  // At some pixel part of the emission span's light (BurstSpec) falls outside the window.
+  bool emission_cut = false;
   bool clipped() const { return margin_start < 0 || margin_end < 0; }
 };
 struct CoverageReport {
@@ -49,6 +59,9 @@ struct CoverageReport {
   double min_margin_end() const;
   std::uint64_t burst_missed_electrons() const;
   std::uint64_t burst_cut_electrons() const;
+  std::uint64_t emission_cut_electrons() const;
+  // Whether any record checked the emission span (false: no spec given, or an old checkpoint).
+  bool emission_known = false;
   double burst_first() const;  // over the records that know it; NaN when none does
   double burst_last() const;
 };
@@ -59,6 +72,14 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
 // end (not external tracks), so on a far-field screen the free straight lines beyond their ends
 // radiate nothing and the whole window counts as covered (run/prepare.cpp).
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst, bool free_ends);
+
+// The highest harmonic order of the laser's line with non-negligible power, for the aliasing check
+// of spectra computed from the samples (share/docs/campaign.md, "The burst, and windows that miss
+// it"): the weak-field scaling P_n/P_1 ≈ a0^(2(n−1)) (an upper bound for a0 < 1) kept down to
+// kHarmonicPowerFloor; for a0 ≥ 1 the line holds harmonics up to beyond the critical order ~a0³, so
+// every order to 10·⌈a0³⌉ + 10 counts.
+inline constexpr double kHarmonicPowerFloor = 1e-14;
+int significant_harmonics(double a0);
 
 // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters"): the field
 // kernel solves each sample's retarded time from the previous sample's root (a warm start) with

@@ -260,7 +260,9 @@ void write_coverage(hid_t root, const std::vector<CoverageRecord>& records, cons
   std::vector<double> cov, burst;
   for (const auto& r : records) {
     cov.insert(cov.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots)});
-    burst.insert(burst.end(), {r.burst_first, r.burst_last, double(r.burst_missed), double(r.burst_cut)});
+    // The cut value carries two flags: 1 the burst cut, 2 the emission span cut (coverage.hpp).
+    burst.insert(burst.end(), {r.burst_first, r.burst_last, double(r.burst_missed),
+                               double(r.burst_cut) + 2.0 * double(r.emission_cut)});
   }
   put_vec(root, "coverage", cov, H5T_NATIVE_DOUBLE, partial);
   put_vec(root, "coverage_burst", burst, H5T_NATIVE_DOUBLE, partial);
@@ -403,7 +405,8 @@ void read_gamma_and_coverage(hid_t root, CheckpointState& st, const std::filesys
     r.burst_first = burst[4 * i];
     r.burst_last = burst[4 * i + 1];
     r.burst_missed = burst[4 * i + 2] != 0;
-    r.burst_cut = burst[4 * i + 3] != 0;
+    r.burst_cut = int(burst[4 * i + 3]) & 1;
+    r.emission_cut = int(burst[4 * i + 3]) & 2;
   }
 }
 

@@ -196,6 +196,11 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
       win.insert(key, margin * units.time());
   win.insert("burst_missed_electrons", int64_t(cov.burst_missed_electrons()));
   win.insert("burst_cut_electrons", int64_t(cov.burst_cut_electrons()));
+  // The emission span's light (coverage.hpp), which the FFT and dft spectra of the field need.
+  if (cov.emission_known) {
+    win.insert("emission_cut_electrons", int64_t(cov.emission_cut_electrons()));
+    win.insert("emission_in_window", cov.emission_cut_electrons() == 0 && cov.burst_missed_electrons() == 0);
+  }
   win.insert("strict", campaign.screen.strict);
   // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters").
   if (s.root_sampling.known()) {

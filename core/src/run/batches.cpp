@@ -60,29 +60,49 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
   }
 }
 
-// The burst (coverage.hpp) missed at some pixel, or with window = "burst" cut: under screen.strict
-// refused (EDM-WIN-011) before the batch takes device time; otherwise warned about once, at the end
-// of the loop (warn_burst_coverage).
-std::string burst_problem(const PreparedCell& cell, const ScreenWindow window, const CoverageReport& cov) {
+// The light the run's products need, against the window (share/docs/campaign.md, "The burst, and
+// windows that miss it"): the field needs the burst (missed or cut at some pixel), the spectra that
+// are computed from the window's samples (spectra.method dft or fft, or auto, which may pick them)
+// need the whole emission span. Under screen.strict refused (EDM-WIN-011) before the batch takes
+// device time; otherwise warned about once, at the end of the loop. A cut burst was only recorded
+// outside window = "burst", and a cut emission not looked at: the burst window silently truncated a
+// track's dft spectra (relative L2 37 at θ = 2/γ; found by a tester).
+std::string floor_text() {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0e", kEmissionEnvelopeFloor);
+  return buf;
+}
+bool spectra_use_window(const Campaign& c) { return c.spectra.enabled && c.spectra.method != SpectraMethod::Direct; }
+
+std::string burst_problem(const PreparedCell& cell, const Campaign& campaign, const CoverageReport& cov) {
   const std::uint64_t missed = cov.burst_missed_electrons(), cut = cov.burst_cut_electrons();
   // Times from the window's first sample: absolute lab times of a far screen differ in their last digits.
   const Screen& sc = cell.screen();
   auto at = [&](double t_rel) { return format_time((t_rel - sc.t0_rel) * cell.units().time()); };
   const std::string span = "from sample 0 (t_start), the window ends at " + at(sc.t_rel(sc.samples - 1)) +
                            ", the burst's light spans " + at(cov.burst_first()) + " to " + at(cov.burst_last());
+  const bool burst_window = campaign.screen.window == ScreenWindow::Burst;
   if (missed > 0)
     return "the observer window holds none of the burst's light at some pixel for " + std::to_string(missed) +
            " electron(s) (" + span + "); the field there is the electrons' Coulomb field only: use window = \"burst\" "
            "or move [screen] t_start";
-  if (window == ScreenWindow::Burst && cut > 0)
-    return "the burst window cuts the burst's light at some pixel for " + std::to_string(cut) + " electron(s) (" +
-           span + "): raise [screen] samples";
+  if (cut > 0)
+    return "the observer window cuts the burst's light at some pixel for " + std::to_string(cut) + " electron(s) (" +
+           span + "): the field misses part of the burst there; " +
+           (burst_window ? "raise [screen] samples" : "raise [screen] samples or use window = \"burst\"");
+  if (spectra_use_window(campaign) && cov.emission_cut_electrons() > 0)
+    return "the observer window cuts the light of the emission (where the envelope is above " +
+           floor_text() + " of its peak) at some pixel for " +
+           std::to_string(cov.emission_cut_electrons()) +
+           " electron(s): the direct spectra of method dft/fft (spectra.method = \"" +
+           name(campaign.spectra.method) + "\") are computed from the window's samples and miss that light; " +
+           "use window = \"burst\" (which then spans the emission), more [screen] samples, or spectra.method = \"direct\"";
   return "";
 }
 
 void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const CoverageReport& cov) {
   if (!ctx.campaign.screen.strict) return;
-  const std::string problem = burst_problem(cell, ctx.campaign.screen.window, cov);
+  const std::string problem = burst_problem(cell, ctx.campaign, cov);
   if (!problem.empty()) throw PhysicsError("EDM-WIN-011", problem + " (screen.strict = true)");
 }
 
@@ -94,6 +114,7 @@ void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineB
   CoverageReport cov =
       check_coverage(cell.screen(), batch, cell.burst(), !cell.solver_scenario().has_tracks());
   for (auto& r : cov.records) S.coverage.records.push_back(r);
+  S.coverage.emission_known = S.coverage.emission_known || cov.emission_known;
   refuse_missed_burst(ctx, cell, cov);
   if (cov.clipped_electrons() > 0 && !ctx.campaign.screen.allow_clipping) {
     const auto& r = *std::find_if(cov.records.begin(), cov.records.end(),
@@ -681,7 +702,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (stop[0]) loop.stop();
   }
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
-  const std::string burst = burst_problem(cell, ctx.campaign.screen.window, S.coverage);
+  const std::string burst = burst_problem(cell, ctx.campaign, S.coverage);
   if (!burst.empty()) ctx.observer.warning(burst);
 }
 

@@ -95,13 +95,30 @@ namespace {
 
 // The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)²) is at least 1/e; a constant
 // envelope has no duration, so there it is the whole pulse the scenario integrates, |ξ| ≤ ξ_end.
+// The emission span: where exp(−(ξ/τ0)²) ≥ kEmissionEnvelopeFloor, within the span the scenario
+// integrates (the whole pulse for a constant envelope).
 BurstSpec burst_spec(const Campaign& campaign, const Scenario& scenario, const Normalization& units) {
   BurstSpec b;
   b.direction = scenario.laser_direction();
-  const double w = campaign.laser.envelope == Envelope::Gaussian ? campaign.laser.duration / units.time()
-                                                                 : scenario.xi_end();
+  const bool gaussian = campaign.laser.envelope == Envelope::Gaussian;
+  const double tau0 = campaign.laser.duration / units.time();
+  const double w = gaussian ? tau0 : scenario.xi_end();
   b.xi_lo = -w;
   b.xi_hi = w;
+  const double e = gaussian ? std::min(tau0 * std::sqrt(-std::log(kEmissionEnvelopeFloor)), scenario.xi_end())
+                            : scenario.xi_end();
+  b.emit_lo = -std::max(e, w);
+  b.emit_hi = std::max(e, w);
+  return b;
+}
+
+// The span window = "burst" is placed on: the burst, or the emission span when the run's spectra are
+// computed from the window's samples (they need all of its light, not the 1/e part).
+BurstSpec window_span(const Campaign& campaign, const BurstSpec& burst) {
+  if (!(campaign.spectra.enabled && campaign.spectra.method != SpectraMethod::Direct)) return burst;
+  BurstSpec b = burst;
+  b.xi_lo = burst.emit_lo;
+  b.xi_hi = burst.emit_hi;
   return b;
 }
 
@@ -190,26 +207,24 @@ double burst_window_start(const Campaign& campaign, Screen& screen, const Normal
   return t0;
 }
 
-// The window's first sample (screen-relative). Auto: centred on the first light, at the pixel
-// nearest an electron, of the electrons meeting the envelope peak (ξ = 0) on their free straight
-// lines, so the interaction is in view whatever the Doppler compression (Thomson from rest or
-// inverse Thomson). Explicit: [screen] t_start. Burst: burst_window_start.
+// The window's first sample (screen-relative). Auto: centred on the burst's light over the whole
+// screen, the midpoint of its first arrival (nearest pixel or direction) and its last (farthest
+// corner), as predict_burst_light gives them for the whole ensemble, so the interaction is in view
+// whatever the Doppler compression (Thomson from rest or inverse Thomson) and a window longer than
+// that span holds all of it. Centring on the first light alone put a far-field screen's pulse at
+// sample 1458 of 2048: the directions' spread of n̂·r made the first light early (found by a tester).
+// Explicit: [screen] t_start. Burst: burst_window_start.
 double window_start(const Campaign& campaign, const Scenario& scenario, Screen& screen,
                     const Normalization& units, const std::vector<std::array<double, 8>>& init,
                     const BurstSpec& burst, std::vector<std::string>& warnings) {
   if (campaign.screen.window == ScreenWindow::Explicit)
     return campaign.screen.t_start / units.time() - screen.time_offset();
   if (campaign.screen.window == ScreenWindow::Burst)
-    return burst_window_start(campaign, screen, units, predict_burst_light(campaign, scenario, screen, burst, init),
+    return burst_window_start(campaign, screen, units,
+                              predict_burst_light(campaign, scenario, screen, window_span(campaign, burst), init),
                               warnings);
-  const int sdir = scenario.laser_direction();
-  double first = INFINITY;
-  for (const auto& y : init) {
-    double ev[8];
-    free_at_phase(y.data(), sdir, 0.0, ev);
-    first = std::min(first, screen.earliest_arrival_rel(ev));
-  }
-  return first - 0.5 * screen.dt * (screen.samples - 1);
+  const BurstLight light = predict_burst_light(campaign, scenario, screen, burst, init);
+  return 0.5 * (light.first + light.last) - 0.5 * screen.dt * (screen.samples - 1);
 }
 
 // Moves every start of `ext` back along its straight line until its light reaches every pixel

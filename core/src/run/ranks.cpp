@@ -109,13 +109,13 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
   return t;
 }
 
-// Coverage records: 7 numbers each (the burst's flags as missed + 2·cut), gathered in rank order
+// Coverage records: 7 numbers each (the burst's flags as missed + 2·cut + 4·emission cut), gathered in rank order
 // (= electron order).
 void gather_coverage(const Ranks& ranks, RunSummary& s) {
   std::vector<double> rec;
   for (const auto& r : s.coverage.records)
     rec.insert(rec.end(), {double(r.electron), r.margin_start, r.margin_end, double(r.dropped_slots),
-                           double(r.burst_missed) + 2.0 * double(r.burst_cut), r.burst_first, r.burst_last});
+                           double(r.burst_missed) + 2.0 * double(r.burst_cut) + 4.0 * double(r.emission_cut), r.burst_first, r.burst_last});
   const std::vector<double> recs = gather_in_rank_order(ranks, rec);
   if (ranks.rank != 0) return;
   s.coverage.records.clear();
@@ -124,6 +124,7 @@ void gather_coverage(const Ranks& ranks, RunSummary& s) {
     const int flags = int(recs[i + 4]);
     r.burst_missed = flags & 1;
     r.burst_cut = flags & 2;
+    r.emission_cut = flags & 4;
     r.burst_first = recs[i + 5];
     r.burst_last = recs[i + 6];
     s.coverage.records.push_back(r);

@@ -6,8 +6,10 @@
 // flat screen's pixels seen from the origin.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "edm/checkpoint.hpp"
+#include "edm/coverage.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/form_factor.hpp"
@@ -215,6 +217,43 @@ std::vector<SpectraMethod> resumed_methods(const RunContext& ctx, const RunPlan&
   return methods;
 }
 
+// Spectra computed from the window's samples (the dft and fft methods) hold the alias of every
+// harmonic above the samples' Nyquist frequency: P samples per Doppler-shifted period resolve the
+// orders n ≤ P/2 (P the smallest over the pilots' pixels, check_root_sampling). The fundamental's
+// alias is EDM-WIN-021; a harmonic with non-negligible power (significant_harmonics) above it was
+// not looked at: at a0 = 0.3 and 512 samples per period the 5th folded onto the line, 2.3e-3 off at
+// its peak (found by a tester). "" when no such harmonic, else why, for `method`.
+std::string aliased_harmonics(const RunContext& ctx, SpectraMethod method, const RunSummary& S) {
+  const RootSampling& r = S.root_sampling;
+  if (method == SpectraMethod::Direct || !r.known() || r.samples_per_period < 2.0) return "";  // < 2: EDM-WIN-021
+  const int resolved = int(std::floor(r.samples_per_period / 2.0));
+  const int significant = significant_harmonics(ctx.campaign.laser.a0);
+  if (significant <= resolved) return "";
+  char msg[700];
+  std::snprintf(msg, sizeof msg,
+                "spectra.method = \"%s\" computes the direct spectra from the window's samples, which resolve the "
+                "line's harmonics up to order %d (P = %.3g samples per Doppler-shifted laser period, electron %llu), "
+                "but at a0 = %.3g harmonics up to order %d carry power above %.0e of the fundamental's: those above "
+                "order %d fold back into the spectra as aliases; set screen.samples_per_period >= %.0f, or "
+                "spectra.method = \"direct\" (computed from the trajectories, no aliasing)",
+                name(method), resolved, r.samples_per_period, (unsigned long long)r.electron, ctx.campaign.laser.a0,
+                significant, kHarmonicPowerFloor, resolved,
+                std::ceil(2.0 * significant * double(ctx.campaign.screen.samples_per_period) / r.samples_per_period));
+  return msg;
+}
+
+// A method the campaign names that would alias: warned about, or EDM-WIN-022 under screen.strict.
+// (spectra.method = "auto" never picks one: open_spectra takes direct then.)
+void refuse_aliased_harmonics(const RunContext& ctx, const std::vector<SpectraAccumulator>& accs, const RunSummary& S) {
+  for (const auto& a : accs) {
+    const std::string msg = aliased_harmonics(ctx, a.method(), S);
+    if (msg.empty()) continue;
+    if (ctx.campaign.screen.strict) throw PhysicsError("EDM-WIN-022", msg + " (screen.strict = true)");
+    ctx.observer.warning(msg);
+    return;
+  }
+}
+
 }  // namespace
 
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
@@ -230,6 +269,11 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   o.nodes = sec.nodes;
   o.phase = sec.phase;
   o.method = sec.method;
+  if (o.method == SpectraMethod::Auto && !aliased_harmonics(ctx, SpectraMethod::Dft, S).empty()) {
+    o.method = SpectraMethod::Direct;  // the cost model's pick would alias: accuracy first
+    ctx.observer.phase("spectra", "spectra.method = \"auto\" takes the direct method: the window's samples would "
+                                  "alias harmonics of the line into the dft and fft spectra");
+  }
   o.series_samples = predicted_series_samples(cell);
   const bool summed = recorded_spectra(ctx, plan, S);
   const std::vector<SpectraMethod> methods = summed ? resumed_methods(ctx, plan, S) : std::vector<SpectraMethod>{};
@@ -238,6 +282,7 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
     if (!methods.empty()) o.method = methods[d];
     accs.emplace_back(open_device(plan.devices[d]), grid, o);
   }
+  refuse_aliased_harmonics(ctx, accs, S);
   if (summed && methods.empty())
     ctx.observer.warning(resume_file_of(plan, S).string() + " does not record the method of its direct spectra "
                          "(written by an older edm): they are continued with " + name(accs.front().method()) +

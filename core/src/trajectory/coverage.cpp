@@ -72,6 +72,17 @@ void check_burst(const Screen& screen, const SplineBatch& batch, const ElectronS
   // Missed at some pixel: there the burst ends before sample 0 or starts after the last sample.
   rec.burst_missed = screen.earliest_arrival_rel(ye) < screen.t0_rel || screen.latest_arrival_rel(ys) > t_last;
   rec.burst_cut = rec.burst_first < screen.t0_rel || rec.burst_last > t_last;
+  if (!burst.emission_enabled()) return;
+  const BurstSpec emission{burst.direction, burst.emit_lo, burst.emit_hi};
+  if (!burst_states(batch, e, emission, ys, ye)) return;
+  rec.emission_cut = screen.earliest_arrival_rel(ys) < screen.t0_rel || screen.latest_arrival_rel(ye) > t_last;
+}
+// Whether the spline's first knot (y0) lies before the emission span and its last (y1) after it, in
+// the light-front phase ξ = t − s z: the laser's envelope is below kEmissionEnvelopeFloor beyond.
+bool ends_outside_emission(const double y0[8], const double y1[8], const BurstSpec& burst) {
+  if (!burst.emission_enabled()) return false;
+  const int s = burst.direction;
+  return y0[0] - s * y0[3] <= burst.emit_lo && y1[0] - s * y1[3] >= burst.emit_hi;
 }
 }  // namespace
 
@@ -97,6 +108,7 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
 
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst, bool free_ends) {
   CoverageReport r;
+  r.emission_known = burst.emission_enabled();
   const double t_last = screen.t_rel(screen.samples - 1);
   for (const auto& e : batch.electrons) {
     CoverageRecord rec;
@@ -110,11 +122,13 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
     double y0[8], y1[8];
     knot_state(batch, e, false, y0);
     knot_state(batch, e, true, y1);
-    if (free_ends && screen.far_field()) {
+    if (screen.far_field() && (free_ends || ends_outside_emission(y0, y1, burst))) {
       // At infinity the free straight lines before the first knot and after the last radiate
       // nothing, so the samples outside the trajectory's light hold their exact value, zero: the
-      // whole window is covered (the solve spans the interaction alone: run/prepare.cpp). An
-      // external track cut inside the pulse has no such ends, and is checked as on any screen.
+      // whole window is covered (the solve spans the interaction alone: run/prepare.cpp). So does
+      // an external track that starts before the emission span and ends after it (it was counted
+      // clipped, every electron, with covered = false on a correct run: found by a tester); one cut
+      // inside the pulse has no such ends, and is checked as on any screen.
       rec.margin_start = rec.margin_end = std::numeric_limits<double>::infinity();
       check_burst(screen, batch, e, burst, rec);
       r.records.push_back(rec);
@@ -166,6 +180,9 @@ std::uint64_t CoverageReport::burst_missed_electrons() const {
 std::uint64_t CoverageReport::burst_cut_electrons() const {
   return std::uint64_t(std::count_if(records.begin(), records.end(), [](auto& r) { return r.burst_cut; }));
 }
+std::uint64_t CoverageReport::emission_cut_electrons() const {
+  return std::uint64_t(std::count_if(records.begin(), records.end(), [](auto& r) { return r.emission_cut; }));
+}
 double CoverageReport::burst_first() const {
   double m = NAN;  // fmin and fmax skip a NaN operand
   for (auto& r : records) m = std::fmin(m, r.burst_first);
@@ -175,6 +192,14 @@ double CoverageReport::burst_last() const {
   double m = NAN;
   for (auto& r : records) m = std::fmax(m, r.burst_last);
   return m;
+}
+
+int significant_harmonics(double a0) {
+  a0 = std::abs(a0);
+  if (!(a0 > 0)) return 1;
+  if (a0 >= 1) return int(std::min(1e6, 10.0 * std::ceil(a0 * a0 * a0) + 10.0));
+  // a0^(2(n−1)) ≥ floor  ⇔  n − 1 ≤ ln(floor) / (2 ln a0)
+  return 1 + int(std::floor(std::log(kHarmonicPowerFloor) / (2.0 * std::log(a0))));
 }
 
 // ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
