@@ -155,11 +155,20 @@ BOOST_AUTO_TEST_CASE(burst_window_holds_the_light_the_dft_spectra_need) {
   const toml::table m = toml::parse_file((dft.dir / "run.toml").string());
   BOOST_TEST(m["window"]["emission_in_window"].value_or(false));
   BOOST_TEST(m["window"]["emission_cut_electrons"].value_or(int64_t(-1)) == 0);
-  // The dft sum of the samples against the direct quadrature: both converge on the same spectrum.
-  constexpr double kDftAgainstDirect = 1e-5;
-  const double d = test::relative_l2(coherent(dft.dir), coherent(direct.dir));
-  BOOST_TEST_MESSAGE("dft against direct, burst window: relative L2 " << d);
-  BOOST_TEST(d < kDftAgainstDirect);
+  // The dft sum of the samples against the direct quadrature, direction by direction: both converge
+  // on the same spectrum. The corners (θ ≈ 2/γ) see the weakest line, where a cut tail shows most.
+  constexpr double kDftAgainstDirect = 1e-5;  // 6e-7 measured; 2.8e-2 with the window on the burst alone
+  const auto a = coherent(dft.dir), b = coherent(direct.dir);
+  const std::size_t nw = 24;
+  BOOST_REQUIRE(a.size() == b.size() && a.size() % nw == 0);
+  double worst = 0;
+  for (std::size_t d = 0; d < a.size() / nw; ++d) {
+    const std::vector<double> x(a.begin() + std::ptrdiff_t(d * nw), a.begin() + std::ptrdiff_t((d + 1) * nw));
+    const std::vector<double> y(b.begin() + std::ptrdiff_t(d * nw), b.begin() + std::ptrdiff_t((d + 1) * nw));
+    worst = std::max(worst, test::relative_l2(x, y));
+  }
+  BOOST_TEST_MESSAGE("dft against direct, burst window: worst direction's relative L2 " << worst);
+  BOOST_TEST(worst < kDftAgainstDirect);
 }
 
 // A window that holds the burst but cuts the emission's tails, with dft spectra: warned about, and
