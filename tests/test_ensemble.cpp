@@ -208,3 +208,32 @@ BOOST_AUTO_TEST_CASE(place_at_phase_straight_line) {
     BOOST_TEST(std::abs(y[3] + y[7] / y[4] * dt - e.z / units.length()) < 1e-12);
   }
 }
+
+// A header names the columns, in any order: the rows are read by those names. A header in another
+// order was read by position (t0 = the x column's 1 s: found by a tester). A header that names
+// something else, a column twice, or lacks one is refused naming the file, line and column.
+BOOST_AUTO_TEST_CASE(csv_columns_are_read_by_their_header_names) {
+  const auto p = write_file("order.csv", "# reordered\nx, uz, t0, weight, y, ux, z, uy\n1e-6, 9.9, 2e-15, 3, -2e-6, 0.1, 4e-6, -0.2\n");
+  const auto v = read_electron_csv(p);
+  BOOST_REQUIRE(v.size() == 1);
+  BOOST_TEST(v[0].t0 == 2e-15);
+  BOOST_TEST(v[0].x == 1e-6);
+  BOOST_TEST(v[0].y == -2e-6);
+  BOOST_TEST(v[0].z == 4e-6);
+  BOOST_TEST(v[0].ux == 0.1);
+  BOOST_TEST(v[0].uy == -0.2);
+  BOOST_TEST(v[0].uz == 9.9);
+  BOOST_TEST(v[0].weight == 3.0);
+  // The same file in the documented order gives the same electron.
+  const auto same = read_electron_csv(write_file("plain_order.csv", "2e-15,1e-6,-2e-6,4e-6,0.1,-0.2,9.9,3\n"));
+  BOOST_TEST(same[0].t0 == v[0].t0);
+  BOOST_TEST(same[0].uz == v[0].uz);
+  const auto unknown = write_file("unknown.csv", "t0,x,y,z,px,uy,uz\n0,0,0,0,0,0,1\n");
+  expect_error(unknown, {unknown + ":1:", "'px'", "t0,x,y,z,ux,uy,uz"});
+  const auto twice = write_file("twice.csv", "t0,x,y,z,ux,uy,uz,x\n0,0,0,0,0,0,1,0\n");
+  expect_error(twice, {twice + ":1:", "'x' twice"});
+  const auto lacks = write_file("lacks.csv", "t0,x,y,z,ux,uy\n0,0,0,0,0,0\n");
+  expect_error(lacks, {lacks + ":1:", "lacks column 'uz'"});
+  const auto short_row = write_file("short_row.csv", "uz,t0,x,y,z,ux,uy\n1,0,0,0,0,0\n");
+  expect_error(short_row, {short_row + ":2:", "found 6 columns", "header names 7"});
+}

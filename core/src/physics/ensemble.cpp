@@ -4,10 +4,12 @@
 // standard libraries). Also the straight-line placement of an electron at a given laser phase.
 #include "edm/ensemble.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <numbers>
 #include <sstream>
 #include <string>
@@ -76,6 +78,39 @@ constexpr const char* kCsvColumns[8] = {"t0", "x", "y", "z", "ux", "uy", "uz", "
 // the double's range overflows to inf, which a run wrote as its result (found by tests/test_hostile).
 constexpr double kMaxWeight = 1e30;
 
+// The order of a header's columns: order[k] is the kCsvColumns index of the file's column k. Names
+// are matched exactly (after trimming), each once; the 7 of t0,x,y,z,ux,uy,uz are required, weight
+// is optional. A header naming the columns in another order was read by position (t0 taken from
+// the x column: found by a tester); one that names something else is refused (EDM-CFG-209), never
+// guessed.
+std::vector<int> header_order(const std::vector<std::string>& names, const std::string& where) {
+  std::vector<int> order;
+  bool seen[8] = {};
+  for (const auto& n : names) {
+    const auto* it = std::find(std::begin(kCsvColumns), std::end(kCsvColumns), n);
+    if (it == std::end(kCsvColumns))
+      throw ConfigError("EDM-CFG-209", where + "the header names a column '" + n +
+                                           "': the columns are t0,x,y,z,ux,uy,uz and optionally weight, in any order");
+    const int k = int(it - std::begin(kCsvColumns));
+    if (seen[k]) throw ConfigError("EDM-CFG-209", where + "the header names column '" + n + "' twice");
+    seen[k] = true;
+    order.push_back(k);
+  }
+  for (int k = 0; k < 7; ++k)
+    if (!seen[k])
+      throw ConfigError("EDM-CFG-209", where + "the header lacks column '" + kCsvColumns[k] +
+                                           "' (t0,x,y,z,ux,uy,uz are required, weight is optional)");
+  return order;
+}
+
+// A row's fields in kCsvColumns order (7, or 8 with the weight), from the header's order.
+std::vector<std::string> reorder(const std::vector<std::string>& cols, const std::vector<int>& order) {
+  if (order.empty() || cols.size() != order.size()) return cols;  // by position, or the count check below
+  std::vector<std::string> out(order.size() == 8 ? 8 : 7);
+  for (std::size_t c = 0; c < cols.size(); ++c) out[std::size_t(order[c])] = cols[c];
+  return out;
+}
+
 // One data row of the electron list: 7 columns, or 8 with the macro-particle weight (which every row
 // of the file then has: `columns` is the first row's count). Errors name file:line and the column.
 ElectronInit parse_electron_row(const std::vector<std::string>& cols, std::size_t columns, const std::string& where) {
@@ -116,6 +151,7 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
   std::string raw;
   std::size_t lineno = 0, columns = 0;
   bool first_content = true;
+  std::vector<int> order;  // the header's column order; empty: by position (no header)
   while (std::getline(in, raw)) {
     ++lineno;
     std::string line = raw;
@@ -131,10 +167,18 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
         double d;
         any_number |= parse_double(c, d);
       }
-      if (!any_number) continue;
+      if (!any_number) {
+        order = header_order(cols, path + ":" + std::to_string(lineno) + ": ");
+        columns = cols.size();
+        continue;
+      }
     }
     if (columns == 0) columns = cols.size();
-    out.push_back(parse_electron_row(cols, columns, path + ":" + std::to_string(lineno) + ": "));
+    const std::string where = path + ":" + std::to_string(lineno) + ": ";
+    if (!order.empty() && cols.size() != columns)
+      throw ConfigError("EDM-CFG-642", where + "found " + std::to_string(cols.size()) + " columns, the header names " +
+                                           std::to_string(columns));
+    out.push_back(parse_electron_row(reorder(cols, order), columns, where));
   }
   if (out.empty()) throw ConfigError("EDM-CFG-206", path + ": the electron list holds no electrons");
   return out;
