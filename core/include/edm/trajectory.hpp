@@ -30,6 +30,21 @@ inline constexpr int kSplineComponents = 12;   // what an evaluation gives: x^μ
 
 // Power coefficients c[0..5] on [0, h] of the quintic with value f, first derivative d and second
 // derivative e at s = 0 (index 0) and s = h (index 1).
+// The same from the residual F = f1 − f0 − h(d0 + h e0/2) that the quadratic part leaves at s = h,
+// given directly: a caller that knows the step f1 − f0 as a small increment (the solver's
+// displacement from a straight line) forms F without the cancellation of two large knot values.
+inline void quintic_hermite_residual(double f0, double d0, double e0, double F, double d1, double e1, double h,
+                                     double c[kSplinePowers]) {
+  c[0] = f0;
+  c[1] = d0;
+  c[2] = 0.5 * e0;
+  const double D = (d1 - d0) - h * e0, E = e1 - e0;
+  const double h2 = h * h, h3 = h2 * h;
+  c[3] = (10.0 * F - h * (4.0 * D - 0.5 * h * E)) / h3;
+  c[4] = (-15.0 * F + h * (7.0 * D - h * E)) / (h3 * h);
+  c[5] = (6.0 * F - h * (3.0 * D - 0.5 * h * E)) / (h3 * h2);
+}
+
 inline void quintic_hermite(double f0, double d0, double e0, double f1, double d1, double e1, double h,
                             double c[kSplinePowers]) {
   c[0] = f0;
@@ -38,7 +53,8 @@ inline void quintic_hermite(double f0, double d0, double e0, double f1, double d
   // What the quadratic part leaves at s = h, for the cubic to quintic terms to take up. f1 − f0 is
   // formed first: neighbouring knot values are within a factor of 2, so it is exact (Sterbenz), and
   // F keeps the digits of the step rather than of |f| (t and z of a γ = 5 electron reach 10³–10⁴;
-  // F's rounding becomes noise of size ε|f|/h in u = x′ and ε|f|/h² in a = x″).
+  // the knot values' own rounding, ε|f|, still becomes noise of size ε|f|/h² in a = x″, which is why
+  // the solver passes F from its increments instead: quintic_hermite_residual).
   const double F = (f1 - f0) - h * (d0 + h * c[2]), D = (d1 - d0) - h * e0, E = e1 - e0;
   const double h2 = h * h, h3 = h2 * h;
   c[3] = (10.0 * F - h * (4.0 * D - 0.5 * h * E)) / h3;
