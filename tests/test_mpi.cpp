@@ -227,6 +227,15 @@ BOOST_AUTO_TEST_CASE(ranks_with_another_environment_are_refused_before_any_work)
                 "accumulator.newton_iters is 3 on rank 1 and 2 on rank 0");
 }
 
+// The options that decide which collectives a rank reaches are compared too: a dry run on one rank
+// returned before the batch loop while the other waited in its reduce.
+BOOST_AUTO_TEST_CASE(ranks_with_another_command_line_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_dry");
+  const std::string run = "run " + write_cell(dir).string() + " --quiet";
+  check_refused(mpmd("", run + " --dry-run", "", run), dir / "out",
+                "the option --dry-run is not given on rank 1 and given on rank 0");
+}
+
 // The electron list by content: two folders, each with its campaign and its electrons.csv (the same
 // name in each). Other contents are refused naming electrons.file; the same contents at two paths
 // (node-local copies) run, and give the one-process field.

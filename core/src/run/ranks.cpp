@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "edm/error.hpp"
@@ -368,14 +369,16 @@ std::string first_difference(const std::vector<CampaignEntry>& root, const std::
     return key + " is " + (m ? m->shown : std::string("not set")) + " on rank " + std::to_string(rank) + " and " +
            (r ? r->shown : std::string("not set")) + " on rank 0";
   };
-  std::size_t i = 0, j = 0;
-  while (i < root.size() || j < mine.size()) {
-    if (j == mine.size() || (i < root.size() && root[i].key < mine[j].key)) return say(root[i].key, nullptr, &root[i]);
-    if (i == root.size() || mine[j].key < root[i].key) return say(mine[j].key, &mine[j], nullptr);
-    if (root[i].value != mine[j].value) return say(root[i].key, &mine[j], &root[i]);
-    ++i;
-    ++j;
+  std::map<std::string, const CampaignEntry*> by_key;
+  for (const auto& e : mine) by_key[e.key] = &e;
+  for (const auto& r : root) {  // in rank 0's order
+    const auto it = by_key.find(r.key);
+    if (it == by_key.end()) return say(r.key, nullptr, &r);
+    if (it->second->value != r.value) return say(r.key, it->second, &r);
+    by_key.erase(it);
   }
+  for (const auto& e : mine)  // keys rank 0 does not have (a scenario key of another plugin version)
+    if (by_key.count(e.key)) return say(e.key, &e, nullptr);
   return "";
 }
 
@@ -421,11 +424,28 @@ void broadcast_text(std::string& text, int root) {
 }  // namespace
 #endif
 
-void agree_on_campaign(const Ranks& ranks, const Campaign& campaign) {
+#ifdef EDM_WITH_MPI
+namespace {
+
+// The record with the command's options after the keys.
+std::vector<CampaignEntry> rank_record(const Campaign& campaign, const RankCommand& command) {
+  std::vector<CampaignEntry> out = campaign_record(campaign);
+  const auto add = [&out](const std::string& key, const std::string& v) { out.push_back({key, v, v}); };
+  add("the command (edm run or edm resume)", command.resume ? "edm resume" : "edm run");
+  add("the option --dry-run", command.dry_run ? "given" : "not given");
+  add("the option --overwrite", command.overwrite ? "given" : "not given");
+  add("the option --checkpoint-every", std::to_string(command.checkpoint_every));
+  return out;
+}
+
+}  // namespace
+#endif
+
+void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankCommand& command) {
   if (ranks.size == 1) return;
 #ifdef EDM_WITH_MPI
   // Every rank reaches every collective below whatever its verdict: a mismatch on one rank stops all.
-  const std::vector<CampaignEntry> mine = campaign_record(campaign);
+  const std::vector<CampaignEntry> mine = rank_record(campaign, command);
   std::string root_text = ranks.rank == 0 ? encode(mine) : std::string();
   broadcast_text(root_text, 0);
   const std::string diff = ranks.rank == 0 ? std::string() : first_difference(decode(root_text), mine, ranks.rank);
@@ -437,12 +457,13 @@ void agree_on_campaign(const Ranks& ranks, const Campaign& campaign) {
   broadcast_text(said, first);
   throw ConfigError("EDM-RUN-070",
                     "the MPI ranks do not run one campaign: " + said + " (the first key that differs; " +
-                        std::to_string(differing) + " of the " + std::to_string(ranks.size - 1) +
-                        " other ranks differ from rank 0). Every rank stops before any work (this is rank " +
+                        std::to_string(differing) + " of " + std::to_string(ranks.size) +
+                        " ranks differ from rank 0). Every rank stops before any work (this is rank " +
                         std::to_string(ranks.rank) + "): give every rank the same campaign file, --set options, "
                         "EDM_* variables and data files");
 #else
   (void)campaign;
+  (void)command;
 #endif
 }
 

@@ -47,13 +47,19 @@ struct CampaignEntry {
 // of an openPMD series) and EDM_CL_PATH (another kernel source). Never throws for an unreadable
 // file: it records why, and the stage that reads the file reports it.
 std::vector<CampaignEntry> campaign_record(const Campaign& campaign);
-// The first entry where `mine` differs from rank 0's record, as "KEY is A on rank R and B on rank 0";
-// empty when they agree.
+// The first entry of rank 0's record (in its order) that `mine` lacks or holds with another value, or
+// else the first that only `mine` has, as "KEY is A on rank R and B on rank 0"; empty when they agree.
 std::string first_difference(const std::vector<CampaignEntry>& root, const std::vector<CampaignEntry>& mine, int rank);
-// A collective, before any device time: rank 0 broadcasts its record (length, then bytes), every rank
-// compares its own, and an allreduce of the verdicts tells every rank which is the first that differs;
-// that rank broadcasts its difference, and every rank throws ConfigError EDM-RUN-070 with it. No-op
-// with one rank.
-void agree_on_campaign(const Ranks& ranks, const Campaign& campaign);
+// The options of the command that decide which collectives a rank reaches (a dry run returns before
+// the batch loop, a checkpoint cadence sets where the ranks meet), compared like keys.
+struct RankCommand {
+  bool dry_run = false, overwrite = false, resume = false;
+  std::int64_t checkpoint_every = 0;
+};
+// A collective, before any device time: rank 0 broadcasts its record and command (length, then
+// bytes), every rank compares its own, and an allreduce of the verdicts tells every rank which is the
+// first that differs; that rank broadcasts its difference, and every rank throws ConfigError
+// EDM-RUN-070 with it. No-op with one rank.
+void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankCommand& command);
 
 }  // namespace edm
