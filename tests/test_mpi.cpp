@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "edm/tracks.hpp"
 #include "edm/writer.hpp"
 #include "spawn.hpp"
 
@@ -268,6 +269,26 @@ BOOST_AUTO_TEST_CASE(ranks_with_another_electron_list_are_refused_before_any_wor
                                          read_field_component(dir / "one" / "field.h5", name));
     BOOST_TEST(rel < test::tol::sharded, name << ": relative L2 " << rel);
   }
+}
+
+// A tracks file (trajectory.model = "tracks") likewise: one sample of one track differs between the two
+// ranks' copies of tracks.h5; the refusal comes before either is read.
+BOOST_AUTO_TEST_CASE(ranks_with_another_tracks_file_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_tracks");
+  std::string cell = kCell;
+  cell += "[trajectory]\nmodel = \"tracks\"\nfile = \"tracks.h5\"\n";
+  TrackData track;
+  track.t = {0, 1e-15, 2e-15, 3e-15};
+  track.x = track.y = track.z = track.ux = track.uy = track.uz = {0, 0, 0, 0};
+  for (const char* rank : {"a", "b"}) {
+    fs::create_directories(dir / rank);
+    write_tracks((dir / rank / "tracks.h5").string(), {track});
+    track.x[2] = 1e-12;  // rank b's copy
+  }
+  const std::string out = " --output " + (dir / "out").string();
+  check_refused(mpmd("", "run " + write_cell(dir / "a", cell).string() + " --quiet" + out, "",
+                     "run " + write_cell(dir / "b", cell).string() + " --quiet" + out),
+                dir / "out", "trajectory.file is '" + (dir / "b" / "tracks.h5").string() + "' (fnv1a ");
 }
 
 // A sweep runs one process per cell (--parallel-devices, --slurm): under mpirun every rank ran the same

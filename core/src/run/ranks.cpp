@@ -338,7 +338,7 @@ CampaignEntry data_entry(const std::string& key, const std::string& path, bool s
   }
   const std::string value = d.error.empty() ? "fnv1a " + hex(d.hash) + ", " + std::to_string(d.bytes) + " bytes"
                                             : "unreadable (" + d.error + ")";
-  const std::string count = series ? std::to_string(files) + " files, " : "";
+  const std::string count = series ? std::to_string(files) + (files == 1 ? " file, " : " files, ") : "";
   return {key, value, "'" + path + "' (" + count + value + ")"};
 }
 
@@ -457,8 +457,8 @@ void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankC
   broadcast_text(said, first);
   throw ConfigError("EDM-RUN-070",
                     "the MPI ranks do not run one campaign: " + said + " (the first key that differs; " +
-                        std::to_string(differing) + " of " + std::to_string(ranks.size) +
-                        " ranks differ from rank 0). Every rank stops before any work (this is rank " +
+                        std::to_string(differing) + " of " + std::to_string(ranks.size) + " ranks " +
+                        (differing == 1 ? "differs" : "differ") + " from rank 0). Every rank stops before any work (this is rank " +
                         std::to_string(ranks.rank) + "): give every rank the same campaign file, --set options, "
                         "EDM_* variables and data files");
 #else
