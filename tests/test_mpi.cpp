@@ -176,11 +176,13 @@ BOOST_AUTO_TEST_CASE(two_ranks_stop_with_a_checkpoint_each_and_resume_bit_identi
 namespace {
 
 // An MPMD launch: rank 0 runs `edm ARGS0`, rank 1 `edm ARGS1`; env0/env1 are mpirun options of that
-// rank's environment (`-x EDM_NEWTON_ITERS=3 `) or "".
+// rank's environment (`-x EDM_NEWTON_ITERS=3 `) or "". Ranks that disagree could wait for each other
+// forever (a dry run on one rank left the other in its reduce): the launch is ended after 5 minutes
+// (exit 124), a failure of the case rather than a hung suite.
 test::CommandResult mpmd(const std::string& env0, const std::string& args0, const std::string& env1,
                          const std::string& args1) {
   const std::string edm = test::edm_binary().string();
-  return test::run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " EDM_MPIEXEC
+  return test::run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 " EDM_MPIEXEC
                            " --oversubscribe -n 1 " + env0 + edm + " " + args0 + " : -n 1 " + env1 + edm + " " + args1);
 }
 
