@@ -3,6 +3,9 @@
 // to rank 0 slab by slab; agreement to tol::sharded, and the manifest records the ranks. Checkpoints
 // under MPI: a SIGTERM to one rank stops every rank at one batch boundary with a checkpoint of each,
 // and `mpirun -n 2 edm resume` gives the uninterrupted `mpirun -n 2` run's field bit for bit.
+// Ranks given different campaigns (a key, the environment, a data file's content, the command's
+// options) are refused on every rank before any work (EDM-RUN-070); `edm sweep` under mpirun is
+// refused (EDM-SWP-040).
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi
 #include <boost/test/unit_test.hpp>

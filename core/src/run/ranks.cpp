@@ -459,8 +459,8 @@ void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankC
                     "the MPI ranks do not run one campaign: " + said + " (the first key that differs; " +
                         std::to_string(differing) + " of " + std::to_string(ranks.size) + " ranks " +
                         (differing == 1 ? "differs" : "differ") + " from rank 0). Every rank stops before any work (this is rank " +
-                        std::to_string(ranks.rank) + "): give every rank the same campaign file, --set options, "
-                        "EDM_* variables and data files");
+                        std::to_string(ranks.rank) + "): give every rank the same campaign file, command-line "
+                        "options, EDM_* variables and data files");
 #else
   (void)campaign;
   (void)command;
