@@ -215,6 +215,9 @@ BOOST_AUTO_TEST_CASE(ranks_with_another_a0_are_refused_before_any_work) {
   const std::string run = "run " + write_cell(dir).string() + " --quiet";
   check_refused(mpmd("", run, "", run + " --set laser.a0=0.5"), dir / "out",
                 "laser.a0 is 0.5 on rank 1 and 0.8 on rank 0");
+  // One ulp apart: the values are compared as doubles, not as a rounded print.
+  check_refused(mpmd("", run + " --set laser.a0=0.8000000000000002", "", run), dir / "out",
+                "laser.a0 is 0.8 on rank 1 and 0.8000000000000002 on rank 0");
 }
 
 BOOST_AUTO_TEST_CASE(ranks_with_another_screen_are_refused_before_any_work) {
