@@ -25,6 +25,10 @@
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 
+#ifdef EDM_WITH_MPI
+#include <mpi.h>
+#endif
+
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
@@ -339,10 +343,36 @@ SweepArgs parse(const Args& args, bool& help) {
 
 }  // namespace
 
+namespace {
+
+// Under mpirun every rank would run the same cells into one campaign folder, racing for their
+// state files and writing one cell's field from two processes. A sweep is parallel by cell (one
+// process per cell: --parallel-devices, --slurm), so more than one rank is refused, on every rank
+// (each reads the world size itself: no collective is needed to agree).
+void refuse_mpi_ranks() {
+#ifdef EDM_WITH_MPI
+  int initialized = 0, finalized = 0, size = 1;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > 1)
+    throw ConfigError("EDM-SWP-040", "edm sweep under mpirun with " + std::to_string(size) +
+                                         " ranks (MPI world size " + std::to_string(size) +
+                                         "): every rank would run the same cells into one campaign folder. A sweep "
+                                         "runs one process per cell: start edm sweep without mpirun, with "
+                                         "--parallel-devices (one cell per device at a time) or --slurm (one job "
+                                         "array task per cell); mpirun is for one large cell (edm run)");
+#endif
+}
+
+}  // namespace
+
 int cmd_sweep(const Args& args) {
   bool help = false;
   const SweepArgs a = parse(args, help);
   if (help) return 0;
+  refuse_mpi_ranks();
   const PluginRegistry plugins = PluginRegistry::discover();
   const std::string scenario = peek_scenario(a.file, a.base);
   const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys(), a.yes);

@@ -3,6 +3,9 @@
 // to rank 0 slab by slab; agreement to tol::sharded, and the manifest records the ranks. Checkpoints
 // under MPI: a SIGTERM to one rank stops every rank at one batch boundary with a checkpoint of each,
 // and `mpirun -n 2 edm resume` gives the uninterrupted `mpirun -n 2` run's field bit for bit.
+// Ranks given different campaigns (a key, the environment, a data file's content, the command's
+// options) are refused on every rank before any work (EDM-RUN-070); `edm sweep` under mpirun is
+// refused (EDM-SWP-040).
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi
 #include <boost/test/unit_test.hpp>
@@ -15,6 +18,7 @@
 
 #include <toml++/toml.h>
 
+#include "edm/tracks.hpp"
 #include "edm/writer.hpp"
 #include "spawn.hpp"
 
@@ -164,4 +168,149 @@ BOOST_AUTO_TEST_CASE(two_ranks_stop_with_a_checkpoint_each_and_resume_bit_identi
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
   BOOST_TEST(!fs::exists(part / "checkpoint.g1.r1.h5"), "every rank's checkpoint is removed at the end");
   BOOST_TEST(!fs::exists(part / ".edm.lock"));
+}
+
+// ---- The ranks agree on the campaign before any work (EDM-RUN-070) ----------------------------------
+// Ranks that ran different campaigns wrote one field.h5 with exit 0 (the reduce summed cubes of other
+// physics; run.toml showed rank 0's keys), or aborted in MPI_Reduce with no edm id when the cubes had
+// other sizes. Now rank 0 broadcasts its effective campaign (keys, data files by content) and every
+// rank refuses a difference before any device time: exit 2 on every rank, naming the key, both values
+// and the rank, with nothing written to the run folder.
+namespace {
+
+// An MPMD launch: rank 0 runs `edm ARGS0`, rank 1 `edm ARGS1`; env0/env1 are mpirun options of that
+// rank's environment (`-x EDM_NEWTON_ITERS=3 `) or "". Ranks that disagree could wait for each other
+// forever (a dry run on one rank left the other in its reduce): the launch is ended after 5 minutes
+// (exit 124), a failure of the case rather than a hung suite.
+test::CommandResult mpmd(const std::string& env0, const std::string& args0, const std::string& env1,
+                         const std::string& args1) {
+  const std::string edm = test::edm_binary().string();
+  return test::run_command("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 " EDM_MPIEXEC
+                           " --oversubscribe -n 1 " + env0 + edm + " " + args0 + " : -n 1 " + env1 + edm + " " + args1);
+}
+
+// Refused on both ranks with EDM-RUN-070, `difference` ("laser.a0 is 0.5 on rank 1 and 0.8 on rank 0")
+// in the message, exit 2, and nothing of a run in `out`.
+void check_refused(const test::CommandResult& r, const fs::path& out, const std::string& difference) {
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.output.find("EDM-RUN-070") != std::string::npos);
+  BOOST_TEST(r.output.find(difference) != std::string::npos);
+  BOOST_TEST(r.output.find("(this is rank 0)") != std::string::npos, "rank 0 reports the refusal");
+  BOOST_TEST(r.output.find("(this is rank 1)") != std::string::npos, "rank 1 reports the refusal");
+  for (const char* name : {"field.h5", "field.h5.partial", "run.toml", ".edm.lock", "checkpoint.h5"})
+    BOOST_TEST(!fs::exists(out / name), name << " left in the run folder");
+}
+
+// The cell of these cases, written to dir/cell.toml with its output folder dir/out.
+fs::path write_cell(const fs::path& dir, std::string cell = kCell) {
+  cell.replace(cell.find("[run]\n"), 6, "[run]\noutput = \"" + (dir / "out").string() + "\"\n");
+  return test::write_file(dir, "cell.toml", cell);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ranks_with_another_a0_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_a0");
+  const std::string run = "run " + write_cell(dir).string() + " --quiet";
+  check_refused(mpmd("", run, "", run + " --set laser.a0=0.5"), dir / "out",
+                "laser.a0 is 0.5 on rank 1 and 0.8 on rank 0");
+  // One ulp apart: the values are compared as doubles, not as a rounded print.
+  check_refused(mpmd("", run + " --set laser.a0=0.8000000000000002", "", run), dir / "out",
+                "laser.a0 is 0.8 on rank 1 and 0.8000000000000002 on rank 0");
+}
+
+BOOST_AUTO_TEST_CASE(ranks_with_another_screen_are_refused_before_any_work) {
+  // Cubes of other sizes made MPI_Reduce abort (MPI_ERR_TRUNCATE) with no edm id, a lock and a
+  // field.h5.partial left behind.
+  const auto dir = test::temp_dir("mpi_agree_nx");
+  const std::string run = "run " + write_cell(dir).string() + " --quiet";
+  check_refused(mpmd("", run + " --set screen.nx=7", "", run), dir / "out", "screen.nx is 6 on rank 1 and 7 on rank 0");
+}
+
+BOOST_AUTO_TEST_CASE(ranks_with_another_environment_are_refused_before_any_work) {
+  // EDM_NEWTON_ITERS is accumulator.newton_iters' variable: the environment applied is compared.
+  const auto dir = test::temp_dir("mpi_agree_env");
+  const std::string run = "run " + write_cell(dir).string() + " --quiet";
+  check_refused(mpmd("", run, "-x EDM_NEWTON_ITERS=3 ", run), dir / "out",
+                "accumulator.newton_iters is 3 on rank 1 and 2 on rank 0");
+}
+
+// The options that decide which collectives a rank reaches are compared too: a dry run on one rank
+// returned before the batch loop while the other waited in its reduce.
+BOOST_AUTO_TEST_CASE(ranks_with_another_command_line_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_dry");
+  const std::string run = "run " + write_cell(dir).string() + " --quiet";
+  check_refused(mpmd("", run + " --dry-run", "", run), dir / "out",
+                "the option --dry-run is not given on rank 1 and given on rank 0");
+}
+
+// The electron list by content: two folders, each with its campaign and its electrons.csv (the same
+// name in each). Other contents are refused naming electrons.file; the same contents at two paths
+// (node-local copies) run, and give the one-process field.
+BOOST_AUTO_TEST_CASE(ranks_with_another_electron_list_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_csv");
+  std::string cell = kCell;
+  const std::string sunflower = "distribution = \"sunflower\"\ncount = 6\nradius = 2e-6";
+  cell.replace(cell.find(sunflower), sunflower.size(), "distribution = \"list\"\nfile = \"electrons.csv\"");
+  const std::string csv = "t0,x,y,z,ux,uy,uz\n0,0,0,0,0,0,0\n0,1e-6,0,0,0,0,0\n0,0,-1e-6,0,0,0,0\n";
+  std::string other = csv;
+  other.replace(other.find("1e-6"), 4, "2e-6");
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  test::write_file(dir / "a", "electrons.csv", csv);
+  const std::string a = "run " + write_cell(dir / "a", cell).string() + " --quiet";
+  const std::string b = "run " + write_cell(dir / "b", cell).string() + " --quiet";
+  const std::string out = " --output " + (dir / "out").string();
+  test::write_file(dir / "b", "electrons.csv", other);
+  auto r = mpmd("", a + out, "", b + out);
+  check_refused(r, dir / "out", "electrons.file is '" + (dir / "b" / "electrons.csv").string() + "' (fnv1a ");
+  BOOST_TEST(r.output.find("on rank 1 and '" + (dir / "a" / "electrons.csv").string() + "' (fnv1a ") != std::string::npos);
+
+  test::write_file(dir / "b", "electrons.csv", csv);
+  r = mpmd("", a + out, "", b + out);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const auto one = test::run_command(test::edm_binary().string() + " " + a + " --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  for (const char* name : {"/E/x", "/E/y", "/B/z", "/E_far/x"}) {
+    const double rel = test::relative_l2(read_field_component(dir / "out" / "field.h5", name),
+                                         read_field_component(dir / "one" / "field.h5", name));
+    BOOST_TEST(rel < test::tol::sharded, name << ": relative L2 " << rel);
+  }
+}
+
+// A tracks file (trajectory.model = "tracks") likewise: one sample of one track differs between the two
+// ranks' copies of tracks.h5; the refusal comes before either is read.
+BOOST_AUTO_TEST_CASE(ranks_with_another_tracks_file_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_agree_tracks");
+  std::string cell = kCell;
+  cell += "[trajectory]\nmodel = \"tracks\"\nfile = \"tracks.h5\"\n";
+  TrackData track;
+  track.t = {0, 1e-15, 2e-15, 3e-15};
+  track.x = track.y = track.z = track.ux = track.uy = track.uz = {0, 0, 0, 0};
+  for (const char* rank : {"a", "b"}) {
+    fs::create_directories(dir / rank);
+    write_tracks((dir / rank / "tracks.h5").string(), {track});
+    track.x[2] = 1e-12;  // rank b's copy
+  }
+  const std::string out = " --output " + (dir / "out").string();
+  check_refused(mpmd("", "run " + write_cell(dir / "a", cell).string() + " --quiet" + out, "",
+                     "run " + write_cell(dir / "b", cell).string() + " --quiet" + out),
+                dir / "out", "trajectory.file is '" + (dir / "b" / "tracks.h5").string() + "' (fnv1a ");
+}
+
+// A sweep runs one process per cell (--parallel-devices, --slurm): under mpirun every rank ran the same
+// cells into one folder together, recorded one cell done with a wrong field, and aborted.
+BOOST_AUTO_TEST_CASE(a_sweep_under_mpirun_is_refused_on_every_rank) {
+  const auto dir = test::temp_dir("mpi_sweep");
+  std::string cell = kCell;
+  cell += "[sweep]\n\"laser.a0\" = [0.5, 0.8]\n";
+  const fs::path file = write_cell(dir, cell);
+  const auto r = test::run_command(mpirun2() + test::edm_binary().string() + " sweep " + file.string() + " --quiet");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.output.find("EDM-SWP-040") != std::string::npos);
+  BOOST_TEST(r.output.find("MPI world size 2") != std::string::npos);
+  BOOST_TEST(r.output.find("--parallel-devices") != std::string::npos);
+  BOOST_TEST(!fs::exists(dir / "out" / "campaign.toml"), "no campaign table is written");
 }

@@ -15,6 +15,7 @@
 // non-finite values. A species that is not in the series is a ConfigError naming trajectory.species.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,10 @@ struct OpenPmdTracks {
 
 // `species` empty: the series must hold exactly one particle species.
 OpenPmdTracks read_openpmd_tracks(const std::string& path, const std::string& species = "");
+
+// The files the series that `path` names is read from, in iteration order (one file for a
+// group-based series); IoError as read_openpmd_tracks for a series it cannot list. Ranks under
+// mpirun compare their contents before a run (run/ranks.cpp).
+std::vector<std::filesystem::path> openpmd_series_files(const std::string& path);
 
 }  // namespace edm

@@ -337,6 +337,13 @@ Snapshot read_iteration(const IterationRef& ref, const std::string& wanted, std:
 
 }  // namespace
 
+std::vector<std::filesystem::path> openpmd_series_files(const std::string& path) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& ref : series_iterations(path))
+    if (files.empty() || files.back() != ref.file) files.push_back(ref.file);
+  return files;
+}
+
 namespace {
 
 // One track per id from the snapshots (in iteration order); gaps and changing weights refused.

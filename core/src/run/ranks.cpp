@@ -2,7 +2,18 @@
 #include "run/ranks.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <climits>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "edm/error.hpp"
+#include "edm/openpmd_particles.hpp"
+#include "field/fnv1a.hpp"
 
 #ifdef EDM_WITH_MPI
 #include <mpi.h>
@@ -239,6 +250,222 @@ void barrier(const Ranks& ranks) {
   if (ranks.size > 1) MPI_Barrier(MPI_COMM_WORLD);
 #else
   (void)ranks;
+#endif
+}
+
+// ---- The ranks agree on the campaign -------------------------------------------------------------
+
+namespace {
+
+std::string hex(std::uint64_t h) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+// A value as the ranks compare it: a double by its shortest round-trip form (two values print alike
+// only when they are the same double), anything else as TOML writes it.
+std::string leaf_text(const toml::node& n) {
+  if (const auto* d = n.as_floating_point()) {
+    char b[40];
+    const auto r = std::to_chars(b, b + sizeof b, d->get());
+    return std::string(b, r.ptr);
+  }
+  std::ostringstream os;
+  n.visit([&os](auto&& x) { os << x; });
+  return os.str();
+}
+
+void flatten(const toml::node& n, const std::string& key, std::vector<CampaignEntry>& out) {
+  if (const auto* t = n.as_table()) {
+    for (auto&& [k, v] : *t) flatten(v, key.empty() ? std::string(k.str()) : key + "." + std::string(k.str()), out);
+  } else if (const auto* a = n.as_array()) {
+    if (a->empty()) out.push_back({key, "[]", "[]"});
+    for (std::size_t i = 0; i < a->size(); ++i) flatten(*a->get(i), key + "[" + std::to_string(i) + "]", out);
+  } else {
+    const std::string v = leaf_text(n);
+    out.push_back({key, v, v});
+  }
+}
+
+struct FileDigest {
+  std::uint64_t hash = detail::kFnvOffset, bytes = 0;
+  std::string error;  // why the file could not be read ("" when it was)
+};
+
+// FNV-1a of the file's bytes (the core's one hash; the content, never the path or the time).
+FileDigest digest_file(const std::filesystem::path& path, std::uint64_t h = detail::kFnvOffset) {
+  FileDigest d;
+  d.hash = h;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    d.error = "cannot be opened";
+    return d;
+  }
+  std::vector<char> buf(std::size_t(1) << 20);
+  while (in) {
+    in.read(buf.data(), std::streamsize(buf.size()));
+    const auto got = std::size_t(in.gcount());
+    d.hash = detail::fnv1a(std::string_view(buf.data(), got), d.hash);
+    d.bytes += got;
+  }
+  if (in.bad()) d.error = "cannot be read";
+  return d;
+}
+
+// A data file's entry: its digest compared, its path shown beside it. A series (every file of an
+// openPMD series) digests the files' names and contents in iteration order.
+CampaignEntry data_entry(const std::string& key, const std::string& path, bool series) {
+  FileDigest d;
+  std::size_t files = 1;
+  try {
+    if (series) {
+      const auto list = openpmd_series_files(path);
+      files = list.size();
+      for (const auto& f : list) {
+        d.hash = detail::fnv1a(f.filename().string() + '\n', d.hash);
+        const FileDigest one = digest_file(f, d.hash);
+        if (!one.error.empty()) {
+          d.error = f.string() + " " + one.error;
+          break;
+        }
+        d.hash = one.hash;
+        d.bytes += one.bytes;
+      }
+    } else {
+      d = digest_file(path);
+    }
+  } catch (const Error& e) {
+    d.error = e.what();
+  }
+  const std::string value = d.error.empty() ? "fnv1a " + hex(d.hash) + ", " + std::to_string(d.bytes) + " bytes"
+                                            : "unreadable (" + d.error + ")";
+  const std::string count = series ? std::to_string(files) + (files == 1 ? " file, " : " files, ") : "";
+  return {key, value, "'" + path + "' (" + count + value + ")"};
+}
+
+}  // namespace
+
+std::vector<CampaignEntry> campaign_record(const Campaign& c) {
+  toml::table t = c.to_toml();
+  if (toml::table* acc = t["accumulator"].as_table()) acc->erase("devices");
+  std::vector<CampaignEntry> out;
+  flatten(t, "", out);
+  const auto replace = [&out](const CampaignEntry& e) {
+    for (auto& x : out)
+      if (x.key == e.key) x = e;
+  };
+  if (c.electrons.distribution == Distribution::List) replace(data_entry("electrons.file", c.electrons.file, false));
+  if (c.trajectory.model == TrajectoryModel::Tracks) replace(data_entry("trajectory.file", c.trajectory.file, false));
+  if (c.trajectory.model == TrajectoryModel::OpenPMD) replace(data_entry("trajectory.file", c.trajectory.file, true));
+  // Not a key, but it replaces the kernel source the field is computed with.
+  const char* cl = std::getenv("EDM_CL_PATH");
+  const std::string cl_path = cl && *cl ? std::string("'") + cl + "'" : "unset";
+  out.push_back({"the environment variable EDM_CL_PATH", cl_path, cl_path});
+  std::sort(out.begin(), out.end(), [](const CampaignEntry& a, const CampaignEntry& b) { return a.key < b.key; });
+  return out;
+}
+
+std::string first_difference(const std::vector<CampaignEntry>& root, const std::vector<CampaignEntry>& mine, int rank) {
+  const auto say = [rank](const std::string& key, const CampaignEntry* m, const CampaignEntry* r) {
+    return key + " is " + (m ? m->shown : std::string("not set")) + " on rank " + std::to_string(rank) + " and " +
+           (r ? r->shown : std::string("not set")) + " on rank 0";
+  };
+  std::map<std::string, const CampaignEntry*> by_key;
+  for (const auto& e : mine) by_key[e.key] = &e;
+  for (const auto& r : root) {  // in rank 0's order
+    const auto it = by_key.find(r.key);
+    if (it == by_key.end()) return say(r.key, nullptr, &r);
+    if (it->second->value != r.value) return say(r.key, it->second, &r);
+    by_key.erase(it);
+  }
+  for (const auto& e : mine)  // keys rank 0 does not have (a scenario key of another plugin version)
+    if (by_key.count(e.key)) return say(e.key, &e, nullptr);
+  return "";
+}
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+// Entries as text: every field length-prefixed, so no value can be mistaken for a separator.
+std::string encode(const std::vector<CampaignEntry>& entries) {
+  std::string s;
+  for (const auto& e : entries)
+    for (const std::string* f : {&e.key, &e.value, &e.shown}) s += std::to_string(f->size()) + ":" + *f;
+  return s;
+}
+
+std::vector<CampaignEntry> decode(const std::string& s) {
+  std::vector<CampaignEntry> out;
+  std::size_t p = 0;
+  const auto field = [&]() {
+    const std::size_t colon = s.find(':', p);
+    const std::size_t n = std::stoull(s.substr(p, colon - p));
+    p = colon + 1 + n;
+    return s.substr(colon + 1, n);
+  };
+  while (p < s.size()) {
+    CampaignEntry e;
+    e.key = field();
+    e.value = field();
+    e.shown = field();
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// `root`'s text on every rank: the length first, so that every rank sizes its buffer, then the bytes.
+void broadcast_text(std::string& text, int root) {
+  unsigned long long n = text.size();
+  MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, root, MPI_COMM_WORLD);
+  text.resize(std::size_t(n));
+  for (std::size_t off = 0; off < text.size(); off += INT_MAX)
+    MPI_Bcast(text.data() + off, int(std::min<std::size_t>(INT_MAX, text.size() - off)), MPI_CHAR, root, MPI_COMM_WORLD);
+}
+
+}  // namespace
+#endif
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+// The record with the command's options after the keys.
+std::vector<CampaignEntry> rank_record(const Campaign& campaign, const RankCommand& command) {
+  std::vector<CampaignEntry> out = campaign_record(campaign);
+  const auto add = [&out](const std::string& key, const std::string& v) { out.push_back({key, v, v}); };
+  add("the command (edm run or edm resume)", command.resume ? "edm resume" : "edm run");
+  add("the option --dry-run", command.dry_run ? "given" : "not given");
+  add("the option --overwrite", command.overwrite ? "given" : "not given");
+  add("the option --checkpoint-every", std::to_string(command.checkpoint_every));
+  return out;
+}
+
+}  // namespace
+#endif
+
+void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankCommand& command) {
+  if (ranks.size == 1) return;
+#ifdef EDM_WITH_MPI
+  // Every rank reaches every collective below whatever its verdict: a mismatch on one rank stops all.
+  const std::vector<CampaignEntry> mine = rank_record(campaign, command);
+  std::string root_text = ranks.rank == 0 ? encode(mine) : std::string();
+  broadcast_text(root_text, 0);
+  const std::string diff = ranks.rank == 0 ? std::string() : first_difference(decode(root_text), mine, ranks.rank);
+  int verdict[2] = {diff.empty() ? ranks.size : ranks.rank, diff.empty() ? 0 : 1}, first = 0, differing = 0;
+  MPI_Allreduce(&verdict[0], &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&verdict[1], &differing, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (first == ranks.size) return;
+  std::string said = ranks.rank == first ? diff : std::string();
+  broadcast_text(said, first);
+  throw ConfigError("EDM-RUN-070",
+                    "the MPI ranks do not run one campaign: " + said + " (the first key that differs; " +
+                        std::to_string(differing) + " of " + std::to_string(ranks.size) + " ranks " +
+                        (differing == 1 ? "differs" : "differ") + " from rank 0). Every rank stops before any work (this is rank " +
+                        std::to_string(ranks.rank) + "): give every rank the same campaign file, command-line "
+                        "options, EDM_* variables and data files");
+#else
+  (void)campaign;
+  (void)command;
 #endif
 }
 

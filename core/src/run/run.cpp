@@ -57,6 +57,10 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   RunSummary S;
   S.run_id = make_run_id();
 
+  // Under mpirun the ranks first agree that they run one campaign (keys and data files): first,
+  // because any check below could pass on one rank and stop another, and nothing is written yet.
+  agree_on_campaign(current_ranks(), campaign,
+                    {options.dry_run, options.overwrite, options.resume, options.checkpoint_every});
   // Prepare and plan: every input problem surfaces before any device time is spent.
   refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
