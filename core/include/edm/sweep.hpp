@@ -174,6 +174,12 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
                      const std::filesystem::path& output, const PluginRegistry& plugins,
                      const CellRunOptions& options, RunObserver& observer, std::string* error = nullptr);
 
+// The results of a finished run folder (CellRecord::results) from the spectrum `edm spectrum`
+// computes with its defaults, written as spectrum.h5 unless `keep` and one is there already: the
+// energy through the screen, the on-axis peak ω (absent when no bin above ω = 0 holds energy), the
+// run's expected line (run.toml [kinematics]; absent when not known) and the photon yield at it.
+std::map<std::string, double> cell_results(const std::filesystem::path& folder, bool keep = false);
+
 // What edm sweep would do with a pending or failed cell's folder, for --dry-run: "" when it runs the
 // cell afresh; else one line: it adopts the cell's own complete run there, resumes its checkpoint,
 // or fails with EDM-SWP-033 because the folder holds a complete run that is not the cell's (why).

@@ -52,23 +52,6 @@ std::optional<double> on_axis_peak(const SpectrumResult& r) {
   return w;
 }
 
-// Energy through the screen, the on-axis peak ω, the run's expected line (run.toml [kinematics])
-// and the photon yield at it, from the spectrum `edm spectrum` computes with its defaults, written
-// as spectrum.h5 unless `keep` and one is there already: an adopted cell's folder may hold the
-// user's own spectrum (other harmonics, another window), which the results must not replace (found
-// in review).
-std::map<std::string, double> cell_results(const fs::path& folder, bool keep = false) {
-  const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
-  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
-  std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
-  if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
-  const RunPhysics physics = read_run_physics(folder);
-  if (line_known(physics)) out["line_omega"] = expected_line_omega(physics);
-  if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
-    out["line_photons"] = y.photons_per_bw;
-  return out;
-}
-
 // Why the run's field is wrong, from what its run.toml records ([window], [screen]): each reason
 // the run warned about, in its words' short form. Empty: nothing known against it.
 std::vector<std::string> suspect_reasons(const toml::table& m) {
@@ -193,6 +176,20 @@ std::optional<double> recorded_wall_time(const fs::path& folder) {
 }
 
 }  // namespace
+
+std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
+  const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
+  // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
+  // replaced (found in review).
+  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
+  std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
+  if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
+  const RunPhysics physics = read_run_physics(folder);
+  if (line_known(physics)) out["line_omega"] = expected_line_omega(physics);
+  if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
+    out["line_photons"] = y.photons_per_bw;
+  return out;
+}
 
 CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                      const fs::path& output, const PluginRegistry& plugins, const CellRunOptions& options,
