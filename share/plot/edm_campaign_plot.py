@@ -51,7 +51,7 @@ def _draw(ax, groups, against, name, per_laser):
     for i, (key, cells) in enumerate(sorted(groups.items(), key=lambda kv: str(kv[0]))):
         pts = _points(cells, against, name, per_laser)
         lab = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in key)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{i}", label=lab or name)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=f"C{i}", label=lab or "cells")
         bad = [p for p in pts if p[2]]
         if bad:
             ax.plot([p[0] for p in bad], [p[1] for p in bad], "o", markersize=11, markerfacecolor="none",
@@ -111,6 +111,8 @@ def main(argv):
         if per_laser:
             _omega_axes(ax, done)
             ax.set_title(MEANING[name], fontsize="medium")
+        elif name in OMEGAS:  # a table without laser_omega (an older edm): ω as recorded
+            ax.set_ylabel(f"{MEANING[name]} [rad/s]")
         else:
             ax.set_ylabel(MEANING.get(name, f"{name} ({UNITS.get(name, '')})"))
         if ax.get_legend_handles_labels()[0]:
