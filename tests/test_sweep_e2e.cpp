@@ -586,3 +586,32 @@ BOOST_AUTO_TEST_CASE(under_screen_strict_the_wrong_field_cell_fails) {
   r = run_edm("campaign status " + out.string());
   BOOST_TEST(has(r.output, "1 done 0 done (suspect) 0 running 0 pending 1 failed"));
 }
+
+// A completed run that still says its field is wrong under screen.strict (a clipped window, which
+// allow_clipping lets through and strict does not refuse) fails its cell with EDM-SWP-034. Its
+// run.toml is edited here to say so, and the cell adopted from its folder (the run is the cell's).
+BOOST_AUTO_TEST_CASE(a_completed_wrong_field_under_strict_fails_with_its_id) {
+  const fs::path dir = test::temp_dir("sweep_suspect_adopted");
+  std::string text = roots_campaign(true);
+  text.replace(text.find("[0.0, 1.0]"), 10, "[0.0]");
+  const fs::path c = test::write_file(dir, "c.toml", text);
+  const fs::path out = dir / "out";
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_REQUIRE(r.exit_code == 0);
+  const fs::path manifest = out / "a0=0.0" / "run.toml";
+  std::string m = slurp(manifest);
+  const auto at = m.find("covered = true");
+  BOOST_REQUIRE(at != std::string::npos);
+  m.replace(at, 14, "covered = false");
+  std::ofstream(manifest, std::ios::trunc) << m;
+  fs::remove(cell_state_path(out, "a0=0.0"));  // pending again: the next sweep adopts the folder
+  r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code != 0);
+  const CampaignTable table = read_campaign_table(out);
+  BOOST_TEST(cell_state_word(table.cells[0]) == "failed");
+  BOOST_TEST(has(table.cells[0].error, "EDM-SWP-034"));
+  BOOST_TEST(has(table.cells[0].error, "window clipped"));
+  BOOST_TEST(has(table.cells[0].error, "screen.strict = true"));
+}
