@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include <boost/program_options.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
 #include "edm/error.hpp"
+#include "edm/schema.hpp"
 #include "edm/sweep.hpp"
 
 extern char** environ;
@@ -42,19 +44,25 @@ int status(const fs::path& output) {
   std::cout << "campaign " << output.string() << " (" << meta("file") << ", " << meta("mode") << ", "
             << t.cells.size() << " cells)\n";
   for (const auto& c : t.cells) {
-    ++counts[cell_state_name(c.state)];
-    std::cout << "  " << c.label << "  " << cell_state_name(c.state);
+    ++counts[cell_state_word(c)];
+    std::cout << "  " << c.label << "  " << cell_state_word(c);
     // A cell whose process was killed (SIGKILL, a lost node) stays "running" in its state file;
     // the claim it held (an flock) went with the process, so one that can be taken is stale.
     if (c.state == CellState::Running && CellClaim::unclaimed(output, c.label))
       std::cout << " (stale: no process holds it; the next edm sweep runs it again)";
     if (c.wall_s) std::cout << "  " << fmt(*c.wall_s) << " s";
     for (const auto& [k, v] : c.results) std::cout << "  " << k << "=" << fmt(v);
+    if (c.state == CellState::Done && !c.results.empty() && !c.results.count("peak_omega_on_axis"))
+      std::cout << "  peak_omega_on_axis=none (no on-axis peak)";
+    if (!c.warnings.empty()) std::cout << "  " << c.warnings.size() << " warning(s)";
     if (!c.error.empty()) std::cout << "  [" << c.error << "]";
     std::cout << "\n";
+    // Why its field is wrong: the reasons its run.toml gives (a done cell's, or a strict failure's).
+    for (const auto& why : c.suspect) std::cout << "      suspect: " << why << "\n";
   }
   std::cout << "total:";
-  for (const char* s : {"done", "running", "pending", "failed"}) std::cout << " " << counts[s] << " " << s;
+  for (const char* s : {"done", "done (suspect)", "running", "pending", "failed"})
+    std::cout << " " << counts[s] << " " << s;
   std::cout << "\n";
   return 0;
 }
@@ -79,6 +87,20 @@ fs::path campaign_plot_script() {
   throw IoError("EDM-SWP-028", "cannot find edm_campaign_plot.py beside " + dir.string());
 }
 
+// "laser a0 (peak normalised amplitude eE0/(m c ω))" or "screen distance (observer distance) [m]":
+// a sweep axis as the key table (edm schema) names it, for the plot's axis label; "" for a key the
+// core table does not hold (a scenario's own key keeps its name).
+std::string axis_label(const std::string& key) {
+  for (const KeySpec& k : core_schema()) {
+    if (k.section + "." + k.key != key) continue;
+    std::string meaning = k.meaning.substr(0, std::min(k.meaning.find(" ("), k.meaning.find(';')));
+    std::string label = k.section + " " + k.key + " (" + meaning + ")";
+    if (!k.unit.empty()) label += " [" + k.unit + "]";
+    return label;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool is_campaign_folder(const fs::path& dir) {
@@ -93,13 +115,18 @@ int plot_campaign(const Args& args) {
       "result", po::value(&results)->composing(), "a result column (default: all)");
   po::variables_map vm;
   if (!parse_command(args, desc, "output", output, vm)) return 0;
-  (void)read_campaign_table(output);  // a clear error before Python starts
+  const CampaignTable table = read_campaign_table(output);  // a clear error before Python starts
   refuse_plots_not_a_folder(output);
   // The interpreter as `edm plot RUN` finds it: one without h5py failed inside the script with a
   // traceback (exit 4, EDM-SWP-029) instead of EDM-PLOT-002's list of packages to install.
   std::vector<std::string> argv{find_python(), campaign_plot_script().string(), output};
   if (!against.empty()) argv.insert(argv.end(), {"--against", against});
   for (const auto& r : results) argv.insert(argv.end(), {"--result", r});
+  // Each axis's label from the key table, which the script has no other way to read.
+  const auto axes = table.meta.find("axes");
+  std::istringstream keys(axes == table.meta.end() ? std::string() : axes->second);
+  for (std::string k; std::getline(keys, k, ',');)
+    if (const std::string l = axis_label(k); !l.empty()) argv.insert(argv.end(), {"--label", k + "=" + l});
   setenv("MPLBACKEND", "Agg", 1);
   const int rc = spawn_wait(argv);
   if (rc == 2) throw ConfigError("EDM-SWP-025", "edm plot " + output + ": no such axis or result (see the message above)");

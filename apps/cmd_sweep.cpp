@@ -273,18 +273,23 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
 // The end of a sweep: the counts, and an error when cells failed or the campaign was stopped.
 int finish(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output, bool stopped) {
   std::size_t done = 0, failed = 0, other = 0;
-  std::string first_error;
+  std::string first_error, suspect;  // suspect: the done cells whose run says their field is wrong
+  std::size_t suspects = 0;
   for (const auto& c : cells) {
     if (a.cell >= 0 && std::size_t(a.cell) != c.index) continue;
     const CellRecord r = cell_record(output, c);
-    if (r.state == CellState::Done) ++done;
-    else if (r.state == CellState::Failed) {
+    if (r.state == CellState::Done) {
+      ++done;
+      if (!r.suspect.empty()) suspect += (suspects++ ? ", " : "") + r.label;
+    } else if (r.state == CellState::Failed) {
       ++failed;
       if (first_error.empty()) first_error = r.label + ": " + r.error;
     } else ++other;
   }
   if (!a.quiet)
-    std::cout << "edm sweep " << output.string() << ": " << done << " done, " << failed << " failed, " << other
+    std::cout << "edm sweep " << output.string() << ": " << done << " done"
+              << (suspects ? " (" + std::to_string(suspects) + " suspect: " + suspect + "; edm campaign status)" : "")
+              << ", " << failed << " failed, " << other
               << " not run; table " << table_path(output).string() << "\n";
   if (stopped)
     throw Interrupted("EDM-SWP-026", "the campaign was stopped on request; run the same edm sweep again to "

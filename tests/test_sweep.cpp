@@ -8,10 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 
 #include "campaign_support.hpp"
+#include "synthetic_run.hpp"
 #include "edm/error.hpp"
 #include "edm/sweep.hpp"
 #include "test_support.hpp"
@@ -237,4 +239,33 @@ BOOST_AUTO_TEST_CASE(concurrent_writers_lose_no_row) {
   int st = 0;
   ::waitpid(pid, &st, 0);
   BOOST_TEST((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+}
+
+// Issue 29: an all-zero field's on-axis spectrum has no peak, and the table recorded the argmax of
+// zeros as a line at 4 ω_L. The results leave the peak out then; a field with a line keeps it.
+BOOST_AUTO_TEST_CASE(a_zero_field_records_no_peak) {
+  test::SyntheticRun s;
+  s.nx = s.ny = 5;
+  s.samples = 512;  // 16 periods at T/32
+  const double c0 = 299792458.0, w = 2 * M_PI * c0 / s.wavelength;
+  const fs::path zero = test::make_synthetic_run("sweep_zero_field", s, [](double, double, double, double E[3], double B[3]) {
+    E[0] = E[1] = E[2] = B[0] = B[1] = B[2] = 0;
+  });
+  const auto r0 = cell_results(zero);
+  const auto peak = r0.find("peak_omega_on_axis");
+  BOOST_TEST((peak == r0.end()), "a zero field recorded a peak at " << (peak == r0.end() ? 0.0 : peak->second / w)
+                                                                     << " ω_L");
+  BOOST_TEST(r0.at("energy") == 0.0);
+  BOOST_TEST(r0.at("laser_omega") == w, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(fs::exists(zero / "spectrum.h5"));
+
+  // A plane wave at 3 ω_L (bin 48 of 512 at T/32): its peak is there, to the interpolation's accuracy.
+  const fs::path line = test::make_synthetic_run("sweep_line_field", s, [&](double, double, double t, double E[3], double B[3]) {
+    E[0] = 1e3 * std::sin(3 * w * t), E[1] = E[2] = 0;
+    B[0] = B[2] = 0, B[1] = E[0] / c0;
+  });
+  const auto r1 = cell_results(line);
+  BOOST_REQUIRE(r1.count("peak_omega_on_axis"));
+  BOOST_TEST(std::abs(r1.at("peak_omega_on_axis") / w - 3.0) < 0.01);
+  BOOST_TEST(r1.at("energy") > 0.0);
 }

@@ -8,10 +8,13 @@
 #define BOOST_TEST_MODULE sweep_e2e
 #include <boost/test/unit_test.hpp>
 
+#include <hdf5.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -406,4 +409,209 @@ BOOST_AUTO_TEST_CASE(status_marks_a_running_cell_nobody_holds_as_stale) {
     BOOST_TEST(has(r.output, "a0=0.1  running"));
     BOOST_TEST(!has(r.output, "(stale"), r.output);
   }
+}
+
+namespace {
+
+// One electron (γ = 5) head-on into a plane wave, seen on a small angular screen at infinity at
+// T/256: at a0 = 1 the retarded-time roots do not converge in accumulator.newton_iters = 2 steps
+// (run.toml [window] roots_converged = false, the run warns "the field is then wrong"); at a0 = 0
+// (no laser: a straight line) they do. test_root_sampling measures the thresholds.
+std::string roots_campaign(bool strict) {
+  return std::string("[run]\nscenario = \"inverse_thomson\"\nmode = \"total\"\n[laser]\nprofile = \"plane_wave\"\n"
+                     "a0 = 0.5\nduration = 10.7e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\n"
+                     "radius = 0.0\ngamma = 5.0\n[trajectory]\nknots_per_period = 128\n[screen]\ntype = \"angular\"\n"
+                     "distance = \"infinity\"\nangles = \"xy\"\ntheta_x_min = -0.1\ntheta_x_max = 0.1\n"
+                     "theta_y_min = -0.1\ntheta_y_max = 0.1\nnx = 3\nny = 2\nsamples = 384\nsamples_per_period = 256\n"
+                     "strict = ") +
+         (strict ? "true" : "false") + "\n[accumulator]\ndevices = \"0\"\n[sweep]\nlaser.a0 = [0.0, 1.0]\n";
+}
+
+const toml::table* row_of(const toml::table& t, const std::string& label) {
+  for (auto&& r : *t["cell"].as_array())
+    if (r.as_table() && (*r.as_table())["label"].value_or(std::string()) == label) return r.as_table();
+  return nullptr;
+}
+
+// A column of the collected table, read here with the HDF5 C API (strings: variable length).
+std::vector<std::string> h5_strings(hid_t f, const char* name) {
+  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  BOOST_REQUIRE(d >= 0);
+  const hid_t space = H5Dget_space(d), type = H5Tcopy(H5T_C_S1);
+  H5Tset_size(type, H5T_VARIABLE);
+  std::vector<char*> buf(std::size_t(H5Sget_simple_extent_npoints(space)));
+  const herr_t rc = H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data());
+  std::vector<std::string> out;
+  for (char* s : buf) {
+    out.emplace_back(s ? s : "");
+    std::free(s);
+  }
+  H5Tclose(type), H5Sclose(space), H5Dclose(d);
+  BOOST_REQUIRE(rc >= 0);
+  return out;
+}
+
+std::vector<double> h5_doubles(hid_t f, const char* name) {
+  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  BOOST_REQUIRE(d >= 0);
+  const hid_t space = H5Dget_space(d);
+  std::vector<double> out(std::size_t(H5Sget_simple_extent_npoints(space)));
+  const herr_t rc = H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data());
+  H5Sclose(space), H5Dclose(d);
+  BOOST_REQUIRE(rc >= 0);
+  return out;
+}
+
+}  // namespace
+
+// Issue 29: a sweep recorded a cell whose run warned "the field is then wrong" as done, with nothing
+// in campaign.toml, campaign.h5 or edm campaign status to say so.
+BOOST_AUTO_TEST_CASE(a_cell_whose_run_says_its_field_is_wrong_is_done_suspect) {
+  const fs::path dir = test::temp_dir("sweep_suspect");
+  const fs::path c = test::write_file(dir, "c.toml", roots_campaign(false));
+  const fs::path out = dir / "out";
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_REQUIRE(r.exit_code == 0);  // suspect cells completed: no failure
+  BOOST_TEST(has(r.output, "2 done (1 suspect: a0=1.0"));
+
+  // run.toml keeps what the run warned, and its verdict.
+  const toml::table m = toml::parse_file((out / "a0=1.0" / "run.toml").string());
+  BOOST_TEST(m["window"]["roots_converged"].value_or(true) == false);
+  BOOST_TEST(m["warnings"]["count"].value_or(0) == 1);
+  BOOST_TEST(m["warnings"]["messages"][0].value_or(std::string()).find("accumulator.newton_iters = 2") !=
+             std::string::npos);
+  BOOST_TEST(toml::parse_file((out / "a0=0.0" / "run.toml").string())["warnings"]["count"].value_or(-1) == 0);
+
+  // campaign.toml: the state, the reason, the verdicts and the warning's text.
+  const toml::table t = toml::parse_file((out / "campaign.toml").string());
+  const toml::table* bad = row_of(t, "a0=1.0");
+  const toml::table* good = row_of(t, "a0=0.0");
+  BOOST_REQUIRE(bad);
+  BOOST_REQUIRE(good);
+  BOOST_TEST((*bad)["state"].value_or(std::string()) == "done (suspect)");
+  BOOST_TEST((*bad)["suspect"][0].value_or(std::string()).find("roots not converged") != std::string::npos);
+  BOOST_TEST((*bad)["verdicts"]["roots_converged"].value_or(true) == false);
+  BOOST_TEST((*bad)["verdicts"]["burst_in_window"].value_or(false) == true);
+  BOOST_TEST((*bad)["warnings"][0].value_or(std::string()).find("the field is then wrong") != std::string::npos);
+  BOOST_TEST((*good)["state"].value_or(std::string()) == "done");
+  BOOST_TEST(!good->contains("suspect"));
+  BOOST_TEST((*good)["verdicts"]["roots_converged"].value_or(false) == true);
+
+  // The line is the run's own expected line: head-on, on axis ω1 = γ²(1+β)² ω_L / (1 + a0²/2), a
+  // closed form written here (λ = 800 nm, the default).
+  const double omega_l = 2 * M_PI * 299792458.0 / 800e-9, g = 5.0, beta = std::sqrt(1 - 1 / (g * g));
+  for (const double a0 : {0.0, 1.0}) {
+    const toml::table* row = a0 == 0 ? good : bad;
+    const double want = g * g * (1 + beta) * (1 + beta) * omega_l / (1 + a0 * a0 / 2);
+    const double got = (*row)["results"]["line_omega"].value_or(0.0);
+    BOOST_TEST(std::abs(got - want) <= 1e-9 * want, "a0 = " << a0 << ": line " << got << ", closed form " << want);
+    BOOST_TEST((*row)["results"]["laser_omega"].value_or(0.0) == omega_l, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST((*row)["results"]["line_photons"].value_or(-1.0) >= 0.0);
+  }
+
+  // The library reads it back as done, suspect: a plain edm sweep does not run it again.
+  const CampaignTable table = read_campaign_table(out);
+  BOOST_TEST(table.cells[1].state == CellState::Done);
+  BOOST_TEST(cell_state_word(table.cells[1]) == "done (suspect)");
+  const auto mtime = fs::last_write_time(out / "a0=1.0" / "field.h5");
+  r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "1 suspect: a0=1.0"));
+  BOOST_TEST((fs::last_write_time(out / "a0=1.0" / "field.h5") == mtime));
+
+  r = run_edm("campaign status " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "a0=1.0  done (suspect)"));
+  BOOST_TEST(has(r.output, "suspect: retarded-time roots not converged"));
+  BOOST_TEST(has(r.output, "1 done 1 done (suspect)"));
+
+  r = run_edm("campaign collect " + out.string());
+  BOOST_REQUIRE(r.exit_code == 0);
+  {
+    const hid_t f = H5Fopen((out / "campaign.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    BOOST_REQUIRE(f >= 0);
+    const auto states = h5_strings(f, "/cells/state"), why = h5_strings(f, "/cells/suspect");
+    BOOST_TEST((states == std::vector<std::string>{"done", "done (suspect)"}));
+    BOOST_TEST(why[0].empty());
+    BOOST_TEST(why[1].find("roots not converged") != std::string::npos);
+    BOOST_TEST((h5_doubles(f, "/verdicts/roots_converged") == std::vector<double>{1.0, 0.0}));
+    BOOST_TEST((h5_doubles(f, "/cells/warning_count") == std::vector<double>{0.0, 1.0}));
+    BOOST_TEST(h5_strings(f, "/cells/warnings")[1].find("newton_iters") != std::string::npos);
+    H5Fclose(f);
+  }
+
+  if (!test::have_plotting_python()) {
+    BOOST_TEST_MESSAGE("skipping edm plot and edmio: no python3 with numpy, h5py and matplotlib");
+    return;
+  }
+  // The plot, with every Python warning an error (numpy's, matplotlib's: a missing glyph, an
+  // all-NaN reduction), and edmio's load_campaign reading the new columns.
+  r = test::run_command("PYTHONWARNINGS=error " + test::edm_bin() + " plot " + out.string() + " --against laser.a0");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(!has(r.output, "Warning"));
+  for (const char* png : {"peak_omega_on_axis", "energy", "line_photons"})
+    BOOST_TEST(slurp(out / "plots" / (std::string(png) + "_vs_laser.a0.png")).rfind("\x89PNG", 0) == 0u, png);
+  // The interpreter test::have_plotting_python found (python3 on the PATH, else /usr/bin/python3).
+  const std::string py =
+      test::run_command("python3 -c 'import numpy, h5py, matplotlib'").exit_code == 0 ? "python3" : "/usr/bin/python3";
+  r = test::run_command(py + " -W error -c \"import sys; sys.path.insert(0, '" +
+                        (test::source_dir() / "share" / "python").string() +
+                        "'); import edmio; c = edmio.load_campaign('" + out.string() +
+                        "'); b = c['a0=1.0']; print(c['a0=0.0'].state, '|', b.state, '|', b.suspect[0], '|', "
+                        "b.verdicts['roots_converged'], '|', len(b.warnings))\"");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 0);
+  BOOST_TEST(has(r.output, "done | done (suspect) | retarded-time roots not converged"));
+  BOOST_TEST(has(r.output, "| False | 1"));
+}
+
+// Under screen.strict = true the run itself refuses the unconverged roots (EDM-WIN-020): the cell
+// fails, leaves no field, and the other cell is done.
+BOOST_AUTO_TEST_CASE(under_screen_strict_the_wrong_field_cell_fails) {
+  const fs::path dir = test::temp_dir("sweep_suspect_strict");
+  const fs::path c = test::write_file(dir, "c.toml", roots_campaign(true));
+  const fs::path out = dir / "out";
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code != 0);
+  BOOST_TEST(has(r.output, "EDM-SWP-020"));
+  const CampaignTable table = read_campaign_table(out);
+  BOOST_TEST(cell_state_word(table.cells[0]) == "done");
+  BOOST_TEST(cell_state_word(table.cells[1]) == "failed");
+  BOOST_TEST(has(table.cells[1].error, "EDM-WIN-020"));
+  BOOST_TEST(!fs::exists(out / "a0=1.0" / "field.h5"));
+  r = run_edm("campaign status " + out.string());
+  BOOST_TEST(has(r.output, "1 done 0 done (suspect) 0 running 0 pending 1 failed"));
+}
+
+// A completed run that still says its field is wrong under screen.strict (a clipped window, which
+// allow_clipping lets through and strict does not refuse) fails its cell with EDM-SWP-034. Its
+// run.toml is edited here to say so, and the cell adopted from its folder (the run is the cell's).
+BOOST_AUTO_TEST_CASE(a_completed_wrong_field_under_strict_fails_with_its_id) {
+  const fs::path dir = test::temp_dir("sweep_suspect_adopted");
+  std::string text = roots_campaign(true);
+  text.replace(text.find("[0.0, 1.0]"), 10, "[0.0]");
+  const fs::path c = test::write_file(dir, "c.toml", text);
+  const fs::path out = dir / "out";
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_REQUIRE(r.exit_code == 0);
+  const fs::path manifest = out / "a0=0.0" / "run.toml";
+  std::string m = slurp(manifest);
+  const auto at = m.find("covered = true");
+  BOOST_REQUIRE(at != std::string::npos);
+  m.replace(at, 14, "covered = false");
+  std::ofstream(manifest, std::ios::trunc) << m;
+  fs::remove(cell_state_path(out, "a0=0.0"));  // pending again: the next sweep adopts the folder
+  r = run_edm("sweep " + c.string() + " -o " + out.string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code != 0);
+  const CampaignTable table = read_campaign_table(out);
+  BOOST_TEST(cell_state_word(table.cells[0]) == "failed");
+  BOOST_TEST(has(table.cells[0].error, "EDM-SWP-034"));
+  BOOST_TEST(has(table.cells[0].error, "window clipped"));
+  BOOST_TEST(has(table.cells[0].error, "screen.strict = true"));
 }

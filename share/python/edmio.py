@@ -347,7 +347,31 @@ def load_campaign(path):
     rows = doc.get("cell", [])
     if not isinstance(rows, list):
         raise EdmReadError(f"{path}: cell must be an array of tables ([[cell]])")
+    # The verdicts of each run (share/docs/outputs.md, the campaign table): taken off the row before
+    # _read_cell checks it, then set on the Cell as suspect (the reasons; state "done (suspect)"),
+    # warnings (their text) and verdicts (roots_converged, burst_in_window, covered).
+    extra = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            continue
+        row = dict(row)
+        x = {k: row.pop(k) for k in ("suspect", "warnings", "verdicts") if k in row}
+        for k in ("suspect", "warnings"):
+            if not (isinstance(x.get(k, []), list) and all(isinstance(v, str) for v in x.get(k, []))):
+                raise _campaign_error(path, i, f"{k} must be a list of strings")
+        if not (isinstance(x.get("verdicts", {}), dict) and all(isinstance(v, bool) for v in x.get("verdicts", {}).values())):
+            raise _campaign_error(path, i, "verdicts must be a table of true/false")
+        x["word"] = row.get("state")
+        if row.get("state") == "done (suspect)":
+            row["state"] = "done"
+        rows[i] = row
+        extra.append(x)
     cells = [_read_cell(path, i, row) for i, row in enumerate(rows)]
+    for c, x in zip(cells, extra):
+        c.state = x["word"]
+        c.suspect, c.warnings, c.verdicts = list(x.get("suspect", [])), list(x.get("warnings", [])), dict(x.get("verdicts", {}))
+        if c.state == "done (suspect)" and not c.suspect:
+            c.suspect = ["recorded suspect without a reason"]
     seen = set()
     for c in cells:
         if c.label in seen:

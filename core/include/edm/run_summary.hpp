@@ -59,6 +59,9 @@ struct RunSummary {
   RootSampling root_sampling;
   bool roots_converged = true;
   double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
+  // What this process's run told its RunObserver::warning, in order: run.toml [warnings], which
+  // edm sweep reads back into the campaign table (a warned field is recorded "done (suspect)").
+  std::vector<std::string> warnings;
 };
 
 }  // namespace edm

@@ -84,11 +84,26 @@ struct CellRecord {
   std::string label;
   CellState state = CellState::Pending;
   std::map<std::string, std::string> overrides;  // key → TOML text of the value
-  std::map<std::string, double> results;         // energy (J), peak_omega_on_axis (rad/s)
+  // energy (J), peak_omega_on_axis (rad/s; absent when the on-axis spectrum has no peak: a zero
+  // field), line_omega (rad/s, the run's expected line, run.toml [kinematics]), laser_omega
+  // (rad/s), line_photons (photons/sr/0.1 % BW on axis at line_omega; photon_yield.hpp)
+  std::map<std::string, double> results;
   std::optional<double> wall_s;
   std::string error;  // "EDM-…: message" of a failed (or stopped) cell
   std::string host;   // where it ran last (not in the comparison of two runs)
+  // The run's verdicts, read from its run.toml [window] after the run: roots_converged,
+  // burst_in_window, covered (absent where the run recorded none).
+  std::map<std::string, bool> verdicts;
+  // Why the field of a done cell is wrong (the run warned: roots not converged, burst missed,
+  // aliased fundamental, window clipped); not empty makes the row "done (suspect)". The cell
+  // completed: it stays Done, so no plain edm sweep runs it again.
+  std::vector<std::string> suspect;
+  std::vector<std::string> warnings;  // every warning the run gave (run.toml [warnings])
 };
+
+// The state as the table writes it: cell_state_name, or "done (suspect)" for a done cell with
+// reasons in `suspect`.
+std::string cell_state_word(const CellRecord& r);
 
 // What identifies a campaign: a hash of the base campaign's effective keys (run.output aside) and
 // of every cell's label and overrides. A folder whose table has another fingerprint belongs to
@@ -151,12 +166,19 @@ enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
 // EDM-SWP-033 and the folder is left as it is. Otherwise resumes from OUTPUT/<label>/checkpoint.h5
 // when one is there, else runs it afresh (replacing an unfinished folder). Records running, then
 // done with its results (the
-// energy through the screen and the on-axis peak ω of `edm spectrum`'s defaults; spectrum.h5 is
-// written), failed with the error id, or stopped (pending, "checkpoint kept") when the stop flag
+// energy through the screen and the on-axis peak ω of `edm spectrum`'s defaults, spectrum.h5
+// written; the line, its photon yield, the run.toml verdicts and warnings: done (suspect) when they
+// say the field is wrong, failed with EDM-SWP-034 instead under screen.strict), failed with the error id, or stopped (pending, "checkpoint kept") when the stop flag
 // ended it. Never throws for the cell's own errors; `error` gets the one that ended it.
 CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                      const std::filesystem::path& output, const PluginRegistry& plugins,
                      const CellRunOptions& options, RunObserver& observer, std::string* error = nullptr);
+
+// The results of a finished run folder (CellRecord::results) from the spectrum `edm spectrum`
+// computes with its defaults, written as spectrum.h5 unless `keep` and one is there already: the
+// energy through the screen, the on-axis peak ω (absent when no bin above ω = 0 holds energy), the
+// run's expected line (run.toml [kinematics]; absent when not known) and the photon yield at it.
+std::map<std::string, double> cell_results(const std::filesystem::path& folder, bool keep = false);
 
 // What edm sweep would do with a pending or failed cell's folder, for --dry-run: "" when it runs the
 // cell afresh; else one line: it adopts the cell's own complete run there, resumes its checkpoint,
@@ -168,9 +190,11 @@ std::string cell_folder_plan(const SweepSpec& spec, const SweepCell& cell, const
 RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                          const std::filesystem::path& output, const PluginRegistry& plugins);
 
-// Writes the table's cells into one HDF5 file (atomically): /cells/label (strings), /cells/state,
-// /cells/wall_s, /overrides/<key> and /results/<name> (float64, NaN where absent; a non-numeric
-// override as strings). Returns the number of cells.
+// Writes the table's cells into one HDF5 file (atomically): /cells/label (strings), /cells/state
+// ("done (suspect)" included), /cells/wall_s, /cells/suspect (the reasons, "; "-joined),
+// /cells/warnings (their text, newline-joined), /cells/warning_count, /verdicts/<name> (1, 0, NaN
+// where not recorded), /overrides/<key> and /results/<name> (float64, NaN where absent; a
+// non-numeric override as strings). Returns the number of cells.
 std::size_t collect_campaign(const std::filesystem::path& output, const std::filesystem::path& file);
 
 }  // namespace edm

@@ -286,6 +286,11 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
     m.insert("tuning", toml::table{{"clblast", x.clblast_tuning}});
   }
   insert_physics(m, campaign, s, units, x);
+  // Every warning the run gave, so that a reader of the folder alone (edm sweep's table, a script)
+  // learns what the console said: count = 0 says there was none (absent: an older edm).
+  toml::array messages;
+  for (const auto& w : s.warnings) messages.push_back(w);
+  m.insert("warnings", toml::table{{"count", int64_t(s.warnings.size())}, {"messages", std::move(messages)}});
   insert_performance(m, s, x);
   if (x.field_bytes > 0)
     m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},

@@ -32,6 +32,25 @@ std::string make_run_id() {
   return os.str();
 }
 
+namespace {
+
+// The caller's observer, with every warning also kept in the RunSummary (run.toml [warnings]): the
+// console said "the field is then wrong", and nothing in the folder did (issue 29).
+struct WarningRecorder final : RunObserver {
+  RunObserver& inner;
+  std::vector<std::string>& kept;
+  WarningRecorder(RunObserver& o, std::vector<std::string>& k) : inner(o), kept(k) {}
+  void phase(const std::string& name, const std::string& detail) override { inner.phase(name, detail); }
+  void progress(const RunProgress& p) override { inner.progress(p); }
+  void batch_done(std::uint64_t d, std::uint64_t t, double e) override { inner.batch_done(d, t, e); }
+  void warning(const std::string& message) override {
+    kept.push_back(message);
+    inner.warning(message);
+  }
+};
+
+}  // namespace
+
 KernelOptions kernel_options(const AccumulatorSection& a) {
   KernelOptions k;
   k.newton_iters = a.newton_iters;
@@ -53,8 +72,9 @@ KernelOptions kernel_options(const AccumulatorSection& a) {
 RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins, const RunOptions& options,
                         RunObserver& observer) {
   using namespace detail;
-  const RunContext ctx{campaign, options, observer, Clock::now()};
   RunSummary S;
+  WarningRecorder recorder(observer, S.warnings);
+  const RunContext ctx{campaign, options, recorder, Clock::now()};
   S.run_id = make_run_id();
 
   // Under mpirun the ranks first agree that they run one campaign (keys and data files): first,
@@ -64,7 +84,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // Prepare and plan: every input problem surfaces before any device time is spent.
   refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
-  for (const auto& w : cell.warnings()) observer.warning(w);
+  for (const auto& w : cell.warnings()) recorder.warning(w);
   S.electrons = cell.electrons();
   S.screen = cell.screen();
   S.slots = cell.electrons() * cell.screen().slots_per_electron();

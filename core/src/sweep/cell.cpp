@@ -6,11 +6,13 @@
 
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <sstream>
 
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
+#include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/sweep.hpp"
@@ -40,14 +42,66 @@ Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins)
   return c;
 }
 
-// Energy through the screen and the on-axis peak ω, from the spectrum `edm spectrum` computes with
-// its defaults, written as spectrum.h5 unless `keep` and one is there already: an adopted cell's
-// folder may hold the user's own spectrum (other harmonics, another window), which the results must
-// not replace (found in review).
-std::map<std::string, double> cell_results(const fs::path& folder, bool keep = false) {
-  const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
-  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
-  return {{"energy", r.total_energy}, {"peak_omega_on_axis", r.peak_omega_on_axis_interp}};
+// The on-axis peak of the spectrum, or none when no bin above ω = 0 holds any energy (a zero field:
+// its argmax is an arbitrary bin, which the table recorded as a line at 4 ω_L; issue 29).
+std::optional<double> on_axis_peak(const SpectrumResult& r) {
+  bool any = false;
+  for (std::size_t k = 1; k < r.on_axis.size(); ++k) any = any || r.on_axis[k] > 0;
+  const double w = r.peak_omega_on_axis_interp;
+  if (!any || !std::isfinite(w) || w <= 0) return std::nullopt;
+  return w;
+}
+
+// Why the run's field is wrong, from what its run.toml records ([window], [screen]): each reason
+// the run warned about, in its words' short form. Empty: nothing known against it.
+std::vector<std::string> suspect_reasons(const toml::table& m) {
+  std::vector<std::string> why;
+  const auto win = m["window"];
+  const auto count = [&](const char* k) { return win[k].value_or(std::int64_t(0)); };
+  if (win["roots_converged"].value_or(true) == false)
+    why.push_back("retarded-time roots not converged (run.toml [window] roots_converged = false: raise "
+                  "screen.samples_per_period or accumulator.newton_iters)");
+  if (const auto p = win["root_samples_per_period"].value<double>(); p && *p < 2.0)
+    why.push_back("aliased fundamental (run.toml [window] root_samples_per_period = " + std::to_string(*p) +
+                  " < 2: raise screen.samples_per_period)");
+  if (count("burst_missed_electrons") > 0)
+    why.push_back("burst missed: the window holds none of the burst's light at some pixel for " +
+                  std::to_string(count("burst_missed_electrons")) + " electron(s)");
+  else if (count("burst_cut_electrons") > 0 && m["screen"]["window"].value_or(std::string()) == "burst")
+    why.push_back("burst cut by the burst window for " + std::to_string(count("burst_cut_electrons")) +
+                  " electron(s): raise screen.samples");
+  if (win["covered"].value_or(true) == false)
+    why.push_back("window clipped for " + std::to_string(count("clipped_electrons")) +
+                  " electron(s) (screen.allow_clipping = true)");
+  return why;
+}
+
+// The cell's results, verdicts, warnings and suspect reasons from its finished run folder. A field
+// that is wrong under screen.strict fails the cell (EDM-SWP-034): the run refuses most of these
+// itself, but not a window clipped with allow_clipping.
+void record_outcome(const fs::path& folder, CellRecord& rec, bool keep) {
+  rec.results = cell_results(folder, keep);
+  toml::table m;
+  try {
+    m = toml::parse_file((folder / "run.toml").string());
+  } catch (const toml::parse_error& e) {
+    throw IoError("EDM-SWP-035", (folder / "run.toml").string() + ": cannot read the run's verdicts: " +
+                                     std::string(e.description()));
+  }
+  rec.verdicts.clear();
+  for (const char* k : {"roots_converged", "burst_in_window", "covered"})
+    if (const auto b = m["window"][k].value<bool>()) rec.verdicts[k] = *b;
+  rec.warnings.clear();
+  if (const toml::array* a = m["warnings"]["messages"].as_array())
+    for (auto&& w : *a)
+      if (auto t = w.value<std::string>()) rec.warnings.push_back(*t);
+  rec.suspect = suspect_reasons(m);
+  if (!rec.suspect.empty() && m["window"]["strict"].value_or(false)) {
+    std::string why;
+    for (const auto& r : rec.suspect) why += (why.empty() ? "" : "; ") + r;
+    throw PhysicsError("EDM-SWP-034", folder.string() + ": the run's field is wrong (" + why +
+                                          ") and the campaign sets screen.strict = true");
+  }
 }
 
 // A complete run: field.h5 and run.toml, the pair the run driver commits last. A folder holding
@@ -123,6 +177,20 @@ std::optional<double> recorded_wall_time(const fs::path& folder) {
 
 }  // namespace
 
+std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
+  const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
+  // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
+  // replaced (found in review).
+  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
+  std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
+  if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
+  const RunPhysics physics = read_run_physics(folder);
+  if (line_known(physics)) out["line_omega"] = expected_line_omega(physics);
+  if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
+    out["line_photons"] = y.photons_per_bw;
+  return out;
+}
+
 CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                      const fs::path& output, const PluginRegistry& plugins, const CellRunOptions& options,
                      RunObserver& observer, std::string* error) {
@@ -139,6 +207,9 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
   rec.state = CellState::Running;
   rec.error.clear();
   rec.results.clear();
+  rec.verdicts.clear();
+  rec.suspect.clear();
+  rec.warnings.clear();
   rec.wall_s.reset();
   rec.host = host_name();
   record_cell(output, rec);
@@ -155,7 +226,7 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
                                          "this cell's (" + why + "): edm sweep never replaces it; move the folder "
                                          "away, then edm sweep --retry-failed runs the cell");
       observer.phase("cell", cell.label + " (its folder holds this cell's complete run: adopted, not run again)");
-      rec.results = cell_results(folder, true);
+      record_outcome(folder, rec, true);
       rec.state = CellState::Done;
       rec.wall_s = recorded_wall_time(folder);
       if (!rec.wall_s) rec.wall_s = elapsed();
@@ -170,7 +241,7 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
     const Campaign c = resume ? resumed_campaign(folder, plugins) : cell_campaign(spec, cell, base, output, plugins);
     observer.phase("cell", cell.label + (resume ? " (resumed from its checkpoint)" : ""));
     run_campaign(c, plugins, ro, observer);
-    rec.results = cell_results(folder);
+    record_outcome(folder, rec, false);
     rec.state = CellState::Done;
     rec.wall_s = elapsed();
     record_cell(output, rec);

@@ -54,6 +54,47 @@ void write_column(hid_t group, const std::string& name, const std::vector<std::o
   write_strings(group, name.c_str(), s, where);
 }
 
+// The unit of a result column (sweep.hpp, CellRecord::results).
+const char* result_unit(const std::string& k) {
+  if (k == "energy") return "J";
+  if (k == "peak_omega_on_axis" || k == "line_omega" || k == "laser_omega") return "rad/s";
+  if (k == "line_photons") return "photons/sr/0.1% BW";
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+// /cells/suspect, /cells/warnings, /cells/warning_count and /verdicts/<name> (1 true, 0 false,
+// NaN not recorded): what the run said about its own field, beside its results.
+void write_verdicts(hid_t file, hid_t cells, const CampaignTable& table, const fs::path& where) {
+  std::vector<std::string> suspect, warnings;
+  std::vector<double> count;
+  std::set<std::string> vkeys;
+  for (const auto& c : table.cells) {
+    suspect.push_back(joined(c.suspect, "; "));
+    warnings.push_back(joined(c.warnings, "\n"));
+    // Known only for a cell whose run finished (its run.toml [warnings]): NaN for the others.
+    count.push_back(c.state == CellState::Done || !c.warnings.empty() ? double(c.warnings.size()) : NAN);
+    for (const auto& [k, v] : c.verdicts) vkeys.insert(k);
+  }
+  write_strings(cells, "suspect", suspect, where);
+  write_strings(cells, "warnings", warnings, where);
+  h5::write_dataset(cells, "warning_count", {hsize_t(count.size())}, count.data(), "", where);
+  h5::Handle vg = h5::create_group(file, "verdicts", where);
+  for (const auto& k : vkeys) {
+    std::vector<double> col;
+    for (const auto& c : table.cells) {
+      const auto it = c.verdicts.find(k);
+      col.push_back(it == c.verdicts.end() ? NAN : (it->second ? 1.0 : 0.0));
+    }
+    h5::write_dataset(vg.get(), k.c_str(), {hsize_t(col.size())}, col.data(), "", where);
+  }
+}
+
 constexpr const char* kLayout = "edm campaign table (share/docs/sweeps.md)";
 
 // The collected table is replaced only when FILE is one: `-o` naming the campaign's own
@@ -94,7 +135,7 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
     std::set<std::string> okeys, rkeys;
     for (const auto& c : table.cells) {
       labels.push_back(c.label);
-      states.push_back(cell_state_name(c.state));
+      states.push_back(cell_state_word(c));
       errors.push_back(c.error);
       wall.push_back(c.wall_s ? *c.wall_s : NAN);
       for (const auto& [k, v] : c.overrides) okeys.insert(k);
@@ -105,6 +146,7 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
     write_strings(cells.get(), "state", states, partial);
     write_strings(cells.get(), "error", errors, partial);
     h5::write_dataset(cells.get(), "wall_s", {hsize_t(wall.size())}, wall.data(), "s", partial);
+    write_verdicts(f.get(), cells.get(), table, partial);
     h5::Handle ov = h5::create_group(f.get(), "overrides", partial);
     for (const auto& k : okeys) {
       std::vector<std::optional<std::string>> col;
@@ -121,8 +163,7 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
         const auto it = c.results.find(k);
         col.push_back(it == c.results.end() ? NAN : it->second);
       }
-      h5::write_dataset(rs.get(), k.c_str(), {hsize_t(col.size())}, col.data(),
-                        k == "energy" ? "J" : (k == "peak_omega_on_axis" ? "rad/s" : ""), partial);
+      h5::write_dataset(rs.get(), k.c_str(), {hsize_t(col.size())}, col.data(), result_unit(k), partial);
     }
     // On a full disk H5Fclose may report success over a file whose metadata never reached the disk
     // (found by tests/test_hostile: a corrupt table renamed into place, exit 0); the flush does not.

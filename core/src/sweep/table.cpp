@@ -37,14 +37,37 @@ const char* cell_state_name(CellState s) {
   return "pending";
 }
 
+constexpr const char* kSuspectWord = "done (suspect)";
+
+std::string cell_state_word(const CellRecord& r) {
+  return r.state == CellState::Done && !r.suspect.empty() ? kSuspectWord : cell_state_name(r.state);
+}
+
 namespace {
 
 namespace fs = std::filesystem;
 
+// "done (suspect)" reads back as Done: the cell completed (its reasons are in `suspect`).
 CellState parse_state(const std::string& s, const fs::path& where) {
+  if (s == kSuspectWord) return CellState::Done;
   for (CellState c : {CellState::Pending, CellState::Running, CellState::Done, CellState::Failed})
     if (s == cell_state_name(c)) return c;
-  throw IoError("EDM-SWP-011", where.string() + ": state '" + s + "' is not pending, running, done or failed");
+  throw IoError("EDM-SWP-011",
+                where.string() + ": state '" + s + "' is not pending, running, done, done (suspect) or failed");
+}
+
+toml::array string_array(const std::vector<std::string>& v) {
+  toml::array a;
+  for (const auto& s : v) a.push_back(s);
+  return a;
+}
+
+std::vector<std::string> strings_of(const toml::node_view<const toml::node>& n) {
+  std::vector<std::string> v;
+  if (const toml::array* a = n.as_array())
+    for (auto&& e : *a)
+      if (auto s = e.value<std::string>()) v.push_back(*s);
+  return v;
 }
 
 fs::path cells_dir(const fs::path& output) { return output / ".cells"; }
@@ -100,14 +123,18 @@ std::string node_text(const toml::node& n) {
 toml::table record_table(const CellRecord& r) {
   toml::table t;
   t.insert("label", r.label);
-  t.insert("state", std::string(cell_state_name(r.state)));
+  t.insert("state", cell_state_word(r));
   if (r.wall_s) t.insert("wall_s", *r.wall_s);
   if (!r.error.empty()) t.insert("error", r.error);
-  toml::table o, res;
+  if (!r.suspect.empty()) t.insert("suspect", string_array(r.suspect));
+  if (!r.warnings.empty()) t.insert("warnings", string_array(r.warnings));
+  toml::table o, res, ver;
   for (const auto& [k, v] : r.overrides) insert_text(o, k, v);
   for (const auto& [k, v] : r.results) res.insert(k, v);
+  for (const auto& [k, v] : r.verdicts) ver.insert(k, v);
   t.insert("overrides", std::move(o));
   t.insert("results", std::move(res));
+  if (!ver.empty()) t.insert("verdicts", std::move(ver));
   return t;
 }
 
@@ -115,7 +142,15 @@ CellRecord record_from(const toml::table& t, const fs::path& where) {
   CellRecord r;
   r.label = t["label"].value_or(std::string());
   if (r.label.empty()) throw IoError("EDM-SWP-011", where.string() + ": a cell without a label");
-  r.state = parse_state(t["state"].value_or(std::string("pending")), where);
+  const std::string state = t["state"].value_or(std::string("pending"));
+  r.state = parse_state(state, where);
+  r.suspect = strings_of(t["suspect"]);
+  // A row edited to "done (suspect)" without its reasons stays suspect.
+  if (state == kSuspectWord && r.suspect.empty()) r.suspect.push_back("recorded suspect without a reason");
+  r.warnings = strings_of(t["warnings"]);
+  if (const toml::table* v = t["verdicts"].as_table())
+    for (auto&& [k, b] : *v)
+      if (auto x = b.value<bool>()) r.verdicts[std::string(k.str())] = *x;
   if (auto w = t["wall_s"].value<double>()) r.wall_s = *w;
   r.error = t["error"].value_or(std::string());
   r.host = t["host"].value_or(std::string());
