@@ -31,6 +31,18 @@ struct TwistedLightOptions {
 // read.
 inline constexpr double kNoEnergyFraction = 1e-9;
 
+// The field cube's numerical error, relative to the peak of its strongest harmonic map, from the
+// run's trajectory.knots_per_period k: the quintic splines' error falls as k⁻⁶, and the maps of
+// thomson_lg at k = 16 differ from those at k = 64 by up to kCubeErrorAt16 of the strongest map's peak
+// (share/docs/twisted_light.md, "The noise floor"). k = 0 (a field.h5 whose run.toml records no
+// knots, e.g. a field computed in closed form) gives the round-off of field.h5, kCubeRoundoff.
+inline constexpr double kCubeErrorAt16 = 3e-6;
+inline constexpr double kCubeRoundoff = 1e-11;
+double cube_relative_error(int knots_per_period);
+// A phase read from an amplitude kNoiseMargin times the error is good to about 1/kNoiseMargin rad:
+// the noise floor of the headline ℓ is kNoiseMargin × cube_relative_error × the strongest map's peak.
+inline constexpr double kNoiseMargin = 10;
+
 struct TwistedLightResult {
   bool enabled = false;
   HarmonicBin bin = HarmonicBin::Peak;
@@ -39,6 +51,11 @@ struct TwistedLightResult {
   GridGeometry grid;
   RingPlan rings;
   double floor_relative = 0, min_fraction = 0;
+  // The quality cuts of the headline ℓ (oam.hpp, summarise_rings): the run's knots per period (0 =
+  // not recorded), the cube's estimated relative error, the strongest map's peak over every harmonic
+  // and component (V·s), the absolute noise floor they give (V·s) and the residual cut (rad).
+  int knots_per_period = 0;
+  double cube_relative_error = 0, strongest_peak = 0, noise_floor = 0, max_residual = 0;
   std::vector<double> band_share;  // (nh) band energy / screen energy (of the windowed spectrum)
   // (nh, 2) ring fits: fits[h * 2 + s] holds one RingFit per radius; summary likewise.
   std::vector<std::vector<RingFit>> fits;

@@ -5,6 +5,8 @@
 // unwindowed FFTs whose cross spectra give the per-bin observables. Then the ring fits and envelopes.
 #include "edm/twisted_light.hpp"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -247,9 +249,36 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
+// trajectory.knots_per_period of the run that wrote field.h5, from the run.toml beside it (the
+// manifest's [config]); 0 when it records none (a field.h5 not made by edm's trajectories).
+int recorded_knots_per_period(const std::filesystem::path& field_file) {
+  const auto manifest = field_file.parent_path() / "run.toml";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(manifest, ec)) return 0;
+  try {
+    const toml::table t = toml::parse_file(manifest.string());
+    return int(t["config"]["knots_per_period"].value_or<std::int64_t>(0));
+  } catch (const toml::parse_error&) {
+    return 0;  // compute_spectrum has read this manifest already; a hand-made one without [config]
+  }
+}
+
+// The absolute noise floor of the headline ℓ: the cube's relative error times the strongest map's
+// peak over every harmonic and both components. Not each component's own peak: a weak component
+// (a θ²-suppressed counter-rotating one near the axis, a high harmonic) carries the same absolute
+// error as the strongest, so relative to its own peak its phase can be all noise.
+void set_noise_floor(TwistedLightResult& r) {
+  r.cube_relative_error = cube_relative_error(r.knots_per_period);
+  r.strongest_peak = 0;
+  for (const auto& a : r.maps.circular) r.strongest_peak = std::max(r.strongest_peak, std::abs(a));
+  r.noise_floor = kNoiseMargin * r.cube_relative_error * r.strongest_peak;
+}
+
 // Ring fits of every harmonic and circular component, and the speckle envelopes of the band maps.
 void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
   const std::size_t nh = r.maps.harmonics(), np = r.maps.pixels();
+  set_noise_floor(r);
+  const RingCuts cuts{r.noise_floor, r.max_residual, r.min_fraction};
   r.fits.assign(nh * 2, {});
   r.summary.assign(nh * 2, {});
   r.floor_abs.assign(nh * 2, 0.0);
@@ -276,7 +305,7 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
         fits.push_back(fit_ring(r.maps.circular_map(h, s), r.grid, r.maps.normal, r.rings.centre_x,
                                 r.rings.centre_y, radius, r.rings.points, floor, r.min_fraction));
       }
-      r.summary[h * 2 + s] = summarise_rings(fits);
+      r.summary[h * 2 + s] = summarise_rings(fits, cuts);
     }
     r.envelope.push_back(speckle_envelope(sp.harmonic_maps.data() + h * np, r.grid, r.maps.normal,
                                           r.rings.centre_x, r.rings.centre_y, r.rings.largest_radius));
@@ -284,6 +313,11 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
 }
 
 }  // namespace
+
+double cube_relative_error(int knots_per_period) {
+  if (knots_per_period <= 0) return kCubeRoundoff;
+  return std::max(kCubeRoundoff, kCubeErrorAt16 * std::pow(16.0 / double(knots_per_period), 6));
+}
 
 void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings) {
   h5::Handle file = h5::open_file(field_file);
@@ -301,6 +335,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   r.rings = plan_rings(r.grid, opt.rings);
   r.floor_relative = opt.rings.floor;
   r.min_fraction = opt.rings.min_fraction;
+  r.max_residual = opt.rings.max_residual;
+  r.knots_per_period = recorded_knots_per_period(field_file);
   h5::Handle file = h5::open_file(field_file);
   r.bin = opt.bin;
   const Pass P = plan_pass(file.get(), field_file, sp, opt.bin);
