@@ -140,8 +140,9 @@ std::string left_out(const WindingSummary& w, std::size_t rings, double max_resi
     out += buf;
   };
   add(w.below_noise, "below the noise floor");
-  std::snprintf(buf, sizeof buf, "with phase residual above %.3g rad", max_residual);
-  add(w.residual, buf);
+  char residual[64];
+  std::snprintf(residual, sizeof residual, "with phase residual above %.3g rad", max_residual);
+  add(w.residual, residual);
   add(rings - w.accepted, "refused");
   return out;
 }
@@ -152,7 +153,7 @@ std::string headline(const WindingSummary& w, int sigma, std::size_t rings, doub
   const std::string rest = left_out(w, rings, max_residual);
   if (w.passed > 0) {
     std::string other;
-    if (w.other_winding > 0) other = "; " + std::to_string(w.other_winding) + " winding otherwise";
+    if (w.other_winding > 0) other = "; " + std::to_string(w.other_winding) + " with another winding";
     std::snprintf(line, sizeof line, "  σ=%+d ℓ=%+.3f ± %.3f (winding %+d on %zu of %zu rings%s%s)", sigma, w.ell,
                   w.ell_spread, w.winding, w.passed, rings, other.c_str(), rest.c_str());
   } else if (!w.windings.empty()) {

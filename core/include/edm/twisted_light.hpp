@@ -32,16 +32,21 @@ struct TwistedLightOptions {
 inline constexpr double kNoEnergyFraction = 1e-9;
 
 // The field cube's numerical error, relative to the peak of its strongest harmonic map, from the
-// run's trajectory.knots_per_period k: the quintic splines' error falls as k⁻⁶, and the maps of
-// thomson_lg at k = 16 differ from those at k = 64 by up to kCubeErrorAt16 of the strongest map's peak
-// (share/docs/twisted_light.md, "The noise floor"). k = 0 (a field.h5 whose run.toml records no
-// knots, e.g. a field computed in closed form) gives the round-off of field.h5, kCubeRoundoff.
-inline constexpr double kCubeErrorAt16 = 3e-6;
+// run's trajectory.knots_per_period k. Measured on thomson_lg (32 electrons, 21² pixels, harmonics
+// 1–3) against k = 64 with 4 Newton steps: the worst pixel of any map is off by 7.4e-6 of the
+// strongest map's peak at k = 16, 3.3e-7 at k = 32 (k⁻⁴·⁵), and 2e-15 at k = 64 with 2 Newton
+// steps instead of 4 (the retarded-time solve adds nothing); the spectra of BENCHMARKS.md fall as
+// k⁻⁶ from 8 to 16 knots. The model is kCubeErrorAt16 · (16/k)⁴ above 16 knots and (16/k)⁶ below,
+// the slower of the two measured rates on each side (share/docs/twisted_light.md, "The noise
+// floor"). k = 0 (a run.toml that records no knots, e.g. a field computed in closed form) gives the
+// round-off of field.h5, kCubeRoundoff.
+inline constexpr double kCubeErrorAt16 = 8e-6;
 inline constexpr double kCubeRoundoff = 1e-11;
 double cube_relative_error(int knots_per_period);
-// A phase read from an amplitude kNoiseMargin times the error is good to about 1/kNoiseMargin rad:
-// the noise floor of the headline ℓ is kNoiseMargin × cube_relative_error × the strongest map's peak.
-inline constexpr double kNoiseMargin = 10;
+// The noise floor of the headline ℓ is kNoiseMargin × cube_relative_error × the strongest map's
+// peak: a sample at the floor has its phase off by at most asin(1/4) ≈ 0.25 rad where the error is
+// worst.
+inline constexpr double kNoiseMargin = 4;
 
 struct TwistedLightResult {
   bool enabled = false;

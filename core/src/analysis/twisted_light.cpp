@@ -316,7 +316,8 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
 
 double cube_relative_error(int knots_per_period) {
   if (knots_per_period <= 0) return kCubeRoundoff;
-  return std::max(kCubeRoundoff, kCubeErrorAt16 * std::pow(16.0 / double(knots_per_period), 6));
+  const double ratio = 16.0 / double(knots_per_period);
+  return std::max(kCubeRoundoff, kCubeErrorAt16 * std::pow(ratio, ratio > 1 ? 6 : 4));
 }
 
 void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings) {
