@@ -73,7 +73,9 @@ struct TwistedLightResult {
 // option is refused before any spectrum is computed.
 void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings);
 
-// The analysis of field.h5 with the spectrum already computed from it. Throws ConfigError for the
+// The analysis of field.h5 with the spectrum already computed from it. The noise floor of the
+// headline ℓ takes the knots per period from the run.toml beside field.h5 ([config]; none there:
+// the round-off floor). Throws ConfigError for the
 // refusals of plan_rings and EDM-OAM-010 (a requested harmonic without energy), IoError for
 // unreadable files.
 TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file,
