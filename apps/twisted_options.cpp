@@ -180,10 +180,12 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
   if (t.rings.radii.empty() && t.maps.harmonics())
     out << "  topological charge: no ring fits on this screen (it is less than 4 pixels across)\n";
   else if (t.maps.harmonics()) {
+    const std::string knots = t.knots_per_period > 0 ? std::to_string(t.knots_per_period) + " knots per period"
+                                                     : "no knots recorded: the round-off of field.h5";
     std::snprintf(line, sizeof line,
-                  "  ℓ from the rings above the noise floor %.3g V·s (%.3g of the strongest map, %d knots per "
-                  "period) with phase residual ≤ %.3g rad and the winding most of them share\n",
-                  t.noise_floor, kNoiseMargin * t.cube_relative_error, t.knots_per_period, t.max_residual);
+                  "  ℓ from the rings above the noise floor %.3g V·s (%.3g of the strongest map, %s) with phase "
+                  "residual ≤ %.3g rad and the winding most of them share\n",
+                  t.noise_floor, kNoiseMargin * t.cube_relative_error, knots.c_str(), t.max_residual);
     out << line;
   }
   for (std::size_t h = 0; h < t.maps.harmonics(); ++h) {

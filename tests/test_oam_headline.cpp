@@ -154,10 +154,10 @@ void set_knots(const fs::path& dir, int knots) {
   std::ofstream(dir / "run.toml") << text;
 }
 
-edm::TwistedLightResult analyse(const fs::path& dir) {
+edm::TwistedLightResult analyse(const fs::path& dir, std::vector<int> harmonics = {1, 2}) {
   edm::SpectrumOptions o;
   o.window = edm::Window::None;
-  o.harmonics = {1, 2};
+  o.harmonics = std::move(harmonics);
   const auto sp = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
   t.rings.radii = {4e-4, 6e-4};
@@ -188,6 +188,13 @@ BOOST_AUTO_TEST_CASE(weak_component_below_the_noise_floor_has_no_ell) {
   // The strong components keep their ℓ = 0.
   BOOST_TEST(std::abs(lo.summary[0].ell) < tol::winding_fit);
   BOOST_TEST(std::abs(lo.summary[2].ell) < tol::winding_fit);
+
+  // The floor does not depend on the harmonics asked for: with the 2nd alone (whose strongest
+  // component is 1e-2 of the fundamental) it is still set by the fundamental, and there is no ℓ.
+  const auto second = analyse(dir, {2});
+  BOOST_TEST(second.strongest_peak == peak, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(second.noise_floor == lo.noise_floor, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(std::isnan(second.summary[1].ell));
 
   // Through the command line: the line says so and /oam records it.
   const auto r = edm::test::run_command(edm::test::edm_binary().string() + " spectrum " + dir.string() +

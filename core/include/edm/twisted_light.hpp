@@ -44,7 +44,8 @@ inline constexpr double kCubeErrorAt16 = 8e-6;
 inline constexpr double kCubeRoundoff = 1e-11;
 double cube_relative_error(int knots_per_period);
 // The noise floor of the headline ℓ is kNoiseMargin × cube_relative_error × the strongest map's
-// peak: a sample at the floor has its phase off by at most asin(1/4) ≈ 0.25 rad where the error is
+// peak (over the harmonics asked for and the screen-integrated spectrum's peak bin, so that it does
+// not depend on which harmonics are asked for): a sample at the floor has its phase off by at most asin(1/4) ≈ 0.25 rad where the error is
 // worst.
 inline constexpr double kNoiseMargin = 4;
 

@@ -45,6 +45,10 @@ struct Pass {
   std::vector<double> base_phase;                          // per harmonic: ω_k (t_0 − |z|/c) mod 2π
   std::vector<std::pair<std::size_t, std::size_t>> bands;
   std::vector<std::size_t> bins;  // per harmonic: the bin of its map
+  // The DFT row of the screen-integrated spectrum's peak bin (HarmonicMaps::reference); empty when
+  // the spectrum has no bin above 0.
+  std::size_t reference_bin = 0;
+  std::vector<std::complex<double>> reference_kernel;
   std::vector<double> g;          // Parseval weights
   std::vector<double> x, y;
 };
@@ -91,6 +95,10 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
     P.omega_bin.push_back(double(wk));
     P.base_phase.push_back(double(std::remainder(wk * lag, 2.0L * std::numbers::pi_v<long double>)));
   }
+  if (P.nw > 1) {
+    P.reference_bin = harmonic_peak_bin(sp.integrated, 1, P.nw - 1);
+    P.reference_kernel = bin_kernel(w, P.reference_bin);
+  }
   return P;
 }
 
@@ -102,6 +110,16 @@ struct Scratch {
   analysis::RealFft fft;
   std::vector<double> buf, spectra, acc;
 };
+
+// max_σ |𝒜_σ| of a pixel at the spectrum's peak bin (the phase does not matter here).
+double reference_amplitude(const Pass& P, const double* const E[3], double R) {
+  std::complex<double> a[2] = {0, 0};
+  for (int c = 0; c < 2; ++c)
+    for (std::size_t j = 0; j < P.n; ++j) a[c] += P.reference_kernel[j] * E[c][j];
+  const double scale = R * P.dt / std::sqrt(2 * kPi);
+  return scale * std::max(std::abs(circular_component(a[0], a[1], +1, P.normal)),
+                          std::abs(circular_component(a[0], a[1], -1, P.normal)));
+}
 
 // One row of pixels; the row's share of dW/dω, c·dU/dω, dL_z/dω goes to s.acc.
 void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vector<std::vector<double>>& slab,
@@ -134,6 +152,7 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
         maps.cartesian[(h * 3 + c) * np + p] = scale * sum;
       }
     }
+    if (!P.reference_kernel.empty()) maps.reference[p] = reference_amplitude(P, E, R);
     const PixelTotals t = pixel_flux_and_density(E, B, N, P.dt, P.normal);
     obs.fluence[p] = t.fluence;
     obs.energy_density[p] = t.energy_density;
@@ -271,6 +290,7 @@ void set_noise_floor(TwistedLightResult& r) {
   r.cube_relative_error = cube_relative_error(r.knots_per_period);
   r.strongest_peak = 0;
   for (const auto& a : r.maps.circular) r.strongest_peak = std::max(r.strongest_peak, std::abs(a));
+  for (double a : r.maps.reference) r.strongest_peak = std::max(r.strongest_peak, a);
   r.noise_floor = kNoiseMargin * r.cube_relative_error * r.strongest_peak;
 }
 
@@ -353,6 +373,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   for (std::size_t k : P.bins) m.omega_bin.push_back(sp.omega[k]);
   const std::size_t np = P.nx * P.ny;
   m.cartesian.assign(P.nh * 3 * np, {});
+  m.reference_bin = P.reference_bin;
+  m.reference.assign(P.reference_kernel.empty() ? 0 : np, 0.0);
   auto& o = r.observables;
   o.flux_field = P.split ? "E_far,B_far" : "E,B";
   o.lz_field = "E,B";
