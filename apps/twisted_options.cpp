@@ -1,6 +1,7 @@
 // Twisted-light options and summary for `edm spectrum` / `edm plot` (see twisted_options.hpp).
 #include "twisted_options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -46,6 +47,8 @@ void add_twisted_options(po::options_description& desc, TwistedArgs& a) {
       "amplitude floor of a ring sample, relative to the harmonic map's peak")(
       "ring-min-fraction", po::value(&a.ring_min_fraction)->default_value(0.95, "0.95"),
       "fraction of a ring above the floor that a fit needs")(
+      "ring-max-residual", po::value(&a.ring_max_residual)->default_value(0.5, "0.5"),
+      "rms phase residual (rad) above which a ring is left out of the headline ℓ")(
       "harmonic-bin", po::value(&a.harmonic_bin)->default_value("peak"),
       "bin of each complex harmonic map: peak (of the band's screen-integrated spectrum) | nominal (n·ω_b)")(
       "no-oam", po::bool_switch(&a.no_oam),
@@ -77,6 +80,7 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
   o.rings.points = std::size_t(a.ring_points);
   o.rings.floor = a.ring_floor;
   o.rings.min_fraction = a.ring_min_fraction;
+  o.rings.max_residual = a.ring_max_residual;
   return o;
 }
 
@@ -107,6 +111,63 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   return p;
 }
 
+namespace {
+
+// "+4 on 2, +3 on 1" for the windings of the rings that passed the amplitude and residual cuts.
+std::string list_windings(const std::vector<int>& windings) {
+  std::vector<std::pair<int, std::size_t>> counts;
+  for (int w : windings) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == w; });
+    if (it == counts.end()) counts.push_back({w, 1});
+    else ++it->second;
+  }
+  std::string out;
+  char buf[64];
+  for (const auto& [w, n] : counts) {
+    std::snprintf(buf, sizeof buf, "%s%+d on %zu", out.empty() ? "" : ", ", w, n);
+    out += buf;
+  }
+  return out;
+}
+
+// "; 1 below the noise floor; 1 with residual above 0.5 rad; 1 refused" for the rings left out.
+std::string left_out(const WindingSummary& w, std::size_t rings, double max_residual) {
+  std::string out;
+  char buf[96];
+  auto add = [&](std::size_t n, const char* what) {
+    if (n == 0) return;
+    std::snprintf(buf, sizeof buf, "; %zu %s", n, what);
+    out += buf;
+  };
+  add(w.below_noise, "below the noise floor");
+  char residual[64];
+  std::snprintf(residual, sizeof residual, "with phase residual above %.3g rad", max_residual);
+  add(w.residual, residual);
+  add(rings - w.accepted, "refused");
+  return out;
+}
+
+// One component's headline: ℓ over the rings that pass, or why there is none.
+std::string headline(const WindingSummary& w, int sigma, std::size_t rings, double max_residual) {
+  char line[320];
+  const std::string rest = left_out(w, rings, max_residual);
+  if (w.passed > 0) {
+    std::string other;
+    if (w.other_winding > 0) other = "; " + std::to_string(w.other_winding) + " with another winding";
+    std::snprintf(line, sizeof line, "  σ=%+d ℓ=%+.3f ± %.3f (winding %+d on %zu of %zu rings%s%s)", sigma, w.ell,
+                  w.ell_spread, w.winding, w.passed, rings, other.c_str(), rest.c_str());
+  } else if (!w.windings.empty()) {
+    std::snprintf(line, sizeof line, "  σ=%+d no common winding (%s%s)", sigma, list_windings(w.windings).c_str(),
+                  rest.c_str());
+  } else {
+    std::snprintf(line, sizeof line, "  σ=%+d no ℓ: no ring of %zu passes (%s)", sigma, rings,
+                  rest.empty() ? "" : rest.c_str() + 2);
+  }
+  return line;
+}
+
+}  // namespace
+
 void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const TwistedLightResult& t) {
   if (!t.enabled) return;
   const auto& o = t.observables;
@@ -118,6 +179,15 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
   out << line;
   if (t.rings.radii.empty() && t.maps.harmonics())
     out << "  topological charge: no ring fits on this screen (it is less than 4 pixels across)\n";
+  else if (t.maps.harmonics()) {
+    const std::string knots = t.knots_per_period > 0 ? std::to_string(t.knots_per_period) + " knots per period"
+                                                     : "no knots recorded: the round-off of field.h5";
+    std::snprintf(line, sizeof line,
+                  "  ℓ from the rings above the noise floor %.3g V·s (%.3g of the strongest map, %s) with phase "
+                  "residual ≤ %.3g rad and the winding most of them share\n",
+                  t.noise_floor, kNoiseMargin * t.cube_relative_error, knots.c_str(), t.max_residual);
+    out << line;
+  }
   for (std::size_t h = 0; h < t.maps.harmonics(); ++h) {
     if (!(t.band_share[h] >= kNoEnergyFraction)) {
       std::snprintf(line, sizeof line,
@@ -130,23 +200,13 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
                   "  harmonic %d (bin %.6g ω_laser): J_z per photon %.4g ħ; ℓ about the normal:",
                   t.maps.order[h], t.maps.omega_bin[h] / r.laser_omega, o.band_j_per_photon[h]);
     out << line;
-    for (std::size_t s = 0; s < 2; ++s) {
-      const WindingSummary& w = t.summary[h * 2 + s];
-      if (t.rings.radii.empty()) break;
-      if (w.accepted == 0) {
-        std::snprintf(line, sizeof line, "  σ=%+d refused on every ring", kSigmas[s]);
-      } else {
-        std::snprintf(line, sizeof line, "  σ=%+d ℓ=%+.4f (winding %+d on %zu/%zu rings%s)", kSigmas[s],
-                      w.ell, w.winding, w.accepted, t.rings.radii.size(),
-                      w.consistent ? "" : ", rings disagree");
-      }
-      out << line;
-    }
+    for (std::size_t s = 0; s < 2 && !t.rings.radii.empty(); ++s)
+      out << headline(t.summary[h * 2 + s], kSigmas[s], t.rings.radii.size(), t.max_residual);
     out << "\n";
     for (std::size_t s = 0; s < 2; ++s)
       for (const RingFit& f : t.fits[h * 2 + s])
-        if (f.status != RingStatus::Ok)
-          out << "    σ=" << (kSigmas[s] > 0 ? "+1" : "-1") << " " << f.message << "\n";
+        for (const std::string* m : {&f.message, &f.cut_message})
+          if (!m->empty()) out << "    σ=" << (kSigmas[s] > 0 ? "+1" : "-1") << " " << *m << "\n";
   }
 }
 

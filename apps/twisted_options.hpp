@@ -16,6 +16,7 @@ struct TwistedArgs {
   std::string ring_centre, ring_radii, harmonic_bin = "peak";
   long long ring_points = 0;  // signed: boost reads "-5" into an unsigned as 4294967291
   double ring_floor = 1e-3, ring_min_fraction = 0.95;
+  double ring_max_residual = 0.5;  // rad: --ring-max-residual
   bool no_oam = false;
 };
 void add_twisted_options(boost::program_options::options_description& desc, TwistedArgs& a);

@@ -187,6 +187,11 @@ BOOST_AUTO_TEST_CASE(bad_ring_options_name_the_option) {
   edm::RingOptions fr;
   fr.min_fraction = 0;
   refused(fr, "EDM-OAM-005", "--ring-min-fraction");
+  for (double bad : {0.0, -0.1, 4.0, std::nan("")}) {
+    edm::RingOptions mr;
+    mr.max_residual = bad;
+    refused(mr, "EDM-OAM-008", "--ring-max-residual");
+  }
   // Auto radii: 4 rings up to the largest that fits, none on a screen 3 pixels wide.
   const auto plan = edm::plan_rings(g, {});
   BOOST_TEST(plan.radii.size() == 4u);

@@ -112,8 +112,12 @@ def ell_label(s, h, k):
     if acc == 0:
         return f"no fit: refused on all {total} rings" if total else "no rings on this screen"
     ell = float(s["/oam/ell"][h, k])
+    if not np.isfinite(ell):  # no ring passed the quality cuts, or they share no winding (/oam/cut)
+        return f"no ℓ: no ring passes the quality cuts, or they share no winding ({acc}/{total} fitted)"
     wind = int(s["/oam/ell_winding"][h, k])
     agree = "" if s["/oam/consistent"][h, k] else ", rings disagree"
+    if "/oam/passed" in s:
+        acc = int(s["/oam/passed"][h, k])
     return f"ℓ = {ell:+.3f} (winding {wind:+d}, {acc}/{total} rings{agree})"
 
 

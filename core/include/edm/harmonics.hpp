@@ -68,6 +68,10 @@ struct HarmonicMaps {
   std::vector<std::size_t> bin;                 // its index on /axes/omega
   std::vector<std::complex<double>> cartesian;  // (nh, 3, ny, nx): 𝒜_x, 𝒜_y, 𝒜_z, V·s
   std::vector<std::complex<double>> circular;   // (nh, 2, ny, nx): 𝒜_σ, index as kSigmas, V·s
+  // max_σ |𝒜_σ| at the peak bin of the screen-integrated spectrum (over every bin, whichever
+  // harmonics are asked for), V·s, (ny, nx): the scale of the noise floor (twisted_light.hpp).
+  std::size_t reference_bin = 0;
+  std::vector<double> reference;
 
   std::size_t harmonics() const { return order.size(); }
   std::size_t pixels() const { return nx * ny; }

@@ -33,6 +33,7 @@ struct RingOptions {
   std::size_t points = 0;      // samples per ring; 0 = a quarter pixel apart on the largest ring
   double floor = 1e-3;         // amplitude floor, relative to the map's largest |𝒜_σ|
   double min_fraction = 0.95;  // a fit needs this fraction of its ring above the floor
+  double max_residual = 0.5;   // rad: a ring whose rms phase residual is larger is not in the headline ℓ
 };
 
 // The rings on a screen: centre, radii and samples per ring. Refuses (ConfigError naming the option)
@@ -55,6 +56,26 @@ enum class RingStatus {
 };
 const char* ring_status_name(RingStatus s);
 
+// Whether a ring's fit goes into its component's headline ℓ (summarise_rings), and if not, why.
+// The codes are written to spectrum.h5 (/oam/cut): append, never renumber.
+enum class RingCut {
+  Pass = 0,
+  Refused = 1,          // the fit itself was refused or skipped (status ≠ Ok)
+  BelowNoise = 2,       // less than min_fraction of the ring above the noise floor of the cube
+  Residual = 3,         // rms phase residual above the cut: not a single clean vortex
+  OtherWinding = 4,     // winds differently from the winding most of the other rings share
+  NoCommonWinding = 5,  // passes its own cuts, but no winding is shared by more than half the rings
+};
+const char* ring_cut_name(RingCut c);
+
+// The quality cuts of the headline ℓ. noise_floor is absolute (V·s): the amplitude below which the
+// field cube's numerical error decides the phase (twisted_light.hpp, cube_noise_floor).
+struct RingCuts {
+  double noise_floor = 0;     // V·s
+  double max_residual = 0.5;  // rad
+  double min_fraction = 0.95;
+};
+
 struct RingFit {
   double radius = 0;
   RingStatus status = RingStatus::Ok;
@@ -69,6 +90,11 @@ struct RingFit {
   double phase_per_pixel = 0;
   std::vector<double> phase;      // unwrapped phase at each sample (NaN below the floor), rad
   std::vector<double> amplitude;  // |𝒜_σ| at each sample
+  // Set by summarise_rings: whether the ring is in the headline ℓ, why not, and the fraction of its
+  // samples above the noise floor.
+  RingCut cut = RingCut::Pass;
+  std::string cut_message;  // why the ring is not in the headline (empty when it passes or was refused)
+  double fraction_above_noise = 1;
 };
 
 // Samples the map on a ring at azimuths φ_i = 2π(i + ½)/points about the normal (x = cx + r cos φ,
@@ -80,15 +106,24 @@ RingFit fit_ring(const std::complex<double>* map, const GridGeometry& g, int nor
 // The azimuths of fit_ring's samples.
 std::vector<double> ring_azimuths(std::size_t points);
 
-// The rings of one harmonic component together: the mean ℓ over the accepted rings, the winding
-// they share (consistent = every accepted ring has the same one), how many were accepted.
+// The rings of one harmonic component together. A ring is in the headline ℓ when its fit was
+// accepted (status Ok), at least min_fraction of its samples lie above the noise floor, its rms
+// phase residual is at most max_residual, and it has the winding that more than half of the rings
+// passing those cuts share. ell is the mean ell_fit over the passing rings and ell_spread half
+// their range; with no passing ring, or no winding shared by more than half, ell is NaN.
 struct WindingSummary {
   double ell = 0;
-  int winding = 0;
-  bool consistent = false;
-  std::size_t accepted = 0;
+  double ell_spread = 0;  // (max − min)/2 of ell_fit over the passing rings
+  int winding = 0;        // the common winding (meaningful when passed > 0)
+  bool consistent = false;  // every ring that passed the amplitude and residual cuts has that winding
+  std::size_t accepted = 0;  // rings whose fit was accepted (status Ok)
+  std::size_t passed = 0;    // rings in the headline ℓ
+  std::size_t below_noise = 0, residual = 0, other_winding = 0;  // rings cut, by reason
+  std::vector<int> windings;  // of the rings that passed the amplitude and residual cuts, in ring order
 };
-WindingSummary summarise_rings(const std::vector<RingFit>& fits);
+// Judges every ring against the cuts (sets fit.cut, cut_message, fraction_above_noise) and
+// summarises them.
+WindingSummary summarise_rings(std::vector<RingFit>& fits, const RingCuts& cuts = {});
 
 // Speckle envelope of an intensity map (J/sr) about a centre: the mean and the contrast (std/mean)
 // on rings a pixel pitch apart out to the largest ring on the screen, the azimuthal profile

@@ -31,6 +31,24 @@ struct TwistedLightOptions {
 // read.
 inline constexpr double kNoEnergyFraction = 1e-9;
 
+// The field cube's numerical error, relative to the peak of its strongest harmonic map, from the
+// run's trajectory.knots_per_period k. Measured on thomson_lg (32 electrons, 21² pixels, harmonics
+// 1–3) against k = 64 with 4 Newton steps: the worst pixel of any map is off by 7.4e-6 of the
+// strongest map's peak at k = 16, 3.3e-7 at k = 32 (k⁻⁴·⁵), and 2e-15 at k = 64 with 2 Newton
+// steps instead of 4 (the retarded-time solve adds nothing); the spectra of BENCHMARKS.md fall as
+// k⁻⁶ from 8 to 16 knots. The model is kCubeErrorAt16 · (16/k)⁴ above 16 knots and (16/k)⁶ below,
+// the slower of the two measured rates on each side (share/docs/twisted_light.md, "The noise
+// floor"). k = 0 (a run.toml that records no knots, e.g. a field computed in closed form) gives the
+// round-off of field.h5, kCubeRoundoff.
+inline constexpr double kCubeErrorAt16 = 8e-6;
+inline constexpr double kCubeRoundoff = 1e-11;
+double cube_relative_error(int knots_per_period);
+// The noise floor of the headline ℓ is kNoiseMargin × cube_relative_error × the strongest map's
+// peak (over the harmonics asked for and the screen-integrated spectrum's peak bin, so that it does
+// not depend on which harmonics are asked for): a sample at the floor has its phase off by at most asin(1/4) ≈ 0.25 rad where the error is
+// worst.
+inline constexpr double kNoiseMargin = 4;
+
 struct TwistedLightResult {
   bool enabled = false;
   HarmonicBin bin = HarmonicBin::Peak;
@@ -39,6 +57,11 @@ struct TwistedLightResult {
   GridGeometry grid;
   RingPlan rings;
   double floor_relative = 0, min_fraction = 0;
+  // The quality cuts of the headline ℓ (oam.hpp, summarise_rings): the run's knots per period (0 =
+  // not recorded), the cube's estimated relative error, the strongest map's peak over every harmonic
+  // and component (V·s), the absolute noise floor they give (V·s) and the residual cut (rad).
+  int knots_per_period = 0;
+  double cube_relative_error = 0, strongest_peak = 0, noise_floor = 0, max_residual = 0;
   std::vector<double> band_share;  // (nh) band energy / screen energy (of the windowed spectrum)
   // (nh, 2) ring fits: fits[h * 2 + s] holds one RingFit per radius; summary likewise.
   std::vector<std::vector<RingFit>> fits;
@@ -51,7 +74,9 @@ struct TwistedLightResult {
 // option is refused before any spectrum is computed.
 void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings);
 
-// The analysis of field.h5 with the spectrum already computed from it. Throws ConfigError for the
+// The analysis of field.h5 with the spectrum already computed from it. The noise floor of the
+// headline ℓ takes the knots per period from the run.toml beside field.h5 ([config]; none there:
+// the round-off floor). Throws ConfigError for the
 // refusals of plan_rings and EDM-OAM-010 (a requested harmonic without energy), IoError for
 // unreadable files.
 TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file,

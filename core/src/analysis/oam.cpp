@@ -138,6 +138,9 @@ RingPlan plan_rings(const GridGeometry& g, const RingOptions& o) {
   if (!(o.min_fraction > 0 && o.min_fraction <= 1))
     throw ConfigError("EDM-OAM-005",
                       "--ring-min-fraction " + format_g(o.min_fraction) + ": must be in (0, 1]");
+  if (!(o.max_residual > 0 && o.max_residual <= kPi))
+    throw ConfigError("EDM-OAM-008", "--ring-max-residual " + format_g(o.max_residual) +
+                                         ": the rms phase residual cut is in radians, in (0, π]");
   if (o.points != 0 && o.points < 8)
     throw ConfigError("EDM-OAM-003",
                       "--ring-points " + std::to_string(o.points) + ": a ring needs at least 8 samples");
@@ -242,29 +245,103 @@ RingFit fit_ring(const std::complex<double>* map, const GridGeometry& g, int nor
   return f;
 }
 
-WindingSummary summarise_rings(const std::vector<RingFit>& fits) {
-  WindingSummary s;
-  std::vector<int> windings;
-  for (const auto& f : fits) {
-    if (f.status != RingStatus::Ok) continue;
-    s.ell += f.ell_fit;
-    windings.push_back(f.winding);
+const char* ring_cut_name(RingCut c) {
+  switch (c) {
+    case RingCut::Pass:
+      return "in the headline";
+    case RingCut::Refused:
+      return "fit refused";
+    case RingCut::BelowNoise:
+      return "below the noise floor";
+    case RingCut::Residual:
+      return "phase residual above the cut";
+    case RingCut::OtherWinding:
+      return "winds differently from the other rings";
+    case RingCut::NoCommonWinding:
+      return "no winding shared by more than half the rings";
   }
-  s.accepted = windings.size();
-  if (windings.empty()) {
-    s.ell = std::nan("");
+  return "?";
+}
+
+namespace {
+
+// The amplitude and residual cuts of one ring; true when it passes them.
+bool judge_ring(RingFit& f, const RingCuts& cuts) {
+  if (f.status != RingStatus::Ok) {
+    f.cut = RingCut::Refused;
+    return false;
+  }
+  std::size_t above = 0;
+  for (double a : f.amplitude) above += a >= cuts.noise_floor ? 1 : 0;
+  f.fraction_above_noise = f.amplitude.empty() ? 1.0 : double(above) / double(f.amplitude.size());
+  const std::string where = "ring r = " + format_g(f.radius) + " m";
+  if (f.fraction_above_noise < cuts.min_fraction) {
+    f.cut = RingCut::BelowNoise;
+    f.cut_message = where + ": " + format_g(100 * (1 - f.fraction_above_noise)) +
+                    " % of the ring below the noise floor " + format_g(cuts.noise_floor) +
+                    " V·s of the field cube: its phase is numerical noise, not in ℓ";
+    return false;
+  }
+  if (!(f.residual_rms <= cuts.max_residual)) {
+    f.cut = RingCut::Residual;
+    f.cut_message = where + ": phase residual " + format_g(f.residual_rms) + " rad above " +
+                    format_g(cuts.max_residual) + " rad (--ring-max-residual): not one clean vortex, not in ℓ";
+    return false;
+  }
+  return true;
+}
+
+// The winding shared by more than half of `windings`, if any.
+bool majority_winding(const std::vector<int>& windings, int& common) {
+  for (int w : windings)
+    if (2 * std::size_t(std::count(windings.begin(), windings.end(), w)) > windings.size()) {
+      common = w;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+WindingSummary summarise_rings(std::vector<RingFit>& fits, const RingCuts& cuts) {
+  WindingSummary s;
+  std::vector<RingFit*> candidates;
+  for (auto& f : fits) {
+    f.cut = RingCut::Pass;
+    f.cut_message.clear();
+    s.accepted += f.status == RingStatus::Ok ? 1 : 0;
+    if (judge_ring(f, cuts)) {
+      candidates.push_back(&f);
+      s.windings.push_back(f.winding);
+    } else {
+      s.below_noise += f.cut == RingCut::BelowNoise ? 1 : 0;
+      s.residual += f.cut == RingCut::Residual ? 1 : 0;
+    }
+  }
+  s.ell = std::nan("");
+  // A winding that half the rings or fewer share is no headline: two rings that disagree could
+  // either of them be right, and an average of two integers is neither.
+  if (!majority_winding(s.windings, s.winding)) {
+    for (RingFit* f : candidates) f->cut = RingCut::NoCommonWinding;
     return s;
   }
-  s.ell /= double(s.accepted);
-  // The most frequent winding (the smallest |ℓ| among ties), and whether every ring agrees.
-  std::sort(windings.begin(), windings.end(),
-            [](int a, int b) { return std::abs(a) < std::abs(b) || (std::abs(a) == std::abs(b) && a < b); });
-  std::size_t best = 0;
-  for (int w : windings) {
-    const auto c = std::size_t(std::count(windings.begin(), windings.end(), w));
-    if (c > best) best = c, s.winding = w;
+  double sum = 0, lo = INFINITY, hi = -INFINITY;
+  for (RingFit* f : candidates) {
+    if (f->winding != s.winding) {
+      f->cut = RingCut::OtherWinding;
+      f->cut_message = "ring r = " + format_g(f->radius) + " m: winding " + std::to_string(f->winding) +
+                       " where the other rings share " + std::to_string(s.winding) + ", not in ℓ";
+      ++s.other_winding;
+      continue;
+    }
+    ++s.passed;
+    sum += f->ell_fit;
+    lo = std::min(lo, f->ell_fit);
+    hi = std::max(hi, f->ell_fit);
   }
-  s.consistent = best == windings.size();
+  s.ell = sum / double(s.passed);
+  s.ell_spread = (hi - lo) / 2;
+  s.consistent = s.other_winding == 0;
   return s;
 }
 

@@ -5,6 +5,8 @@
 // unwindowed FFTs whose cross spectra give the per-bin observables. Then the ring fits and envelopes.
 #include "edm/twisted_light.hpp"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -43,6 +45,10 @@ struct Pass {
   std::vector<double> base_phase;                          // per harmonic: ω_k (t_0 − |z|/c) mod 2π
   std::vector<std::pair<std::size_t, std::size_t>> bands;
   std::vector<std::size_t> bins;  // per harmonic: the bin of its map
+  // The DFT row of the screen-integrated spectrum's peak bin (HarmonicMaps::reference); empty when
+  // the spectrum has no bin above 0.
+  std::size_t reference_bin = 0;
+  std::vector<std::complex<double>> reference_kernel;
   std::vector<double> g;          // Parseval weights
   std::vector<double> x, y;
 };
@@ -89,6 +95,10 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
     P.omega_bin.push_back(double(wk));
     P.base_phase.push_back(double(std::remainder(wk * lag, 2.0L * std::numbers::pi_v<long double>)));
   }
+  if (P.nw > 1) {
+    P.reference_bin = harmonic_peak_bin(sp.integrated, 1, P.nw - 1);
+    P.reference_kernel = bin_kernel(w, P.reference_bin);
+  }
   return P;
 }
 
@@ -100,6 +110,16 @@ struct Scratch {
   analysis::RealFft fft;
   std::vector<double> buf, spectra, acc;
 };
+
+// max_σ |𝒜_σ| of a pixel at the spectrum's peak bin (the phase does not matter here).
+double reference_amplitude(const Pass& P, const double* const E[3], double R) {
+  std::complex<double> a[2] = {0, 0};
+  for (int c = 0; c < 2; ++c)
+    for (std::size_t j = 0; j < P.n; ++j) a[c] += P.reference_kernel[j] * E[c][j];
+  const double scale = R * P.dt / std::sqrt(2 * kPi);
+  return scale * std::max(std::abs(circular_component(a[0], a[1], +1, P.normal)),
+                          std::abs(circular_component(a[0], a[1], -1, P.normal)));
+}
 
 // One row of pixels; the row's share of dW/dω, c·dU/dω, dL_z/dω goes to s.acc.
 void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vector<std::vector<double>>& slab,
@@ -132,6 +152,7 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
         maps.cartesian[(h * 3 + c) * np + p] = scale * sum;
       }
     }
+    if (!P.reference_kernel.empty()) maps.reference[p] = reference_amplitude(P, E, R);
     const PixelTotals t = pixel_flux_and_density(E, B, N, P.dt, P.normal);
     obs.fluence[p] = t.fluence;
     obs.energy_density[p] = t.energy_density;
@@ -247,9 +268,37 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
+// trajectory.knots_per_period of the run that wrote field.h5, from the run.toml beside it (the
+// manifest's [config]); 0 when it records none (a field.h5 not made by edm's trajectories).
+int recorded_knots_per_period(const std::filesystem::path& field_file) {
+  const auto manifest = field_file.parent_path() / "run.toml";
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(manifest, ec)) return 0;
+  try {
+    const toml::table t = toml::parse_file(manifest.string());
+    return int(t["config"]["knots_per_period"].value_or<std::int64_t>(0));
+  } catch (const toml::parse_error&) {
+    return 0;  // compute_spectrum has read this manifest already; a hand-made one without [config]
+  }
+}
+
+// The absolute noise floor of the headline ℓ: the cube's relative error times the strongest map's
+// peak over every harmonic and both components. Not each component's own peak: a weak component
+// (a θ²-suppressed counter-rotating one near the axis, a high harmonic) carries the same absolute
+// error as the strongest, so relative to its own peak its phase can be all noise.
+void set_noise_floor(TwistedLightResult& r) {
+  r.cube_relative_error = cube_relative_error(r.knots_per_period);
+  r.strongest_peak = 0;
+  for (const auto& a : r.maps.circular) r.strongest_peak = std::max(r.strongest_peak, std::abs(a));
+  for (double a : r.maps.reference) r.strongest_peak = std::max(r.strongest_peak, a);
+  r.noise_floor = kNoiseMargin * r.cube_relative_error * r.strongest_peak;
+}
+
 // Ring fits of every harmonic and circular component, and the speckle envelopes of the band maps.
 void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
   const std::size_t nh = r.maps.harmonics(), np = r.maps.pixels();
+  set_noise_floor(r);
+  const RingCuts cuts{r.noise_floor, r.max_residual, r.min_fraction};
   r.fits.assign(nh * 2, {});
   r.summary.assign(nh * 2, {});
   r.floor_abs.assign(nh * 2, 0.0);
@@ -276,7 +325,7 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
         fits.push_back(fit_ring(r.maps.circular_map(h, s), r.grid, r.maps.normal, r.rings.centre_x,
                                 r.rings.centre_y, radius, r.rings.points, floor, r.min_fraction));
       }
-      r.summary[h * 2 + s] = summarise_rings(fits);
+      r.summary[h * 2 + s] = summarise_rings(fits, cuts);
     }
     r.envelope.push_back(speckle_envelope(sp.harmonic_maps.data() + h * np, r.grid, r.maps.normal,
                                           r.rings.centre_x, r.rings.centre_y, r.rings.largest_radius));
@@ -284,6 +333,12 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
 }
 
 }  // namespace
+
+double cube_relative_error(int knots_per_period) {
+  if (knots_per_period <= 0) return kCubeRoundoff;
+  const double ratio = 16.0 / double(knots_per_period);
+  return std::max(kCubeRoundoff, kCubeErrorAt16 * std::pow(ratio, ratio > 1 ? 6 : 4));
+}
 
 void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings) {
   h5::Handle file = h5::open_file(field_file);
@@ -301,6 +356,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   r.rings = plan_rings(r.grid, opt.rings);
   r.floor_relative = opt.rings.floor;
   r.min_fraction = opt.rings.min_fraction;
+  r.max_residual = opt.rings.max_residual;
+  r.knots_per_period = recorded_knots_per_period(field_file);
   h5::Handle file = h5::open_file(field_file);
   r.bin = opt.bin;
   const Pass P = plan_pass(file.get(), field_file, sp, opt.bin);
@@ -316,6 +373,8 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   for (std::size_t k : P.bins) m.omega_bin.push_back(sp.omega[k]);
   const std::size_t np = P.nx * P.ny;
   m.cartesian.assign(P.nh * 3 * np, {});
+  m.reference_bin = P.reference_bin;
+  m.reference.assign(P.reference_kernel.empty() ? 0 : np, 0.0);
   auto& o = r.observables;
   o.flux_field = P.split ? "E_far,B_far" : "E,B";
   o.lz_field = "E,B";

@@ -125,9 +125,10 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
   const auto phi = ring_azimuths(t.rings.points);
   h5::write_dataset(id, "azimuth", {np}, phi.data(), "rad", where);
   std::vector<double> ell(nh * 2 * nr), wind(nh * 2 * nr), res(nh * 2 * nr), frac(nh * 2 * nr),
-      amp(nh * 2 * nr), ppp(nh * 2 * nr), status(nh * 2 * nr), phase(nh * 2 * nr * np),
-      samples(nh * 2 * nr * np);
-  std::vector<double> s_ell(nh * 2), s_wind(nh * 2), s_acc(nh * 2), s_cons(nh * 2);
+      amp(nh * 2 * nr), ppp(nh * 2 * nr), status(nh * 2 * nr), cut(nh * 2 * nr), above_noise(nh * 2 * nr),
+      phase(nh * 2 * nr * np), samples(nh * 2 * nr * np);
+  std::vector<double> s_ell(nh * 2), s_wind(nh * 2), s_acc(nh * 2), s_cons(nh * 2), s_pass(nh * 2),
+      s_spread(nh * 2);
   std::string messages;
   for (std::size_t hs = 0; hs < nh * 2; ++hs) {
     for (std::size_t r = 0; r < nr; ++r) {
@@ -140,17 +141,22 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
       amp[i] = fit.mean_amplitude;
       ppp[i] = fit.phase_per_pixel;
       status[i] = double(int(fit.status));
+      cut[i] = double(int(fit.cut));
+      above_noise[i] = fit.fraction_above_noise;
       for (std::size_t k = 0; k < np; ++k) {
         phase[i * np + k] = k < fit.phase.size() ? fit.phase[k] : std::nan("");
         samples[i * np + k] = k < fit.amplitude.size() ? fit.amplitude[k] : std::nan("");
       }
-      if (!fit.message.empty())
-        messages += "harmonic " + std::to_string(t.maps.order[hs / 2]) + " sigma " +
-                    std::to_string(kSigmas[hs % 2]) + ": " + fit.message + "\n";
+      for (const std::string* m : {&fit.message, &fit.cut_message})
+        if (!m->empty())
+          messages += "harmonic " + std::to_string(t.maps.order[hs / 2]) + " sigma " +
+                      std::to_string(kSigmas[hs % 2]) + ": " + *m + "\n";
     }
     const WindingSummary& s = t.summary[hs];
-    s_ell[hs] = s.ell;
-    s_wind[hs] = s.accepted ? double(s.winding) : std::nan("");
+    s_ell[hs] = s.ell;  // NaN when no ring passes or the rings share no winding
+    s_wind[hs] = s.passed ? double(s.winding) : std::nan("");
+    s_pass[hs] = double(s.passed);
+    s_spread[hs] = s.passed ? s.ell_spread : std::nan("");
     s_acc[hs] = double(s.accepted);
     s_cons[hs] = s.consistent ? 1 : 0;
   }
@@ -161,6 +167,8 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
   h5::write_dataset(id, "mean_amplitude", {nh, 2, nr}, amp.data(), "V*s", where);
   h5::write_dataset(id, "phase_per_pixel", {nh, 2, nr}, ppp.data(), "rad", where);
   h5::write_dataset(id, "status", {nh, 2, nr}, status.data(), "", where);
+  h5::write_dataset(id, "cut", {nh, 2, nr}, cut.data(), "", where);
+  h5::write_dataset(id, "fraction_above_noise", {nh, 2, nr}, above_noise.data(), "", where);
   h5::write_dataset(id, "phase_unwrapped", {nh, 2, nr, np}, phase.data(), "rad", where);
   h5::write_dataset(id, "amplitude", {nh, 2, nr, np}, samples.data(), "V*s", where);
   h5::write_dataset(id, "floor", {nh, 2}, t.floor_abs.data(), "V*s", where);
@@ -168,11 +176,22 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
   h5::write_dataset(id, "ell_winding", {nh, 2}, s_wind.data(), "", where);
   h5::write_dataset(id, "accepted", {nh, 2}, s_acc.data(), "", where);
   h5::write_dataset(id, "consistent", {nh, 2}, s_cons.data(), "", where);
+  h5::write_dataset(id, "passed", {nh, 2}, s_pass.data(), "", where);
+  h5::write_dataset(id, "ell_spread", {nh, 2}, s_spread.data(), "", where);
   h5::write_attr(id, "centre_x", t.rings.centre_x);
   h5::write_attr(id, "centre_y", t.rings.centre_y);
   h5::write_attr(id, "largest_radius", t.rings.largest_radius);
   h5::write_attr(id, "floor_relative", t.floor_relative);
   h5::write_attr(id, "min_fraction", t.min_fraction);
+  h5::write_attr(id, "max_residual", t.max_residual);
+  h5::write_attr(id, "noise_floor", t.noise_floor);
+  h5::write_attr(id, "cube_relative_error", t.cube_relative_error);
+  h5::write_attr(id, "strongest_peak", t.strongest_peak);
+  h5::write_attr(id, "knots_per_period", double(t.knots_per_period));
+  h5::write_attr(id, "cut_codes",
+                 "0 in the headline ell; 1 fit refused (see status); 2 below the noise floor; 3 phase "
+                 "residual above max_residual; 4 winds differently from the winding most rings share; 5 "
+                 "no winding shared by more than half the rings");
   h5::write_attr(id, "status_codes",
                  "0 ok; 1 refused: amplitude below the floor on too much of the ring; 2 refused: no sample "
                  "above the floor; 3 skipped: the harmonic holds no energy");
