@@ -67,9 +67,15 @@ std::vector<std::string> suspect_reasons(const toml::table& m) {
   if (count("burst_missed_electrons") > 0)
     why.push_back("burst missed: the window holds none of the burst's light at some pixel for " +
                   std::to_string(count("burst_missed_electrons")) + " electron(s)");
-  else if (count("burst_cut_electrons") > 0 && m["screen"]["window"].value_or(std::string()) == "burst")
-    why.push_back("burst cut by the burst window for " + std::to_string(count("burst_cut_electrons")) +
-                  " electron(s): raise screen.samples");
+  else if (count("burst_cut_electrons") > 0)
+    why.push_back("burst cut: the window holds only part of the burst's light at some pixel for " +
+                  std::to_string(count("burst_cut_electrons")) + " electron(s): raise screen.samples");
+  // The run's own spectra from the samples (dft, fft) need the emission span's light.
+  const auto spectra = m["campaign"]["spectra"];
+  if (spectra["enabled"].value_or(false) && spectra["method"].value_or(std::string("auto")) != "direct" &&
+      win["emission_in_window"].value_or(true) == false)
+    why.push_back("emission cut: the window cuts light the dft/fft direct spectra need for " +
+                  std::to_string(count("emission_cut_electrons")) + " electron(s)");
   if (win["covered"].value_or(true) == false)
     why.push_back("window clipped for " + std::to_string(count("clipped_electrons")) +
                   " electron(s) (screen.allow_clipping = true)");
