@@ -79,7 +79,7 @@ def map_plot(data, x, y, screen, title, unit, out, name, written):
     im = ax.imshow(data, origin="lower", extent=extent_mm(x, y), aspect="auto" if screen.angles else "equal",
                    cmap="inferno")
     screen.label_map(ax)
-    ax.set_title(title, pad=6 if screen.angles else 28)
+    ax.set_title(title, pad=12 if screen.angles else 28, fontsize=10)
     fig.colorbar(im, ax=ax, pad=0.04 if screen.angles else 0.14).set_label(unit)
     save(fig, out, name, written, {"edm:axes": f"{ax.get_xlabel()} | {ax.get_ylabel()}"})
 
@@ -632,7 +632,7 @@ def plot_field_and_gamma(f, s, screen, x, y, out, written):
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for c in "xyz":
         ax.plot((t - t[0]) * 1e15, f[f"/{bucket}/{c}"][iy, ix, :], lw=0.8, label=f"{bucket}{c}")
-    ax.set_xlabel(f"t − {t[0]:.9g} s  (fs)")
+    ax.set_xlabel(f"t − t₀ (fs), t₀ = {t[0]:.9g} s")
     ax.set_ylabel("V (R·E, the far field)" if screen.far or bucket == "E_far" else "V/m")
     what = "direction" if screen.angles else "pixel"
     ax.set_title(f"field in the {what} nearest the axis ({screen.where(x, y, ix, iy)})", fontsize=10)
