@@ -398,7 +398,8 @@ def mark_nyquist_and_aliases(ax, nyq_l, alias_marks, dark=False):
     ink, alias_ink = ("white", "white") if dark else ("k", "tab:purple")
     ax.axvline(nyq_l, color=ink, ls="-", lw=1.0)
     ax.text(nyq_l, 0.5, f"Nyquist π/dt = {nyq_l:.4g} ω_laser ", rotation=90, ha="right", va="center", fontsize=8,
-            color=ink, transform=ax.get_xaxis_transform())
+            color=ink, transform=ax.get_xaxis_transform(),
+            bbox=None if dark else {"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 1})
     for n, _, at in alias_marks:
         ax.axvline(at, color=alias_ink, ls=":", lw=1.0)
         ax.text(at, 0.02, f" n={n} alias", color=alias_ink, rotation=90, fontsize=7, va="bottom",
