@@ -148,7 +148,8 @@ void refuse_plots_not_a_folder(const std::filesystem::path& folder) {
 int cmd_plot(const Args& args) {
   if (!args.empty() && args[0].rfind("-", 0) != 0 && is_campaign_folder(args[0])) return plot_campaign(args);
   po::options_description desc(
-      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
+      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed: when it is missing, holds only "
+      "/direct, or was computed with another --window, --harmonics or --of than given here)");
   AnalysisArgs a;
   std::string run;
   double direct_omega = 0;

@@ -9,6 +9,7 @@ full disk, SIGINT, SIGTERM, SIGHUP or SIGQUIT) leaves the previous PNG of that n
 Exit status 0 on success; 1 with one line "edm_plot.py: error: ..." on stderr otherwise.
 """
 import os
+import re
 import sys
 
 import matplotlib
@@ -595,16 +596,18 @@ def spectrum_differs(path, options):
     with edmio.load_spectrum(path) as s:
         for opt, value in options.items():
             if opt == "window":
+                # The window's name leads the attribute (an edm that adds words after it still matches).
                 have = text_attr_dict(s.attrs, "window", "")
-                if have.replace("_", "-").lower() != value.replace("_", "-").lower():
+                lead = re.match(r"[A-Za-z_-]*", have.strip()).group(0)
+                if lead.replace("_", "-").lower() != value.replace("_", "-").lower():
                     return f"it was computed with window {have or '(not recorded)'}, not --window {value}"
             elif opt == "of":
                 have = text_attr_dict(s.attrs_of("/harmonics"), "of", "")
                 if have != value:
                     return f"its harmonics are of {have or '(not recorded)'}, not --of {value}"
             elif opt == "harmonics":
-                want = [int(v) for v in value.split(",") if v.strip()]
-                have = [int(v) for v in s["/harmonics/order"]] if "/harmonics/order" in s else None
+                want = sorted(int(v) for v in value.split(",") if v.strip())
+                have = sorted(int(v) for v in s["/harmonics/order"]) if "/harmonics/order" in s else None
                 if have != want:
                     shown = ",".join(map(str, have)) if have is not None else "(not recorded)"
                     return f"its harmonics are {shown or '(none)'}, not --harmonics {value}"
@@ -705,7 +708,9 @@ def main(argv):
     written = []
 
     with edmio.load_spectrum(spec_path) as s, edmio.load_run(run) as f:
-        screen = Screen((s.attrs, f.attrs), f.manifest.get("campaign", {}).get("screen", {}))
+        # run.toml: the campaign's [screen] keys, and the run's own [screen] (its type, since edm run).
+        screen = Screen((s.attrs, f.attrs), {**f.manifest.get("campaign", {}).get("screen", {}),
+                                             **f.manifest.get("screen", {})})
         omega = need(s, "/axes/omega", "frequency axis")[...]
         omega_l = float(s.attrs["laser_omega"])
         nyq = float(s.attrs.get("nyquist_omega", omega[-1]))
