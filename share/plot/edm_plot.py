@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""edm_plot.py RUN: the PNGs of an edm run folder, into RUN/plots/ (called by `edm plot RUN`).
+"""edm_plot.py RUN [--direct-omega W]: the PNGs of an edm run folder, into RUN/plots/ (called by
+`edm plot RUN`); edm_plot.py --check-spectrum RUN [--window W] [--harmonics L] [--of B]: whether
+RUN/spectrum.h5 was computed with those options (exit 0), or not (exit 3, the reason on stderr).
 
-Reads RUN/field.h5 (centre-pixel trace, /gamma) and RUN/spectrum.h5 (written by `edm spectrum`:
-fluence, spectra, harmonic maps) through edmio (share/python/edmio.py, found beside this folder).
+Reads RUN/field.h5 (the trace nearest the axis, /gamma) and RUN/spectrum.h5 (written by `edm
+spectrum`: fluence, raw spectra, harmonic maps; by `edm run` with [spectra]: /direct) through edmio
+(share/python/edmio.py, found beside this folder). Flat screens in mm and mrad, angular ones in
+mrad; the raw spectra mark Nyquist and where harmonics above it alias (a warning each on stderr);
+/direct in photons per 0.1 % BW with the photon number into the grid (share/docs/outputs.md,
+"plots/"). The numbers of a title also go into the PNG's text chunks ("edm:…").
 Uses matplotlib's Agg backend, so it never needs a display. Each PNG is written under a temporary
 name in RUN/plots/ and renamed over its own name once complete, so a plot cut short (an error, a
 full disk, SIGINT, SIGTERM, SIGHUP or SIGQUIT) leaves the previous PNG of that name as it was and no half-written file.
