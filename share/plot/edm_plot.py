@@ -72,18 +72,19 @@ def screen_axes(ax, z):
     ax.secondary_yaxis("right", functions=(fwd, inv)).set_ylabel("θy (mrad)")
 
 
-def extent_mm(x, y):
-    """imshow's extent (in mm or mrad) from pixel centres: half a pitch beyond the outer centres."""
+def extent_mm(x, y, sy=1e3):
+    """imshow's extent (x in mm or mrad, y times sy: mm, mrad or deg) from pixel centres: half a
+    pitch beyond the outer centres."""
     hx = 0.5 * (x[-1] - x[0]) / (len(x) - 1) if len(x) > 1 else 0.5
     hy = 0.5 * (y[-1] - y[0]) / (len(y) - 1) if len(y) > 1 else 0.5
-    return [(x[0] - hx) * 1e3, (x[-1] + hx) * 1e3, (y[0] - hy) * 1e3, (y[-1] + hy) * 1e3]
+    return [(x[0] - hx) * 1e3, (x[-1] + hx) * 1e3, (y[0] - hy) * sy, (y[-1] + hy) * sy]
 
 
 def map_plot(data, x, y, screen, title, unit, out, name, written):
     """A map over the screen: a flat screen's x, y (m) in mm with mrad beside; an angular screen's
     two angles (rad) in mrad, with no screen-plane axes (its distance may be infinite)."""
     fig, ax = plt.subplots(figsize=(6.4, 5.2))
-    im = ax.imshow(data, origin="lower", extent=extent_mm(x, y), aspect="auto" if screen.angles else "equal",
+    im = ax.imshow(data, origin="lower", extent=extent_mm(x, y, screen.sy), aspect="auto" if screen.angles else "equal",
                    cmap="inferno")
     screen.label_map(ax)
     ax.set_title(title, pad=12 if screen.angles else 28, fontsize=10)
@@ -343,19 +344,23 @@ class Screen:
         self.far = self.angular and str(first("far_field", "false")).strip().lower().startswith("true")
         sa = str(first("screen_angles", manifest_screen.get("angles", "xy")))
         self.angles = None if not self.angular else (("θx", "θy") if sa == "xy" else ("θ", "φ"))
+        # The second axis in its plot unit: φ of a polar grid in degrees (it runs to 2π), else mrad or mm.
+        polar = self.angles is not None and self.angles[1] == "φ"
+        self.sy, self.y_unit = (180 / np.pi, "deg") if polar else (1e3, "mrad" if self.angular else "mm")
         self.axis = str(first("screen_axis", "z"))
         self.z = float(first("screen_z", np.inf))
 
     def label_map(self, ax):
         if self.angles:
             ax.set_xlabel(f"{self.angles[0]} (mrad)")
-            ax.set_ylabel(f"{self.angles[1]} (mrad)")
+            ax.set_ylabel(f"{self.angles[1]} ({self.y_unit})")
         else:
             screen_axes(ax, self.z)
 
     def where(self, x, y, ix, iy):
         if self.angles:
-            return f"{self.angles[0]} = {x[ix] * 1e3:.3g} mrad, {self.angles[1]} = {y[iy] * 1e3:.3g} mrad"
+            return (f"{self.angles[0]} = {x[ix] * 1e3:.3g} mrad, "
+                    f"{self.angles[1]} = {y[iy] * self.sy:.3g} {self.y_unit}")
         return f"x = {x[ix] * 1e3:.3g} mm, y = {y[iy] * 1e3:.3g} mm"
 
     def row_label(self):
@@ -544,7 +549,7 @@ def plot_direct(s, ctx, out, written):
     k = int(np.argmin(np.abs(wd - target))) if target > 0 else int(np.argmax(data[sums[0]][iy, ix]))
     e_ev = HBAR * wd[k] / EV
     fig, axes = plt.subplots(1, len(sums), figsize=(6.2 * len(sums), 5.4), squeeze=False, layout="constrained")
-    ext = extent_mm(x, y)
+    ext = extent_mm(x, y, screen.sy)
     for ax, name in zip(axes[0], sums):
         im = ax.imshow(data[name][:, :, k], origin="lower", extent=ext, cmap="inferno",
                        aspect="auto" if screen.angles else "equal")
