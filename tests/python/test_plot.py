@@ -63,7 +63,7 @@ def edm(binary, *args, env=None):
 def foreign_lines(stderr):
     """stderr lines that are neither edm's own notes nor the script's own warnings: a numpy or
     matplotlib warning, a traceback."""
-    own = ("[plot] ", "edm_plot.py: warning: harmonic ", "edm spectrum", "  ")
+    own = ("[plot] ", "edm_plot.py: warning: harmonic ")
     return [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(own)]
 
 
