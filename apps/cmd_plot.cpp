@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
@@ -90,6 +91,14 @@ std::string stale_spectrum(const std::filesystem::path& dir) {
   return file.string() + " is the spectrum of another run (" + s.run_id + ", field.h5's is " + field_id + ")";
 }
 
+// A double as the script reads it back, to the last bit (std::to_string keeps 6 decimals).
+std::string omega_arg(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
 // The spectrum options given on the command line (not defaulted), as the script's --check-spectrum
 // takes them: only those the user asked for are compared with spectrum.h5.
 std::vector<std::string> explicit_spectrum_options(const po::variables_map& vm) {
@@ -162,6 +171,10 @@ int cmd_plot(const Args& args) {
   po::variables_map vm;
   if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
+  const std::string omega_text = omega_arg(direct_omega);
+  if (vm.count("direct-omega") && !(direct_omega > 0 && std::isfinite(direct_omega)))
+    throw ConfigError("EDM-PLOT-005",
+                      "edm plot --direct-omega " + omega_text + ": must be a finite ω > 0 in units of the laser's");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
   refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
@@ -182,9 +195,6 @@ int cmd_plot(const Args& args) {
   // tests/test_hostile). Another writer of the folder makes this ConfigError EDM-RUN-040, naming it;
   // the spectrum computed below is written under this lock (a nested acquire).
   RunFolderLock lock = RunFolderLock::acquire(dir);
-  if (vm.count("direct-omega") && !(direct_omega > 0 && std::isfinite(direct_omega)))
-    throw ConfigError("EDM-PLOT-005", "edm plot --direct-omega " + std::to_string(direct_omega) +
-                                         ": must be a finite ω > 0 in units of the laser's");
   setenv("MPLBACKEND", "Agg", 1);  // never try a display (the check below imports matplotlib too)
   if (spectrum_needed(dir, vm, python, script)) {
     std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
@@ -196,7 +206,7 @@ int cmd_plot(const Args& args) {
   // folder stays locked until the script has exited too.
   lock.share_with_children();
   std::vector<std::string> argv = {python, script.string(), dir.string()};
-  if (vm.count("direct-omega")) argv.insert(argv.end(), {"--direct-omega", std::to_string(direct_omega)});
+  if (vm.count("direct-omega")) argv.insert(argv.end(), {"--direct-omega", omega_text});
   const int rc = spawn_wait(argv, false);
   if (rc != 0)
     throw IoError("EDM-PLOT-003", script.string() + " failed (exit " + std::to_string(rc) + ") on " + run);
