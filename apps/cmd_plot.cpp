@@ -1,5 +1,7 @@
 // edm plot RUN: PNGs of a run into RUN/plots/ by share/plot/edm_plot.py (matplotlib, Agg). Computes
-// spectrum.h5 first when it is missing (same options as `edm spectrum`), finds the script next to
+// spectrum.h5 first when it is missing, holds no time-domain spectrum (only the run's /direct), or was
+// computed with other --window, --harmonics or --of than given (same options as `edm spectrum`; the
+// script compares them with the file's attributes), finds the script next to
 // the executable (build tree or install prefix) and an interpreter that can import numpy, h5py and
 // matplotlib (EDM_PYTHON, python3, /usr/bin/python3 — a pyenv shim may lack them). Holds the run
 // folder's lock from its first look at spectrum.h5 until the plots are in place (share/docs/outputs.md,
@@ -10,8 +12,10 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 #include "analysis_options.hpp"
 #include "commands.hpp"
@@ -87,6 +91,40 @@ std::string stale_spectrum(const std::filesystem::path& dir) {
   return file.string() + " is the spectrum of another run (" + s.run_id + ", field.h5's is " + field_id + ")";
 }
 
+// A double as the script reads it back, to the last bit (std::to_string keeps 6 decimals).
+std::string omega_arg(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+// The spectrum options given on the command line (not defaulted), as the script's --check-spectrum
+// takes them: only those the user asked for are compared with spectrum.h5.
+std::vector<std::string> explicit_spectrum_options(const po::variables_map& vm) {
+  std::vector<std::string> out;
+  for (const char* name : {"window", "harmonics", "of"})
+    if (vm.count(name) && !vm[name].defaulted()) {
+      out.push_back(std::string("--") + name);
+      out.push_back(vm[name].as<std::string>());
+    }
+  return out;
+}
+
+// Whether spectrum.h5 must be computed again before plotting: missing, asked for (--respectrum),
+// another run's, only the run's /direct, or computed with other options than the command line gives
+// (edm_plot.py --check-spectrum: exit 3 with the reason on stderr). A file the script cannot read
+// is left to the plot, which names what is wrong with it.
+bool spectrum_needed(const std::filesystem::path& dir, const po::variables_map& vm, const std::string& python,
+                     const std::filesystem::path& script) {
+  const std::string stale = stale_spectrum(dir);
+  if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
+  if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) return true;
+  std::vector<std::string> check = {python, script.string(), "--check-spectrum", dir.string()};
+  for (auto& o : explicit_spectrum_options(vm)) check.push_back(std::move(o));
+  return spawn_wait(check, false) == 3;
+}
+
 }  // namespace
 
 std::string find_python() {
@@ -119,16 +157,24 @@ void refuse_plots_not_a_folder(const std::filesystem::path& folder) {
 int cmd_plot(const Args& args) {
   if (!args.empty() && args[0].rfind("-", 0) != 0 && is_campaign_folder(args[0])) return plot_campaign(args);
   po::options_description desc(
-      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed)");
+      "edm plot RUN [options]  (spectrum options apply when spectrum.h5 is computed: when it is missing, holds only "
+      "/direct, or was computed with another --window, --harmonics or --of than given here)");
   AnalysisArgs a;
   std::string run;
-  desc.add_options()("help,h", "this help")("respectrum", "recompute spectrum.h5 even if it exists");
+  double direct_omega = 0;
+  desc.add_options()("help,h", "this help")("respectrum", "recompute spectrum.h5 even if it exists")(
+      "direct-omega", po::value(&direct_omega),
+      "ω (in units of the laser's) of the /direct photon maps (default: the line, else the on-axis peak)");
   add_analysis_options(desc, a);
   TwistedArgs ta;  // issue 14: complex harmonic maps, angular momentum, ring fits
   add_twisted_options(desc, ta);
   po::variables_map vm;
   if (!parse_command(args, desc, "run", run, vm)) return 0;  // --help
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm plot: no run folder given");
+  const std::string omega_text = omega_arg(direct_omega);
+  if (vm.count("direct-omega") && !(direct_omega > 0 && std::isfinite(direct_omega)))
+    throw ConfigError("EDM-PLOT-005",
+                      "edm plot --direct-omega " + omega_text + ": must be a finite ω > 0 in units of the laser's");
   const std::filesystem::path dir(run);
   if (!std::filesystem::is_directory(dir)) throw ConfigError("EDM-CLI-021", run + ": no such run folder");
   refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
@@ -149,19 +195,19 @@ int cmd_plot(const Args& args) {
   // tests/test_hostile). Another writer of the folder makes this ConfigError EDM-RUN-040, naming it;
   // the spectrum computed below is written under this lock (a nested acquire).
   RunFolderLock lock = RunFolderLock::acquire(dir);
-  const std::string stale = stale_spectrum(dir);
-  if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
-  if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) {
+  setenv("MPLBACKEND", "Agg", 1);  // never try a display (the check below imports matplotlib too)
+  if (spectrum_needed(dir, vm, python, script)) {
     std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
     analyse_run(dir, a, ta);
   }
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
   (void)read_field_summary(dir / "field.h5");
-  setenv("MPLBACKEND", "Agg", 1);  // never try a display
   // The script shares the lock: if this process is killed while the script writes plots/, the
   // folder stays locked until the script has exited too.
   lock.share_with_children();
-  const int rc = spawn_wait({python, script.string(), dir.string()}, false);
+  std::vector<std::string> argv = {python, script.string(), dir.string()};
+  if (vm.count("direct-omega")) argv.insert(argv.end(), {"--direct-omega", omega_text});
+  const int rc = spawn_wait(argv, false);
   if (rc != 0)
     throw IoError("EDM-PLOT-003", script.string() + " failed (exit " + std::to_string(rc) + ") on " + run);
   return 0;

@@ -185,13 +185,17 @@ inline lw_vd lw_vfields(const lw_vd* c, const lw_vd s, const lw_vd px, const lw_
   const lw_vd far_2 = 2.0 * far_a;
   const lw_vd nah = fma(n[0], ahx, fma(n[1], ahy, n[2] * ahz));
   const lw_vd qh = (ah0 - nah) * invD;
-  if (LW_TOTAL_FIELDS && !SPLIT_MODE) {
+  // A preprocessor test, not an if on two macro constants: clang warned "use of logical '&&'
+  // with constant operand" on every build, and PoCL printed "1 warning generated." to stderr.
+#if LW_TOTAL_FIELDS && !SPLIT_MODE
+  {
     const lw_vd wk = fma(-far_2, qh, near_f);
     e[0] = fma(far_2, fma(n[0], ah0, -ahx), w0 * wk);
     e[1] = fma(far_2, fma(n[1], ah0, -ahy), w1 * wk);
     e[2] = fma(far_2, fma(n[2], ah0, -ahz), w2 * wk);
     return invD;
   }
+#endif
   f[0] = far_2 * fma(-qh, w0, fma(n[0], ah0, -ahx));
   f[1] = far_2 * fma(-qh, w1, fma(n[1], ah0, -ahy));
   f[2] = far_2 * fma(-qh, w2, fma(n[2], ah0, -ahz));

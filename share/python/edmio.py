@@ -3,14 +3,16 @@
     import edmio
     run = edmio.load_run("runs/quickstart")        # manifest, axes, attributes, γ(τ); fields on demand
     Ex = run.field("E/x")                          # Ex.data[iy, ix, k] in V/m, Ex.axes["t"] in s
-    trace = run.field("E/x", iy=32, ix=32)         # one pixel: only that hyperslab is read
+    trace = run.field("E/x", iy=16, ix=16)         # one pixel: only that hyperslab is read
     run.manifest["laser"]["omega"]                 # run.toml as a dict
     spec = run.spectrum                            # spectrum.h5 of the folder (None until `edm spectrum`)
     cells = edmio.load_campaign("OUTPUT")          # OUTPUT/campaign.toml: one row per cell
 
 The layouts are described in share/docs/outputs.md (field.h5, run.toml, spectrum.h5 and the campaign
 table). Every file is read through its documented paths (/E/x, /axes/t, …), so files written before
-field.h5 became openPMD load the same way. Errors are EdmReadError with the file and what is wrong.
+field.h5 became openPMD load the same way. Errors are EdmioError (a ValueError; EdmioFileError, also an
+OSError, for a file that is missing or cannot be opened; EdmioIndexError, also an IndexError, for an
+index outside an axis), each naming the file, the dataset and what is wrong.
 """
 import math
 import os
@@ -26,8 +28,8 @@ except ModuleNotFoundError:  # older interpreters: the tomli backport if present
     except ModuleNotFoundError:
         tomllib = None
 
-__all__ = ["EdmReadError", "Field", "Run", "Spectrum", "Campaign", "Cell", "load_run", "load_spectrum",
-           "load_campaign", "load_manifest", "CELL_STATES"]
+__all__ = ["EdmioError", "EdmioFileError", "EdmioIndexError", "EdmReadError", "Field", "Run", "Spectrum", "Campaign",
+           "Cell", "load_run", "load_spectrum", "load_campaign", "load_manifest", "CELL_STATES"]
 
 FIELD_RECORDS = ("E", "B", "E_far", "B_far")
 COMPONENTS = ("x", "y", "z")
@@ -36,8 +38,21 @@ AXIS_UNITS = {"y": "m", "x": "m", "t": "s"}
 CELL_STATES = ("pending", "running", "done", "failed")
 
 
-class EdmReadError(Exception):
-    """A file is missing or does not have the layout share/docs/outputs.md describes."""
+class EdmioError(ValueError):
+    """A file does not have the layout share/docs/outputs.md describes, or a request does not fit it.
+    The message names the file (and the dataset) and what is wrong."""
+
+
+class EdmioFileError(EdmioError, OSError):
+    """A file or run folder is missing or cannot be opened (also an OSError)."""
+
+
+class EdmioIndexError(EdmioError, IndexError):
+    """An index outside a dataset's axis (also an IndexError, as numpy raises)."""
+
+
+# The name before EdmioError: `except edmio.EdmReadError` keeps catching every edmio error.
+EdmReadError = EdmioError
 
 
 def _value(v):
@@ -61,23 +76,23 @@ def _attrs(obj):
 
 def _open(path, what):
     if not os.path.exists(path):
-        raise EdmReadError(f"{path}: no such file ({what})")
+        raise EdmioFileError(f"{path}: no such file ({what})")
     try:
         return h5py.File(path, "r")
     except OSError as e:
-        raise EdmReadError(f"{path}: cannot open ({what}): {e}") from None
+        raise EdmioFileError(f"{path}: cannot open ({what}): {e}") from None
 
 
 def _load_toml(path, what):
     if tomllib is None:
-        raise EdmReadError(f"{path}: reading TOML needs Python ≥ 3.11 (tomllib) or the tomli package")
+        raise EdmioError(f"{path}: reading TOML needs Python ≥ 3.11 (tomllib) or the tomli package")
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except FileNotFoundError:
-        raise EdmReadError(f"{path}: no such file ({what})") from None
+        raise EdmioFileError(f"{path}: no such file ({what})") from None
     except tomllib.TOMLDecodeError as e:
-        raise EdmReadError(f"{path}: not valid TOML: {e}") from None
+        raise EdmioError(f"{path}: not valid TOML: {e}") from None
 
 
 def load_manifest(path):
@@ -113,7 +128,10 @@ class Dataset:
 
     def __getitem__(self, sel):
         with h5py.File(self.filename, "r") as f:
-            return f[self.path][sel]
+            try:
+                return f[self.path][sel]
+            except IndexError as e:  # h5py's message names neither the file nor the dataset
+                raise EdmioIndexError(f"{self.filename}: {self.path} {self.shape}: {sel!r}: {e}") from None
 
     def __repr__(self):
         return f"Dataset({self.path!r}, shape={self.shape})"
@@ -133,7 +151,7 @@ class Run:
 
     def __init__(self, folder):
         if not os.path.isdir(folder):
-            raise EdmReadError(f"{folder}: no such run folder")
+            raise EdmioFileError(f"{folder}: no such run folder")
         self.folder = folder
         self.filename = os.path.join(folder, "field.h5")
         manifest = os.path.join(folder, "run.toml")
@@ -142,13 +160,13 @@ class Run:
             self.attrs = _attrs(f)
             for a in ("x", "y", "t"):
                 if f"/axes/{a}" not in f:
-                    raise EdmReadError(f"{self.filename} has no /axes/{a}")
+                    raise EdmioError(f"{self.filename} has no /axes/{a}")
             self.axes = {a: f[f"/axes/{a}"][...] for a in ("x", "y", "t")}
             self.components = [f"{r}/{c}" for r in FIELD_RECORDS for c in COMPONENTS if f"/{r}/{c}" in f]
             self._units = {n: _value(f[n].attrs.get("unit", b"")) for n in self.components}
             self.gamma = {k: f["gamma"][k][...] for k in f["gamma"]} if "gamma" in f else {}
         if not self.components:
-            raise EdmReadError(f"{self.filename} has no field component (/E/x …)")
+            raise EdmioError(f"{self.filename} has no field component (/E/x …)")
         spec = os.path.join(folder, "spectrum.h5")
         self._spectrum_path = spec if os.path.exists(spec) else None
         self._spectrum = None
@@ -165,19 +183,32 @@ class Run:
         coords). Only the selection is read from the file."""
         name = name.strip("/")
         if name not in self.components:
-            raise EdmReadError(f"{self.filename} has no {name} (it has {', '.join(self.components)})")
+            raise EdmioError(f"{self.filename} has no {name} (it has {', '.join(self.components)})")
         sel, labels, axes, coords = [], [], {}, {}
-        for label, s in zip(AXIS_LABELS, (iy, ix, it)):
+        for label, arg, s in zip(AXIS_LABELS, ("iy", "ix", "it"), (iy, ix, it)):
             s = slice(None) if s is None else s
-            sel.append(s)
             if isinstance(s, slice):
                 labels.append(label)
                 axes[label] = self.axes[label][s]
             else:
+                s = self._index(name, arg, label, s)
                 coords[label] = float(self.axes[label][s])
+            sel.append(s)
         with h5py.File(self.filename, "r") as f:
             data = f[name][tuple(sel)]
         return Field(name, data, self._units[name], labels, axes, coords)
+
+    def _index(self, name, arg, label, i):
+        """An integer index along one axis, negative ones counted from the end as numpy does; one
+        outside the axis is an EdmioIndexError naming the file, the dataset and the valid range
+        (h5py and numpy raised a bare IndexError that named neither)."""
+        n = len(self.axes[label])
+        if isinstance(i, (bool, np.bool_)) or not isinstance(i, (int, np.integer)):
+            raise EdmioError(f"{self.filename}: /{name}: {arg}={i!r} is neither an integer nor a slice")
+        if not -n <= i < n:
+            raise EdmioIndexError(f"{self.filename}: /{name}: {arg}={i} is outside its {label} axis "
+                                  f"({n} points: 0 … {n - 1}, or −{n} … −1 from the end)")
+        return int(i) % n
 
     def __contains__(self, path):
         with h5py.File(self.filename, "r") as f:
@@ -185,7 +216,7 @@ class Run:
 
     def __getitem__(self, path):
         if path not in self:
-            raise EdmReadError(f"{self.filename} has no {path}")
+            raise EdmioError(f"{self.filename} has no {path}")
         return Dataset(self.filename, path)
 
     # `with edmio.load_run(...) as run:` reads like the h5py.File it replaces; nothing stays open.
@@ -219,7 +250,7 @@ class Spectrum:
 
             f.visititems(visit)
         if "/axes/omega" not in self.data:
-            raise EdmReadError(f"{path} has no /axes/omega (not an edm spectrum.h5?)")
+            raise EdmioError(f"{path} has no /axes/omega (not an edm spectrum.h5?)")
 
     def __contains__(self, path):
         return path in self.data
@@ -228,7 +259,7 @@ class Spectrum:
         try:
             return self.data[path]
         except KeyError:
-            raise EdmReadError(f"{self.filename} has no dataset {path}") from None
+            raise EdmioError(f"{self.filename} has no dataset {path}") from None
 
     def attrs_of(self, path):
         return self._attrs_of.get(path, {})
@@ -274,7 +305,7 @@ class Cell:
             return getattr(self, head).get(key)
         if head in ("label", "state", "wall_s", "error") and not key:
             return getattr(self, head)
-        raise EdmReadError(f"no column {column!r} (label, state, wall_s, error, overrides.KEY, results.KEY)")
+        raise EdmioError(f"no column {column!r} (label, state, wall_s, error, overrides.KEY, results.KEY)")
 
     def __repr__(self):
         return f"Cell({self.label!r}, {self.state})"
@@ -296,7 +327,7 @@ class Campaign:
         for c in self.cells:
             if c.label == label:
                 return c
-        raise EdmReadError(f"{self.filename} has no cell {label!r}")
+        raise EdmioError(f"{self.filename} has no cell {label!r}")
 
     def column(self, name, state=None):
         """One column as a numpy array over the cells (of one state, if given): float with NaN for a
@@ -308,7 +339,7 @@ class Campaign:
 
 
 def _campaign_error(path, i, msg):
-    return EdmReadError(f"{path}: cell {i + 1}: {msg}")
+    return EdmioError(f"{path}: cell {i + 1}: {msg}")
 
 
 def _read_cell(path, i, row):
@@ -343,10 +374,10 @@ def load_campaign(path):
     doc = _load_toml(path, "a campaign table")
     unknown = set(doc) - {"campaign", "cell"}
     if unknown:
-        raise EdmReadError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} (expected [campaign], [[cell]])")
+        raise EdmioError(f"{path}: unknown table(s) {', '.join(sorted(unknown))} (expected [campaign], [[cell]])")
     rows = doc.get("cell", [])
     if not isinstance(rows, list):
-        raise EdmReadError(f"{path}: cell must be an array of tables ([[cell]])")
+        raise EdmioError(f"{path}: cell must be an array of tables ([[cell]])")
     # The verdicts of each run (share/docs/outputs.md, the campaign table): taken off the row before
     # _read_cell checks it, then set on the Cell as suspect (the reasons; state "done (suspect)"),
     # warnings (their text) and verdicts (roots_converged, burst_in_window, covered).
@@ -375,9 +406,9 @@ def load_campaign(path):
     seen = set()
     for c in cells:
         if c.label in seen:
-            raise EdmReadError(f"{path}: two cells are labelled {c.label!r}")
+            raise EdmioError(f"{path}: two cells are labelled {c.label!r}")
         seen.add(c.label)
     meta = doc.get("campaign", {})
     if not isinstance(meta, dict):
-        raise EdmReadError(f"{path}: [campaign] must be a table")
+        raise EdmioError(f"{path}: [campaign] must be a table")
     return Campaign(path, meta, cells)
