@@ -1,46 +1,46 @@
-// RealFft (real_fft.hpp) on FFTW's real-to-complex transform. FFTW's planner is not thread-safe
-// (its execute is): plans are made under one mutex, once per length and process, with
-// FFTW_ESTIMATE, which picks the algorithm from the length alone; FFTW_MEASURE would time
-// candidates, so the bits of a spectrum would depend on the machine's load. A plan is run on each
-// RealFft's own buffers through the new-array execute; they come from fftw_malloc, aligned as
-// the arrays the plan was made on, which the new-array interface requires.
+// RealFft (real_fft.hpp) on FFTW's real-to-complex transform. FFTW's execute functions are its
+// only thread-safe routines: the planner, fftw_malloc and fftw_free run under one mutex (FFTW is
+// edm's alone in the process). Plans are made once per length and process with FFTW_ESTIMATE,
+// which picks the algorithm from the length alone; FFTW_MEASURE would time candidates, so the bits
+// of a spectrum would depend on the machine's load. A plan runs on each RealFft's own buffers
+// through the new-array execute; they come from fftw_malloc, aligned as the arrays the plan was
+// made on, which the new-array interface requires.
 #include "analysis/real_fft.hpp"
 
 #include <fftw3.h>
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <mutex>
 
 namespace edm::analysis {
 namespace {
 
-struct PlanCache {
+struct Fftw {
   std::mutex mutex;
   std::map<std::size_t, fftw_plan> plans;  // null where FFTW failed to plan that length
-  ~PlanCache() {
+  ~Fftw() {
     for (auto& [n, plan] : plans)
       if (plan) fftw_destroy_plan(plan);
   }
 };
 
-PlanCache& plan_cache() {
-  static PlanCache cache;
-  return cache;
+Fftw& fftw() {
+  static Fftw state;
+  return state;
 }
 
-// The shared out-of-place r2c plan of length n, or null.
-fftw_plan plan_for(std::size_t n) {
-  PlanCache& cache = plan_cache();
-  std::lock_guard<std::mutex> lock(cache.mutex);
-  if (auto it = cache.plans.find(n); it != cache.plans.end()) return it->second;
+// The shared out-of-place r2c plan of length n, or null; the caller holds the mutex.
+fftw_plan plan_for(Fftw& f, std::size_t n) {
+  if (auto it = f.plans.find(n); it != f.plans.end()) return it->second;
   double* in = fftw_alloc_real(n);
   fftw_complex* out = fftw_alloc_complex(n / 2 + 1);
   // FFTW_ESTIMATE does not touch the arrays while planning.
   fftw_plan plan = in && out ? fftw_plan_dft_r2c_1d(int(n), in, out, FFTW_ESTIMATE) : nullptr;
   fftw_free(in);
   fftw_free(out);
-  cache.plans.emplace(n, plan);
+  f.plans.emplace(n, plan);
   return plan;
 }
 
@@ -52,6 +52,7 @@ struct RealFft::Impl {
   double* in = nullptr;
   fftw_complex* out = nullptr;
   ~Impl() {
+    std::lock_guard<std::mutex> lock(fftw().mutex);
     fftw_free(in);
     fftw_free(out);
   }
@@ -60,8 +61,10 @@ struct RealFft::Impl {
 RealFft::RealFft(std::size_t n) : impl_(std::make_unique<Impl>()) {
   impl_->n = n;
   // FFTW takes an int length; 0 and longer lengths stay unallocated (the callers' EDM-SPEC-030 / EDM-OAM-030).
-  if (n == 0 || n > std::size_t(2147483647)) return;
-  impl_->plan = plan_for(n);
+  if (n == 0 || n > std::size_t(INT_MAX)) return;
+  Fftw& f = fftw();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  impl_->plan = plan_for(f, n);
   impl_->in = fftw_alloc_real(n);
   impl_->out = fftw_alloc_complex(n / 2 + 1);
 }
