@@ -56,8 +56,9 @@ void check_options(const SpectraOptions& o) {
 }
 
 // The launch's work-group size. Left to the runtime, PoCL put a launch whose item count has no
-// convenient divisor in one group on one core: 10 directions × 2001 ω (2510 items) took 11.4 s against
-// 6.2 s at 2048 ω (BENCHMARKS.md "Direct spectra: an explicit work-group size"). So the size is
+// convenient divisor in one group, run by one thread: 10 directions × 2001 ω (2510 items) was one
+// group of 2510 on one of its two cores, 2048 ω two groups of 1280 (BENCHMARKS.md "Direct spectra: an
+// explicit work-group size"). So the size is
 // chosen here, as the field kernel's is (tuning.cpp resolve_launch_shape): kSpecWorkGroup rounded
 // down to the kernel's preferred multiple, halved while the launch would have fewer than
 // kSpecGroupsPerUnit groups per compute unit (a small grid still spreads over the device), never
