@@ -4,9 +4,8 @@
 // layout and with its sign convention (X_k = Σ x_j e^{−2πijk/N}, no normalisation); closed forms
 // of single cosines and sines; plans shared by threads give the single thread's bits.
 #define BOOST_TEST_MODULE real_fft
-#include <boost/test/unit_test.hpp>
-
 #include <algorithm>
+#include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -95,7 +94,8 @@ BOOST_AUTO_TEST_CASE(matches_the_naive_dft_on_prime_and_composite_lengths) {
   for (std::size_t n : kLengths) {
     const auto x = random_signal(n, unsigned(n));
     const Errors e = compare(transformed(x), naive_half_complex(x));
-    BOOST_TEST_MESSAGE("N = " << n << ": relative L2 " << e.rel_l2 << ", largest error / largest value " << e.rel_max);
+    BOOST_TEST_MESSAGE("N = " << n << ": relative L2 " << e.rel_l2 << ", largest error / largest value "
+                              << e.rel_max);
     BOOST_TEST(e.rel_l2 < kFftVsNaiveDft, "N = " << n << ": relative L2 " << e.rel_l2);
     BOOST_TEST(e.rel_max < kFftVsNaiveDft, "N = " << n << ": largest error " << e.rel_max);
   }

@@ -60,7 +60,8 @@ int main(int argc, char** argv) {
     grid.directions.push_back({std::sin(th), 0.0, std::cos(th)});
   }
   const std::string text =
-      "[run]\nscenario = \"inverse_thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.1\nduration = 26.7e-15\n"
+      "[run]\nscenario = \"inverse_thomson\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.1\nduration = "
+      "26.7e-15\n"
       "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = 5.0\n[trajectory]\n"
       "knots_per_period = 16\n[screen]\ndistance = 0.002\nhalf_width_x = 2e-5\nhalf_width_y = 1e-6\nnx = 10\n"
       "ny = 1\nsamples = 16\nsamples_per_period = 2048\n";

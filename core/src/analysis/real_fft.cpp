@@ -60,7 +60,8 @@ struct RealFft::Impl {
 
 RealFft::RealFft(std::size_t n) : impl_(std::make_unique<Impl>()) {
   impl_->n = n;
-  // FFTW takes an int length; 0 and longer lengths stay unallocated (the callers' EDM-SPEC-030 / EDM-OAM-030).
+  // FFTW takes an int length; 0 and longer lengths stay unallocated (the callers' EDM-SPEC-030 /
+  // EDM-OAM-030).
   if (n == 0 || n > std::size_t(INT_MAX)) return;
   Fftw& f = fftw();
   std::lock_guard<std::mutex> lock(f.mutex);
