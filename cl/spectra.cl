@@ -16,7 +16,9 @@
 //
 // Work decomposition: one work-item per (direction d, block b of SPEC_BLOCK frequencies); it owns
 // those bins (no atomics) and adds the launch's electrons in electron order, each electron's
-// amplitude complete before it is added, so the sums are the same whatever the batching.
+// amplitude complete before it is added, so the sums are the same whatever the batching. The host
+// pads the launch up to a multiple of the work-group size it chooses (core/src/field/spectra.cpp,
+// spectra_work_group): items from ndir·blocks on own no bin and return before touching memory.
 // Layouts: coh[((d·nw + k)·3 + c)·2 + {0 re, 1 im}], inc[d·nw + k]; per electron of the launch
 // tab[4e..4e+3] = (coefficient offset in doubles, intervals, dτ, weight).
 

@@ -489,6 +489,33 @@ BOOST_AUTO_TEST_CASE(batches_are_bit_identical) {
   BOOST_TEST(std::memcmp(a.incoherent.data(), b.incoherent.data(), a.incoherent.size() * sizeof(double)) == 0);
 }
 
+// The launch is padded up to a multiple of a work-group size chosen from the grid (spectra.cpp):
+// 40 directions × 41 ω are 240 work-items (6 blocks of 8 ω, the last of one), a multiple of no
+// group size above 16, and on PoCL's 2 cores a group of 32 (16 padded items); one direction alone is
+// 6 items in a group of 8. Each direction of the large grid must carry, bit for bit, what its own
+// launch gives: a work-item's sums do not depend on the group or on the items beside it, and the
+// padded items write nothing into the real bins.
+BOOST_AUTO_TEST_CASE(padded_launch_gives_each_directions_bits) {
+  const Solved s = solve_one(0.3, 16);
+  SpectraGrid all;
+  for (int k = 1; k <= 41; ++k) all.omega.push_back(0.1 * k);
+  for (int d = 0; d < 40; ++d) all.directions.push_back(unit(std::numbers::pi * (d + 0.5) / 40.0, 2.4 * d));
+  const SpectraSums big = direct(s.batch, all);
+  const std::size_t nw = all.omega.size();
+  BOOST_REQUIRE_EQUAL(big.incoherent.size(), all.directions.size() * nw);
+  for (std::size_t d = 0; d < all.directions.size(); ++d) {
+    SpectraGrid one;
+    one.omega = all.omega;
+    one.directions = {all.directions[d]};
+    const SpectraSums alone = direct(s.batch, one);
+    BOOST_TEST(std::memcmp(alone.coherent.data(), big.coherent.data() + 6 * nw * d, 6 * nw * sizeof(double)) == 0,
+               "direction " << d << ": coherent sums");
+    BOOST_TEST(std::memcmp(alone.incoherent.data(), big.incoherent.data() + nw * d, nw * sizeof(double)) == 0,
+               "direction " << d << ": incoherent sums");
+    for (double v : alone.incoherent) BOOST_TEST(v > 0.0, "direction " << d << ": an empty bin");
+  }
+}
+
 // spectrum.h5: photon units follow from J·s/rad/sr by ħω exactly, and the amplitude gives the density.
 BOOST_AUTO_TEST_CASE(photon_units_in_spectrum_file) {
   const Solved s = solve_one(0.3);

@@ -1,10 +1,11 @@
-// GSL's mixed-radix real FFT of one length (any N: 1666 = 2·7²·17), wavetable and workspace owned
-// and freed on scope exit; the transform is in place and leaves GSL's half-complex layout
-// (observables.cpp reads it). A failure is reported, not thrown: each pass throws it with its own
-// error id (spectrum.cpp EDM-SPEC-030/031, twisted_light.cpp EDM-OAM-030/031). Private to analysis/.
+// The real FFT of one length for the analysis passes (spectrum.cpp, twisted_light.cpp), by FFTW:
+// O(N log N) at every length, primes included (GSL's mixed-radix transform, used before, fell back
+// to an O(N²) pass on a large prime factor: edm spectrum took 29.5 s at 1063 samples against 2.4 s
+// at 1536; BENCHMARKS.md "FFT library in edm spectrum"). The transform is in place and leaves GSL's
+// half-complex layout (observables.cpp reads it). A failure is reported, not thrown: each pass
+// throws it with its own error id (spectrum.cpp EDM-SPEC-030/031, twisted_light.cpp
+// EDM-OAM-030/031). Private to analysis/; the implementation and FFTW stay in real_fft.cpp.
 #pragma once
-#include <gsl/gsl_fft_real.h>
-
 #include <cstddef>
 #include <memory>
 
@@ -12,21 +13,21 @@ namespace edm::analysis {
 
 class RealFft {
  public:
-  explicit RealFft(std::size_t n)
-      : wt_(gsl_fft_real_wavetable_alloc(n), gsl_fft_real_wavetable_free),
-        ws_(gsl_fft_real_workspace_alloc(n), gsl_fft_real_workspace_free),
-        n_(n) {}
-  bool allocated() const { return wt_ && ws_; }
+  // The plan of length n (made once per length and process, shared by every RealFft of that
+  // length and thread) and this object's own aligned buffers.
+  explicit RealFft(std::size_t n);
+  ~RealFft();
+  RealFft(RealFft&&) noexcept;
+  RealFft& operator=(RealFft&&) noexcept;
+  // False for n = 0 or when FFTW could not allocate or plan.
+  bool allocated() const;
   // data[0] = Re X_0, data[2k−1] = Re X_k, data[2k] = Im X_k, data[N−1] = Re X_{N/2} for even N,
-  // with X_k = Σ_j x_j e^{−2πijk/N}. False when GSL fails.
-  [[nodiscard]] bool transform(double* data) {
-    return gsl_fft_real_transform(data, 1, n_, wt_.get(), ws_.get()) == 0;
-  }
+  // with X_k = Σ_j x_j e^{−2πijk/N} (no normalisation). False when not allocated().
+  [[nodiscard]] bool transform(double* data);
 
  private:
-  std::unique_ptr<gsl_fft_real_wavetable, void (*)(gsl_fft_real_wavetable*)> wt_;
-  std::unique_ptr<gsl_fft_real_workspace, void (*)(gsl_fft_real_workspace*)> ws_;
-  std::size_t n_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace edm::analysis

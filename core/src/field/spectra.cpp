@@ -5,6 +5,7 @@
 
 #include <gsl/gsl_integration.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -54,6 +55,33 @@ void check_options(const SpectraOptions& o) {
     throw ConfigError("EDM-ACC-055", "spectra.electron_group must be >= 1, got " + std::to_string(o.electron_group));
 }
 
+// The launch's work-group size. Left to the runtime, PoCL put a launch whose item count has no
+// convenient divisor in one group, run by one thread: 10 directions × 2001 ω (2510 items) was one
+// group of 2510 on one of its two cores, 2048 ω two groups of 1280 (BENCHMARKS.md "Direct spectra: an
+// explicit work-group size"). So the size is
+// chosen here, as the field kernel's is (tuning.cpp resolve_launch_shape): kSpecWorkGroup rounded
+// down to the kernel's preferred multiple, halved while the launch would have fewer than
+// kSpecGroupsPerUnit groups per compute unit (a small grid still spreads over the device), never
+// below that multiple nor above the kernel's maximum; the launch is padded up to a multiple of it
+// and the kernel returns on the padded items. A work-item's sums do not depend on the size.
+constexpr std::size_t kSpecWorkGroup = 64;
+constexpr std::size_t kSpecGroupsPerUnit = 4;
+
+std::size_t spectra_work_group(const cl::Kernel& kernel, const cl::Device& dev, std::size_t items) {
+  const std::size_t kmax = std::max<std::size_t>(1, kernel.getWorkGroupInfo<CL_KERNEL_WORK_GROUP_SIZE>(dev));
+  std::size_t mult = 1;
+  try {
+    mult = std::max<std::size_t>(1, kernel.getWorkGroupInfo<CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE>(dev));
+  } catch (const cl::Error&) {
+    mult = 1;  // a runtime without the query: any size
+  }
+  mult = std::min(mult, kmax);
+  const std::size_t units = std::max<cl_uint>(1, dev.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
+  std::size_t wg = std::max(mult, std::min(kSpecWorkGroup, kmax) / mult * mult);
+  while (wg / 2 >= mult && (wg / 2) % mult == 0 && (items + wg - 1) / wg < kSpecGroupsPerUnit * units) wg /= 2;
+  return wg;
+}
+
 // Gauss–Legendre nodes and weights on [−1, 1], interleaved (x, w), from GSL.
 std::vector<double> gauss_legendre(int n) {
   gsl_integration_glfixed_table* t = gsl_integration_glfixed_table_alloc(std::size_t(n));
@@ -71,6 +99,7 @@ struct SpectraAccumulator::Impl {
   SpectraOptions options;
   detail::BoundKernel<detail::kSpecAccumulate> kernel;
   cl::Buffer dirs, omega, gl, coh, inc;
+  std::size_t local = 1;  // work-items per group (spectra_work_group)
   std::vector<cl::Event> launches;
   std::vector<std::uint64_t> launch_electrons;  // electrons of each event in `launches`
   std::size_t polled = 0;                        // launches[0, polled) seen complete
@@ -89,6 +118,8 @@ struct SpectraAccumulator::Impl {
     const std::size_t blocks = (grid.omega.size() + std::size_t(options.block) - 1) / std::size_t(options.block);
     return grid.directions.size() * blocks;
   }
+  // work_items() padded up to a multiple of the work-group size.
+  std::size_t padded_items() const { return (work_items() + local - 1) / local * local; }
   void create_buffers();
   void download(SpectraSums& out);
   void collect_kernel_seconds();
@@ -147,6 +178,7 @@ SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const Spe
   cl::Program program = m.device->program({"spectra.cl"}, defines);
   try {
     m.kernel = detail::BoundKernel<detail::kSpecAccumulate>(program, detail::kernel_source("spectra.cl"));
+    m.local = spectra_work_group(m.kernel.kernel(), m.device->device(), m.work_items());
     m.create_buffers();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the spectra buffers (" + std::to_string(grid.directions.size()) +
@@ -176,7 +208,7 @@ void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch&
   kernel.set("tab", tb);
   kernel.set("count", cl_int(count));
   cl::Event ev;
-  device->queue().enqueueNDRangeKernel(kernel.kernel(), cl::NullRange, cl::NDRange(work_items()), cl::NullRange,
+  device->queue().enqueueNDRangeKernel(kernel.kernel(), cl::NullRange, cl::NDRange(padded_items()), cl::NDRange(local),
                                        nullptr, &ev);
   launches.push_back(ev);
   launch_electrons.push_back(count);
