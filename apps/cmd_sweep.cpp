@@ -3,6 +3,7 @@
 // in turn in this process (default), one child process per device (--parallel-devices), or a SLURM
 // job array whose tasks run `edm sweep CAMPAIGN.toml --cell K` (--slurm). Done cells are skipped,
 // checkpointed ones resumed, failed ones rerun with --retry-failed.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -142,6 +144,56 @@ int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCe
   return 0;
 }
 
+// --partition and --time go into the job script's #SBATCH lines: a partition is a comma-separated
+// list of names (letters, digits, _ . -), a time one of SLURM's forms (minutes, minutes:seconds,
+// hours:minutes:seconds, days-hours, days-hours:minutes, days-hours:minutes:seconds, or UNLIMITED /
+// INFINITE). A newline in a partition became a shell command in the script, and `--time abc` was
+// accepted (found by a tester): anything else is refused naming the option (EDM-SWP-041).
+void check_slurm_words(const SweepArgs& a) {
+  static const std::regex partition(R"([A-Za-z0-9_.\-]+(,[A-Za-z0-9_.\-]+)*)");
+  static const std::regex time(R"(UNLIMITED|INFINITE|\d+(:\d+){0,2}|\d+-\d+(:\d+){0,2})");
+  if (!a.partition.empty() && !std::regex_match(a.partition, partition))
+    throw ConfigError("EDM-SWP-041", "edm sweep --partition '" + a.partition +
+                                         "': a partition is a comma-separated list of names of letters, digits, "
+                                         "'_', '.' and '-'");
+  if (!a.time.empty() && !std::regex_match(a.time, time))
+    throw ConfigError("EDM-SWP-041", "edm sweep --time '" + a.time +
+                                         "': give minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+                                         "days-hours:minutes, days-hours:minutes:seconds or UNLIMITED");
+}
+
+// A file edm writes in the campaign folder (the job script, a cell's log) is written only where the
+// path is absent or a regular file: a symbolic link was written through into the user's file, and a
+// FIFO as a cell log hung the sweep (found by a tester). Refused by what it is (EDM-SWP-042).
+void refuse_special_file(const fs::path& p, const char* what) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  const char* kind = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISDIR(st.st_mode) ? "a folder" : "not a regular file";
+  throw IoError("EDM-SWP-042", p.string() + " (" + what + ") is " + kind +
+                                   ": edm sweep writes it only as a regular file of its own; move it away");
+}
+
+// The job script, whole or not at all: written under a temporary name created with O_EXCL (never
+// through a link), then renamed over sweep.sbatch.
+void write_job_script(const fs::path& script, const std::string& text) {
+  refuse_special_file(script, "the job script");
+  const fs::path tmp = script.string() + ".partial";
+  ::unlink(tmp.c_str());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    ok = n > 0;
+    if (ok) done += std::size_t(n);
+  }
+  if (fd >= 0) ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(tmp.c_str(), script.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw IoError("EDM-SWP-013", script.string() + ": cannot write the job script");
+  }
+}
+
 // The job array: one task per cell still to run, each `edm sweep CAMPAIGN --cell K`.
 std::string sbatch_script(const SweepArgs& a, const std::vector<std::size_t>& pending, const fs::path& output) {
   std::ostringstream s;
@@ -185,11 +237,7 @@ int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const 
     throw ConfigError("EDM-SWP-021", "edm sweep --slurm: no sbatch on PATH (pass --print-only to print the script)");
   const fs::path script = output / "sweep.sbatch";
   const std::string text = sbatch_script(a, pending, output);
-  {
-    std::ofstream f(script);
-    f << text;
-    if (!f) throw IoError("EDM-SWP-013", script.string() + ": cannot write the job script");
-  }
+  write_job_script(script, text);
   if (a.print_only) {
     std::cout << text;
     return 0;
@@ -236,12 +284,14 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
       std::vector<std::string> words = forwarded(a);
       words.insert(words.end(), {"--set", "accumulator.devices=\"" + std::to_string(dev) + "\"", "--cell", std::to_string(k)});
       const fs::path log = output / ".cells" / (cells[k].label + ".log");
+      refuse_special_file(log, "a cell's log");
       const pid_t pid = ::fork();
       if (pid == 0) {
         // Its own process group: a terminal's Ctrl-C reaches only this parent, which asks each child
         // once (a second signal would kill a child before its checkpoint).
         ::setpgid(0, 0);
-        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        // Never through a link, never blocking on a FIFO put there since the check.
+        const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd >= 0) {
           ::dup2(fd, 1);
           ::dup2(fd, 2);
@@ -333,6 +383,7 @@ SweepArgs parse(const Args& args, bool& help) {
   a.cell_given = vm.count("cell") > 0;  // checked against the cells once they are known (EDM-SWP-022)
   check_slurm_count(vm, "array-limit", a.array_limit, 1, "at most N array tasks at once");
   check_slurm_count(vm, "gpus-per-cell", a.gpus_per_cell, 0, "GPUs per array task; 0 asks for none");
+  check_slurm_words(a);
   if (!fs::exists(a.file)) throw ConfigError("EDM-CFG-002", a.file + ": no such campaign file");
   a.base = parse_set_options(a.sets);
   for (auto& o : key_flag_overrides(vm)) a.base.push_back(std::move(o));

@@ -10,6 +10,7 @@
 
 #include <hdf5.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -614,4 +615,52 @@ BOOST_AUTO_TEST_CASE(a_completed_wrong_field_under_strict_fails_with_its_id) {
   BOOST_TEST(has(table.cells[0].error, "EDM-SWP-034"));
   BOOST_TEST(has(table.cells[0].error, "window clipped"));
   BOOST_TEST(has(table.cells[0].error, "screen.strict = true"));
+}
+
+// SLURM options go into the job script's #SBATCH lines: a partition with a newline became a shell
+// command there and `--time abc` was accepted. Refused naming the option (EDM-SWP-041), nothing
+// written; SLURM's own forms pass.
+BOOST_AUTO_TEST_CASE(slurm_options_are_checked_before_they_reach_the_script) {
+  const fs::path dir = test::temp_dir("sweep_slurm_words");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
+  const fs::path out = dir / "out";
+  const std::string base = "sweep " + c.string() + " -o " + out.string() + " --slurm --print-only ";
+  for (const std::string opt : {"--partition 'gpu\ntouch /tmp/x'", "--partition 'a b'", "--partition ';rm'",
+                                "--time abc", "--time 1:2:3:4", "--time '10\n#SBATCH --x'"}) {
+    const auto r = run_edm(base + opt);
+    BOOST_TEST_INFO(opt << ": " << r.output);
+    BOOST_TEST(r.exit_code == 2);
+    BOOST_TEST(has(r.output, "EDM-SWP-041"));
+    BOOST_TEST(!fs::exists(out / "sweep.sbatch"));
+  }
+  const auto ok = run_edm(base + "--partition gpu,debug --time 1-02:30:00");
+  BOOST_TEST_INFO(ok.output);
+  BOOST_TEST(ok.exit_code == 0);
+  BOOST_TEST(has(ok.output, "#SBATCH --partition=gpu,debug\n#SBATCH --time=1-02:30:00") ||
+             (has(ok.output, "#SBATCH --partition=gpu,debug") && has(ok.output, "#SBATCH --time=1-02:30:00")));
+}
+
+// The files edm sweep writes in the campaign folder are never written through a link, and a FIFO as a
+// cell's log is refused instead of hanging the sweep (EDM-SWP-042); the user's file stays as it was.
+BOOST_AUTO_TEST_CASE(the_job_script_and_a_cells_log_are_never_written_through_a_link) {
+  const fs::path dir = test::temp_dir("sweep_links");
+  const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
+  const fs::path out = dir / "out";
+  fs::create_directories(out / ".cells");
+  const fs::path mine = dir / "mine.txt";
+  std::ofstream(mine) << "my notes\n";
+  fs::create_symlink(mine, out / "sweep.sbatch");
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string() + " --slurm --print-only");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 4);
+  BOOST_TEST(has(r.output, "EDM-SWP-042"));
+  BOOST_TEST(has(r.output, "symbolic link"));
+  BOOST_TEST(test::slurp(mine) == "my notes\n");
+  fs::remove(out / "sweep.sbatch");
+  BOOST_REQUIRE(::mkfifo((out / ".cells" / "a0=0.1.log").c_str(), 0644) == 0);
+  r = run_edm("sweep " + c.string() + " -o " + out.string() + " --parallel-devices -q");
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 4);
+  BOOST_TEST(has(r.output, "EDM-SWP-042"));
+  BOOST_TEST(has(r.output, "FIFO"));
 }
