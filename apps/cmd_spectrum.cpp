@@ -32,7 +32,7 @@ void print_on_axis(const SpectrumResult& r) {
   } else {
     std::snprintf(line, sizeof line,
                   "  on-axis peak (%s): %.6g ω  (%.6e rad/s; between bins %.6g ω; bin width %.3g ω, Nyquist %.4g ω; "
-                  "%s window)\n",
+                  "window %s)\n",
                   where.c_str(), r.peak_omega_on_axis / w0, r.peak_omega_on_axis, r.peak_omega_on_axis_interp / w0,
                   (r.omega.size() > 1 ? r.omega[1] : 0) / w0, r.nyquist_omega / w0, window_name(r.window));
   }

@@ -139,8 +139,8 @@ struct AliasedHarmonic {
   int order = 0;
   double omega = 0, alias_omega = 0, relative_power = 0;  // rad/s, rad/s, fraction
 };
-// The listed harmonics n ≥ 1 of `line_omega` whose n·ω_1 exceeds `nyquist` (orders up to
-// max(4, ⌈a0³⌉), at most 64: for a0 ≥ 1 the spectrum reaches ~a0³ ω_1).
+// The listed harmonics n ≥ 1 of `line_omega` whose n·ω_1 exceeds `nyquist` (for a0 ≥ 1 orders up to
+// max(4, ⌈a0³⌉), where the spectrum reaches ~a0³ ω_1; at most 64).
 std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist);
 
 struct SpectrumOptions {

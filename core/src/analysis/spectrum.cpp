@@ -143,8 +143,11 @@ std::vector<double> flat_screen_directions(const std::vector<double>& x, const s
 std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist) {
   std::vector<AliasedHarmonic> out;
   if (!(line_omega > 0) || !(nyquist > 0) || !std::isfinite(line_omega)) return out;
-  // For a0 ≥ 1 the harmonics reach ~a0³ ω_1 (the synchrotron-like critical order); 64 bounds the list.
-  const int nmax = int(std::min(64.0, std::max(4.0, std::ceil(a0 * a0 * a0))));
+  // a0 < 1: the orders whose a0^(2n−2) reaches the floor; a0 ≥ 1: the harmonics reach ~a0³ ω_1 (the
+  // synchrotron-like critical order). 64 bounds the list.
+  const double orders = a0 < 1 ? (a0 > 0 ? 1 + std::log(kAliasPowerFloor) / (2 * std::log(a0)) : 1.0)
+                               : std::max(4.0, std::ceil(a0 * a0 * a0));
+  const int nmax = int(std::min(64.0, std::floor(orders + 1e-9)));
   for (int n = 1; n <= nmax; ++n) {
     const double p = a0 < 1 ? std::pow(a0, 2 * n - 2) : 1.0;  // a0 = 0: the fundamental alone
     const double wn = n * line_omega;
