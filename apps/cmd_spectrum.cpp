@@ -51,13 +51,26 @@ void print_line_yield(const SpectrumResult& r, const LineYield& y) {
                 "(%.4e J·s/rad/sr; unwindowed, whatever --window)\n",
                 y.line_omega / w0, y.photons_per_bw, y.d2W);
   std::cout << line;
-  if (r.window == Window::None) return;
+  // No light at the line (or a window zero at the pulse): no ratio to show.
+  if (r.window == Window::None || !(y.d2W > 0) || !std::isfinite(y.d2W_window_corrected)) return;
   std::snprintf(line, sizeof line,
                 "    cross-check: the %s-windowed spectrum there, corrected for its gain w² = %.4g at the pulse "
                 "(sample %.1f of %zu), gives %.4e J·s/rad/sr (%+.2g %%)\n",
                 window_name(r.window), r.window_gain_at_pulse, r.pulse_sample, r.samples, y.d2W_window_corrected,
                 100 * (y.d2W_window_corrected / y.d2W - 1));
   std::cout << line;
+}
+
+// The unwindowed spectrum is the pulse's only where the record holds it (spectrum.hpp).
+void warn_cut_pulse(const SpectrumResult& r) {
+  if (!(r.edge_energy_fraction > kEdgeEnergyWarning)) return;
+  char line[400];
+  std::snprintf(line, sizeof line,
+                "warning: %.2g of the on-axis sample's energy lies at the ends of the record (its outer 1/32): the "
+                "record cuts the pulse, and the unwindowed spectrum and yield hold the cut's leakage (more "
+                "screen.samples would hold it)\n",
+                r.edge_energy_fraction);
+  std::cerr << line;
 }
 
 // Harmonics of the line above Nyquist with non-negligible expected power fold back into the
@@ -137,6 +150,7 @@ int cmd_spectrum(const Args& args) {
     std::cerr << "warning:" << line + 1;
   }
   print_line_yield(r, on_axis_line_yield(r, products.physics));
+  warn_cut_pulse(r);
   warn_aliases(r);
   print_twisted_summary(std::cout, r, products.twisted);
   std::cout << "  wrote " << (dir / "spectrum.h5").string() << "\n";

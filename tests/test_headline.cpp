@@ -204,6 +204,23 @@ BOOST_AUTO_TEST_CASE(spectrum_and_info_agree_on_a_flat_grid) {
   BOOST_TEST(std::stod(yield) == photons_per_bandwidth(d2W), boost::test_tools::tolerance(kBetweenBins));
 }
 
+// A record that cuts the pulse (centred on its last sample) is said to: its unwindowed spectrum is
+// not the pulse's. The same pulse at 0.7 of the record is not warned about.
+BOOST_AUTO_TEST_CASE(a_record_that_cuts_the_pulse_is_warned_about) {
+  const fs::path cut = flat_run("headline_cut", 3, 1e6, 1.0);
+  const Split s = edm_split("spectrum " + cut.string(), cut);
+  BOOST_REQUIRE_MESSAGE(s.exit_code == 0, s.out << s.err);
+  BOOST_TEST(s.err.find("the record cuts the pulse") != std::string::npos, s.err);
+  // The record holds the half of the pulse before its centre (the last sample); of its energy
+  // e^{−t²/2T²}, erf(√2) = 95 % lies in the last 2 periods, the outer 1/32 of the 64-period record.
+  BOOST_TEST(attr(cut / "spectrum.h5", "/on_axis", "edge_energy_fraction") > 0.9);
+  const fs::path held = flat_run("headline_held", 3, 1e6, 0.7);
+  const Split h = edm_split("spectrum " + held.string(), held);
+  BOOST_REQUIRE_MESSAGE(h.exit_code == 0, h.out << h.err);
+  BOOST_TEST(h.err.find("cuts the pulse") == std::string::npos, h.err);
+  BOOST_TEST(attr(held / "spectrum.h5", "/on_axis", "edge_energy_fraction") < kEdgeEnergyWarning);
+}
+
 // An odd grid has its centre on the axis, and both tools say so.
 BOOST_AUTO_TEST_CASE(an_odd_flat_grid_is_on_the_axis) {
   const fs::path run = flat_run("headline_odd", 5, 1e6, 0.5);

@@ -116,6 +116,10 @@ bool line_known(const RunPhysics& physics);
 // a grid's rounding puts an axis sample far inside that, half a pitch (the corner between four
 // samples) far outside.
 constexpr double kOnAxisPitchFraction = 0.01;
+// edm spectrum warns that the record cuts the pulse when more than this share of the on-axis
+// sample's energy lies in its outer 1/32 at either end (edm run's window holds the light with
+// margins: a pulse inside it leaves orders of magnitude less there).
+constexpr double kEdgeEnergyWarning = 1e-4;
 struct AxisSample {
   std::size_t ix = 0, iy = 0;
   double angle = 0;      // rad from the axis
@@ -185,6 +189,10 @@ struct SpectrumResult {
   std::vector<double> on_axis_unwindowed;  // the same sample without a window: the absolute numbers
   double pulse_sample = 0;             // Σ j|E_j|²/Σ|E_j|² of that sample (fractional index; NaN: no light)
   double window_gain_at_pulse = 1;     // w(t_c)² of the analysis window there (1 with no light)
+  // The share of that sample's Σ|E|² in the record's outer 1/32 at each end: the unwindowed
+  // spectrum is the pulse's only when the record holds it (share/docs/outputs.md warns above
+  // kEdgeEnergyWarning).
+  double edge_energy_fraction = 0;
   double peak_omega_on_axis = 0;  // rad/s
   // The same peak refined between bins by a parabola through the logarithms of the three bins around
   // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
@@ -229,7 +237,7 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 //   /axes/theta_x (nx, rad) = atan2(x, |z|), /axes/theta_y (ny, rad)
 //   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr, windowed), /on_axis/d2I_domega_dOmega_unwindowed,
 //     attributes ix, iy, angle (rad from the axis), on_axis (1/0), peak_omega, peak_omega_interp
-//     (NaN: no light), pulse_sample, window_gain_at_pulse
+//     (NaN: no light), pulse_sample, window_gain_at_pulse, edge_energy_fraction
 //   /integrated/dI_domega (nω, J·s/rad)
 //   /cut_x/d2I_domega_dOmega (nx, nω) along the centre row
 //   /pixel/{fluence (J/m²), spectral_energy (J/sr), solid_angle (sr), peak_omega (rad/s)} (ny, nx)

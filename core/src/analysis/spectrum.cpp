@@ -507,7 +507,8 @@ double directed_fluence(const Slab& slab, std::size_t off, std::size_t N, const 
 // energy-weighted time and the analysis window's gain w(t_c)² there.
 void on_axis_unwindowed(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t off, RowScratch& s) {
   const std::size_t N = p.N;
-  double e2 = 0, je2 = 0;
+  double e2 = 0, je2 = 0, edge = 0;
+  const std::size_t rim = std::max<std::size_t>(1, N / 32);  // the record's outer 1/32 at each end
   std::vector<double> power(p.nw, 0.0);
   for (int c = 0; c < 3; ++c) {
     const double* e = slab.E[c].data() + off;
@@ -515,6 +516,7 @@ void on_axis_unwindowed(const Pass& p, SpectrumResult& r, const Slab& slab, std:
       s.buf[j] = e[j];
       e2 += e[j] * e[j];
       je2 += double(j) * e[j] * e[j];
+      if (j < rim || j + rim >= N) edge += e[j] * e[j];
     }
     add_power(s.fft, N, s.buf.data(), power.data());
   }
@@ -522,6 +524,7 @@ void on_axis_unwindowed(const Pass& p, SpectrumResult& r, const Slab& slab, std:
   if (!p.angular) R2 = r.x[r.center_ix] * r.x[r.center_ix] + r.y[r.center_iy] * r.y[r.center_iy] + r.screen_z * r.screen_z;
   for (std::size_t k = 0; k < p.nw; ++k) r.on_axis_unwindowed[k] = p.pref * R2 * power[k];
   r.pulse_sample = e2 > 0 ? je2 / e2 : std::nan("");
+  r.edge_energy_fraction = e2 > 0 ? edge / e2 : 0.0;
   const double w = e2 > 0 ? window_at_phase(r.window, 2 * kPi * r.pulse_sample / double(std::max<std::size_t>(1, N - 1))) : 1.0;
   r.window_gain_at_pulse = w * w;
 }
@@ -717,6 +720,7 @@ void write_spectra(hid_t f, const SpectrumResult& r, const std::filesystem::path
     h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
     h5::write_attr(g.get(), "pulse_sample", r.pulse_sample);
     h5::write_attr(g.get(), "window_gain_at_pulse", r.window_gain_at_pulse);
+    h5::write_attr(g.get(), "edge_energy_fraction", r.edge_energy_fraction);
   }
   {
     auto g = h5::create_group(f, "integrated", partial);
