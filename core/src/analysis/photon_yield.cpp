@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "edm/error.hpp"
 #include "edm/photon_units.hpp"
 
 namespace edm {
@@ -25,7 +26,15 @@ LineYield on_axis_line_yield(const SpectrumResult& r, const RunPhysics& physics)
   // compute_spectrum found it (r.line_omega: the harmonics' base where that is the line).
   const bool asked = r.of == HarmonicBase::Line && r.base_omega > 0;
   if (!(r.line_omega > 0 || asked || line_known(physics))) return y;
-  y.line_omega = r.line_omega > 0 ? r.line_omega : asked ? r.base_omega : expected_line_omega(physics);
+  if (r.line_omega > 0 || asked) {
+    y.line_omega = r.line_omega > 0 ? r.line_omega : r.base_omega;
+  } else {
+    try {
+      y.line_omega = expected_line_omega(physics);
+    } catch (const ConfigError&) {
+      return y;  // a screen with no side (an angular axis along x or y): no line, so no yield
+    }
+  }
   y.d2W = interpolate_at(r.omega, r.on_axis_unwindowed, y.line_omega);
   if (!std::isfinite(y.d2W)) return y;  // above the last bin: nothing to interpolate
   y.d2W_window_corrected = r.window_gain_at_pulse > 0
