@@ -84,12 +84,14 @@ void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double w
   std::cout << "            on axis: " << axis_sample_text(d->axis, false) << "\n";
   char buf[400];
   for (const auto& p : d->sums) {
+    std::snprintf(buf, sizeof buf, "            %s on axis (n = %.4g, %.4g, %.4g): ", p.sum.c_str(), d->direction[0],
+                  d->direction[1], d->direction[2]);
+    std::cout << buf;
     if (!std::isfinite(p.peak_omega)) {
-      std::cout << "            " << p.sum << ": no light on axis\n";
+      std::cout << "no light on axis\n";
       continue;
     }
-    std::snprintf(buf, sizeof buf,
-                  "            %s: peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, %.6e photons/sr per 0.1%% BW", p.sum.c_str(),
+    std::snprintf(buf, sizeof buf, "peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, %.6e photons/sr per 0.1%% BW",
                   p.peak_omega / wl, p.peak_d2W, p.peak_photons_per_bw);
     std::cout << buf;
     if (std::isfinite(p.line_photons_per_bw)) {

@@ -80,6 +80,7 @@ std::array<double, 3> run_screen_axis(const toml::table& manifest);
 // file when /direct/axes/direction or a sum's datasets lack the shape of direction_shape.
 struct DirectOnAxis {
   AxisSample axis;
+  std::array<double, 3> direction{};  // its n̂
   std::size_t nx = 0, ny = 0;
   struct Sum {
     std::string sum;                                    // "coherent" | "incoherent"

@@ -252,7 +252,10 @@ std::optional<DirectOnAxis> read_direct_on_axis(const std::filesystem::path& pat
   DirectOnAxis d;
   d.ny = std::size_t(shape[0]);
   d.nx = std::size_t(shape[1]);
-  d.axis = nearest_axis_sample(read_direct_directions(f, d.ny, d.nx, path), d.nx, d.ny, axis);
+  const std::vector<double> directions = read_direct_directions(f, d.ny, d.nx, path);
+  d.axis = nearest_axis_sample(directions, d.nx, d.ny, axis);
+  const std::size_t at = 3 * (d.axis.iy * d.nx + d.axis.ix);
+  d.direction = {directions[at], directions[at + 1], directions[at + 2]};
   for (const char* sum : {"coherent", "incoherent"})
     if (h5::exists(f, std::string("/direct/") + sum))
       d.sums.push_back(direct_sum_on_axis(f, sum, d, omega, line_omega, path));
