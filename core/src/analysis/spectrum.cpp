@@ -872,15 +872,19 @@ SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {
   if (h5::exists(fh.get(), "/on_axis")) {
     h5::Handle g(H5Gopen2(fh.get(), "/on_axis", H5P_DEFAULT), H5Gclose);
     const auto angle = g.valid() ? h5::attr_double(g.get(), "angle") : std::nullopt;
-    if (angle) {
+    const double ix = g.valid() ? h5::attr_double(g.get(), "ix").value_or(-1) : -1,
+                 iy = g.valid() ? h5::attr_double(g.get(), "iy").value_or(-1) : -1;
+    const bool axes = h5::exists(fh.get(), "/axes/x") && h5::exists(fh.get(), "/axes/y");
+    const auto x = axes ? h5::read_1d(fh.get(), "/axes/x", file) : std::vector<double>();
+    const auto y = axes ? h5::read_1d(fh.get(), "/axes/y", file) : std::vector<double>();
+    // Indices inside the axes only (a damaged attribute is no sample): else the summary has no axis.
+    if (angle && ix >= 0 && iy >= 0 && ix < double(x.size()) && iy < double(y.size())) {
       s.has_axis = true;
       s.axis_angle = *angle;
-      s.axis_ix = h5::attr_double(g.get(), "ix").value_or(std::nan(""));
-      s.axis_iy = h5::attr_double(g.get(), "iy").value_or(std::nan(""));
+      s.axis_ix = std::floor(ix), s.axis_iy = std::floor(iy);
       s.on_axis = h5::attr_double(g.get(), "on_axis").value_or(0) != 0;
-      const auto x = h5::read_1d(fh.get(), "/axes/x", file), y = h5::read_1d(fh.get(), "/axes/y", file);
-      if (s.axis_ix < double(x.size())) s.axis_x = x[std::size_t(s.axis_ix)];
-      if (s.axis_iy < double(y.size())) s.axis_y = y[std::size_t(s.axis_iy)];
+      s.axis_x = x[std::size_t(ix)];
+      s.axis_y = y[std::size_t(iy)];
     }
   }
   s.line_omega = h5::attr_double(fh.get(), "line_omega").value_or(0);
