@@ -128,8 +128,9 @@ int cmd_spectrum(const Args& args) {
   std::cout << line;
   if (!r.harmonic_orders.empty()) {
     std::snprintf(line, sizeof line,
-                  "  harmonics of the %s (ω_b = %.6g ω, band ±%.3g ω_b):", harmonic_base_name(r.of),
-                  r.base_omega / w0, r.band);
+                  "  harmonics of the %s (ω_b = %.6g ω, band ±%.3g ω_b; band energies of the %s-windowed "
+                  "spectrum):",
+                  harmonic_base_name(r.of), r.base_omega / w0, r.band, window_name(r.window));
     std::cout << line;
     const std::size_t npix = r.nx * r.ny;
     for (std::size_t h = 0; h < r.harmonic_orders.size(); ++h) {

@@ -38,8 +38,8 @@ constexpr double kC = 299792458.0;
 constexpr double kSameYield = 1e-12;
 // The windowed spectrum at the line divided by w(t_c)², t_c the pulse's energy-weighted time: exact
 // only where w² is linear across the pulse. The far-field cell's pulse (~10 laser periods, Doppler
-// shortened to about 1/100 of the 4-period record at 2048 samples) sits at 0.7 of the record, where
-// Hann's w² curves: measured −0.6 % (Hann) and −1.3 % (Blackman–Harris) on the far-field cell, −0.4 %
+// shortened by ~4γ² = 100 to 1/40 of the 4-period record) sits at 0.7 of the record, where Hann's
+// w² curves: measured −0.6 % (Hann) and −1.3 % (Blackman–Harris) on the far-field cell, −0.4 %
 // and +1.9 % on the flat synthetic pulse (6 periods at 0.7 of a 64-period record). Without the
 // correction the Hann yield was 0.37 of the unwindowed one (issue 29: 2.0e-3 against 5.39e-3).
 constexpr double kGainCorrection = 0.05;
