@@ -1,7 +1,8 @@
-// The on-axis photon yield of a run at its expected line (edm spectrum prints it): d²W/dωdΩ of the
-// sample nearest the axis (spectrum.hpp nearest_axis_sample), unwindowed, at ω_1 (run.toml [kinematics], spectrum.hpp expected_line_omega), interpolated
-// linearly between the two bins around it, in photons per sr per 0.1 % bandwidth per shot
-// (photon_units.hpp; share/docs/outputs.md "Photon units").
+// The on-axis photon yield of a run at its expected line (edm spectrum prints it, edm info shows it):
+// d²W/dωdΩ of the sample nearest the axis (spectrum.hpp nearest_axis_sample), unwindowed, at ω_1
+// (run.toml [kinematics], spectrum.hpp expected_line_omega), interpolated linearly between the two
+// bins around it, in photons per sr per 0.1 % bandwidth per shot (photon_units.hpp;
+// share/docs/outputs.md "Photon units").
 #pragma once
 #include "edm/spectrum.hpp"
 

@@ -520,12 +520,13 @@ void on_axis_unwindowed(const Pass& p, SpectrumResult& r, const Slab& slab, std:
     }
     add_power(s.fft, N, s.buf.data(), power.data());
   }
-  double R2 = p.R2;
-  if (!p.angular) R2 = r.x[r.center_ix] * r.x[r.center_ix] + r.y[r.center_iy] * r.y[r.center_iy] + r.screen_z * r.screen_z;
+  const double X = r.x[r.center_ix], Y = r.y[r.center_iy];
+  const double R2 = p.angular ? p.R2 : X * X + Y * Y + r.screen_z * r.screen_z;  // as pixel_spectrum
   for (std::size_t k = 0; k < p.nw; ++k) r.on_axis_unwindowed[k] = p.pref * R2 * power[k];
   r.pulse_sample = e2 > 0 ? je2 / e2 : std::nan("");
   r.edge_energy_fraction = e2 > 0 ? edge / e2 : 0.0;
-  const double w = e2 > 0 ? window_at_phase(r.window, 2 * kPi * r.pulse_sample / double(std::max<std::size_t>(1, N - 1))) : 1.0;
+  const double u = r.pulse_sample / double(std::max<std::size_t>(1, N - 1));  // 0 … 1 across the record
+  const double w = e2 > 0 ? window_at_phase(r.window, 2 * kPi * u) : 1.0;
   r.window_gain_at_pulse = w * w;
 }
 
