@@ -95,8 +95,10 @@ void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double w
                   p.peak_omega / wl, p.peak_d2W, p.peak_photons_per_bw);
     std::cout << buf;
     if (std::isfinite(p.line_photons_per_bw)) {
-      std::snprintf(buf, sizeof buf, "; at the line ω_1 = %.6g ω_L %.4e photons/sr per 0.1%% BW", line_omega / wl,
-                    p.line_photons_per_bw);
+      std::snprintf(buf, sizeof buf,
+                    "; at the line ω_1 = %.6g ω_L %.4e photons/sr per 0.1%% BW (linear between /direct's %.6g and "
+                    "%.6g ω_L)",
+                    line_omega / wl, p.line_photons_per_bw, p.line_from / wl, p.line_to / wl);
       std::cout << buf;
     }
     std::cout << "\n";

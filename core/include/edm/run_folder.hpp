@@ -86,6 +86,7 @@ struct DirectOnAxis {
     std::string sum;                                    // "coherent" | "incoherent"
     double peak_omega = 0, peak_d2W = 0, peak_photons_per_bw = 0;  // rad/s, J·s/rad/sr, photons/sr per 0.1 % BW
     double line_d2W = 0, line_photons_per_bw = 0;       // at line_omega
+    double line_from = 0, line_to = 0;                  // rad/s: the two grid frequencies around it
   };
   std::vector<Sum> sums;
 };

@@ -235,6 +235,11 @@ DirectOnAxis::Sum direct_sum_on_axis(hid_t f, const std::string& sum, const Dire
   out.peak_photons_per_bw = photons_per_bandwidth(s[k]);
   out.line_d2W = line_omega > 0 ? interpolate_at(omega, s, line_omega) : std::nan("");
   out.line_photons_per_bw = photons_per_bandwidth(out.line_d2W);
+  if (std::isfinite(out.line_d2W)) {
+    // A coarse grid's chord across a narrow line is its own error: the reader is told which one.
+    const auto hi = std::upper_bound(omega.begin(), omega.end(), line_omega);
+    out.line_from = *(hi - 1), out.line_to = *hi;
+  }
   return out;
 }
 
