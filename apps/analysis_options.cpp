@@ -11,6 +11,32 @@
 namespace po = boost::program_options;
 
 namespace edm::app {
+namespace {
+
+// The ranges of the campaign keys these options stand in for (electrons.gamma 1..1e6, laser.a0
+// 0..1e4, core/src/config/keys.cpp): --gamma 1e300 squared to inf in the line ω(1+β)²γ² and wrote
+// inf/NaN maps with exit 0 (issue 29).
+constexpr double kMaxGamma = 1e6, kMaxA0 = 1e4;
+
+std::string text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+void check_gamma_option(double g) {
+  if (!(std::isfinite(g) && g >= 1 && g <= kMaxGamma))
+    throw ConfigError("EDM-SPEC-022", "--gamma " + text(g) + ": not a Lorentz factor in [1, " + text(kMaxGamma) +
+                                          "] (finite; the range of electrons.gamma)");
+}
+
+void check_a0_option(double a0) {
+  if (!(std::isfinite(a0) && a0 >= 0 && a0 <= kMaxA0))
+    throw ConfigError("EDM-CLI-041", "--a0 " + text(a0) + ": must be a finite number in [0, " + text(kMaxA0) +
+                                         "] (the range of laser.a0)");
+}
+
+}  // namespace
 
 void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
   desc.add_options()("window", po::value(&a.window)->default_value("hann"),
@@ -22,9 +48,10 @@ void add_analysis_options(po::options_description& desc, AnalysisArgs& a) {
       "[kinematics]; default line when the run records it)")(
       "band", po::value(&a.band)->default_value(0.5),
       "half-width of each harmonic band, in units of the base ω")(
-      "gamma", po::value(&a.gamma),
+      // Checked as parsed, so that an explicit --gamma 0 or --a0 -1 (the "not given" sentinels) is refused too.
+      "gamma", po::value(&a.gamma)->notifier(check_gamma_option),
       "for --of line: the line of a head-on beam of this γ, ω(1+β)/(1−β)/(1+a0²/2) (default: the run's ensemble)")(
-      "a0", po::value(&a.a0), "a0 for --of line (default: the effective a0 from run.toml)")(
+      "a0", po::value(&a.a0)->notifier(check_a0_option), "a0 for --of line (default: the effective a0 from run.toml)")(
       "threads", po::value(&a.threads), "threads for the FFTs (default: all; results do not depend on it)");
 }
 
@@ -56,16 +83,10 @@ SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics
                                          const std::filesystem::path& field_file) {
   // --gamma and --a0 keep a sentinel for "not given" (0, -1); any other value must be one the line
   // formula can use: NaN, inf or a negative a0 were silently replaced by the run's own values or gave
-  // no harmonic maps at all (found by tests/test_hostile).
-  const auto text = [](double v) {
-    std::ostringstream os;
-    os << v;
-    return os.str();
-  };
-  if (a.gamma != 0 && !(std::isfinite(a.gamma) && a.gamma >= 1))
-    throw ConfigError("EDM-SPEC-022", "--gamma " + text(a.gamma) + " is not a Lorentz factor (finite, ≥ 1)");
-  if (a.a0 != -1 && !(std::isfinite(a.a0) && a.a0 >= 0))
-    throw ConfigError("EDM-CLI-041", "--a0 " + text(a.a0) + ": must be a finite number ≥ 0");
+  // no harmonic maps at all (found by tests/test_hostile). Checked here too for callers that fill
+  // AnalysisArgs in code.
+  if (a.gamma != 0) check_gamma_option(a.gamma);
+  if (a.a0 != -1) check_a0_option(a.a0);
   SpectrumOptions o;
   o.window = parse_window(a.window);
   o.band = a.band;

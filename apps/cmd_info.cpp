@@ -12,6 +12,7 @@
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/spectra_file.hpp"
+#include "edm/spectrum.hpp"
 
 namespace po = boost::program_options;
 
@@ -75,10 +76,39 @@ void section(const toml::table& m, const char* name, const char* title, const ch
   std::cout << out << "\n";
 }
 
+// /direct at the direction nearest the axis (nearest_axis_sample: the one edm spectrum picks), per
+// sum: the peak there and the yield at the run's line.
+void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double wl) {
+  const auto d = read_direct_on_axis(info.folder / "spectrum.h5", run_screen_axis(info.manifest), line_omega);
+  if (!d) return;
+  std::cout << "            on axis: " << axis_sample_text(d->axis, false) << "\n";
+  char buf[400];
+  for (const auto& p : d->sums) {
+    std::snprintf(buf, sizeof buf, "            %s on axis (n = %.4g, %.4g, %.4g): ", p.sum.c_str(), d->direction[0],
+                  d->direction[1], d->direction[2]);
+    std::cout << buf;
+    if (!std::isfinite(p.peak_omega)) {
+      std::cout << "no light on axis\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, %.6e photons/sr per 0.1%% BW",
+                  p.peak_omega / wl, p.peak_d2W, p.peak_photons_per_bw);
+    std::cout << buf;
+    if (std::isfinite(p.line_photons_per_bw)) {
+      std::snprintf(buf, sizeof buf,
+                    "; at the line ω_1 = %.6g ω_L %.4e photons/sr per 0.1%% BW (linear between /direct's %.6g and "
+                    "%.6g ω_L)",
+                    line_omega / wl, p.line_photons_per_bw, p.line_from / wl, p.line_to / wl);
+      std::cout << buf;
+    }
+    std::cout << "\n";
+  }
+}
+
 // spectrum.h5's /direct (the run's direct spectra): grid, method, sums and the on-axis peaks. Its
 // run id must be the folder's (run.toml, and field.h5 when present); a mismatch is printed and
 // returned, so the caller refuses the folder after the summary, never showing it as valid.
-std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id) {
+std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id, double line_omega) {
   const auto d = read_direct_spectra_summary(info.folder / "spectrum.h5");
   if (!d) return "";
   char buf[320];
@@ -92,14 +122,7 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id)
   std::snprintf(buf, sizeof buf, "            method %s, nodes %g, phase %g rad; %.0f electrons, weight sum %.6g\n",
                 d->method.c_str(), d->nodes, d->phase, d->electrons, d->weight_sum);
   std::cout << buf;
-  for (const auto& p : d->peaks) {
-    std::snprintf(buf, sizeof buf,
-                  "            %s on axis (n = %.4g, %.4g, %.4g): peak %.6g ω_L, d²W/dωdΩ %.6e J·s/rad/sr, "
-                  "%.6e photons/sr per 0.1%% BW\n",
-                  p.sum.c_str(), d->axis_direction[0], d->axis_direction[1], d->axis_direction[2], p.omega / wl,
-                  p.d2W, p.photons_per_bw);
-    std::cout << buf;
-  }
+  print_direct_on_axis(info, line_omega, wl);
   std::string want = run_id, of = "run.toml";
   if (info.field && !info.field->run_id.empty() && want == "?") want = info.field->run_id, of = "field.h5";
   if (d->run_id == want) return "";
@@ -123,6 +146,48 @@ std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& r
                           of + "'s run is " + want + " (two runs wrote this folder, or a file was replaced)";
   std::cout << "            MISMATCH: " << why << "\n";
   return why;
+}
+
+// The run's expected line: the one edm spectrum recorded, else the run's own (0: not known).
+double run_line_omega(const RunFolderInfo& info) {
+  if (info.spectrum && info.spectrum->line_omega > 0) return info.spectrum->line_omega;
+  try {
+    const RunPhysics p = read_run_physics(info.folder);
+    return line_known(p) ? expected_line_omega(p) : 0.0;
+  } catch (const ConfigError&) {
+    return 0.0;  // no line to show: the direct spectra's peaks are still shown
+  }
+}
+
+// spectrum.h5's time-domain summary: the energy, the on-axis sample (the one edm spectrum printed)
+// with its peak or "no light on axis", and the unwindowed yield at the line.
+void print_time_domain(const RunFolderInfo& info) {
+  const auto& s = *info.spectrum;
+  // An angular run's energy is Σ F ΔΩ over its directions (share/docs/outputs.md), not a flux through a plane.
+  const bool angular_run = info.field && info.field->screen_type == "angular";
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "  spectrum.h5: energy %s %.6e J (window %s, field %s)\n",
+                angular_run ? "into the grid's directions" : "through the screen", s.total_energy, s.window.c_str(),
+                s.field.c_str());
+  std::cout << buf;
+  std::string where = "the centre sample (a spectrum.h5 of an older edm)";
+  if (s.has_axis) {
+    AxisSample a;
+    a.ix = std::size_t(s.axis_ix), a.iy = std::size_t(s.axis_iy), a.angle = s.axis_angle, a.on_axis = s.on_axis;
+    where = axis_sample_text(a, !angular_run, s.axis_x, s.axis_y);
+  }
+  if (std::isfinite(s.peak_omega_on_axis))
+    std::snprintf(buf, sizeof buf, "            on axis (%s): peak %.6g ω", where.c_str(),
+                  s.peak_omega_on_axis / s.laser_omega);
+  else
+    std::snprintf(buf, sizeof buf, "            on axis (%s): no light on axis", where.c_str());
+  std::cout << buf;
+  if (std::isfinite(s.line_photons_per_bw)) {
+    std::snprintf(buf, sizeof buf, "; at the line ω_1 = %.6g ω %.4e photons/sr per 0.1%% BW (unwindowed)",
+                  s.line_omega / s.laser_omega, s.line_photons_per_bw);
+    std::cout << buf;
+  }
+  std::cout << "\n";
 }
 
 }  // namespace
@@ -173,19 +238,13 @@ int cmd_info(const Args& args) {
     std::cout << "  field.h5: missing\n";
   }
   if (info.spectrum && std::isfinite(info.spectrum->total_energy)) {
-    const auto& s = *info.spectrum;
-    // An angular run's energy is Σ F ΔΩ over its directions (share/docs/outputs.md), not a flux through a plane.
-    const bool angular_run = info.field && info.field->screen_type == "angular";
-    std::snprintf(buf, sizeof buf, "  spectrum.h5: energy %s %.6e J, on-axis peak %.6g ω (window %s, field %s)\n",
-                  angular_run ? "into the grid's directions" : "through the screen", s.total_energy,
-                  s.peak_omega_on_axis / s.laser_omega, s.window.c_str(), s.field.c_str());
-    std::cout << buf;
+    print_time_domain(info);
   } else {
     std::cout << "  spectrum.h5: " << (info.spectrum ? "no time-domain spectrum" : "not computed") << " (edm spectrum "
               << run << ")\n";
   }
   const std::string stale = info.spectrum ? time_domain_mismatch(info, run_id) : "";
-  const std::string mismatch = info.spectrum ? direct_spectra(info, run_id) : "";
+  const std::string mismatch = info.spectrum ? direct_spectra(info, run_id, run_line_omega(info)) : "";
   std::uintmax_t total = 0;
   std::cout << "  files:\n";
   for (const auto& f : info.files) {

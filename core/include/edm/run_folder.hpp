@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "edm/spectrum.hpp"
+#include <array>
 
 namespace edm {
 
@@ -67,5 +68,29 @@ void refuse_special_run_files(const std::filesystem::path& folder);
 // read_field_summary) is not the one FOLDER/run.toml records. Only ids both files carry are
 // compared (a field.h5 written by hand, without one, is analysed as before).
 void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field);
+
+// The unit axis of a run's screen from its manifest: an angular screen's [campaign.screen] axis
+// (default z), a flat one's sign([screen] distance)·ẑ.
+std::array<double, 3> run_screen_axis(const toml::table& manifest);
+
+// spectrum.h5's /direct read at the direction nearest the axis (nearest_axis_sample, the choice
+// `edm spectrum` makes for the time-domain spectrum): per sum written, the peak there and the
+// yield at `line_omega` (linear between the two frequencies around it; NaN outside /direct's ω
+// range or line_omega 0). nullopt when the file has no /direct. IoError EDM-IO-135 naming the
+// file when /direct/axes/direction or a sum's datasets lack the shape of direction_shape.
+struct DirectOnAxis {
+  AxisSample axis;
+  std::array<double, 3> direction{};  // its n̂
+  std::size_t nx = 0, ny = 0;
+  struct Sum {
+    std::string sum;                                    // "coherent" | "incoherent"
+    double peak_omega = 0, peak_d2W = 0, peak_photons_per_bw = 0;  // rad/s, J·s/rad/sr, photons/sr per 0.1 % BW
+    double line_d2W = 0, line_photons_per_bw = 0;       // at line_omega
+    double line_from = 0, line_to = 0;                  // rad/s: the two grid frequencies around it
+  };
+  std::vector<Sum> sums;
+};
+std::optional<DirectOnAxis> read_direct_on_axis(const std::filesystem::path& spectrum_file,
+                                                const std::array<double, 3>& axis, double line_omega);
 
 }  // namespace edm

@@ -3,6 +3,8 @@
 // fluence per pixel and the energy through the screen. Results go to RUN/spectrum.h5 (atomic).
 // field.h5 is read in slabs of rows, so memory stays bounded for a 401×401×1666 cube.
 #pragma once
+#include <array>
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -35,9 +37,20 @@ namespace edm {
 // charges but not zero; spectrum.h5 records which one in the attribute `field`.
 //
 // Windows (symmetric, peak 1 in the middle, ends 0 except `none`): Hann, 4-term Blackman–Harris
-// (92 dB). No renormalisation: a windowed spectrum is that of w(t)E(t), so a pulse in the middle of
-// the window keeps its peak amplitude; the window's power gain mean(w²) and coherent gain mean(w)
-// are recorded so a user can rescale. Energies and Parseval are exact only with window `none`.
+// (92 dB). No renormalisation of the stored spectra: a windowed spectrum is that of w(t)E(t), so a
+// pulse in the middle of the window keeps its peak amplitude; the window's power gain mean(w²) and
+// coherent gain mean(w) are recorded. Energies and Parseval are exact only with window `none`.
+//
+// Absolute numbers (the photon yield at the line, d²W/dωdΩ there) never come from a windowed
+// spectrum: for a transient pulse the windowed |Ẽ|² at the pulse is scaled by w(t_c)² at the
+// pulse's time t_c, not by a fixed gain (mean(w) or mean(w²) are right for a stationary signal
+// only), and a pulse off the window's centre (the run's window is fixed from the electrons, not
+// from the light) is attenuated by a factor that no constant gain captures. The on-axis sample is
+// therefore also transformed without a window (on_axis_unwindowed): the run's window holds the
+// pulse, so the field is ~0 at its ends and the plain DFT has no truncation to hide; the headline
+// numbers come from it whatever --window says. The windowed value divided by w(t_c)², t_c the
+// energy-weighted time Σ t|E|²/Σ|E|² of that sample, is kept beside it as a cross-check (it agrees
+// to the extent that w² is linear across the pulse).
 //
 // Fluence: F = ∫ S·n̂ dt with S = E×B/μ0 and n̂ = sign(screen_z)·ẑ (the screen normal pointing away
 // from the interaction, so outgoing energy is positive), from the same buckets as the spectrum
@@ -92,6 +105,48 @@ double expected_line_omega(const RunPhysics& physics, double gamma = 0, double a
 // Whether expected_line_omega can answer without a γ override.
 bool line_known(const RunPhysics& physics);
 
+// The sample of a grid nearest the screen axis: the one place that says which pixel or direction is
+// "on axis" (edm spectrum's on-axis spectrum and photon yield, edm info's time-domain and direct
+// spectra). `directions` holds ny·nx unit vectors n̂ (row-major, iy·nx + ix), `axis` the unit axis.
+// The angle of each sample from the axis is atan2(|n̂×a|, n̂·a); the smallest wins, and angles within
+// 1e-12 rad of each other tie, won by the first in row order (smallest iy, then ix), so a symmetric
+// grid with no sample on the axis (16² with endpoints) always gives the same one of its four
+// nearest. The sample is on the axis when its angle is at most kOnAxisPitchFraction of the grid's
+// pitch there, the smallest non-zero angle to its grid neighbours (1e-12 rad for a single sample):
+// a grid's rounding puts an axis sample far inside that, half a pitch (the corner between four
+// samples) far outside.
+constexpr double kOnAxisPitchFraction = 0.01;
+// edm spectrum warns that the record cuts the pulse when more than this share of the on-axis
+// sample's energy lies in its outer 1/32 at either end (edm run's window holds the light with
+// margins: a pulse inside it leaves orders of magnitude less there).
+constexpr double kEdgeEnergyWarning = 1e-4;
+struct AxisSample {
+  std::size_t ix = 0, iy = 0;
+  double angle = 0;      // rad from the axis
+  double tolerance = 0;  // rad
+  bool on_axis = false;  // angle ≤ tolerance
+};
+AxisSample nearest_axis_sample(const std::vector<double>& directions, std::size_t nx, std::size_t ny,
+                               const std::array<double, 3>& axis);
+// How every tool names that sample: "direction ix=7, iy=7, the nearest to the axis, 9.43 mrad off
+// it" or "pixel ix=8, iy=8 at (0, 0) mm, on the axis"; a flat screen (flat = true) gives the
+// pixel's position x, y (m) in mm.
+std::string axis_sample_text(const AxisSample& s, bool flat, double x = 0, double y = 0);
+// A flat screen's pixels (x, y at z) as unit directions from the origin, and its axis sign(z)·ẑ.
+std::vector<double> flat_screen_directions(const std::vector<double>& x, const std::vector<double>& y, double z);
+
+// A harmonic n·ω_1 of the run's line above the Nyquist frequency, folded back into [0, Nyquist]
+// by the sampling. relative_power is the estimate a0^(2n−2) of its power against the fundamental
+// (linear polarisation, a0 < 1; 1 for a0 ≥ 1): harmonics below kAliasPowerFloor are not listed.
+constexpr double kAliasPowerFloor = 1e-6;
+struct AliasedHarmonic {
+  int order = 0;
+  double omega = 0, alias_omega = 0, relative_power = 0;  // rad/s, rad/s, fraction
+};
+// The listed harmonics n ≥ 1 of `line_omega` whose n·ω_1 exceeds `nyquist` (for a0 ≥ 1 orders up to
+// max(4, ⌈a0³⌉), where the spectrum reaches ~a0³ ω_1; at most 64).
+std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist);
+
 struct SpectrumOptions {
   Window window = Window::Hann;
   std::vector<int> harmonics;  // orders n ≥ 1 of the maps; empty = no maps
@@ -126,9 +181,18 @@ struct SpectrumResult {
   Window window = Window::Hann;
   double window_power_gain = 1, window_coherent_gain = 1;
 
-  // Centre pixel (iy = ny/2, ix = nx/2): the on-axis spectrum and its peak (k ≥ 1, bin centre).
+  // The sample nearest the axis (nearest_axis_sample): the on-axis spectrum and its peak (k ≥ 1,
+  // bin centre). No light there (a zero spectrum): the peaks are NaN.
   std::size_t center_ix = 0, center_iy = 0;
-  std::vector<double> on_axis;    // d²I/dωdΩ, J·s/rad/sr
+  AxisSample axis;
+  std::vector<double> on_axis;    // d²I/dωdΩ, J·s/rad/sr (windowed)
+  std::vector<double> on_axis_unwindowed;  // the same sample without a window: the absolute numbers
+  double pulse_sample = 0;             // Σ j|E_j|²/Σ|E_j|² of that sample (fractional index; NaN: no light)
+  double window_gain_at_pulse = 1;     // w(t_c)² of the analysis window there (1 with no light)
+  // The share of that sample's Σ|E|² in the record's outer 1/32 at each end: the unwindowed
+  // spectrum is the pulse's only when the record holds it (share/docs/outputs.md warns above
+  // kEdgeEnergyWarning).
+  double edge_energy_fraction = 0;
   double peak_omega_on_axis = 0;  // rad/s
   // The same peak refined between bins by a parabola through the logarithms of the three bins around
   // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
@@ -151,6 +215,13 @@ struct SpectrumResult {
   std::vector<int> harmonic_orders;
   std::vector<double> harmonic_omega;  // n ω_b, rad/s
   std::vector<double> harmonic_maps;
+
+  // The run's line (expected_line_omega, or the --gamma/--a0 one when the harmonics are of it; 0 =
+  // not known) and its harmonics that alias (aliased_harmonics).
+  double line_omega = 0;
+  std::vector<AliasedHarmonic> aliased;
+  // The photon yield at the line (photon_yield.hpp on_axis_line_yield: unwindowed), NaN when unknown.
+  double line_photons_per_bw = std::nan("");
 };
 
 // Analyses RUN/field.h5 with the physics of RUN/run.toml. A requested harmonic whose band reaches
@@ -164,14 +235,18 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 // Writes spectrum.h5 under `<file>.partial` and renames it into place. Layout (all SI):
 //   /axes/omega (nω, rad/s), /axes/x (nx, m), /axes/y (ny, m),
 //   /axes/theta_x (nx, rad) = atan2(x, |z|), /axes/theta_y (ny, rad)
-//   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr), attributes ix, iy, peak_omega, peak_omega_interp
+//   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr, windowed), /on_axis/d2I_domega_dOmega_unwindowed,
+//     attributes ix, iy, angle (rad from the axis), on_axis (1/0), peak_omega, peak_omega_interp
+//     (NaN: no light), pulse_sample, window_gain_at_pulse, edge_energy_fraction
 //   /integrated/dI_domega (nω, J·s/rad)
 //   /cut_x/d2I_domega_dOmega (nx, nω) along the centre row
 //   /pixel/{fluence (J/m²), spectral_energy (J/sr), solid_angle (sr), peak_omega (rad/s)} (ny, nx)
 //   /harmonics/{maps (nh, ny, nx, J/sr), order (nh), omega (nh, rad/s)}, attributes of, base_omega, band
 //   root attributes: convention, field, window, window_power_gain, window_coherent_gain, dt,
 //   nyquist_omega, laser_omega, screen_z, pixel_dx, pixel_dy, total_energy, integrated_energy,
-//   peak_omega_on_axis, run_id, mode, edm_version.
+//   peak_omega_on_axis (NaN: no light on axis), run_id, mode, edm_version; line_omega (0: unknown),
+//   aliased_orders, aliased_omega, alias_omega (rad/s; empty: none), alias_power_floor,
+//   line_photons_per_bw (the unwindowed yield at the line, NaN: none).
 // An angular screen (result.angular): /axes/x, /axes/y and the angles under field.h5's names in rad,
 // /axes/direction (ny, nx, 3), no theta_x = atan2(x, |z|); root attributes add screen_type,
 // screen_angles, screen_axis, far_field (share/docs/outputs.md, "edm spectrum of an angular run").
@@ -182,6 +257,11 @@ struct SpectrumSummary {
   double total_energy = 0, peak_omega_on_axis = 0, laser_omega = 0;
   std::string window, field;
   std::string run_id;  // the root attribute: the run of the field.h5 it was computed from ("" if none)
+  // /on_axis's attributes (written since issue 29; has_axis false for older files).
+  bool has_axis = false, on_axis = false;
+  double axis_ix = 0, axis_iy = 0, axis_angle = 0;
+  double axis_x = 0, axis_y = 0;  // m: a flat screen's pixel there (/axes/x, /axes/y)
+  double line_omega = 0, line_photons_per_bw = std::nan("");
 };
 SpectrumSummary read_spectrum_summary(const std::filesystem::path& file);
 

@@ -12,12 +12,14 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 
 #include "analysis/real_fft.hpp"
 #include "analysis/slab_rows.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
+#include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
@@ -65,19 +67,103 @@ const char* window_name(Window w) {
   return "?";
 }
 
+namespace {
+// w at the phase x = 2π u of the window, u ∈ [0, 1] its fractional position.
+double window_at_phase(Window w, double x) {
+  if (w == Window::None) return 1.0;
+  if (w == Window::Hann) return 0.5 - 0.5 * std::cos(x);
+  return 0.35875 - 0.48829 * std::cos(x) + 0.14128 * std::cos(2 * x) - 0.01168 * std::cos(3 * x);
+}
+}  // namespace
+
+namespace {
+// atan2 of |n̂×m̂| and n̂·m̂: accurate near 0, where acos(n̂·m̂) loses half its digits.
+double angle_between(const double* n, const double* m) {
+  const double c = n[0] * m[0] + n[1] * m[1] + n[2] * m[2];
+  const double cx = n[1] * m[2] - n[2] * m[1], cy = n[2] * m[0] - n[0] * m[2], cz = n[0] * m[1] - n[1] * m[0];
+  return std::atan2(std::sqrt(cx * cx + cy * cy + cz * cz), c);
+}
+}  // namespace
+
+AxisSample nearest_axis_sample(const std::vector<double>& directions, std::size_t nx, std::size_t ny,
+                               const std::array<double, 3>& a) {
+  AxisSample s;
+  s.angle = std::numeric_limits<double>::infinity();
+  // A tie is an angle equal to the best within rounding: the first in row order keeps it.
+  constexpr double kTie = 1e-12;
+  const std::size_t npix = std::min(nx * ny, directions.size() / 3);
+  for (std::size_t px = 0; px < npix; ++px) {
+    const double angle = angle_between(&directions[3 * px], a.data());
+    if (angle < s.angle - kTie) s.angle = angle, s.iy = px / nx, s.ix = px % nx;
+  }
+  // The pitch there: the nearest of its (up to four) grid neighbours that is another direction.
+  double pitch = std::numeric_limits<double>::infinity();
+  const double* n = &directions[3 * (s.iy * nx + s.ix)];
+  const auto neighbour = [&](std::size_t ix, std::size_t iy) {
+    if (ix >= nx || iy >= ny || 3 * (iy * nx + ix) + 2 >= directions.size()) return;
+    const double d = angle_between(n, &directions[3 * (iy * nx + ix)]);
+    if (d > kTie) pitch = std::min(pitch, d);
+  };
+  if (npix > 0) {
+    neighbour(s.ix + 1, s.iy), neighbour(s.ix - 1, s.iy), neighbour(s.ix, s.iy + 1), neighbour(s.ix, s.iy - 1);
+  }
+  s.tolerance = std::isfinite(pitch) ? kOnAxisPitchFraction * pitch : kTie;
+  s.on_axis = s.angle <= s.tolerance;
+  return s;
+}
+
+std::string axis_sample_text(const AxisSample& s, bool flat, double x, double y) {
+  char buf[200];
+  const int n = std::snprintf(buf, sizeof buf, "%s ix=%zu, iy=%zu", flat ? "pixel" : "direction", s.ix, s.iy);
+  std::string out(buf, std::size_t(std::max(0, n)));
+  if (flat) {
+    std::snprintf(buf, sizeof buf, " at (%.4g, %.4g) mm", x * 1e3, y * 1e3);
+    out += buf;
+  }
+  if (s.on_axis) {
+    std::snprintf(buf, sizeof buf, ", on the axis (%.3g mrad)", s.angle * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, ", none on the axis: the nearest %s is %.4g mrad off it", flat ? "pixel" : "direction",
+                  s.angle * 1e3);
+  }
+  return out + buf;
+}
+
+std::vector<double> flat_screen_directions(const std::vector<double>& x, const std::vector<double>& y, double z) {
+  std::vector<double> d(3 * x.size() * y.size());
+  for (std::size_t iy = 0; iy < y.size(); ++iy)
+    for (std::size_t ix = 0; ix < x.size(); ++ix) {
+      const double R = std::sqrt(x[ix] * x[ix] + y[iy] * y[iy] + z * z);
+      double* n = &d[3 * (iy * x.size() + ix)];
+      n[0] = x[ix] / R, n[1] = y[iy] / R, n[2] = z / R;
+    }
+  return d;
+}
+
+std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist) {
+  std::vector<AliasedHarmonic> out;
+  if (!(line_omega > 0) || !(nyquist > 0) || !std::isfinite(line_omega)) return out;
+  // a0 < 1: the orders whose a0^(2n−2) reaches the floor; a0 ≥ 1: the harmonics reach ~a0³ ω_1 (the
+  // synchrotron-like critical order). 64 bounds the list.
+  const double orders = a0 < 1 ? (a0 > 0 ? 1 + std::log(kAliasPowerFloor) / (2 * std::log(a0)) : 1.0)
+                               : std::max(4.0, std::ceil(a0 * a0 * a0));
+  const int nmax = int(std::min(64.0, std::floor(orders + 1e-9)));
+  for (int n = 1; n <= nmax; ++n) {
+    const double p = a0 < 1 ? std::pow(a0, 2 * n - 2) : 1.0;  // a0 = 0: the fundamental alone
+    const double wn = n * line_omega;
+    if (p < kAliasPowerFloor || wn <= nyquist) continue;
+    const double m = std::fmod(wn, 2 * nyquist);  // sampling folds ω onto [0, 2 Nyquist), then mirrors
+    out.push_back({n, wn, m <= nyquist ? m : 2 * nyquist - m, p});
+  }
+  return out;
+}
+
 std::vector<double> window_weights(Window w, std::size_t n) {
   std::vector<double> v(n, 1.0);
   if (w == Window::None || n < 2) return v;
-  for (std::size_t j = 0; j < n; ++j) {
-    const double x = 2 * kPi * double(j) / double(n - 1);
-    if (w == Window::Hann) {
-      v[j] = 0.5 - 0.5 * std::cos(x);
-    } else {
-      // 4-term Blackman–Harris (Harris 1978, −92 dB side lobes): keeps weak harmonics visible next
-      // to a strong fundamental on a log scale.
-      v[j] = 0.35875 - 0.48829 * std::cos(x) + 0.14128 * std::cos(2 * x) - 0.01168 * std::cos(3 * x);
-    }
-  }
+  // 4-term Blackman–Harris (Harris 1978, −92 dB side lobes): keeps weak harmonics visible next to a
+  // strong fundamental on a log scale.
+  for (std::size_t j = 0; j < n; ++j) v[j] = window_at_phase(w, 2 * kPi * double(j) / double(n - 1));
   return v;
 }
 
@@ -247,20 +333,26 @@ std::vector<double> read_2d(hid_t f, const char* name, std::size_t ny, std::size
 }
 
 // An angular screen's table (share/docs/outputs.md): the directions, their cells' solid angles, the
-// radius, and the direction nearest the axis as the "on-axis" one (first in row order on a tie).
+// radius.
 void read_angular(hid_t f, const std::filesystem::path& field_file, SpectrumResult& r, Pass& p) {
   p.angular = true;
   p.R2 = r.far_field ? 1.0 : r.screen_z * r.screen_z;
   const std::array<std::size_t, 3> shape{p.ny, p.nx, 3};
   h5::read_rows(f, "/axes/direction", shape, 0, p.ny, r.direction, field_file);
   r.solid_angle = read_2d(f, "/axes/solid_angle", p.ny, p.nx, field_file);
-  const auto a = axis_frame(parse_choice<ScreenAxis>(r.screen_axis)).a;
-  double best = -2;
-  for (std::size_t px = 0; px < p.npix; ++px) {
-    const double* n = &r.direction[3 * px];
-    const double c = n[0] * a[0] + n[1] * a[1] + n[2] * a[2];
-    if (c > best) best = c, r.center_iy = px / p.nx, r.center_ix = px % p.nx;
+}
+
+// The on-axis sample (nearest_axis_sample): an angular grid's directions about its axis, a flat
+// screen's pixels about sign(z)·ẑ.
+void pick_axis_sample(SpectrumResult& r) {
+  if (r.angular) {
+    r.axis = nearest_axis_sample(r.direction, r.nx, r.ny, axis_frame(parse_choice<ScreenAxis>(r.screen_axis)).a);
+  } else {
+    r.axis = nearest_axis_sample(flat_screen_directions(r.x, r.y, r.screen_z), r.nx, r.ny,
+                                 {0, 0, r.screen_z > 0 ? 1.0 : -1.0});
   }
+  r.center_ix = r.axis.ix;
+  r.center_iy = r.axis.iy;
 }
 
 // ω_k and the one-sided weights that make discrete Parseval exact (spectrum.hpp).
@@ -272,6 +364,32 @@ void frequency_axis(SpectrumResult& r, Pass& p) {
   p.g.assign(p.nw, 1.0);
   p.g[0] = 0.5;
   if (p.N % 2 == 0) p.g[p.nw - 1] = 0.5;
+}
+
+// The expected line for the screen of this field file, which decides which way the on-axis sample
+// looks (expected_line_omega).
+double line_for_screen(const SpectrumResult& r, const RunPhysics& physics, double gamma, double a0) {
+  RunPhysics p = physics;
+  // An angular screen looks along its axis, and has a side only when that is ±z.
+  if (p.screen_side == 0 && r.angular) p.screen_side = r.screen_axis == "z" ? 1 : r.screen_axis == "-z" ? -1 : 0;
+  if (p.screen_side == 0 && !r.angular) p.screen_side = r.screen_z > 0 ? 1 : -1;
+  return expected_line_omega(p, gamma, a0);
+}
+
+// The run's line (the harmonics' base where that is the line, so --gamma and --a0 count) and its
+// harmonics that the sampling folds back under Nyquist (aliased_harmonics, with the a0 the line
+// used). A run whose line is not known lists none.
+void find_aliases(SpectrumResult& r, const RunPhysics& physics, const SpectrumOptions& opt) {
+  if (r.of == HarmonicBase::Line && r.base_omega > 0) {
+    r.line_omega = r.base_omega;
+  } else if (line_known(physics)) {
+    try {
+      r.line_omega = line_for_screen(r, physics, 0, -1);
+    } catch (const ConfigError&) {
+      r.line_omega = 0;  // no side of the screen: no line, so nothing to say about its harmonics
+    }
+  }
+  r.aliased = aliased_harmonics(r.line_omega, opt.a0 >= 0 ? opt.a0 : physics.a0, r.nyquist_omega);
 }
 
 // The harmonic orders, their base frequency and band, checked against Nyquist before any data is
@@ -286,16 +404,7 @@ void plan_harmonics(SpectrumResult& r, const RunPhysics& physics, const Spectrum
                                           " must be in (0, 0.5] of the base frequency");
   // The base is recorded with or without orders: with none (the default orders where even the first
   // lies above Nyquist), base_omega = 0 in spectrum.h5 said nothing about why (found by a hostile tester).
-  if (opt.of == HarmonicBase::Laser) {
-    r.base_omega = physics.laser_omega;
-  } else {
-    // The screen of this field file decides which way the on-axis pixel looks.
-    RunPhysics p = physics;
-    // An angular screen looks along its axis, and has a side only when that is ±z.
-    if (p.screen_side == 0 && r.angular) p.screen_side = r.screen_axis == "z" ? 1 : r.screen_axis == "-z" ? -1 : 0;
-    if (p.screen_side == 0 && !r.angular) p.screen_side = r.screen_z > 0 ? 1 : -1;
-    r.base_omega = expected_line_omega(p, opt.gamma, opt.a0);
-  }
+  r.base_omega = opt.of == HarmonicBase::Laser ? physics.laser_omega : line_for_screen(r, physics, opt.gamma, opt.a0);
   if (opt.harmonics.empty()) return;
   for (int n : opt.harmonics) {
     if (n < 1) throw ConfigError("EDM-SPEC-023", "harmonic order " + std::to_string(n) + " must be ≥ 1");
@@ -332,9 +441,8 @@ void prepare_pass(SpectrumResult& r, const SpectrumOptions& opt, Pass& p) {
   r.window_coherent_gain = s1 / double(p.N);
   r.window_power_gain = s2 / double(p.N);
 
-  r.center_ix = p.nx / 2;
-  r.center_iy = p.ny / 2;
   r.on_axis.assign(p.nw, 0.0);
+  r.on_axis_unwindowed.assign(p.nw, 0.0);
   r.integrated.assign(p.nw, 0.0);
   r.cut_x.assign(p.nx * p.nw, 0.0);
   r.fluence.assign(p.npix, 0.0);
@@ -372,7 +480,7 @@ void pixel_spectrum(const Pass& p, SpectrumResult& r, std::size_t iy, std::size_
     acc[k] += d2[k] * r.solid_angle[px];
   }
   r.spectral_energy[px] = energy * p.dw;
-  r.peak_omega[px] = r.omega[kbest];
+  r.peak_omega[px] = best > 0 ? r.omega[kbest] : std::nan("");  // no light: no peak
   for (std::size_t h = 0; h < p.nh; ++h) {
     double sum = 0;
     for (std::size_t k = p.bands[h].first; k <= p.bands[h].second; ++k) sum += p.g[k] * d2[k];
@@ -393,6 +501,33 @@ double directed_fluence(const Slab& slab, std::size_t off, std::size_t N, const 
     s += sx * n[0] + sy * n[1] + sz * n[2];
   }
   return s;
+}
+
+// The on-axis sample once more without a window (the absolute numbers: spectrum.hpp), its
+// energy-weighted time and the analysis window's gain w(t_c)² there.
+void on_axis_unwindowed(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_t off, RowScratch& s) {
+  const std::size_t N = p.N;
+  double e2 = 0, je2 = 0, edge = 0;
+  const std::size_t rim = std::max<std::size_t>(1, N / 32);  // the record's outer 1/32 at each end
+  std::vector<double> power(p.nw, 0.0);
+  for (int c = 0; c < 3; ++c) {
+    const double* e = slab.E[c].data() + off;
+    for (std::size_t j = 0; j < N; ++j) {
+      s.buf[j] = e[j];
+      e2 += e[j] * e[j];
+      je2 += double(j) * e[j] * e[j];
+      if (j < rim || j + rim >= N) edge += e[j] * e[j];
+    }
+    add_power(s.fft, N, s.buf.data(), power.data());
+  }
+  const double X = r.x[r.center_ix], Y = r.y[r.center_iy];
+  const double R2 = p.angular ? p.R2 : X * X + Y * Y + r.screen_z * r.screen_z;  // as pixel_spectrum
+  for (std::size_t k = 0; k < p.nw; ++k) r.on_axis_unwindowed[k] = p.pref * R2 * power[k];
+  r.pulse_sample = e2 > 0 ? je2 / e2 : std::nan("");
+  r.edge_energy_fraction = e2 > 0 ? edge / e2 : 0.0;
+  const double u = r.pulse_sample / double(std::max<std::size_t>(1, N - 1));  // 0 … 1 across the record
+  const double w = e2 > 0 ? window_at_phase(r.window, 2 * kPi * u) : 1.0;
+  r.window_gain_at_pulse = w * w;
 }
 
 // One row of pixels: fluence, spectrum, band integrals; the row's share of dI/dω into `acc`.
@@ -420,6 +555,7 @@ void spectrum_row(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_
       add_power(s.fft, N, s.buf.data(), s.power.data());
     }
     pixel_spectrum(p, r, iy, ix, s, acc);
+    if (iy == r.center_iy && ix == r.center_ix) on_axis_unwindowed(p, r, slab, off, s);
   }
 }
 
@@ -478,8 +614,10 @@ void finish_totals(const Pass& p, SpectrumResult& r) {
   std::size_t kp = 1;
   for (std::size_t k = 1; k < nw; ++k)
     if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
-  r.peak_omega_on_axis = nw > 1 ? r.omega[kp] : 0.0;
+  // A zero spectrum has no peak: bin 1 (the first k ≥ 1) was reported as one (issue 29).
+  r.peak_omega_on_axis = nw > 1 && best > 0 ? r.omega[kp] : std::nan("");
   r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
+  if (!(best > 0)) kp = 0;
   if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
     const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
                  c = std::log(r.on_axis[kp + 1]);
@@ -533,8 +671,11 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   band_bins(r, p);
   prepare_pass(r, opt, p);
   if (r.angular) read_angular(f, field_file, r, p);
+  pick_axis_sample(r);
+  find_aliases(r, physics, opt);
   accumulate_slabs(f, field_file, eb, bb, shape, opt, p, r);
   finish_totals(p, r);
+  if (const LineYield y = on_axis_line_yield(r, physics); y.known) r.line_photons_per_bw = y.photons_per_bw;
   return r;
 }
 
@@ -569,10 +710,18 @@ void write_spectra(hid_t f, const SpectrumResult& r, const std::filesystem::path
   {
     auto g = h5::create_group(f, "on_axis", partial);
     h5::write_dataset(g.get(), "d2I_domega_dOmega", {nw}, r.on_axis.data(), "J*s/rad/sr", partial);
+    h5::write_dataset(g.get(), "d2I_domega_dOmega_unwindowed", {nw}, r.on_axis_unwindowed.data(), "J*s/rad/sr",
+                      partial);
     h5::write_attr(g.get(), "ix", double(r.center_ix));
     h5::write_attr(g.get(), "iy", double(r.center_iy));
+    h5::write_attr(g.get(), "angle", r.axis.angle);
+    h5::write_attr(g.get(), "angle_tolerance", r.axis.tolerance);
+    h5::write_attr(g.get(), "on_axis", r.axis.on_axis ? 1.0 : 0.0);
     h5::write_attr(g.get(), "peak_omega", r.peak_omega_on_axis);
     h5::write_attr(g.get(), "peak_omega_interp", r.peak_omega_on_axis_interp);
+    h5::write_attr(g.get(), "pulse_sample", r.pulse_sample);
+    h5::write_attr(g.get(), "window_gain_at_pulse", r.window_gain_at_pulse);
+    h5::write_attr(g.get(), "edge_energy_fraction", r.edge_energy_fraction);
   }
   {
     auto g = h5::create_group(f, "integrated", partial);
@@ -606,6 +755,30 @@ void write_maps(hid_t f, const SpectrumResult& r, const std::filesystem::path& p
     h5::write_attr(g.get(), "base_omega", r.base_omega);
     h5::write_attr(g.get(), "band", r.band);
   }
+}
+
+// A 1-D double attribute (h5.hpp writes scalars only); an empty list is a zero-length one.
+void write_attr_list(hid_t obj, const char* name, const std::vector<double>& v,
+                     const std::filesystem::path& partial) {
+  const hsize_t n = v.size();
+  h5::Handle sp(n ? H5Screate_simple(1, &n, nullptr) : H5Screate(H5S_NULL), H5Sclose);
+  h5::Handle a(sp.valid() ? H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, sp.get(), H5P_DEFAULT, H5P_DEFAULT) : -1,
+               H5Aclose);
+  if (!a.valid() || (n && H5Awrite(a.get(), H5T_NATIVE_DOUBLE, v.data()) < 0))
+    throw IoError("EDM-IO-032", "cannot write the attribute " + std::string(name) + " of " + partial.string());
+}
+
+// The run's line and its harmonics that alias (spectrum.hpp aliased_harmonics).
+void write_alias_attributes(hid_t f, const SpectrumResult& r, const std::filesystem::path& partial) {
+  std::vector<double> order, omega, alias;
+  for (const AliasedHarmonic& a : r.aliased)
+    order.push_back(a.order), omega.push_back(a.omega), alias.push_back(a.alias_omega);
+  h5::write_attr(f, "line_omega", r.line_omega);
+  h5::write_attr(f, "line_photons_per_bw", r.line_photons_per_bw);
+  h5::write_attr(f, "alias_power_floor", kAliasPowerFloor);
+  write_attr_list(f, "aliased_orders", order, partial);
+  write_attr_list(f, "aliased_omega", omega, partial);
+  write_attr_list(f, "alias_omega", alias, partial);
 }
 
 void write_root_attributes(hid_t f, const SpectrumResult& r) {
@@ -668,6 +841,7 @@ void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) 
       write_spectra(f, r, partial);
       write_maps(f, r, partial);
       write_root_attributes(f, r);
+      write_alias_attributes(f, r, partial);
       if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
         throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
     } catch (...) {
@@ -696,6 +870,26 @@ SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {
   s.window = h5::attr_string(fh.get(), "window").value_or("?");
   s.field = h5::attr_string(fh.get(), "field").value_or("?");
   s.run_id = h5::attr_string(fh.get(), "run_id").value_or("");
+  if (h5::exists(fh.get(), "/on_axis")) {
+    h5::Handle g(H5Gopen2(fh.get(), "/on_axis", H5P_DEFAULT), H5Gclose);
+    const auto angle = g.valid() ? h5::attr_double(g.get(), "angle") : std::nullopt;
+    const double ix = g.valid() ? h5::attr_double(g.get(), "ix").value_or(-1) : -1,
+                 iy = g.valid() ? h5::attr_double(g.get(), "iy").value_or(-1) : -1;
+    const bool axes = h5::exists(fh.get(), "/axes/x") && h5::exists(fh.get(), "/axes/y");
+    const auto x = axes ? h5::read_1d(fh.get(), "/axes/x", file) : std::vector<double>();
+    const auto y = axes ? h5::read_1d(fh.get(), "/axes/y", file) : std::vector<double>();
+    // Indices inside the axes only (a damaged attribute is no sample): else the summary has no axis.
+    if (angle && ix >= 0 && iy >= 0 && ix < double(x.size()) && iy < double(y.size())) {
+      s.has_axis = true;
+      s.axis_angle = *angle;
+      s.axis_ix = std::floor(ix), s.axis_iy = std::floor(iy);
+      s.on_axis = h5::attr_double(g.get(), "on_axis").value_or(0) != 0;
+      s.axis_x = x[std::size_t(ix)];
+      s.axis_y = y[std::size_t(iy)];
+    }
+  }
+  s.line_omega = h5::attr_double(fh.get(), "line_omega").value_or(0);
+  s.line_photons_per_bw = h5::attr_double(fh.get(), "line_photons_per_bw").value_or(std::nan(""));
   return s;
 }
 
