@@ -152,6 +152,10 @@ int cmd_spectrum(const Args& args) {
   }
   print_line_yield(r, on_axis_line_yield(r, products.physics));
   warn_cut_pulse(r);
+  if (!products.physics.emission_in_window)
+    std::cerr << "warning: the run's window cuts light of the emission at some pixel (run.toml [window] "
+                 "emission_in_window = false): the spectrum of field.h5 misses that light; a run with "
+                 "window = \"burst\" and [spectra] enabled, or more screen.samples, holds it\n";
   warn_aliases(r);
   print_twisted_summary(std::cout, r, products.twisted);
   std::cout << "  wrote " << (dir / "spectrum.h5").string() << "\n";

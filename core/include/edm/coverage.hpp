@@ -73,13 +73,14 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
 // radiate nothing and the whole window counts as covered (run/prepare.cpp).
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, const BurstSpec& burst, bool free_ends);
 
-// The highest harmonic order of the laser's line with non-negligible power, for the aliasing check
-// of spectra computed from the samples (share/docs/campaign.md, "The burst, and windows that miss
-// it"): the weak-field scaling P_n/P_1 ≈ a0^(2(n−1)) (an upper bound for a0 < 1) kept down to
-// kHarmonicPowerFloor; for a0 ≥ 1 the line holds harmonics up to beyond the critical order ~a0³, so
-// every order to 10·⌈a0³⌉ + 10 counts.
+// The highest harmonic order of the laser's line with power above `power_floor` of the fundamental's,
+// the one estimate behind every aliasing check (the run's sampled spectra here, edm spectrum's
+// warning in analysis/spectrum.cpp): the weak-field scaling P_n/P_1 ≈ a0^(2(n−1)) (an upper bound
+// for a0 < 1); for a0 ≥ 1 the line holds harmonics beyond the critical order ~¾a0³ (linear
+// polarisation), so every order to ⌈4·a0³⌉ + 4 counts. kHarmonicPowerFloor is the run's floor for
+// spectra computed from the samples (their amplitudes are good to ~1e-7).
 inline constexpr double kHarmonicPowerFloor = 1e-14;
-int significant_harmonics(double a0);
+int significant_harmonics(double a0, double power_floor = kHarmonicPowerFloor);
 
 // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters"): the field
 // kernel solves each sample's retarded time from the previous sample's root (a warm start) with

@@ -88,6 +88,9 @@ struct RunPhysics {
   double gamma = 0;
   int screen_side = 0;  // sign of the screen's z: the on-axis pixel looks along screen_side·ẑ; 0 = not known
   EnsembleKinematics kinematics;  // electrons = 0: not recorded (older run.toml)
+  // run.toml [window] emission_in_window: false when the window cuts light that every spectrum of
+  // the field needs (share/docs/campaign.md, "The burst, and windows that miss it"); true if absent.
+  bool emission_in_window = true;
 };
 // Throws ConfigError naming RUN/run.toml: EDM-SPEC-010 when it is missing, EDM-SPEC-012 when it
 // lacks [laser] omega.

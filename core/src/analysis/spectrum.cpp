@@ -17,6 +17,7 @@
 
 #include "analysis/real_fft.hpp"
 #include "analysis/slab_rows.hpp"
+#include "edm/coverage.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
 #include "edm/photon_yield.hpp"
@@ -143,11 +144,9 @@ std::vector<double> flat_screen_directions(const std::vector<double>& x, const s
 std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist) {
   std::vector<AliasedHarmonic> out;
   if (!(line_omega > 0) || !(nyquist > 0) || !std::isfinite(line_omega)) return out;
-  // a0 < 1: the orders whose a0^(2n−2) reaches the floor; a0 ≥ 1: the harmonics reach ~a0³ ω_1 (the
-  // synchrotron-like critical order). 64 bounds the list.
-  const double orders = a0 < 1 ? (a0 > 0 ? 1 + std::log(kAliasPowerFloor) / (2 * std::log(a0)) : 1.0)
-                               : std::max(4.0, std::ceil(a0 * a0 * a0));
-  const int nmax = int(std::min(64.0, std::floor(orders + 1e-9)));
+  // The orders with power above the floor, by the one estimate the run's check uses too
+  // (edm/coverage.hpp significant_harmonics). 64 bounds the list.
+  const int nmax = std::min(64, significant_harmonics(a0, kAliasPowerFloor));
   for (int n = 1; n <= nmax; ++n) {
     const double p = a0 < 1 ? std::pow(a0, 2 * n - 2) : 1.0;  // a0 = 0: the fundamental alone
     const double wn = n * line_omega;
@@ -208,6 +207,7 @@ RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
   if (!(p.laser_omega > 0))
     throw ConfigError("EDM-SPEC-012", manifest.string() + ": no [laser] omega or wavelength");
   p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
+  p.emission_in_window = t["window"]["emission_in_window"].value_or(true);
   const double z = t["screen"]["distance"].value_or(t["campaign"]["screen"]["distance"].value_or(0.0));
   p.screen_side = z > 0 ? 1 : z < 0 ? -1 : 0;
   if (t["screen"]["type"].value_or(std::string()) == "angular") {

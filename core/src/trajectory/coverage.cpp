@@ -194,12 +194,12 @@ double CoverageReport::burst_last() const {
   return m;
 }
 
-int significant_harmonics(double a0) {
+int significant_harmonics(double a0, double power_floor) {
   a0 = std::abs(a0);
   if (!(a0 > 0)) return 1;
-  if (a0 >= 1) return int(std::min(1e6, 10.0 * std::ceil(a0 * a0 * a0) + 10.0));
+  if (a0 >= 1) return int(std::min(1e6, std::ceil(4.0 * a0 * a0 * a0) + 4.0));
   // a0^(2(n−1)) ≥ floor  ⇔  n − 1 ≤ ln(floor) / (2 ln a0)
-  return 1 + int(std::floor(std::log(kHarmonicPowerFloor) / (2.0 * std::log(a0))));
+  return 1 + int(std::floor(std::log(power_floor) / (2.0 * std::log(a0)) + 1e-9));
 }
 
 // ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
