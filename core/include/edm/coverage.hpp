@@ -75,11 +75,12 @@ CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch, co
 
 // The highest harmonic order of the laser's line with power above `power_floor` of the fundamental's,
 // the one estimate behind every aliasing check (the run's sampled spectra here, edm spectrum's
-// warning in analysis/spectrum.cpp): the weak-field scaling P_n/P_1 ≈ a0^(2(n−1)) (an upper bound
-// for a0 < 1); for a0 ≥ 1 the line holds harmonics beyond the critical order ~¾a0³ (linear
-// polarisation), so every order to ⌈4·a0³⌉ + 4 counts. kHarmonicPowerFloor is the run's floor for
-// spectra computed from the samples (their amplitudes are good to ~1e-7).
+// warning in analysis/spectrum.cpp): P_n/P_1 ≈ q^(n−1) with q = a0²/(1 + a0²) — the weak-field
+// scaling a0^(2(n−1)) for a0 ≪ 1, growing without a jump through a0 = 1 toward the many harmonics of
+// a0 ≫ 1 (capped at 1e6 orders). harmonic_power_estimate gives q^(n−1). kHarmonicPowerFloor is the
+// run's floor for spectra computed from the samples (their amplitudes are good to ~1e-7).
 inline constexpr double kHarmonicPowerFloor = 1e-14;
+double harmonic_power_estimate(double a0, int order);
 int significant_harmonics(double a0, double power_floor = kHarmonicPowerFloor);
 
 // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters"): the field

@@ -58,6 +58,9 @@ struct RunSummary {
   // The retarded-time roots' sampling (coverage.hpp) and whether it meets accumulator.newton_iters.
   RootSampling root_sampling;
   bool roots_converged = true;
+  // The run's direct spectra are computed from the window's samples (a device took the dft or fft
+  // method), so they need the emission span's light in the window (coverage.hpp).
+  bool spectra_from_samples = false;
   double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
   // What this process's run told its RunObserver::warning, in order: run.toml [warnings], which
   // edm sweep reads back into the campaign table (a warned field is recorded "done (suspect)").

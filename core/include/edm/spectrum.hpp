@@ -139,15 +139,15 @@ std::string axis_sample_text(const AxisSample& s, bool flat, double x = 0, doubl
 std::vector<double> flat_screen_directions(const std::vector<double>& x, const std::vector<double>& y, double z);
 
 // A harmonic n·ω_1 of the run's line above the Nyquist frequency, folded back into [0, Nyquist]
-// by the sampling. relative_power is the estimate a0^(2n−2) of its power against the fundamental
-// (linear polarisation, a0 < 1; 1 for a0 ≥ 1): harmonics below kAliasPowerFloor are not listed.
+// by the sampling. relative_power is the estimate of its power against the fundamental
+// (edm/coverage.hpp harmonic_power_estimate): harmonics below kAliasPowerFloor are not listed.
 constexpr double kAliasPowerFloor = 1e-6;
 struct AliasedHarmonic {
   int order = 0;
   double omega = 0, alias_omega = 0, relative_power = 0;  // rad/s, rad/s, fraction
 };
-// The listed harmonics n ≥ 1 of `line_omega` whose n·ω_1 exceeds `nyquist` (for a0 ≥ 1 orders up to
-// max(4, ⌈a0³⌉), where the spectrum reaches ~a0³ ω_1; at most 64).
+// The listed harmonics n ≥ 1 of `line_omega` whose n·ω_1 exceeds `nyquist` (significant_harmonics
+// with kAliasPowerFloor; at most 64).
 std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, double nyquist);
 
 struct SpectrumOptions {

@@ -148,7 +148,7 @@ std::vector<AliasedHarmonic> aliased_harmonics(double line_omega, double a0, dou
   // (edm/coverage.hpp significant_harmonics). 64 bounds the list.
   const int nmax = std::min(64, significant_harmonics(a0, kAliasPowerFloor));
   for (int n = 1; n <= nmax; ++n) {
-    const double p = a0 < 1 ? std::pow(a0, 2 * n - 2) : 1.0;  // a0 = 0: the fundamental alone
+    const double p = harmonic_power_estimate(a0, n);  // a0 = 0: the fundamental alone
     const double wn = n * line_omega;
     if (p < kAliasPowerFloor || wn <= nyquist) continue;
     const double m = std::fmod(wn, 2 * nyquist);  // sampling folds ω onto [0, 2 Nyquist), then mirrors

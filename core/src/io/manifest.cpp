@@ -200,6 +200,7 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   if (cov.emission_known) {
     win.insert("emission_cut_electrons", int64_t(cov.emission_cut_electrons()));
     win.insert("emission_in_window", cov.emission_cut_electrons() == 0 && cov.burst_missed_electrons() == 0);
+    win.insert("emission_needed", s.spectra_from_samples);  // the run's spectra are computed from the samples
   }
   win.insert("strict", campaign.screen.strict);
   // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters").

@@ -63,18 +63,18 @@ SplineBatch solve_batch(const RunContext& ctx, const PreparedCell& cell, std::ui
 // The light the run's products need, against the window (share/docs/campaign.md, "The burst, and
 // windows that miss it"): the field needs the burst (missed or cut at some pixel), the spectra that
 // are computed from the window's samples (spectra.method dft or fft, or auto, which may pick them)
-// need the whole emission span. Under screen.strict refused (EDM-WIN-011) before the batch takes
-// device time; otherwise warned about once, at the end of the loop. A cut burst was only recorded
-// outside window = "burst", and a cut emission not looked at: the burst window silently truncated a
-// track's dft spectra (relative L2 37 at θ = 2/γ; found by a tester).
+// need the whole emission span (`sampled`: RunSummary::spectra_from_samples, the methods the devices
+// took, so an auto that took direct is not held to it). Under screen.strict refused (EDM-WIN-011)
+// before the batch takes device time; otherwise warned about once, at the end of the loop. A cut
+// burst was only recorded outside window = "burst", and a cut emission not looked at: the burst
+// window silently truncated a track's dft spectra (relative L2 37 at θ = 2/γ; found by a tester).
 std::string floor_text() {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0e", kEmissionEnvelopeFloor);
   return buf;
 }
-bool spectra_use_window(const Campaign& c) { return c.spectra.enabled && c.spectra.method != SpectraMethod::Direct; }
-
-std::string burst_problem(const PreparedCell& cell, const Campaign& campaign, const CoverageReport& cov) {
+std::string burst_problem(const PreparedCell& cell, const Campaign& campaign, const CoverageReport& cov,
+                          bool sampled) {
   const std::uint64_t missed = cov.burst_missed_electrons(), cut = cov.burst_cut_electrons();
   // Times from the window's first sample: absolute lab times of a far screen differ in their last digits.
   const Screen& sc = cell.screen();
@@ -90,7 +90,7 @@ std::string burst_problem(const PreparedCell& cell, const Campaign& campaign, co
     return "the observer window cuts the burst's light at some pixel for " + std::to_string(cut) + " electron(s) (" +
            span + "): the field misses part of the burst there; " +
            (burst_window ? "raise [screen] samples" : "raise [screen] samples or use window = \"burst\"");
-  if (spectra_use_window(campaign) && cov.emission_cut_electrons() > 0)
+  if (sampled && cov.emission_cut_electrons() > 0)
     return "the observer window cuts the light of the emission (where the envelope is above " +
            floor_text() + " of its peak) at some pixel for " +
            std::to_string(cov.emission_cut_electrons()) +
@@ -100,9 +100,9 @@ std::string burst_problem(const PreparedCell& cell, const Campaign& campaign, co
   return "";
 }
 
-void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const CoverageReport& cov) {
+void refuse_missed_burst(const RunContext& ctx, const PreparedCell& cell, const CoverageReport& cov, bool sampled) {
   if (!ctx.campaign.screen.strict) return;
-  const std::string problem = burst_problem(cell, ctx.campaign, cov);
+  const std::string problem = burst_problem(cell, ctx.campaign, cov, sampled);
   if (!problem.empty()) throw PhysicsError("EDM-WIN-011", problem + " (screen.strict = true)");
 }
 
@@ -115,7 +115,7 @@ void record_batch(const RunContext& ctx, const PreparedCell& cell, const SplineB
       check_coverage(cell.screen(), batch, cell.burst(), !cell.solver_scenario().has_tracks());
   for (auto& r : cov.records) S.coverage.records.push_back(r);
   S.coverage.emission_known = S.coverage.emission_known || cov.emission_known;
-  refuse_missed_burst(ctx, cell, cov);
+  refuse_missed_burst(ctx, cell, cov, S.spectra_from_samples);
   if (cov.clipped_electrons() > 0 && !ctx.campaign.screen.allow_clipping) {
     const auto& r = *std::find_if(cov.records.begin(), cov.records.end(),
                                   [](const CoverageRecord& r) { return r.clipped(); });
@@ -702,7 +702,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
     if (stop[0]) loop.stop();
   }
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
-  const std::string burst = burst_problem(cell, ctx.campaign, S.coverage);
+  const std::string burst = burst_problem(cell, ctx.campaign, S.coverage, S.spectra_from_samples);
   if (!burst.empty()) ctx.observer.warning(burst);
 }
 

@@ -111,6 +111,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // The batch loop. On any error the writer's destructor removes field.h5.partial; a checkpoint
   // already written stays for `edm resume`.
   std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan, S);
+  S.spectra_from_samples = spectra && spectra->any_sampled();
   BatchState state = start_or_resume(ctx, cell, plan, cell.electrons(), acc, S);
   if (spectra) state.spectra = &*spectra;
   // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.

@@ -202,6 +202,12 @@ class SpectraShards {
   std::uint64_t electrons_launched() const { return launched_; }
   std::uint64_t electrons_completed();
   std::size_t device_count() const { return accs_.size(); }
+  // Whether a device sums from the window's samples (the dft or fft method).
+  bool any_sampled() const {
+    for (const auto& a : accs_)
+      if (a.method() != SpectraMethod::Direct) return true;
+    return false;
+  }
   std::size_t directions() const { return directions_; }
   std::size_t frequencies() const { return frequencies_; }
   // Every device's sums so far (checkpoints); they keep accumulating.

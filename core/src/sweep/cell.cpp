@@ -70,10 +70,9 @@ std::vector<std::string> suspect_reasons(const toml::table& m) {
   else if (count("burst_cut_electrons") > 0)
     why.push_back("burst cut: the window holds only part of the burst's light at some pixel for " +
                   std::to_string(count("burst_cut_electrons")) + " electron(s): raise screen.samples");
-  // The run's own spectra from the samples (dft, fft) need the emission span's light.
-  const auto spectra = m["campaign"]["spectra"];
-  if (spectra["enabled"].value_or(false) && spectra["method"].value_or(std::string("auto")) != "direct" &&
-      win["emission_in_window"].value_or(true) == false)
+  // The run's own spectra from the samples (the dft or fft method its devices took) need the
+  // emission span's light.
+  if (win["emission_needed"].value_or(false) && win["emission_in_window"].value_or(true) == false)
     why.push_back("emission cut: the window cuts light the dft/fft direct spectra need for " +
                   std::to_string(count("emission_cut_electrons")) + " electron(s)");
   if (win["covered"].value_or(true) == false)
@@ -191,7 +190,9 @@ std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
   std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
   if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
   const RunPhysics physics = read_run_physics(folder);
-  if (line_known(physics)) out["line_omega"] = expected_line_omega(physics);
+  // compute_spectrum's own reading of the line: 0 where the run has none (an angular screen about x
+  // or y has no side for it; expected_line_omega threw there and failed a good cell: found in review).
+  if (r.line_omega > 0 && std::isfinite(r.line_omega)) out["line_omega"] = r.line_omega;
   if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
     out["line_photons"] = y.photons_per_bw;
   return out;

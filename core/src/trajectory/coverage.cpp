@@ -194,12 +194,17 @@ double CoverageReport::burst_last() const {
   return m;
 }
 
+double harmonic_power_estimate(double a0, int order) {
+  const double q = a0 * a0 / (1.0 + a0 * a0);
+  return order <= 1 ? 1.0 : std::pow(q, order - 1);
+}
+
 int significant_harmonics(double a0, double power_floor) {
-  a0 = std::abs(a0);
-  if (!(a0 > 0)) return 1;
-  if (a0 >= 1) return int(std::min(1e6, std::ceil(4.0 * a0 * a0 * a0) + 4.0));
-  // a0^(2(n−1)) ≥ floor  ⇔  n − 1 ≤ ln(floor) / (2 ln a0)
-  return 1 + int(std::floor(std::log(power_floor) / (2.0 * std::log(a0)) + 1e-9));
+  const double q = a0 * a0 / (1.0 + a0 * a0);
+  if (!(q > 0) || !(power_floor > 0) || power_floor >= 1) return 1;
+  if (!(q < 1)) return 1000000;  // a0 = inf
+  // q^(n−1) ≥ floor  ⇔  n − 1 ≤ ln(floor) / ln(q); in double, capped, before the int.
+  return int(std::min(1e6, 1.0 + std::floor(std::log(power_floor) / std::log(q) + 1e-9)));
 }
 
 // ---- The retarded-time roots' sampling (coverage.hpp, RootSampling) ------------------------------
