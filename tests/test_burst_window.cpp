@@ -207,7 +207,7 @@ BOOST_AUTO_TEST_CASE(a_burst_window_with_too_few_samples_is_warned_about_or_refu
   BOOST_TEST(rec.warned("samples = " + std::to_string(enough) + " (or \"auto\") covers it"));
   BOOST_TEST(s.coverage.burst_cut_electrons() > 0u);  // the solved electrons confirm it
   BOOST_TEST(s.coverage.burst_missed_electrons() == 0u);
-  BOOST_TEST(rec.warned("the burst window cuts the burst's light"));
+  BOOST_TEST(rec.warned("the observer window cuts the burst's light"));
 
   Recorder quiet;
   std::string id;

@@ -235,5 +235,5 @@ BOOST_AUTO_TEST_CASE(csv_columns_are_read_by_their_header_names) {
   const auto lacks = write_file("lacks.csv", "t0,x,y,z,ux,uy\n0,0,0,0,0,0\n");
   expect_error(lacks, {lacks + ":1:", "lacks column 'uz'"});
   const auto short_row = write_file("short_row.csv", "uz,t0,x,y,z,ux,uy\n1,0,0,0,0,0\n");
-  expect_error(short_row, {short_row + ":2:", "found 6 columns", "header names 7"});
+  expect_error(short_row, {short_row + ":2:", "found 6"});
 }

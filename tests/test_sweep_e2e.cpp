@@ -646,11 +646,14 @@ BOOST_AUTO_TEST_CASE(the_job_script_and_a_cells_log_are_never_written_through_a_
   const fs::path dir = test::temp_dir("sweep_links");
   const fs::path c = write(dir, "laser.a0 = [0.1, 0.2]\n");
   const fs::path out = dir / "out";
-  fs::create_directories(out / ".cells");
+  // The campaign's folder as a first --print-only leaves it (table, state files, sweep.sbatch).
+  auto r = run_edm("sweep " + c.string() + " -o " + out.string() + " --slurm --print-only");
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
   const fs::path mine = dir / "mine.txt";
   std::ofstream(mine) << "my notes\n";
+  fs::remove(out / "sweep.sbatch");
   fs::create_symlink(mine, out / "sweep.sbatch");
-  auto r = run_edm("sweep " + c.string() + " -o " + out.string() + " --slurm --print-only");
+  r = run_edm("sweep " + c.string() + " -o " + out.string() + " --slurm --print-only");
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 4);
   BOOST_TEST(has(r.output, "EDM-SWP-042"));

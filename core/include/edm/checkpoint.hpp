@@ -4,6 +4,7 @@
 // any moment leaves either the previous checkpoint or the new one. `edm resume RUN` continues from
 // it; on one device the result is bit-identical to an uninterrupted run.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -53,6 +54,10 @@ struct CheckpointState {
   // of this rank, as the campaign gave them: `edm resume` refuses data changed under them
   // (EDM-CKP-071). 0: none recorded (an older edm).
   std::uint64_t input_digest = 0;
+  // The observer window the cube was summed on (screen-relative first sample and spacing, laser
+  // units): a resume whose campaign places it elsewhere (an edm whose auto window moved) would add
+  // its electrons on other times. NaN: a checkpoint of an edm before it was recorded.
+  double window_t0 = NAN, window_dt = NAN;
   // The CLBlast parameter sets of the processes that summed [first, next_electron) (TuningSpan,
   // dataset clblast_tuning: "first<TAB>record" a line); empty: a checkpoint of an older edm.
   std::vector<TuningSpan> tuning;

@@ -213,6 +213,10 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
   if (st.input_digest) put_attr_u64(root, "input_digest", st.input_digest);
+  if (std::isfinite(st.window_t0) && std::isfinite(st.window_dt)) {
+    put_attr_f64(root, "window_t0", st.window_t0);
+    put_attr_f64(root, "window_dt", st.window_dt);
+  }
   if (!st.tuning.empty()) {
     std::string text;
     for (const TuningSpan& t : st.tuning) text += std::to_string(t.first_electron) + "\t" + t.clblast + "\n";
@@ -549,6 +553,12 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
   st.kernel = get_attr_f64(root, "kernel", file);
   if (H5Aexists(root, "checkpoint_every") > 0) st.checkpoint_every = get_attr_i64(root, "checkpoint_every", file);
   if (H5Aexists(root, "input_digest") > 0) st.input_digest = get_attr_u64(root, "input_digest", file);
+  // The window (a signed first sample, a spacing): read as they are; a damaged one (NaN, or another
+  // value) is refused where the resume compares it with the campaign's window (EDM-CKP-085).
+  if (H5Aexists(root, "window_t0") > 0 && H5Aexists(root, "window_dt") > 0) {
+    st.window_t0 = h5::attr_double(root, "window_t0").value_or(NAN);
+    st.window_dt = h5::attr_double(root, "window_dt").value_or(NAN);
+  }
   if (H5Lexists(root, "clblast_tuning", H5P_DEFAULT) > 0) st.tuning = read_tuning(root, file);
   read_gamma_and_coverage(root, st, file);
   st.cube = read_cube_saved(root, file);

@@ -175,9 +175,6 @@ std::vector<ElectronInit> read_electron_csv(const std::string& path) {
     }
     if (columns == 0) columns = cols.size();
     const std::string where = path + ":" + std::to_string(lineno) + ": ";
-    if (!order.empty() && cols.size() != columns)
-      throw ConfigError("EDM-CFG-210", where + "found " + std::to_string(cols.size()) + " columns, the header names " +
-                                           std::to_string(columns));
     out.push_back(parse_electron_row(reorder(cols, order), columns, where));
   }
   if (out.empty()) throw ConfigError("EDM-CFG-206", path + ": the electron list holds no electrons");

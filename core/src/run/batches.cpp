@@ -226,6 +226,8 @@ CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, Sharded
   st.generation = state.generation + 1;
   st.checkpoint_every = state.checkpoint_every_asked;
   st.input_digest = state.scenario ? advance_digest(plan, state) : 0;
+  st.window_t0 = S.screen.t0_rel;
+  st.window_dt = S.screen.dt;
   st.tuning = S.tuning;
   if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
   return st;
@@ -335,6 +337,26 @@ void check_input_digest(const RunContext& ctx, const RunPlan& plan, const Checkp
                                        "again with edm run --overwrite");
 }
 
+// The window the checkpoint's cube was summed on against the one this campaign places now: exactly
+// equal (the same computation on the same campaign), or the resume would add its electrons on other
+// times than those before the stop. A checkpoint that records none is of an edm before this one,
+// whose automatic window was placed otherwise (found in review): refused, never guessed.
+void check_resume_window(const CheckpointState& st, const Screen& screen, const std::filesystem::path& file) {
+  if (!std::isfinite(st.window_t0) || !std::isfinite(st.window_dt))
+    throw IoError("EDM-CKP-085", file.string() + " does not record the observer window its cube was summed on "
+                                 "(written by an earlier edm, whose automatic window was placed otherwise): resume "
+                                 "it with the edm that wrote it, or start again with edm run --overwrite");
+  if (st.window_t0 != screen.t0_rel || st.window_dt != screen.dt) {
+    char msg[300];
+    std::snprintf(msg, sizeof msg,
+                  ": its cube was summed on another observer window (first sample %.17g, spacing %.17g laser units) "
+                  "than this campaign places (%.17g, %.17g)",
+                  st.window_t0, st.window_dt, screen.t0_rel, screen.dt);
+    throw IoError("EDM-CKP-085", file.string() + msg + ": resume it with the edm that wrote it, or start again "
+                                                       "with edm run --overwrite");
+  }
+}
+
 // From electron `from` on, this process sums with `mine` (TuningSpan): spans that summed nothing
 // (a process stopped before its first electron) are dropped, and a process like the one before it
 // extends that one's span.
@@ -381,8 +403,10 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
       throw IoError("EDM-CKP-070", file.string() + " holds no cube (cube_saved = 0: no electron done), but its "
                                        "next_electron is " + std::to_string(st.next_electron) + ", not " +
                                        std::to_string(plan.first) + "; the checkpoint is damaged");
-    // The electrons summed are the campaign's still (after the checks of the file's own consistency).
+    // The electrons summed are the campaign's still (after the checks of the file's own consistency),
+    // on the window this campaign places.
     check_input_digest(ctx, plan, st, file, state);
+    check_resume_window(st, S.screen, file);
     ShardedCubes cubes(acc);
     state.resumed_sums = load_checkpoint_cube(file, cubes);
     S.run_id = st.run_id;

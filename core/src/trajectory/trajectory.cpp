@@ -206,89 +206,103 @@ double gauss_legendre_5(double a, double b, F&& f) {
 // edm where a is differentiated instead of taken from equations of motion (tracks have none).
 // The knots span the whole track; neither ξ_end nor observe_done can extend it (there is nothing to
 // integrate), so a track must cover the observer window itself.
-Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
-  const edm_track tr = sc.track(i);
+// τ at each track sample: τ(t) = ∫ dt/γ, the integral of a cubic spline of 1/γ(t); inv_gamma gets 1/γ.
+std::vector<double> track_proper_time(const edm_track& tr, std::vector<double>& inv_gamma) {
   const std::size_t n = tr.n;
-  if (n < 4) throw PhysicsError("EDM-TRJ-020", "a track needs at least 4 samples");
-  const double* comp[7] = {tr.t, tr.x, tr.y, tr.z, tr.ux, tr.uy, tr.uz};  // the u's become u − u_ref below
-  for (auto* p : comp)
-    if (!p) throw PhysicsError("EDM-TRJ-021", "track has a missing column");
-  std::vector<double> inv_gamma(n), tau(n, 0.0);
+  inv_gamma.assign(n, 0.0);
+  std::vector<double> tau(n, 0.0);
   for (std::size_t k = 0; k < n; ++k) {
     if (k > 0 && !(tr.t[k] > tr.t[k - 1]))
-      throw PhysicsError("EDM-TRJ-022",
-                         "track times are not strictly increasing at sample " + std::to_string(k));
+      throw PhysicsError("EDM-TRJ-022", "track times are not strictly increasing at sample " + std::to_string(k));
     inv_gamma[k] = 1.0 / std::sqrt(1.0 + tr.ux[k] * tr.ux[k] + tr.uy[k] * tr.uy[k] + tr.uz[k] * tr.uz[k]);
   }
-  {
-    InterpPtr ig(gsl_interp_alloc(gsl_interp_cspline, n));
-    AccelPtr acc(gsl_interp_accel_alloc());
-    gsl_interp_init(ig.get(), tr.t, inv_gamma.data(), n);
-    for (std::size_t k = 1; k < n; ++k)
-      tau[k] = tau[k - 1] +
-               gsl_interp_eval_integ(ig.get(), tr.t, inv_gamma.data(), tr.t[k - 1], tr.t[k], acc.get());
+  InterpPtr ig(gsl_interp_alloc(gsl_interp_cspline, n));
+  AccelPtr acc(gsl_interp_accel_alloc());
+  gsl_interp_init(ig.get(), tr.t, inv_gamma.data(), n);
+  for (std::size_t k = 1; k < n; ++k)
+    tau[k] = tau[k - 1] + gsl_interp_eval_integ(ig.get(), tr.t, inv_gamma.data(), tr.t[k - 1], tr.t[k], acc.get());
+  return tau;
+}
+
+// A track's splines in τ: the position's (for its first sample) and those of u − u_ref, u_ref the
+// first sample's u, so that the steps ∫(u − u_ref) dτ keep the digits of the deviation from a
+// straight line (zero for a uniform track) instead of cancelling against u_ref·h.
+struct TrackSplines {
+  std::vector<double> tau, du[3];
+  const double* comp[7] = {};  // t, x, y, z, then u − u_ref
+  double u_ref[4] = {0, 0, 0, 0};
+  std::vector<InterpPtr> sp;
+  AccelPtr acc{gsl_interp_accel_alloc()};
+
+  TrackSplines(const edm_track& tr, std::vector<double> tau_in, double gamma0) : tau(std::move(tau_in)) {
+    const double* raw[7] = {tr.t, tr.x, tr.y, tr.z, tr.ux, tr.uy, tr.uz};
+    u_ref[0] = gamma0;
+    for (int c = 0; c < 7; ++c) comp[c] = raw[c];
+    for (int c = 0; c < 3; ++c) {
+      u_ref[1 + c] = raw[4 + c][0];
+      du[c].resize(tr.n);
+      for (std::size_t k = 0; k < tr.n; ++k) du[c][k] = raw[4 + c][k] - u_ref[1 + c];
+      comp[4 + c] = du[c].data();
+    }
+    for (int c = 0; c < 7; ++c) {
+      sp.emplace_back(gsl_interp_alloc(gsl_interp_cspline, tr.n));
+      gsl_interp_init(sp.back().get(), tau.data(), comp[c], tr.n);
+    }
   }
-  const int s = sc.laser_direction();
-  const double h0 = 1.0 / inv_gamma[0] - s * tr.uz[0];
+  double eval(int c, double t) const { return gsl_interp_eval(sp[c].get(), tau.data(), comp[c], t, acc.get()); }
+  // γ − γ_ref = (|u|² − |u_ref|²)/(γ + γ_ref), formed without cancellation.
+  double dgamma(double t) const {
+    double num = 0, u2 = 0;
+    for (int c = 0; c < 3; ++c) {
+      const double d = eval(4 + c, t), u = u_ref[1 + c] + d;
+      num += d * (u + u_ref[1 + c]);
+      u2 += u * u;
+    }
+    return num / (std::sqrt(1.0 + u2) + u_ref[0]);
+  }
+  // Adds ∫_{t0}^{t1} (u − u_ref) dτ to dx: x, y, z exactly on the cubic splines; t by Gauss–Legendre
+  // between the track's own samples (γ is smooth only between them).
+  void add_step(double t0, double t1, double dx[4]) const {
+    for (int c = 0; c < 3; ++c) dx[1 + c] += gsl_interp_eval_integ(sp[4 + c].get(), tau.data(), comp[4 + c], t0, t1, acc.get());
+    double a = t0;
+    for (auto it = std::upper_bound(tau.begin(), tau.end(), t0); a < t1; ++it) {
+      const double b = it == tau.end() ? t1 : std::min(*it, t1);
+      dx[0] += gauss_legendre_5(a, b, [&](double t) { return dgamma(t); });
+      a = b;
+    }
+  }
+};
+
+Knots resample_track(const Scenario& sc, std::uint64_t i, const SolveOptions& opt) {
+  const edm_track tr = sc.track(i);
+  if (tr.n < 4) throw PhysicsError("EDM-TRJ-020", "a track needs at least 4 samples");
+  for (auto* p : {tr.t, tr.x, tr.y, tr.z, tr.ux, tr.uy, tr.uz})
+    if (!p) throw PhysicsError("EDM-TRJ-021", "track has a missing column");
+  std::vector<double> inv_gamma;
+  std::vector<double> tau_samples = track_proper_time(tr, inv_gamma);  // fills inv_gamma first
+  const TrackSplines ts(tr, std::move(tau_samples), 1.0 / inv_gamma[0]);
+  const std::vector<double>& tau = ts.tau;
+  const double h0 = 1.0 / inv_gamma[0] - sc.laser_direction() * tr.uz[0];
   Knots kn;
   kn.dtau = kTwoPi / h0 / opt.knots_per_period;
   const std::size_t n_knots = std::size_t(std::floor(tau.back() / kn.dtau * (1 + 1e-12))) + 1;
   if (n_knots < 3) throw PhysicsError("EDM-TRJ-023", "track shorter than two knot spacings in proper time");
-  // The u-splines are of u − u_ref (u_ref the first sample's u), so that the steps ∫(u − u_ref) dτ
-  // below keep the digits of the deviation from a straight line (zero for a uniform track) instead
-  // of cancelling against u_ref·h.
-  const double u_ref[4] = {1.0 / inv_gamma[0], tr.ux[0], tr.uy[0], tr.uz[0]};
-  std::vector<double> du[3];
-  for (int c = 0; c < 3; ++c) {
-    du[c].resize(n);
-    for (std::size_t k = 0; k < n; ++k) du[c][k] = comp[4 + c][k] - u_ref[1 + c];
-    comp[4 + c] = du[c].data();
-  }
-  std::vector<InterpPtr> sp;
-  AccelPtr acc(gsl_interp_accel_alloc());
-  for (int c = 0; c < 7; ++c) {
-    sp.emplace_back(gsl_interp_alloc(gsl_interp_cspline, n));
-    gsl_interp_init(sp.back().get(), tau.data(), comp[c], n);
-  }
-  for (int c = 0; c < 4; ++c) kn.u_ref[c] = u_ref[c];
-  // u − u_ref at τ from the splines (du[1..3]) and γ − γ_ref = (|u|² − |u_ref|²)/(γ + γ_ref) (du[0]),
-  // formed without cancellation.
-  auto du_at = [&](double t, double d[4]) {
-    double num = 0, u2 = 0;
-    for (int c = 0; c < 3; ++c) {
-      d[1 + c] = gsl_interp_eval(sp[4 + c].get(), tau.data(), comp[4 + c], t, acc.get());
-      const double u = u_ref[1 + c] + d[1 + c];
-      num += d[1 + c] * (u + u_ref[1 + c]);
-      u2 += u * u;
-    }
-    d[0] = num / (std::sqrt(1.0 + u2) + u_ref[0]);
-  };
-  double x_first[4] = {0, 0, 0, 0}, dx[4] = {0, 0, 0, 0};
+  for (int c = 0; c < 4; ++c) kn.u_ref[c] = ts.u_ref[c];
+  // The position is the first sample's plus the integral of u (x′ = u by construction), kept as the
+  // displacement from the straight line of u_ref (Knots::dx): a position spline beside the u-spline
+  // disagreed with it, and absolute positions kept ε|x| of rounding, which the quintic turns into
+  // acceleration noise ∝ 1/h² (a uniform track: relative L2 2e-2 at 1024 knots per period; found by
+  // a tester).
+  double x_first[4], dx[4] = {0, 0, 0, 0};
+  for (int c = 0; c < 4; ++c) x_first[c] = ts.eval(c, 0.0);
   for (std::size_t j = 0; j < n_knots; ++j) {
     const double tj = std::min(double(j) * kn.dtau, tau.back());
-    double y[8], a[4];
-    if (j == 0) {
-      for (int c = 0; c < 4; ++c) x_first[c] = gsl_interp_eval(sp[c].get(), tau.data(), comp[c], tj, acc.get());
-    } else {
-      // The step from the previous knot is the integral of u over it (x′ = u by construction), as a
-      // displacement from the straight line of the first knot's u (Knots::dx): a position spline
-      // beside the u-spline disagreed with it, and absolute positions kept ε|x| of rounding, which
-      // the quintic turns into acceleration noise ∝ 1/h² (a uniform track: relative L2 2e-2 at 1024
-      // knots per period; found by a tester).
-      const double t0 = std::min(double(j - 1) * kn.dtau, tau.back());
-      for (int c = 0; c < 3; ++c)
-        dx[1 + c] += gsl_interp_eval_integ(sp[4 + c].get(), tau.data(), comp[4 + c], t0, tj, acc.get());
-      dx[0] += gauss_legendre_5(t0, tj, [&](double t) {
-        double d[4];
-        du_at(t, d);
-        return d[0];
-      });
-    }
-    for (int c = 0; c < 4; ++c) y[c] = x_first[c] + u_ref[c] * tj + dx[c];
-    double u2 = 0, ua = 0;
+    if (j > 0) ts.add_step(std::min(double(j - 1) * kn.dtau, tau.back()), tj, dx);
+    double y[8], a[4], u2 = 0, ua = 0;
+    for (int c = 0; c < 4; ++c) y[c] = x_first[c] + ts.u_ref[c] * tj + dx[c];
     for (int c = 0; c < 3; ++c) {
-      y[5 + c] = u_ref[1 + c] + gsl_interp_eval(sp[4 + c].get(), tau.data(), comp[4 + c], tj, acc.get());
-      a[1 + c] = gsl_interp_eval_deriv(sp[4 + c].get(), tau.data(), comp[4 + c], tj, acc.get());
+      y[5 + c] = ts.u_ref[1 + c] + ts.eval(4 + c, tj);
+      a[1 + c] = gsl_interp_eval_deriv(ts.sp[4 + c].get(), tau.data(), ts.comp[4 + c], tj, ts.acc.get());
       u2 += y[5 + c] * y[5 + c];
       ua += y[5 + c] * a[1 + c];
     }
