@@ -211,7 +211,7 @@ double burst_window_start(const Campaign& campaign, Screen& screen, const Normal
 // screen, the midpoint of its first arrival (nearest pixel or direction) and its last (farthest
 // corner), as predict_burst_light gives them for the whole ensemble, so the interaction is in view
 // whatever the Doppler compression (Thomson from rest or inverse Thomson) and a window longer than
-// that span holds all of it. Centring on the first light alone put a far-field screen's pulse at
+// that span holds all of it; a shorter one starts a lead before the first light. Centring on the first light alone put a far-field screen's pulse at
 // sample 1458 of 2048: the directions' spread of n̂·r made the first light early (found by a tester).
 // Explicit: [screen] t_start. Burst: burst_window_start.
 double window_start(const Campaign& campaign, const Scenario& scenario, Screen& screen,
@@ -224,7 +224,13 @@ double window_start(const Campaign& campaign, const Scenario& scenario, Screen& 
                               predict_burst_light(campaign, scenario, screen, window_span(campaign, burst), init),
                               warnings);
   const BurstLight light = predict_burst_light(campaign, scenario, screen, burst, init);
-  return 0.5 * (light.first + light.last) - 0.5 * screen.dt * (screen.samples - 1);
+  const double length = screen.dt * (screen.samples - 1);
+  if (light.last - light.first <= length) return 0.5 * (light.first + light.last) - 0.5 * length;
+  // Shorter than the burst's light over the screen: no placement holds all of it (the run warns that
+  // the window cuts it). Centred, it could hold none of it at any pixel (a 64-sample window on a
+  // screen whose corners see the light long after its centre); from a lead before the first light it
+  // holds the beginning at the nearest pixels, as the first-light placement before it did.
+  return light.first - std::min(burst_margin(screen, light), 0.1 * length);
 }
 
 // Moves every start of `ext` back along its straight line until its light reaches every pixel
