@@ -106,7 +106,18 @@ class PlotsOfARun(unittest.TestCase):
         self.assertEqual(foreign_lines(p.stderr), [], p.stderr)
 
     def test_nyquist_and_aliases_are_marked_and_named(self):
-        with h5py.File(os.path.join(self.far, "spectrum.h5"), "r") as s:
+        # The far-field example at its former sampling (512 samples per period, Nyquist 256 ω_L): the
+        # line's 3rd harmonic (≈ 292 ω_L) lies above Nyquist. The example itself now samples at 1600
+        # per period, so that its dft spectra hold no alias.
+        alias = os.path.join(self.ws.dir, "alias")
+        rc, out, err = edm(self.binary, "run", FAR_FIELD, "--quiet", "--set", "electrons.count=4", "--set",
+                           "spectra.enabled=false", "--set", 'screen.window="auto"', "--set", "screen.samples=2048",
+                           "--set", "screen.samples_per_period=512", "--output", alias)
+        self.assertEqual(rc, 0, out + err)
+        rc, plot_out, plot_err = edm(self.binary, "plot", alias)
+        self.assertEqual(rc, 0, plot_out + plot_err)
+        self.assertEqual(foreign_lines(plot_err), [], plot_err)
+        with h5py.File(os.path.join(alias, "spectrum.h5"), "r") as s:
             nyq, wl = float(s.attrs["nyquist_omega"]), float(s.attrs["laser_omega"])
             base = float(s["harmonics"].attrs["base_omega"])
         self.assertGreater(3 * base, nyq)  # the example's 3rd harmonic lies above Nyquist
@@ -114,15 +125,15 @@ class PlotsOfARun(unittest.TestCase):
         expected = {n: 2 * nyq - n * base if (n * base) % (2 * nyq) > nyq else (n * base) % (2 * nyq)
                     for n in range(3, 7)}
         for name in ("spectrum_on_axis.png", "spectrum_integrated.png", "spectrum_vs_angle.png"):
-            meta = self.png(name)
+            meta = png_text(os.path.join(alias, "plots", name))
             self.assertAlmostEqual(float(meta["edm:nyquist_omega_laser"]), nyq / wl, places=3)
             marked = dict(item.split(" ", 1) for item in meta["edm:aliases"].split("; "))
             self.assertEqual(sorted(marked), [f"n={n}" for n in range(3, 7)], name)
             for n, f in expected.items():
                 at = float(marked[f"n={n}"].split("->")[1])
                 self.assertAlmostEqual(at, f / wl, delta=1e-4 * nyq / wl, msg=f"{name}: n={n}")
-        warned = [ln for ln in self.plot_err.splitlines() if ln.startswith("edm_plot.py: warning: harmonic 3 ")]
-        self.assertEqual(len(warned), 1, self.plot_err)
+        warned = [ln for ln in plot_err.splitlines() if ln.startswith("edm_plot.py: warning: harmonic 3 ")]
+        self.assertEqual(len(warned), 1, plot_err)
         self.assertIn(f"aliases to {expected[3] / wl:.4g} ω_laser", warned[0])
         self.assertIn("Nyquist", warned[0])
 

@@ -406,9 +406,9 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
     // The electrons summed are the campaign's still (after the checks of the file's own consistency),
     // on the window this campaign places.
     check_input_digest(ctx, plan, st, file, state);
-    check_resume_window(st, S.screen, file);
     ShardedCubes cubes(acc);
-    state.resumed_sums = load_checkpoint_cube(file, cubes);
+    state.resumed_sums = load_checkpoint_cube(file, cubes);  // refuses another screen or layout first
+    check_resume_window(st, S.screen, file);
     S.run_id = st.run_id;
     state.next = st.next_electron;
     state.batches_done = st.batches_done;
