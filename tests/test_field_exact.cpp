@@ -50,15 +50,7 @@ void check_cell(const Cell& cell, const std::string& label) {
   BOOST_REQUIRE_MESSAGE(needed > 0, label << ": no measured Newton step count converges at Q = " << rs.samples_per_doppler_efold);
   ko.newton_iters = std::max(ko.newton_iters, needed);
   BOOST_TEST_MESSAGE(label << ": Q = " << rs.samples_per_doppler_efold << ", newton_iters = " << ko.newton_iters);
-  FieldAccumulator acc(open_device(select_devices("0").front()), screen, Mode::Total, ko);
-  acc.accumulate(batch);
-  std::vector<double> Ek;  // [comp][iy][ix][k]
-  Ek.resize(3 * screen.pixels() * screen.samples);
-  acc.finish([&](int b, int comp, int y0, int y1, const double* d) {
-    if (b != 0) return;
-    const std::size_t row = std::size_t(screen.nx) * screen.samples;
-    std::copy(d, d + row * (y1 - y0), Ek.begin() + (std::size_t(comp) * screen.ny + y0) * row);
-  });
+  const std::vector<double> Ek = test::kernel_cube(screen, batch, ko);  // [comp][iy][ix][k]
 
   // Reference: exact trajectory from the spline's first knot (the same initial state).
   const test::ExactElectron e = test::exact_electron(c, prepared, batch);

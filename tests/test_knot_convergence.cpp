@@ -86,14 +86,7 @@ double field_error(double a0, int knots, const std::string& trajectory_lines = "
   const Screen& screen = prepared.screen();
   KernelOptions ko;
   ko.newton_iters = 8;  // the roots converged well past the spline's error (2 and 8 gave the same bits)
-  FieldAccumulator acc(open_device(select_devices("0").front()), screen, Mode::Total, ko);
-  acc.accumulate(batch);
-  std::vector<double> Ek(3 * screen.pixels() * screen.samples);
-  acc.finish([&](int b, int comp, int y0, int y1, const double* d) {
-    if (b != 0) return;
-    const std::size_t row = std::size_t(screen.nx) * screen.samples;
-    std::copy(d, d + row * (y1 - y0), Ek.begin() + (std::size_t(comp) * screen.ny + y0) * row);
-  });
+  const std::vector<double> Ek = test::kernel_cube(screen, batch, ko);  // [comp][iy][ix][k]
   const test::ExactElectron e = test::exact_electron(c, prepared, batch);
   const double Z = screen.z, absZ = std::abs(Z);
   return test::relative_l2_vs_reference(Ek, screen, [&](int ix, int iy, int k) {

@@ -22,6 +22,7 @@
 #include "edm/twisted_light.hpp"
 #include "edm/writer.hpp"
 #include "synthetic_run.hpp"
+#include "oam_maps.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -31,23 +32,12 @@ constexpr double kPi = std::numbers::pi;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-edm::GridGeometry grid(std::size_t n, double half) {
-  std::vector<double> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = -half + 2 * half * double(i) / double(n - 1);
-  return edm::grid_geometry(x, x);
-}
-
+using edm::test::contains;
+edm::GridGeometry grid(std::size_t n, double half) { return edm::test::square_grid(n, half); }
+// A map of f(r, φ) (polar about the grid's centre) on its pixel centres.
 template <class F>
 std::vector<cd> sample(const edm::GridGeometry& g, F f) {
-  std::vector<cd> m(g.nx * g.ny);
-  for (std::size_t j = 0; j < g.ny; ++j)
-    for (std::size_t i = 0; i < g.nx; ++i) {
-      const double x = g.x0 + g.dx * double(i), y = g.y0 + g.dy * double(j);
-      m[j * g.nx + i] = f(std::hypot(x, y), std::atan2(y, x));
-    }
-  return m;
+  return edm::test::sample_map(g, [&](double x, double y) { return f(std::hypot(x, y), std::atan2(y, x)); });
 }
 
 // The vortex (r/w)^4 e^{−r²/w²} e^{4iφ}, w = 0.5.

@@ -13,6 +13,7 @@
 #include "edm/error.hpp"
 #include "edm/harmonics.hpp"
 #include "edm/oam.hpp"
+#include "oam_maps.hpp"
 #include "test_support.hpp"
 
 namespace tol = edm::test::tol;
@@ -21,22 +22,11 @@ constexpr double kPi = std::numbers::pi;
 
 namespace {
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-edm::GridGeometry grid(std::size_t n, double half) {
-  std::vector<double> x(n);
-  for (std::size_t i = 0; i < n; ++i) x[i] = -half + 2 * half * double(i) / double(n - 1);
-  return edm::grid_geometry(x, x);
-}
-
-// A map of f(x, y) on the grid's pixel centres.
+using edm::test::contains;
+edm::GridGeometry grid(std::size_t n, double half) { return edm::test::square_grid(n, half); }
 template <class F>
 std::vector<cd> sample(const edm::GridGeometry& g, F f) {
-  std::vector<cd> m(g.nx * g.ny);
-  for (std::size_t j = 0; j < g.ny; ++j)
-    for (std::size_t i = 0; i < g.nx; ++i)
-      m[j * g.nx + i] = f(g.x0 + g.dx * double(i), g.y0 + g.dy * double(j));
-  return m;
+  return edm::test::sample_map(g, f);
 }
 
 // A Laguerre–Gauss-like vortex about (cx, cy): r^|ℓ| e^{−r²/w²} e^{iℓφ}, φ about the normal ν.

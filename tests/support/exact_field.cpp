@@ -1,6 +1,7 @@
 // The exact-trajectory field reference shared by test_field_exact and test_far_field (exact_field.hpp).
 #include "exact_field.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <gsl/gsl_errno.h>
@@ -8,6 +9,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "edm/accumulator.hpp"
+#include "edm/device.hpp"
 #include "test_support.hpp"
 
 namespace edm::test {
@@ -106,6 +109,18 @@ std::array<double, 3> exact_screen_field(const ExactElectron& e, double px, doub
   std::array<double, 3> out{};
   for (int i = 0; i < 3; ++i) out[i] = nmb[i] / (g * g * k3 * R * R) + c2[i] / (k3 * R);
   return out;
+}
+
+std::vector<double> kernel_cube(const Screen& screen, const SplineBatch& batch, const KernelOptions& ko) {
+  FieldAccumulator acc(open_device(select_devices("0").front()), screen, Mode::Total, ko);
+  acc.accumulate(batch);
+  std::vector<double> Ek(3 * screen.pixels() * screen.samples);
+  acc.finish([&](int b, int comp, int y0, int y1, const double* d) {
+    if (b != 0) return;
+    const std::size_t row = std::size_t(screen.nx) * screen.samples;
+    std::copy(d, d + row * (y1 - y0), Ek.begin() + (std::size_t(comp) * screen.ny + y0) * row);
+  });
+  return Ek;
 }
 
 double relative_l2_vs_reference(const std::vector<double>& Ek, const Screen& screen,

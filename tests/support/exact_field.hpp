@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/kernel_options.hpp"
 #include "edm/laser.hpp"
 #include "edm/run.hpp"
 #include "edm/screen.hpp"
@@ -45,6 +46,9 @@ std::array<double, 3> exact_far_field(const ExactElectron& e, const std::array<d
 // E (normalised, unit positive charge, 1/(4πε0) = 1, near and far parts) at the flat screen's point
 // (px, py, Z) at observer time t (lab, normalised), from the exact trajectory on the plain light cone.
 std::array<double, 3> exact_screen_field(const ExactElectron& e, double px, double py, double Z, double t);
+
+// The kernel's field cube [comp][iy][ix][k] of `batch` on device 0 (total mode, options `ko`).
+std::vector<double> kernel_cube(const Screen& screen, const SplineBatch& batch, const KernelOptions& ko);
 
 // The kernel's cube Ek [comp][iy][ix][k] against field(ix, iy, k) over the whole screen: relative L2.
 // The reference's norm must be positive (BOOST_REQUIRE).
