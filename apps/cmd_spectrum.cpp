@@ -37,6 +37,13 @@ void print_on_axis(const SpectrumResult& r) {
                   (r.omega.size() > 1 ? r.omega[1] : 0) / w0, r.nyquist_omega / w0, window_name(r.window));
   }
   std::cout << line;
+  if (r.peak_search_from > 0 && std::isfinite(r.peak_omega_on_axis)) {
+    std::snprintf(line, sizeof line,
+                  "    (looked for from half the line, %.6g ω, up: below it a field that does not vanish at the "
+                  "record's ends, such as the electrons' own Coulomb field, peaks at ω → 0)\n",
+                  r.peak_search_from / w0);
+    std::cout << line;
+  }
 }
 
 // The photon yield at the line is the unwindowed spectrum's (spectrum.hpp: a window's attenuation of

@@ -367,3 +367,34 @@ BOOST_AUTO_TEST_CASE(far_field_yield_does_not_depend_on_the_window_and_matches_d
   const double line_direct = std::stod(capture(i.out, R"(coherent on axis .*at the line ω_1 = [0-9.e+-]+ ω_L ([0-9.e+-]+))"));
   BOOST_TEST(std::abs(line_direct / std::stod(yield) - 1) < kPrintedDigits);
 }
+
+// A field that does not vanish at the record's ends (an electron's own Coulomb field on a near
+// screen, as in thomson_lg) put the on-axis "peak" at the first bin, 0.0104 ω; the peak is looked for
+// from half the run's line up, and lands on the line (here the laser's, ω_L, Thomson from rest).
+BOOST_AUTO_TEST_CASE(a_static_field_does_not_make_the_peak) {
+  test::SyntheticRun s;
+  s.nx = s.ny = 3;
+  s.samples = 2048;
+  s.samples_per_period = 32;
+  s.z = -0.05;
+  s.a0 = 0.1;
+  const double w = 2 * kPi * kC / s.wavelength, T = 2 * kPi / w, dt = T / 32;
+  const double tc = std::abs(s.z) / kC + 0.5 * (s.samples - 1) * dt;
+  const fs::path run = test::make_synthetic_run("headline_static", s, [&](double, double, double t, double E[3], double B[3]) {
+    const double u = (t - tc) / (2 * T);
+    // The pulse on a slowly changing near field three times larger (the pushed electron's own field).
+    E[0] = 1e6 * std::exp(-u * u) * std::cos(w * (t - tc)) + 3e6 * (1 + 0.2 * (t - tc) / (s.samples * dt));
+    E[1] = E[2] = 0;
+    B[0] = B[2] = 0;
+    B[1] = -1e6 * std::exp(-u * u) * std::cos(w * (t - tc)) / kC;
+  });
+  std::ofstream(run / "run.toml", std::ios::app)
+      << "[screen]\ndistance = -0.05\n[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
+         "gamma_mean = 1.0\nu_perp2_mean = 0.0\n";
+  const Split r = edm_split("spectrum " + run.string() + " --window none", run);
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);
+  const double peak = attr(run / "spectrum.h5", "/", "peak_omega_on_axis");
+  BOOST_TEST_MESSAGE("on-axis peak " << peak / w << " ω_L");
+  BOOST_TEST(std::abs(peak / w - 1.0) < 0.05, r.out);  // within the pulse's bandwidth of ω_L
+  BOOST_TEST(r.out.find("looked for from half the line") != std::string::npos, r.out);
+}

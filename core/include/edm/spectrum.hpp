@@ -197,6 +197,9 @@ struct SpectrumResult {
   // kEdgeEnergyWarning).
   double edge_energy_fraction = 0;
   double peak_omega_on_axis = 0;  // rad/s
+  // The lowest ω the on-axis peak was looked for at: half the run's line where it has one (below, a
+  // field that does not vanish at the record's ends peaks at ω → 0), else 0.
+  double peak_search_from = 0;
   // The same peak refined between bins by a parabola through the logarithms of the three bins around
   // it (exact for a Gaussian line shape, close for the Hann/Blackman–Harris main lobes).
   double peak_omega_on_axis_interp = 0;  // rad/s

@@ -608,17 +608,33 @@ void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const st
 }
 
 // The on-axis peak (the bin, and its log-parabola interpolation), the total and integrated energies.
+// Where the run has a line, the peak is looked for from half of it up: below, a field that does not
+// fall to zero at the record's ends (an electron's own Coulomb field on a near screen, Thomson from
+// rest in total mode) puts its largest bins at ω → 0, and thomson_lg reported its "on-axis peak"
+// at 0.0104 ω, the first bin (found in use).
 void finish_totals(const Pass& p, SpectrumResult& r) {
   const std::size_t nw = p.nw;
   double best = -1;
-  std::size_t kp = 1;
-  for (std::size_t k = 1; k < nw; ++k)
+  std::size_t k0 = 1;
+  r.peak_search_from = r.line_omega > 0 && std::isfinite(r.line_omega) ? 0.5 * r.line_omega : 0.0;
+  while (k0 + 1 < nw && r.omega[k0] < r.peak_search_from) ++k0;
+  std::size_t kp = k0;
+  for (std::size_t k = k0; k < nw; ++k)
     if (r.on_axis[k] > best) best = r.on_axis[k], kp = k;
+  // Above the floor that field still falls as a power of ω from the floor's bin: the largest bin that
+  // is a maximum of its own (above both neighbours) is the light, where there is one.
+  if (r.peak_search_from > 0) {
+    double local = -1;
+    for (std::size_t k = k0 + 1; k + 1 < nw; ++k)
+      if (r.on_axis[k] > r.on_axis[k - 1] && r.on_axis[k] >= r.on_axis[k + 1] && r.on_axis[k] > local)
+        local = r.on_axis[k], kp = k;
+    if (local > 0) best = local;
+  }
   // A zero spectrum has no peak: bin 1 (the first k ≥ 1) was reported as one (issue 29).
   r.peak_omega_on_axis = nw > 1 && best > 0 ? r.omega[kp] : std::nan("");
   r.peak_omega_on_axis_interp = r.peak_omega_on_axis;
   if (!(best > 0)) kp = 0;
-  if (kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
+  if (kp >= k0 && kp >= 1 && kp + 1 < nw && r.on_axis[kp - 1] > 0 && r.on_axis[kp + 1] > 0 && r.on_axis[kp] > 0) {
     const double a = std::log(r.on_axis[kp - 1]), b = std::log(r.on_axis[kp]),
                  c = std::log(r.on_axis[kp + 1]);
     const double den = a - 2 * b + c;
