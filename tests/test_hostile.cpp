@@ -137,6 +137,30 @@ BOOST_AUTO_TEST_CASE(a_rerun_with_overwrite_sets_the_old_spectrum_aside) {
   BOOST_TEST(contains(info.output, "spectrum.h5: not computed"), info.output);
 }
 
+// `--overwrite` onto a folder whose field.h5 is a folder (or run.toml a link): the whole run was
+// computed, then the finished field was lost at the rename. Refused before any work (EDM-RUN-071),
+// and what was there stays.
+BOOST_AUTO_TEST_CASE(a_folder_or_link_at_the_runs_own_files_is_refused_before_any_work) {
+  const auto dir = edm::test::temp_dir("hostile_field_dir");
+  const auto campaign = write_file(dir, "c.toml", cell());
+  const auto run = dir / "run";
+  fs::create_directories(run / "field.h5");
+  write_file(run / "field.h5", "inside.txt", "mine\n");
+  auto r = run_edm("run " + campaign.string() + " --quiet --overwrite --output " + run.string());
+  BOOST_TEST(r.exit_code == 4, r.output);
+  BOOST_TEST(contains(r.output, "EDM-RUN-071"), r.output);
+  BOOST_TEST(contains(r.output, "is a folder"), r.output);
+  BOOST_TEST(!contains(r.output, "[trajectories]"), r.output);
+  BOOST_TEST(slurp(run / "field.h5" / "inside.txt") == "mine\n");
+  fs::remove_all(run / "field.h5");
+  const auto mine = write_file(dir, "notes.txt", "my notes\n");
+  fs::create_symlink(mine, run / "run.toml");
+  r = run_edm("run " + campaign.string() + " --quiet --overwrite --output " + run.string());
+  BOOST_TEST(r.exit_code == 4, r.output);
+  BOOST_TEST(contains(r.output, "symbolic link"), r.output);
+  BOOST_TEST(slurp(mine) == "my notes\n");
+}
+
 // A spectrum.h5 of another run in the folder (copied in, or left by a tool): `edm info` showed its
 // energy as the run's; it now refuses it naming the file and both run ids (EDM-IO-140, exit 4).
 BOOST_AUTO_TEST_CASE(info_refuses_a_spectrum_of_another_run) {

@@ -616,7 +616,9 @@ void finish_totals(const Pass& p, SpectrumResult& r) {
   const std::size_t nw = p.nw;
   double best = -1;
   std::size_t k0 = 1;
-  r.peak_search_from = r.line_omega > 0 && std::isfinite(r.line_omega) ? 0.5 * r.line_omega : 0.0;
+  // A line above the record's Nyquist frequency (an alias shows instead) sets no floor.
+  const bool floor = r.line_omega > 0 && std::isfinite(r.line_omega) && nw > 2 && 0.5 * r.line_omega < r.omega[nw - 2];
+  r.peak_search_from = floor ? 0.5 * r.line_omega : 0.0;
   while (k0 + 1 < nw && r.omega[k0] < r.peak_search_from) ++k0;
   std::size_t kp = k0;
   for (std::size_t k = k0; k < nw; ++k)

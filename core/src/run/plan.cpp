@@ -2,6 +2,8 @@
 // ranks (each rank a contiguous block of the ensemble), the download slabs and the batch size;
 // the retarded-time roots' sampling; and the dry run's estimates. Every input problem surfaces here,
 // before any device time is spent.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -145,6 +147,18 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
                       "run folder " + S.folder.string() +
                           " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
                           "choose another [run] output");
+  // The run's own files are written under temporary names and renamed over these: a folder, link or
+  // FIFO there is refused before any work. Under --overwrite a folder named field.h5 let the whole
+  // run compute and then lose the finished field at the rename (found by a tester).
+  if (!options.dry_run)
+    for (const auto& p : {S.field_file, S.manifest_file}) {
+      struct stat st {};
+      if (::lstat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
+      const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link"
+                         : S_ISFIFO(st.st_mode)  ? "a FIFO" : "not a regular file";
+      throw IoError("EDM-RUN-071", p.string() + " is " + kind + ": edm writes its run's files only as regular "
+                                                "files of its own; move it away (nothing was computed)");
+    }
 }
 
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummary& S) {
