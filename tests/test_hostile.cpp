@@ -161,6 +161,27 @@ BOOST_AUTO_TEST_CASE(a_folder_or_link_at_the_runs_own_files_is_refused_before_an
   BOOST_TEST(slurp(mine) == "my notes\n");
 }
 
+// spectra.count = 1e9 ended in bad_alloc, reported as an internal error: the key is bounded (1 … 1e6),
+// and the sums of a grid within it that the host cannot hold are refused with the numbers before
+// they are allocated (EDM-SPEC-070); nothing is written.
+BOOST_AUTO_TEST_CASE(a_spectra_grid_past_the_host_is_refused_before_allocation) {
+  const auto dir = edm::test::temp_dir("hostile_spectra_count");
+  const auto campaign = write_file(dir, "c.toml", cell());
+  auto r = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "a").string() +
+                   " --set spectra.enabled=true --set spectra.count=1000000000");
+  BOOST_TEST(r.exit_code == 2, r.output);
+  BOOST_TEST((contains(r.output, "spectra.count") || contains(r.output, "[spectra] count")), r.output);
+  BOOST_TEST(!contains(r.output, "internal error"), r.output);
+  r = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "b").string() +
+              " --set screen.nx=400 --set screen.ny=400 --set screen.samples=16 --set spectra.enabled=true"
+              " --set spectra.count=1000000");
+  BOOST_TEST(r.exit_code == 2, r.output);
+  BOOST_TEST(contains(r.output, "EDM-SPEC-070"), r.output);
+  BOOST_TEST(contains(r.output, "GiB"), r.output);
+  BOOST_TEST(!contains(r.output, "[trajectories]"), r.output);
+  BOOST_TEST(!fs::exists(dir / "b" / "field.h5"));
+}
+
 // A spectrum.h5 of another run in the folder (copied in, or left by a tool): `edm info` showed its
 // energy as the run's; it now refuses it naming the file and both run ids (EDM-IO-140, exit 4).
 BOOST_AUTO_TEST_CASE(info_refuses_a_spectrum_of_another_run) {

@@ -23,7 +23,6 @@
 #include "run/stages.hpp"
 
 namespace edm::detail {
-namespace {
 
 std::uint64_t mem_available() {
   std::ifstream f("/proc/meminfo");
@@ -34,6 +33,8 @@ std::uint64_t mem_available() {
     if (key == "MemAvailable:") return kb * 1024;
   return 0;
 }
+
+namespace {
 
 // The resident set of this process now (VmRSS): the runtime, the plugin and the ensemble's states
 // are already there when the plan counts what it will add.

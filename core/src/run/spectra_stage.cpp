@@ -254,12 +254,31 @@ void refuse_aliased_harmonics(const RunContext& ctx, const std::vector<SpectraAc
   }
 }
 
+// The sums of every device (coherent amplitudes, incoherent sums: 8 doubles per direction and
+// frequency), and the fold of them on rank 0, against the host's available memory before anything
+// is allocated: spectra.count = 1e6 on a 401² screen is 10 TB (EDM-SPEC-070, with the numbers).
+void refuse_oversized_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan) {
+  const double bytes = double(cell.screen().pixels()) * double(ctx.campaign.spectra.count) * 8.0 * sizeof(double) *
+                       double(plan.devices.size() + 1);
+  const std::uint64_t avail = mem_available();
+  if (avail == 0 || bytes <= double(avail)) return;
+  char msg[500];
+  std::snprintf(msg, sizeof msg,
+                "[spectra] count = %lld on %d × %d directions: the direct spectra's sums need about %.3g GiB "
+                "(8 doubles per direction and frequency, on %zu device(s) and their fold), more than the %.3g GiB "
+                "this host has available; choose fewer frequencies (spectra.count) or directions",
+                (long long)ctx.campaign.spectra.count, cell.screen().nx, cell.screen().ny, bytes / 1073741824.0,
+                plan.devices.size(), double(avail) / 1073741824.0);
+  throw ConfigError("EDM-SPEC-070", msg);
+}
+
 }  // namespace
 
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                                           const RunSummary& S) {
   const SpectraSection& sec = ctx.campaign.spectra;
   if (!sec.enabled) return std::nullopt;
+  refuse_oversized_spectra(ctx, cell, plan);
   SpectraGrid grid;
   const double wl = cell.units().omega;
   for (double w : spectra_frequencies(sec, wl)) grid.omega.push_back(w / wl);

@@ -72,6 +72,8 @@ void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options);
 // Sets the output paths of the summary; refuses a folder that holds results (or a checkpoint that
 // `edm run` would lose) unless the options allow it.
 void claim_run_folder(const RunContext& ctx, RunSummary& summary);
+// The host's available memory (/proc/meminfo MemAvailable, bytes; 0 when unknown).
+std::uint64_t mem_available();
 // The devices (reported to the observer), the MPI ranks and this rank's block of the ensemble.
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
