@@ -211,8 +211,9 @@ double burst_window_start(const Campaign& campaign, Screen& screen, const Normal
 // screen, the midpoint of its first arrival (nearest pixel or direction) and its last (farthest
 // corner), as predict_burst_light gives them for the whole ensemble, so the interaction is in view
 // whatever the Doppler compression (Thomson from rest or inverse Thomson) and a window longer than
-// that span holds all of it; a shorter one starts a lead before the first light. Centring on the first light alone put a far-field screen's pulse at
-// sample 1458 of 2048: the directions' spread of n̂·r made the first light early (found by a tester).
+// that span holds all of it; a shorter one starts a lead before the first light. Centring on the
+// first light alone put a far-field screen's pulse at sample 1458 of 2048: the directions' spread of
+// n̂·r made the first light early (found by a tester).
 // Explicit: [screen] t_start. Burst: burst_window_start.
 double window_start(const Campaign& campaign, const Scenario& scenario, Screen& screen,
                     const Normalization& units, const std::vector<std::array<double, 8>>& init,
