@@ -315,7 +315,7 @@ std::vector<hsize_t> dataset_dims(hid_t f, const std::string& name, int rank, co
   const int n = H5Sget_simple_extent_ndims(sp.get());
   if (n != rank)
     throw IoError("EDM-IO-135", what + " has " + std::to_string(n) + " dimensions, not " + std::to_string(rank));
-  std::vector<hsize_t> dims(std::size_t(rank));
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
   H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr);
   hsize_t count = 1;
   for (hsize_t v : dims) {
