@@ -154,7 +154,14 @@ SpectrumWriter SpectrumWriter::open(const Path& file, SpectrumPart part) {
   refuse_odd_kind(s->target);
   refuse_odd_kind(s->partial);
   std::error_code ec;
-  if (std::filesystem::exists(std::filesystem::symlink_status(file, ec))) s->old = SpectrumFile::open(file);
+  // The other part is copied from the file there, so a file that cannot be read (not HDF5, another
+  // format) is refused, not written over: the user moves it away to compute a new one.
+  if (std::filesystem::exists(std::filesystem::symlink_status(file, ec))) try {
+      s->old = SpectrumFile::open(file);
+    } catch (const IoError& e) {
+      throw IoError(e.id(), std::string(e.what()) + " (edm writes no spectrum.h5 over it: move it away, then run "
+                                                    "the command again)");
+    }
   // A regular partial is the leftover of a writer that died: the caller holds the folder's lock, so
   // no live process writes it. It is replaced; the create is exclusive all the same.
   std::filesystem::remove(s->partial, ec);
