@@ -182,12 +182,18 @@ void TelemetrySampler::loop() {
   std::string pending;
   auto last_line = std::chrono::steady_clock::now();
   char buf[4096];
-  while (!stop_) {
+  int drain_reads = 0;
+  for (;;) {
+    // Once stopped, what the tool left in the pipe is still read (a bounded number of reads: a
+    // child of the tool that escaped the kill could keep writing), without waiting for more.
+    const bool stopping = stop_;
+    if (stopping && ++drain_reads > 64) break;
     pollfd p{fd_, POLLIN, 0};
-    const int r = poll(&p, 1, 100);  // wakes for stop_ every 100 ms
+    const int r = poll(&p, 1, stopping ? 0 : 100);  // wakes for stop_ every 100 ms
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) break;
     if (r == 0) {
+      if (stopping) break;
       if (std::chrono::steady_clock::now() - last_line > no_line_timeout_) {
         std::lock_guard<std::mutex> lock(mutex_);
         timed_out_ = true;
@@ -249,10 +255,13 @@ toml::table TelemetrySampler::finish() {
   t.insert("sampled", sampled);
   if (!tool_.empty()) t.insert("tool", tool_);
   if (!sampled) t.insert("why", why_);
+  if (fd_ >= 0) {  // the tool ran: what it printed, understood or not
+    t.insert("seconds", seconds);
+    t.insert("lines", int64_t(lines_));
+    t.insert("lines_not_understood", int64_t(rejected_));
+  }
   if (!sampled) return t;
   t.insert("interval", interval_.count() / 1000.0);
-  t.insert("seconds", seconds);
-  t.insert("lines_not_understood", int64_t(rejected_));
   if (timed_out_) t.insert("stopped_early", "the tool printed no line for " + std::to_string(no_line_timeout_.count() / 1000) + " s and was killed");
   toml::array gpus;
   for (const auto& g : gpus_) {
