@@ -176,5 +176,9 @@ BOOST_AUTO_TEST_CASE(no_tool_is_said_so) {
   const toml::table t = run_with_path(dir, bin);
   BOOST_TEST(!t["sampled"].value_or(true));
   BOOST_TEST(t["why"].value_or(std::string()).find("no nvidia-smi, rocm-smi or xpu-smi on PATH") != std::string::npos);
-  BOOST_TEST(!t["kernel"]["recorded"].value_or(true));  // PoCL's build log has no registers
+  BOOST_TEST(!t["kernel"]["registers_recorded"].value_or(true));  // PoCL's build log has no registers
+  // The runtime's own account of the built kernel: its work-group limit and the one launched.
+  BOOST_TEST(t["kernel"]["max_work_group"].value_or(int64_t(0)) >= 1);
+  BOOST_TEST(t["kernel"]["work_group"].value_or(int64_t(0)) >= 1);
+  BOOST_TEST(t["kernel"]["work_group"].value_or(int64_t(0)) <= t["kernel"]["max_work_group"].value_or(int64_t(0)));
 }

@@ -278,13 +278,21 @@ toml::table TelemetrySampler::finish() {
 
 void record_telemetry(TelemetrySampler& sampler, const ShardedFieldAccumulator& acc, RunSummary& S) {
   S.telemetry = sampler.finish();
-  toml::table k = kernel_resources_from_log(acc.device_accumulator(0).build_log(), "lw_accumulate");
-  const bool found = !k.empty();
-  k.insert("recorded", found);
-  k.insert("from", std::string("the build log of device 0's lw_accumulate (ptxas, -cl-nv-verbose)"));
-  if (!found)
-    k.insert("why", std::string("not in the build log: only NVIDIA's compiler reports registers, and a program loaded "
-                                "from a binary cache has no log (EDM_NO_KERNEL_CACHE=1 builds it afresh)"));
+  const FieldAccumulator& a = acc.device_accumulator(0);
+  toml::table k = kernel_resources_from_log(a.build_log(), "lw_accumulate");
+  const auto registers = k["registers"].value<int64_t>();
+  k.insert("registers_recorded", registers.has_value());
+  if (registers) {
+    // An NVIDIA SM from Volta to Hopper (H100, H200): 65536 registers, at most 64 warps, registers
+    // given to a warp in units of 256. Work-group and local-memory limits can lower it further.
+    const int64_t per_warp = (*registers * 32 + 255) / 256 * 256;
+    k.insert("warps_per_sm_by_registers", std::min<int64_t>(64, 65536 / std::max<int64_t>(per_warp, 1)));
+  } else {
+    k.insert("why", std::string("no registers in the build log: only NVIDIA's compiler reports them (ptxas, "
+                                "-cl-nv-verbose), and a program loaded from a binary cache has no log "
+                                "(EDM_NO_KERNEL_CACHE=1 builds it afresh)"));
+  }
+  for (const auto& [key, v] : a.kernel_resources()) k.insert(key, int64_t(v));
   S.telemetry.insert("kernel", std::move(k));
 }
 
