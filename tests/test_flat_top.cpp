@@ -234,20 +234,25 @@ BOOST_AUTO_TEST_CASE(the_solver_follows_the_exact_plane_wave) {
   }
 }
 
-// A whole run: one electron at γ = 2 head-on into a circularly polarised flat top (order 10, τ0 =
-// 40 periods, a0 = 0.5) moves on a helix, whose on-axis light is one rotating line. Its frequency,
-// the slope of the phase atan2(E_y, E_x) over the middle of the top (where 1 − g < 1e-8, so the
-// line's shift by a0² (1 − g) is below 1e-8), must be the closed form
-// ω_1 = ω h²/(1 + u⊥0² + a0²/2), h = γ + √(γ² − 1), u⊥0 = 0, to 1e-6. 2000 samples per laser period
-// (about 160 per period of the line) on a burst window.
-BOOST_AUTO_TEST_CASE(a_long_flat_top_gives_the_doppler_line) {
+namespace {
+
+// The on-axis field of a whole run (one electron at γ = 2 head-on into a plane-wave flat top of
+// order 10, τ0 = 40 periods, a0 = 0.5, 2000 samples per laser period, about 160 per period of the
+// line, on a burst window) and the middle of its line: the half-maximum span [k_lo, k_hi] of |E| is
+// |ξ| ≲ τ0 (ln 2)^(1/20) = 0.98 τ0; its middle 40 % is |ξ| ≲ 0.4 τ0 (observer time is close to
+// linear in ξ), where 1 − g < 0.4^20 = 1e-8, so the line's shift by a0² (1 − g) is below 1e-8.
+struct OnAxis {
+  std::vector<double> ex, ey, t;  // the axis pixel's samples
+  std::size_t lo = 0, hi = 0;     // the middle of the top
+};
+constexpr double kGamma = 2.0, kA0 = 0.5;
+
+OnAxis run_on_axis(const std::string& polarization) {
   const auto dir = test::temp_dir("flat_top_line");
-  const double gamma = 2.0, a0 = 0.5;
   std::string t = "[run]\nscenario = \"inverse_thomson\"\noutput = \"" + (dir / "run").string() + "\"\n";
-  t += "[laser]\nprofile = \"plane_wave\"\npolarization = \"circular_plus\"\na0 = 0.5\n"
-       "envelope = \"supergaussian\"\norder = 10\nduration = " +
-       exact_text(40 * kPeriod) + "\n";
-  t += "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 1e-7\ngamma = 2.0\n";
+  t += "[laser]\nprofile = \"plane_wave\"\npolarization = \"" + polarization + "\"\na0 = " + exact_text(kA0) +
+       "\nenvelope = \"supergaussian\"\norder = 10\nduration = " + exact_text(40 * kPeriod) + "\n";
+  t += "[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 1e-7\ngamma = " + exact_text(kGamma) + "\n";
   t += "[screen]\ndistance = 1.0\nhalf_width = 1e-6\nnx = 3\nny = 3\nwindow = \"burst\"\nsamples = \"auto\"\n"
        "samples_per_period = 2000\n";
   const auto campaign = test::write_file(dir, "flat_top.toml", t);
@@ -257,45 +262,93 @@ BOOST_AUTO_TEST_CASE(a_long_flat_top_gives_the_doppler_line) {
   BOOST_TEST(r.output.find("warning") == std::string::npos);
   const auto field = dir / "run" / "field.h5";
   const auto ex = test::h5_doubles(field, "/E/x"), ey = test::h5_doubles(field, "/E/y");
-  const auto ts = test::h5_doubles(field, "/axes/t");
-  const std::size_t ns = ts.size(), centre = (1 * 3 + 1) * ns;  // pixel (iy 1, ix 1) is on the axis
+  OnAxis o;
+  o.t = test::h5_doubles(field, "/axes/t");
+  const std::size_t ns = o.t.size(), centre = (1 * 3 + 1) * ns;  // pixel (iy 1, ix 1) is on the axis
   BOOST_REQUIRE_EQUAL(ex.size(), 9 * ns);
-  std::vector<double> amp(ns);
+  o.ex.assign(ex.begin() + centre, ex.begin() + centre + ns);
+  o.ey.assign(ey.begin() + centre, ey.begin() + centre + ns);
   double amax = 0;
-  for (std::size_t k = 0; k < ns; ++k) {
-    amp[k] = std::hypot(ex[centre + k], ey[centre + k]);
-    amax = std::max(amax, amp[k]);
-  }
-  // The line's half-maximum span [k_lo, k_hi] is |ξ| ≲ τ0 (ln 2)^(1/20) = 0.98 τ0; its middle 40 %
-  // is |ξ| ≲ 0.4 τ0 (observer time is close to linear in ξ), where 1 − g < 0.4^20 = 1e-8.
+  for (std::size_t k = 0; k < ns; ++k) amax = std::max(amax, std::hypot(o.ex[k], o.ey[k]));
   std::size_t k_lo = ns, k_hi = 0;
   for (std::size_t k = 0; k < ns; ++k)
-    if (amp[k] >= 0.5 * amax) {
+    if (std::hypot(o.ex[k], o.ey[k]) >= 0.5 * amax) {
       k_lo = std::min(k_lo, k);
       k_hi = k;
     }
   BOOST_REQUIRE(k_hi > k_lo);
   const std::size_t mid = (k_lo + k_hi) / 2, half = (k_hi - k_lo) / 5;
-  // Least-squares slope of the unwrapped phase over that middle.
+  o.lo = mid - half;
+  o.hi = mid + half;
+  return o;
+}
+
+// ω_1 = ω h²/(1 + u⊥0² + a0²/2), h = γ + √(γ² − 1), u⊥0 = 0 (rad/s), and ω_L.
+double closed_form_line() {
+  const double h = kGamma + std::sqrt(kGamma * kGamma - 1);
+  return 2 * kPi / kPeriod * h * h / (1 + kA0 * kA0 / 2);
+}
+
+void check_line(const std::string& label, double omega, double samples) {
+  const double want = closed_form_line(), omega_l = 2 * kPi / kPeriod;
+  const double periods = samples / 2000.0 * want / omega_l;  // samples → laser periods → line periods
+  BOOST_TEST_MESSAGE(label << ": " << omega / omega_l << " ω_L over " << periods << " periods of the line, closed form "
+                           << want / omega_l << " ω_L, rel. " << std::abs(omega / want - 1));
+  BOOST_TEST(periods > 20.0);  // the middle of the top holds many periods of the line
+  BOOST_TEST(std::abs(omega / want - 1) < 1e-6);
+}
+
+}  // namespace
+
+// Circular polarisation: the electron moves on a helix and its on-axis light is one rotating line;
+// its frequency is the least-squares slope of the phase atan2(E_y, E_x) over the middle of the top.
+BOOST_AUTO_TEST_CASE(a_long_flat_top_gives_the_doppler_line) {
+  const OnAxis o = run_on_axis("circular_plus");
+  const std::size_t mid = (o.lo + o.hi) / 2;
   double phase = 0, prev = 0, n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (std::size_t k = mid - half; k <= mid + half; ++k) {
-    const double a = std::atan2(ey[centre + k], ex[centre + k]);
-    phase = k == mid - half ? a : phase + std::remainder(a - prev, 2 * kPi);
+  for (std::size_t k = o.lo; k <= o.hi; ++k) {
+    const double a = std::atan2(o.ey[k], o.ex[k]);
+    phase = k == o.lo ? a : phase + std::remainder(a - prev, 2 * kPi);
     prev = a;
-    const double tk = ts[k] - ts[mid];  // about the middle: the sums keep their digits
+    const double tk = o.t[k] - o.t[mid];  // about the middle: the sums keep their digits
     n += 1;
     sx += tk;
     sy += phase;
     sxx += tk * tk;
     sxy += tk * phase;
   }
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-  const double h = gamma + std::sqrt(gamma * gamma - 1);
-  const double omega_l = 2 * kPi / kPeriod, want = omega_l * h * h / (1 + a0 * a0 / 2);
-  const double span = n / 2000.0 * h * h / (1 + a0 * a0 / 2);  // samples → laser periods → line periods
-  BOOST_TEST_MESSAGE("flat top line: " << std::abs(slope) / omega_l << " ω_L from " << n << " samples ("
-                                       << span << " periods of the line), closed form " << want / omega_l
-                                       << " ω_L, rel. " << std::abs(std::abs(slope) / want - 1));
-  BOOST_TEST(span > 20.0);  // the flat part holds many periods of the line
-  BOOST_TEST(std::abs(std::abs(slope) / want - 1) < 1e-6);
+  check_line("helix line", std::abs((n * sxy - sx * sy) / (n * sxx - sx * sx)), n);
+}
+
+// Linear polarisation: the on-axis light holds the odd harmonics of one period 2π/ω_1 (the field is
+// periodic where the envelope is flat, so every harmonic n sits at n ω_1). The period is the
+// least-squares slope of the upward zero crossings of E_x (cubic interpolation between samples)
+// against their count.
+BOOST_AUTO_TEST_CASE(a_linear_flat_top_repeats_at_the_doppler_period) {
+  const OnAxis o = run_on_axis("linear");
+  std::vector<double> crossings;
+  for (std::size_t k = o.lo + 1; k + 2 <= o.hi; ++k) {
+    if (!(o.ex[k] < 0 && o.ex[k + 1] >= 0)) continue;
+    // The root of the cubic through samples k−1 … k+2, in units of the sample step from k, by Newton
+    // from the linear root.
+    const double y[4] = {o.ex[k - 1], o.ex[k], o.ex[k + 1], o.ex[k + 2]};
+    auto p = [&](double x) {  // Lagrange on nodes −1, 0, 1, 2
+      return -y[0] * x * (x - 1) * (x - 2) / 6 + y[1] * (x + 1) * (x - 1) * (x - 2) / 2 -
+             y[2] * (x + 1) * x * (x - 2) / 2 + y[3] * (x + 1) * x * (x - 1) / 6;
+    };
+    double x = y[1] / (y[1] - y[2]);
+    for (int it = 0; it < 20; ++it) x -= p(x) / ((p(x + 1e-6) - p(x - 1e-6)) / 2e-6);
+    crossings.push_back(o.t[k] - o.t[(o.lo + o.hi) / 2] + x * (o.t[k + 1] - o.t[k]));
+  }
+  const double n = double(crossings.size());
+  BOOST_REQUIRE(n > 20);
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < crossings.size(); ++i) {
+    sx += double(i);
+    sy += crossings[i];
+    sxx += double(i) * double(i);
+    sxy += double(i) * crossings[i];
+  }
+  const double period = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  check_line("linear line (zero crossings)", 2 * kPi / period, double(o.hi - o.lo + 1));
 }
