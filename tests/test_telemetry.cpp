@@ -10,6 +10,7 @@
 
 #include <boost/test/unit_test.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -161,6 +162,32 @@ BOOST_AUTO_TEST_CASE(a_tool_that_hangs_is_killed_with_its_children) {
     if (!gone) usleep(10000);
   }
   BOOST_TEST(gone);
+}
+
+// In process, with the silence limit short: a tool that says nothing is killed before the run ends.
+BOOST_AUTO_TEST_CASE(a_silent_tool_is_killed_at_the_limit) {
+  const auto dir = test::temp_dir("telemetry_silent");
+  const auto pid_file = dir / "tool.pid";
+  fake_tool(dir, "echo $$ > '" + pid_file.string() + "'\nexec sleep 100000\n");
+  const std::string old_path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", (dir.string() + ":" + old_path).c_str(), 1);
+  detail::TelemetrySampler sampler(std::chrono::milliseconds(1000), std::chrono::milliseconds(200));
+  setenv("PATH", old_path.c_str(), 1);
+  // The limit passes while the "run" goes on; the tool is gone before finish() is asked.
+  pid_t pid = 0;
+  bool gone = false;
+  for (int i = 0; i < 1000 && !gone; ++i) {
+    usleep(10000);
+    const std::string text = test::slurp(pid_file);
+    if (!pid && !text.empty()) pid = std::stoi(text);
+    gone = pid && kill(pid, 0) != 0 && errno == ESRCH;
+  }
+  BOOST_TEST(gone);
+  const toml::table t = sampler.finish();
+  BOOST_TEST(!t["sampled"].value_or(true));
+  const std::string why = t["why"].value_or(std::string());
+  BOOST_TEST_MESSAGE(why);
+  BOOST_TEST(why.find("printed no line for 0.2 s and was killed") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(no_tool_is_said_so) {
