@@ -46,15 +46,18 @@ inline std::vector<ElectronInit> campaign_ensemble(const Campaign& c, double gam
 
 class LaserScenario : public ScenarioBase {
  public:
-  // Integration window in the laser phase ξ = t − s z: [−P τ0, +P τ0] with P = trajectory.padding
-  // (the envelope is exp(−P²) ≈ 2e-16 at the ends for P = 6). A constant envelope has no duration,
+  // Integration window in the laser phase ξ = t − s z: where the envelope has fallen to exp(−P²),
+  // P = trajectory.padding: [−P τ0, +P τ0] for the gaussian (exp(−P²) ≈ 2e-16 at the ends for
+  // P = 6), ±P^(1/p) τ0 for a supergaussian of order p, whose flat top ends at τ0 (±P τ0 would
+  // integrate P − 1 durations of free flight on each side). A constant envelope has no duration,
   // so the window is ±P carrier periods (2π P) and the electron starts inside the field.
   LaserScenario(const Campaign& c, int default_direction)
       : units_(Normalization::from_wavelength(c.laser.wavelength)),
         laser_(make_laser(c.laser, units_, default_direction)) {
     const double P = c.trajectory.padding;
     if (!(P > 0)) throw ConfigError("EDM-CFG-401", "trajectory.padding must be > 0");
-    const double half = laser_->tau0() > 0 ? P * laser_->tau0() : P * 2.0 * std::numbers::pi;
+    const double half = laser_->tau0() > 0 ? envelope_reach(laser_->tau0(), laser_->order(), P * P)
+                                            : P * 2.0 * std::numbers::pi;
     xi_start_ = -half;
     xi_end_ = half;
     const TrajectoryModel model = c.trajectory.model;

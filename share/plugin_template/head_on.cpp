@@ -35,9 +35,13 @@ class HeadOn : public edm::ScenarioBase {
     laser_ = edm::make_laser(c.laser, units_, -1);
     const double s_dir = laser_->direction();
     uz_ = std::sqrt(gamma_ * gamma_ - 1.0);
-    // Start the electrons `padding` envelope durations before the peak reaches them, in the phase
-    // ξ = t − s z; a constant envelope has no duration, so take 20 carrier periods instead.
-    const double span = laser_->tau0() > 0 ? c.trajectory.padding * laser_->tau0() : 20 * 2 * std::numbers::pi;
+    // Start the electrons where the envelope has fallen to exp(−padding²) before the peak reaches
+    // them, in the phase ξ = t − s z (`padding` durations τ0 for a gaussian; a supergaussian flat top
+    // ends sooner: edm::envelope_reach); a constant envelope has no duration, so take 20 carrier
+    // periods instead.
+    const double P = c.trajectory.padding;
+    const double span = laser_->tau0() > 0 ? edm::envelope_reach(laser_->tau0(), laser_->order(), P * P)
+                                           : 20 * 2 * std::numbers::pi;
     const double beta = uz_ / gamma_;
     xi_start_ = -span;
     xi_end_ = span;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,6 +125,10 @@ class FieldAccumulator {
   // source and options were built before — set EDM_NO_KERNEL_CACHE=1 and clear ~/.nv/ComputeCache
   // to see it again).
   const std::string& build_log() const;
+  // The field kernel as the OpenCL runtime reports it once built: max_work_group,
+  // preferred_work_group_multiple, work_group (the one launched), private_mem_bytes and
+  // local_mem_bytes (CL_KERNEL_PRIVATE_MEM_SIZE, CL_KERNEL_LOCAL_MEM_SIZE, where the runtime answers).
+  const std::map<std::string, double>& kernel_resources() const;
 
   struct Impl;
 

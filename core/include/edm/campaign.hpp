@@ -26,7 +26,7 @@ namespace edm {
 enum class Mode { Total, Split };                                 // run.mode: E, B [+ E_far, B_far]
 enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profile
 enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
-enum class Envelope { Gaussian, Constant };                       // laser.envelope
+enum class Envelope { Gaussian, Constant, SuperGaussian };        // laser.envelope
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
 enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks, OpenPMD };  // trajectory.model
 enum class ScreenWindow { Auto, Explicit, Burst };                // screen.window
@@ -66,7 +66,7 @@ struct Choices<Polarization> {
 };
 template <>
 struct Choices<Envelope> {
-  static constexpr std::array names{"gaussian", "constant"};
+  static constexpr std::array names{"gaussian", "constant", "supergaussian"};
 };
 template <>
 struct Choices<Distribution> {
@@ -160,6 +160,7 @@ struct LaserSection {
   Polarization polarization = Polarization::Linear;
   double duration = 26.7e-15;        // s, τ0 of exp(−(ξ/τ0)²)
   Envelope envelope = Envelope::Gaussian;
+  int order = 1;                     // p of the supergaussian exp(−(ξ/τ0)^(2p)); 1 = gaussian
   double waist = 20e-6;              // m
   int p = 0;                         // radial index (laguerre_gauss)
   int m = 0;                         // azimuthal index (laguerre_gauss)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <toml++/toml.h>
+
 #include "edm/coverage.hpp"
 #include "edm/screen.hpp"
 
@@ -65,6 +67,10 @@ struct RunSummary {
   // What this process's run told its RunObserver::warning, in order: run.toml [warnings], which
   // edm sweep reads back into the campaign table (a warned field is recorded "done (suspect)").
   std::vector<std::string> warnings;
+  // run.toml [telemetry] as the device sampler left it (run/telemetry.cpp): the tool's statistics or
+  // why nothing was sampled, and the field kernel's registers where the build log gives them. Empty:
+  // no section (a dry run).
+  toml::table telemetry;
 };
 
 }  // namespace edm

@@ -102,6 +102,7 @@ struct FieldAccumulator::Impl {
   bool finished = false;
   std::size_t global = 0, local = 0;
   std::string build_log;
+  std::map<std::string, double> kernel_resources;  // lw's work-group info (FieldAccumulator::kernel_resources)
   std::map<std::string, std::string> defines;  // of the field program (program_defines)
   bool weighted = false;  // lw is the LW_WEIGHTED build: 7 doubles per electron in its table
 
@@ -354,6 +355,14 @@ void FieldAccumulator::Impl::create_kernels(const cl::Program& program, detail::
   detail::resolve_launch_shape(tuning, device->info(), kmax, mult, where());
   options = tuning.options;
   local = std::size_t(options.work_group);
+  kernel_resources = {{"max_work_group", double(kmax)}, {"preferred_work_group_multiple", double(mult)},
+                      {"work_group", double(local)}};
+  // What the runtime tells of the built kernel (run.toml [telemetry.kernel]); informative only.
+  try {
+    kernel_resources["private_mem_bytes"] = double(lw.kernel().getWorkGroupInfo<CL_KERNEL_PRIVATE_MEM_SIZE>(dev));
+    kernel_resources["local_mem_bytes"] = double(lw.kernel().getWorkGroupInfo<CL_KERNEL_LOCAL_MEM_SIZE>(dev));
+  } catch (const cl::Error&) {
+  }
 }
 
 // The pixel order's permutation and its inverse on the device, and the layout's fingerprint.
@@ -930,6 +939,7 @@ cl::Buffer& detail::FieldAccess::bucket(FieldAccumulator& a, int b) { return a.i
 const std::vector<std::int32_t>& detail::FieldAccess::pixel_of(const FieldAccumulator& a) { return a.impl_->pixel_of; }
 const KernelOptions& FieldAccumulator::options() const { return impl_->options; }
 const std::string& FieldAccumulator::build_log() const { return impl_->build_log; }
+const std::map<std::string, double>& FieldAccumulator::kernel_resources() const { return impl_->kernel_resources; }
 
 }  // namespace edm
 

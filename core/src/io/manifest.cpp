@@ -293,6 +293,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
   for (const auto& w : s.warnings) messages.push_back(w);
   m.insert("warnings", toml::table{{"count", int64_t(s.warnings.size())}, {"messages", std::move(messages)}});
   insert_performance(m, s, x);
+  if (!s.telemetry.empty()) m.insert("telemetry", s.telemetry);  // device telemetry (run/telemetry.cpp)
   if (x.field_bytes > 0)
     m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
                                        {"run_id", s.run_id},

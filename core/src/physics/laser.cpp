@@ -1,5 +1,6 @@
 // Laser fields (normalised units, units.hpp): the exact plane wave and the paraxial Gaussian /
-// Laguerre–Gauss beams with first-order longitudinal fields (gaussian = LG(0,0), same code path).
+// Laguerre–Gauss beams with first-order longitudinal fields (gaussian = LG(0,0), same code path),
+// under a gaussian, supergaussian (flat-top) or constant envelope.
 // Carrier e^{i(ξ + φ0)}, ξ = t − s z. Circular ε̂ = (x̂ ± iŷ)/√2 splits a0 as a0/√2 per component:
 // |E| = a0/√2, the same cycle-averaged intensity and ⟨u⊥²⟩ = a0²/2 as linear polarisation, so
 // the line formulas of the form ω_1 = 4γ²ω/(1 + a0²/2) hold for both.
@@ -32,13 +33,6 @@ Polarisation polarisation(Polarization p) {
   return {1.0, 0.0};  // not reached: make_laser checked the value against the key's choices
 }
 
-// Envelope g(ξ) = exp(−(ξ/τ0)²), or 1 for a constant envelope (τ0 = 0).
-inline double envelope(double xi, double tau0) {
-  if (tau0 <= 0) return 1.0;
-  const double q = xi / tau0;
-  return std::exp(-q * q);
-}
-
 // x^n for an integer n ≥ 0 by repeated squaring (a few roundings, where std::pow of a complex
 // takes a logarithm and an exponential).
 template <class T>
@@ -50,6 +44,17 @@ T int_pow(T x, int n) {
   }
   return r;
 }
+
+// The envelope's exponent (ξ/τ0)^(2p), 0 for a constant envelope (τ0 = 0). (q²)^p by squaring: at
+// p = 1 it is q·q, the gaussian's exponent to the bit.
+inline double envelope_exponent(double xi, double tau0, int order) {
+  if (tau0 <= 0) return 0.0;
+  const double q = xi / tau0;
+  return int_pow(q * q, order);
+}
+
+// Envelope g(ξ) = exp(−(ξ/τ0)^(2p)), or 1 for a constant envelope (τ0 = 0).
+inline double envelope(double xi, double tau0, int order) { return std::exp(-envelope_exponent(xi, tau0, order)); }
 
 // The generalised Laguerre polynomial L_n^α(v) by its three-term recurrence
 //   (k + 1) L_{k+1} = (2k + 1 + α − v) L_k − (k + α) L_{k−1},  L_0 = 1,  L_1 = 1 + α − v,
@@ -70,14 +75,16 @@ inline double laguerre(int n, double alpha, double v) {
 // and is transverse, so ∇·E = 0 and ∇×E = −∂B/∂t hold identically, envelope included.
 class PlaneWave final : public Laser {
  public:
-  PlaneWave(double a0, double tau0, int s, Polarisation pol, double phase) : pol_(pol), phase_(phase) {
+  PlaneWave(double a0, double tau0, int order, int s, Polarisation pol, double phase)
+      : pol_(pol), phase_(phase) {
     a0_ = a0;
     tau0_ = tau0;
+    order_ = order;
     direction_ = s;
   }
   void field(const double x4[4], double E[3], double B[3]) const override {
     const double xi = x4[0] - direction_ * x4[3];
-    const double amp = a0_ * envelope(xi, tau0_);
+    const double amp = a0_ * envelope(xi, tau0_, order_);
     const cd carrier = std::polar(1.0, xi + phase_);
     E[0] = amp * (pol_.ex * carrier).real();
     E[1] = amp * (pol_.ey * carrier).real();
@@ -105,11 +112,12 @@ class PlaneWave final : public Laser {
 // plus O(1/(ω τ0)) from the envelope (test_laser measures both).
 class ParaxialBeam final : public Laser {
  public:
-  ParaxialBeam(double a0, double tau0, int s, Polarisation pol, double phase, double w0, double z_focus,
-               int p, int m)
+  ParaxialBeam(double a0, double tau0, int order, int s, Polarisation pol, double phase, double w0,
+               double z_focus, int p, int m)
       : pol_(pol), phase_(phase), w0_(w0), zf_(z_focus), zr_(0.5 * w0 * w0), p_(p), m_(m) {
     a0_ = a0;
     tau0_ = tau0;
+    order_ = order;
     direction_ = s;
   }
 
@@ -124,12 +132,12 @@ class ParaxialBeam final : public Laser {
     const double r2 = x * x + y * y;
     const double w0sq = w0_ * w0_;
     // Carrier, envelope and fundamental Gaussian in ONE exponential: a0 g(ξ) e^{i(ξ+φ0)} ·
-    // exp(−r²/(w0²Q))/Q = a0 exp(−(ξ/τ0)² + Re e) e^{i(ξ + φ0 + Im e)}/Q with e = −r²/(w0²Q) (one
-    // exp and one sine-cosine pair where three exponentials stood). Its transverse gradient:
+    // exp(−r²/(w0²Q))/Q = a0 exp(−(ξ/τ0)^(2p) + Re e) e^{i(ξ + φ0 + Im e)}/Q with e = −r²/(w0²Q)
+    // (one exp and one sine-cosine pair where three exponentials stood). Its transverse gradient:
     // ∂_x ψ00 = −2x/(w0²Q) ψ00.
     const cd e = (-r2 / w0sq) * invQ;
-    const double q = tau0_ > 0 ? xi / tau0_ : 0.0;  // a constant envelope (τ0 = 0) is 1
-    const cd base = a0_ * std::polar(std::exp(e.real() - q * q), xi + phase_ + e.imag()) * invQ;
+    const double env = envelope_exponent(xi, tau0_, order_);  // 0 for a constant envelope
+    const cd base = a0_ * std::polar(std::exp(e.real() - env), xi + phase_ + e.imag()) * invQ;
     const cd dlog = (-2.0 / w0sq) * invQ;
     cd psi = 1.0, dpsi_dx = dlog * x, dpsi_dy = dlog * y;  // ψ/ψ00 and ∇ψ/ψ00
     if (p_ != 0 || m_ != 0) {
@@ -185,8 +193,14 @@ std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalizati
   check_key_value("laser.envelope", section.envelope, "EDM-CFG-105");
   check_key_value("laser.profile", section.profile, "EDM-CFG-107");
   const Polarisation pol = polarisation(section.polarization);
+  check_key_value("laser.order", section.order, "EDM-CFG-111");
+  if (section.order != 1 && section.envelope != Envelope::SuperGaussian)
+    throw ConfigError("EDM-CFG-112", "laser.order = " + std::to_string(section.order) + " needs laser.envelope = "
+                                     "\"supergaussian\" (laser.envelope = \"" + std::string(name(section.envelope)) +
+                                     "\" has no order)");
+  const int order = envelope_order(section);
   double tau0 = 0;
-  if (section.envelope == Envelope::Gaussian) {
+  if (section.envelope != Envelope::Constant) {
     check_key_value("laser.duration", section.duration, "EDM-CFG-104");
     tau0 = section.duration / units.time();
   }
@@ -196,7 +210,7 @@ std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalizati
       throw ConfigError("EDM-CFG-106",
                         "laser.pulse_energy needs a finite beam (gaussian | laguerre_gauss); "
                         "a plane wave takes a0");
-    return std::make_unique<PlaneWave>(section.a0, tau0, s, pol, section.phase);
+    return std::make_unique<PlaneWave>(section.a0, tau0, order, s, pol, section.phase);
   }
   const bool lg = section.profile == LaserProfile::LaguerreGauss;
   check_key_value("laser.waist", section.waist, "EDM-CFG-108");
@@ -206,21 +220,22 @@ std::unique_ptr<Laser> make_laser(const LaserSection& section, const Normalizati
   double a0 = section.a0;
   if (section.pulse_energy > 0) {
     // Energy of the paraxial pulse (transverse fields, cycle-averaged; the same for linear and for
-    // circular with a0/√2 per component): U = ½ ε0 c E0² · (π w0²/2)·(p+|m|)!/p! · τ0 √(π/2),
-    // from ∫|ψ|² dA at the focus and ∫ g² dt = τ0 √(π/2). Solved for E0, then a0 = E0 / (m c ω/e).
+    // circular with a0/√2 per component): U = ½ ε0 c E0² · (π w0²/2)·(p+|m|)!/p! · ∫g² dt, from
+    // ∫|ψ|² dA at the focus and ∫ g² dt = 2 τ0 Γ(1 + 1/(2n)) 2^(−1/(2n)) for the envelope of order n
+    // (τ0 √(π/2) for the gaussian, n = 1). Solved for E0, then a0 = E0 / (m c ω/e).
     if (tau0 <= 0)
       throw ConfigError("EDM-CFG-110",
-                        "laser.pulse_energy needs a gaussian envelope (a constant one has no "
-                        "finite energy); give a0");
+                        "laser.pulse_energy needs a gaussian or supergaussian envelope (a constant "
+                        "one has no finite energy); give a0");
     double mode_norm = 1.0;  // (p+|m|)!/p!
     for (int k = p + 1; k <= p + std::abs(m); ++k) mode_norm *= k;
     const double area = std::numbers::pi * section.waist * section.waist / 2.0 * mode_norm;
-    const double t_int = section.duration * std::sqrt(std::numbers::pi / 2.0);
+    const double t_int = envelope_energy_length(section.duration, order);
     const double E0 = std::sqrt(2.0 * section.pulse_energy / (si::eps0 * si::c * area * t_int));
     a0 = E0 / units.efield();
   }
-  return std::make_unique<ParaxialBeam>(a0, tau0, s, pol, section.phase, w0, section.focus / units.length(),
-                                        p, m);
+  return std::make_unique<ParaxialBeam>(a0, tau0, order, s, pol, section.phase, w0,
+                                        section.focus / units.length(), p, m);
 }
 
 }  // namespace edm

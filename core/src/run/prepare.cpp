@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "edm/error.hpp"
+#include "edm/laser.hpp"
 #include "edm/run.hpp"
 #include "run/stages.hpp"
 
@@ -93,20 +94,21 @@ using detail::free_at_phase;
 
 namespace {
 
-// The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)²) is at least 1/e; a constant
-// envelope has no duration, so there it is the whole pulse the scenario integrates, |ξ| ≤ ξ_end.
-// The emission span: where exp(−(ξ/τ0)²) ≥ kEmissionEnvelopeFloor, within the span the scenario
-// integrates (the whole pulse for a constant envelope).
+// The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)^(2p)) is at least 1/e (for
+// every order p); a constant envelope has no duration, so there it is the whole pulse the scenario
+// integrates, |ξ| ≤ ξ_end. The emission span: where the envelope ≥ kEmissionEnvelopeFloor
+// (envelope_reach: a flat top's is τ0 (−ln floor)^(1/(2p)), not the gaussian's), within the span the
+// scenario integrates (the whole pulse for a constant envelope).
 BurstSpec burst_spec(const Campaign& campaign, const Scenario& scenario, const Normalization& units) {
   BurstSpec b;
   b.direction = scenario.laser_direction();
-  const bool gaussian = campaign.laser.envelope == Envelope::Gaussian;
+  const bool finite = campaign.laser.envelope != Envelope::Constant;
   const double tau0 = campaign.laser.duration / units.time();
-  const double w = gaussian ? tau0 : scenario.xi_end();
+  const double w = finite ? tau0 : scenario.xi_end();
   b.xi_lo = -w;
   b.xi_hi = w;
-  const double e = gaussian ? std::min(tau0 * std::sqrt(-std::log(kEmissionEnvelopeFloor)), scenario.xi_end())
-                            : scenario.xi_end();
+  const double reach = envelope_reach(tau0, envelope_order(campaign.laser), -std::log(kEmissionEnvelopeFloor));
+  const double e = finite ? std::min(reach, scenario.xi_end()) : scenario.xi_end();
   b.emit_lo = -std::max(e, w);
   b.emit_hi = std::max(e, w);
   return b;

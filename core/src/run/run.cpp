@@ -11,6 +11,7 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "run/stages.hpp"
+#include "run/telemetry.hpp"
 
 namespace edm {
 
@@ -108,6 +109,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
     return S;
   }
 
+  // Device telemetry while the batches and the download run (rank 0; run.toml [telemetry]).
+  const auto telemetry = plan.ranks.rank == 0 ? std::make_unique<TelemetrySampler>() : nullptr;
   // The batch loop. On any error the writer's destructor removes field.h5.partial; a checkpoint
   // already written stays for `edm resume`.
   std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan, S);
@@ -123,6 +126,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // Finish: the field into field.h5 (rank 0), the host-side products folded across ranks exactly
   // (γ trace: sums and extrema; coverage records), then the manifest.
   const double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
+  if (telemetry) record_telemetry(*telemetry, acc, S);
   RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone
     per_rank.devices = gather_strings(plan.ranks, device_list(S));
