@@ -171,8 +171,8 @@ class LaserScenario : public ScenarioBase {
     char msg[512];
     std::snprintf(msg, sizeof msg,
                   "trajectory.model = \"lpwa\": estimated error %.2g of the local plane wave for laser.a0 = %.3g "
-                  "and laser.waist = %.3g m (excursion a0/k and drift against the waist and the Rayleigh "
-                  "length; share/docs/lpwa.md)",
+                  "and laser.waist = %.3g m (the ponderomotive kick, the excursion a0/k and the drift, against the "
+                  "waist and the Rayleigh length; share/docs/lpwa.md)",
                   err, laser_->a0(), c.laser.waist);
     if (err > 0.3) throw ConfigError("EDM-CFG-731", std::string(msg) + ": outside its validity, use \"lorentz\"");
     if (err > 0.01) std::fprintf(stderr, "edm: warning: %s\n", msg);

@@ -112,8 +112,8 @@ inline TrackData trajectory(const Laser& laser, const double y0[8], double xi_en
 // of carrier instead), for an electron from rest (share/docs/lpwa.md "What it neglects"): the field
 // changes by ~2δ/w0 over the quiver excursion δ = a0/k; the ponderomotive force ~a0²/w0, missing
 // from LPWA, kicks u by ~a0² T/w0 over the pulse's effective duration T = τ0 √(π/2), i.e. a0 T/w0 of
-// a0 (the largest term for a multi-cycle pulse; test_lpwa measures u off by 0.7–0.8 of the sum); and the beam changes
-// by ~Δz/z_R over the longitudinal drift Δz = ∫ a²/2 dφ ≈ a0² T/4.
+// a0 (the largest term for a multi-cycle pulse; test_lpwa measures u off by 0.7–0.8 of the sum);
+// and the beam changes by ~Δz/z_R over the longitudinal drift Δz = ∫ a²/2 dφ ≈ a0² T/4.
 inline double estimated_error(double a0, double w0, double tau0, double periods) {
   if (!(w0 > 0)) return 0.0;
   const double span = tau0 > 0 ? tau0 * std::sqrt(std::numbers::pi / 2.0) : 2.0 * std::numbers::pi * periods;
