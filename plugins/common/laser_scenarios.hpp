@@ -1,6 +1,6 @@
 // The two laser-scattering scenarios as C++ classes (header-only so the physics tests can build
 // them without dlopen; each plugin .cpp only wraps one with EDM_DEFINE_PLUGIN). LaserScenario holds
-// what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks), integration window
+// what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks | lpwa), integration window
 // and the straight-line placement of every electron where the pulse has not reached it yet.
 #pragma once
 #include <algorithm>
@@ -80,7 +80,7 @@ class LaserScenario : public ScenarioBase {
       lpwa_check(c);  // closed form in the local plane wave: set_electrons builds the tracks
     } else {
       throw ConfigError("EDM-CFG-403", std::string("trajectory.model: unknown value '") + name(model) +
-                                           "' (lorentz | landau_lifshitz | tracks | openpmd)");
+                                           "' (lorentz | landau_lifshitz | tracks | openpmd | lpwa)");
     }
   }
 
