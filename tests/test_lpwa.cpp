@@ -1,7 +1,8 @@
 // ctest-label: physics
 // trajectory.model = "lpwa" (plugins/common/lpwa.hpp, share/docs/lpwa.md): the closed-form local
 // plane-wave trajectory against the numeric (lorentz) solve of the same electrons.
-// - In a plane wave LPWA is exact: both agree to the tracks path's resampling (1e-6).
+// - In a plane wave LPWA is exact: both agree to the tracks path's resampling (1e-6), from rest
+//   (thomson) and for a beam meeting the pulse (inverse_thomson, γ = 5).
 // - In a Gaussian beam the difference falls as the waist grows (the plane-wave limit w0 → ∞): u as
 //   1/w0 and below the documented estimate of LPWA's error (lpwa::estimated_error), the positions
 //   (which accumulate the missing ponderomotive kick) more slowly.
@@ -26,19 +27,20 @@ constexpr double kPi = std::numbers::pi;
 
 namespace {
 
+template <class T = scenarios::ThomsonScenario>
 std::unique_ptr<Scenario> make_scenario(const Campaign& c) {
   edm_scenario_v1 raw{};
   char err[512] = {0};
   const CampaignView view(c);
-  if (sdk::create<scenarios::ThomsonScenario>(view.get(), &raw, err, sizeof err) != 0)
-    throw std::runtime_error(err);
+  if (sdk::create<T>(view.get(), &raw, err, sizeof err) != 0) throw std::runtime_error(err);
   return std::make_unique<Scenario>(raw);
 }
 
+template <class T = scenarios::ThomsonScenario>
 SplineBatch solve(const Campaign& c, TrajectoryModel model) {
   Campaign m = c;
   m.trajectory.model = model;
-  auto sc = make_scenario(m);
+  auto sc = make_scenario<T>(m);
   SolveOptions opt;
   opt.knots_per_period = 32;
   opt.rtol = 1e-12;
@@ -104,6 +106,18 @@ BOOST_AUTO_TEST_CASE(lpwa_is_exact_in_a_plane_wave) {
     BOOST_TEST(d.u < 1e-6);
     BOOST_TEST(d.x < 1e-6);
   }
+}
+
+// A moving electron (h ≠ 1, u⊥0 = 0): inverse Thomson at γ = 5 head-on, the closed form's general case.
+BOOST_AUTO_TEST_CASE(lpwa_is_exact_for_a_beam_meeting_a_plane_wave) {
+  Campaign c = thomson(LaserProfile::PlaneWave, 0.5, 20e-6, "circular_plus");
+  c.run.scenario = "inverse_thomson";
+  c.electrons.gamma = 5;
+  using IT = scenarios::InverseThomsonScenario;
+  const Diff d = compare(solve<IT>(c, TrajectoryModel::Lpwa), solve<IT>(c, TrajectoryModel::Lorentz));
+  BOOST_TEST_MESSAGE("inverse Thomson γ = 5, plane wave a0 = 0.5: rel L2 LPWA vs numeric: u " << d.u << ", x " << d.x);
+  BOOST_TEST(d.u < 1e-6);
+  BOOST_TEST(d.x < 1e-6);
 }
 
 BOOST_AUTO_TEST_CASE(lpwa_converges_to_the_numeric_trajectory_as_the_waist_grows) {
