@@ -1,11 +1,12 @@
 // The two laser-scattering scenarios as C++ classes (header-only so the physics tests can build
 // them without dlopen; each plugin .cpp only wraps one with EDM_DEFINE_PLUGIN). LaserScenario holds
-// what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks), integration window
+// what both share: laser, trajectory model (lorentz | landau_lifshitz | tracks | lpwa), integration window
 // and the straight-line placement of every electron where the pulse has not reached it yet.
 #pragma once
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <numbers>
@@ -20,10 +21,11 @@
 #include "edm/tracks.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"
+#include "lpwa.hpp"
 
 namespace edm::scenarios {
 
-inline const char* const kModels[] = {"lorentz", "landau_lifshitz", "tracks", "openpmd", nullptr};
+inline const char* const kModels[] = {"lorentz", "landau_lifshitz", "tracks", "openpmd", "lpwa", nullptr};
 
 // A path from the campaign, relative to the campaign file's folder when it is relative.
 inline std::string campaign_path(const Campaign& c, const std::string& p) {
@@ -77,9 +79,11 @@ class LaserScenario : public ScenarioBase {
       if (c.trajectory.file.empty())
         throw ConfigError("EDM-CFG-647", "trajectory.model = \"openpmd\" needs trajectory.file (the series)");
       load_tracks(read_openpmd_tracks(campaign_path(c, c.trajectory.file), c.trajectory.species).tracks);
+    } else if (model == TrajectoryModel::Lpwa) {
+      lpwa_check(c);  // closed form in the local plane wave: set_electrons builds the tracks
     } else {
       throw ConfigError("EDM-CFG-403", std::string("trajectory.model: unknown value '") + name(model) +
-                                           "' (lorentz | landau_lifshitz | tracks | openpmd)");
+                                           "' (lorentz | landau_lifshitz | tracks | openpmd | lpwa)");
     }
   }
 
@@ -131,6 +135,7 @@ class LaserScenario : public ScenarioBase {
       h_min = std::min(h_min, states_[i][4] - laser_->direction() * states_[i][7]);
     }
     tau_max_ = 50.0 * (xi_end_ - xi_start_) / h_min;
+    if (lpwa_per_period_ > 0) build_lpwa_tracks();
   }
 
  private:
@@ -160,6 +165,33 @@ class LaserScenario : public ScenarioBase {
     tau_max_ = 2.0 * tmax;  // τ ≤ t along any track
   }
 
+  // trajectory.model = "lpwa" (share/docs/lpwa.md): the estimated error of the closed form is
+  // refused above 30 % (EDM-CFG-731) and warned about above 1 %; the samples per period of its
+  // tracks (4 per knot, at least 64: the tracks path's cubic splines of u stay below 1e-6 of a0).
+  void lpwa_check(const Campaign& c) {
+    const double w0 = c.laser.profile == LaserProfile::PlaneWave ? 0.0 : c.laser.waist / units_.length();
+    const double err = lpwa::estimated_error(laser_->a0(), w0, laser_->tau0(), 2.0 * c.trajectory.padding);
+    char msg[512];
+    std::snprintf(msg, sizeof msg,
+                  "trajectory.model = \"lpwa\": estimated error %.2g of the local plane wave for laser.a0 = %.3g "
+                  "and laser.waist = %.3g m (the ponderomotive kick, the excursion a0/k and the drift, against the "
+                  "waist and the Rayleigh length; share/docs/lpwa.md)",
+                  err, laser_->a0(), c.laser.waist);
+    if (err > 0.3) throw ConfigError("EDM-CFG-731", std::string(msg) + ": outside its validity, use \"lorentz\"");
+    if (err > 0.01) std::fprintf(stderr, "edm: warning: %s\n", msg);
+    lpwa_per_period_ = std::max(64, 4 * c.trajectory.knots_per_period);
+  }
+  // The closed-form track of every placed electron, up to ξ_end; the run then takes the tracks path.
+  void build_lpwa_tracks() {
+    tracks_.clear();
+    for (const auto& y : states_) tracks_.push_back(lpwa::trajectory(*laser_, y.data(), xi_end_, lpwa_per_period_));
+    double tmax = 0;
+    for (const auto& t : tracks_) tmax = std::max(tmax, t.t.back() - t.t.front());
+    tau_max_ = 2.0 * tmax;  // τ ≤ t along any track
+    model_ = Model::Tracks;
+  }
+  int lpwa_per_period_ = 0;  // > 0: trajectory.model = "lpwa"
+
   Normalization units_;
   std::unique_ptr<Laser> laser_;
   Model model_ = Model::Lorentz;
@@ -176,6 +208,7 @@ class LaserScenario : public ScenarioBase {
 class ThomsonScenario : public LaserScenario {
  public:
   explicit ThomsonScenario(const Campaign& c) : LaserScenario(c, +1) {
+    refuse_prebunching(c.electrons, "thomson");
     std::vector<ElectronInit> ens = campaign_ensemble(c, 1.0);
     if (c.electrons.distribution == Distribution::Sunflower)
       for (auto& el : ens) el.z = c.laser.focus;
@@ -207,6 +240,9 @@ class InverseThomsonScenario : public LaserScenario {
     std::vector<ElectronInit> ens = campaign_ensemble(c, gamma);
     if (e.distribution == Distribution::Sunflower)
       for (auto& el : ens) el.uz = uz;
+    // Phased-array prebunching (edm/ensemble.hpp): at the line of the on-axis Doppler factor h².
+    const double h = gamma + uz, a0 = laser().a0();
+    prebunch(ens, c, uz / gamma, c.laser.wavelength * (1.0 + 0.5 * a0 * a0) / (h * h));
     set_electrons(ens);
   }
 };

@@ -28,7 +28,7 @@ enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profi
 enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
 enum class Envelope { Gaussian, Constant, SuperGaussian };        // laser.envelope
 enum class Distribution { Sunflower, Gaussian, List };            // electrons.distribution
-enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks, OpenPMD };  // trajectory.model
+enum class TrajectoryModel { Lorentz, LandauLifshitz, Tracks, OpenPMD, Lpwa };  // trajectory.model
 enum class ScreenWindow { Auto, Explicit, Burst };                // screen.window
 enum class ScreenType { Flat, Angular };                          // screen.type (directions.hpp)
 enum class AngleGrid { XY, Polar };                               // screen.angles: (θx, θy) or (θ, φ)
@@ -74,7 +74,7 @@ struct Choices<Distribution> {
 };
 template <>
 struct Choices<TrajectoryModel> {
-  static constexpr std::array names{"lorentz", "landau_lifshitz", "tracks", "openpmd"};
+  static constexpr std::array names{"lorentz", "landau_lifshitz", "tracks", "openpmd", "lpwa"};
 };
 template <>
 struct Choices<ScreenWindow> {
@@ -183,6 +183,11 @@ struct ElectronsSection {
   // The Gaussian form factor of the coherent sum (edm/form_factor.hpp): rms length and transverse
   // size of the bunch each macro-particle stands for, m; 0 = none in that direction.
   double form_factor_sigma_z = 0.0, form_factor_sigma_r = 0.0;
+  // Phased-array prebunching (inverse_thomson; share/docs/ensembles.md "Prebunching"): the harmonic
+  // n_b whose light is phased (0 = none), its OAM ℓ_b, and the chirp offset at the disk's edge, m.
+  int bunch_harmonic = 0;
+  int bunch_ell = 0;
+  double bunch_chirp = 0.0;
 };
 
 struct TrajectorySection {

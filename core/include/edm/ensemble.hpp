@@ -47,4 +47,17 @@ class PortableRng {
 void place_at_phase(const ElectronInit& e, const Normalization& units, int s, double xi_start,
                     double y[8]);
 
+// Phased-array prebunching for inverse Thomson (share/docs/ensembles.md "Prebunching"): each
+// electron's position at the collision moves along z by
+//   Δz(ρ, θ) = ((1+β)/2) [ρ²/(2Z) + ℓ_b (θ/2π) λ/n_b] − chirp (ρ/R)²
+// (θ ∈ [0, 2π) the azimuth, Z = screen.distance when finite and > 0, R = electrons.radius, λ the
+// emitted line's wavelength, m, β the beam's velocity), so that its light at harmonic n_b reaches the
+// axis far downstream with the phase ℓ_b θ. Nothing when electrons.bunch_harmonic, bunch_ell and
+// bunch_chirp are all 0. ConfigError EDM-CFG-732 for ℓ_b or a chirp without n_b, EDM-CFG-733 when the
+// offsets spread the arrivals 2Δz/((1+β)c) over more than half the observer window (the early-arrival
+// budget; screen.samples = "auto" sizes the window to them instead).
+void prebunch(std::vector<ElectronInit>& ens, const Campaign& c, double beta, double lambda);
+// ConfigError EDM-CFG-730 naming the scenario when any prebunching key is set (it has no beam to phase).
+void refuse_prebunching(const ElectronsSection& s, const char* scenario);
+
 }  // namespace edm

@@ -159,12 +159,17 @@ std::vector<CoreKey> electrons_keys() {
               "rms length of the Gaussian form factor of the coherent sum (0 = none; share/docs/ensembles.md)"),
       EDM_KEY(electrons, form_factor_sigma_r, "m", ">=0",
               "rms transverse size of the Gaussian form factor of the coherent sum (0 = none)"),
+      EDM_KEY(electrons, bunch_harmonic, "", "0..1000",
+              "prebunching: the harmonic n_b phased across the disk (0 = none; inverse_thomson; share/docs/ensembles.md)"),
+      EDM_KEY(electrons, bunch_ell, "", "-1000..1000", "prebunching: the OAM ℓ_b favoured at harmonic n_b"),
+      EDM_KEY(electrons, bunch_chirp, "m", "-1..1",
+              "prebunching: offset subtracted at the disk's edge, ∝ (ρ/R)² (0 = none)"),
   };
 }
 
 std::vector<CoreKey> trajectory_keys() {
   return {
-      EDM_KEY(trajectory, model, "", "", "equations of motion or external tracks"),
+      EDM_KEY(trajectory, model, "", "", "equations of motion, external tracks, or lpwa (closed form; share/docs/lpwa.md)"),
       // The solver needs two knots per period to resample a carrier period at all.
       EDM_KEY(trajectory, knots_per_period, "", "2..4096", "spline knots per proper-time carrier period"),
       EDM_KEY(trajectory, file, "", "",

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -269,6 +270,72 @@ void place_at_phase(const ElectronInit& e, const Normalization& units, int s, do
   y[5] = e.ux;
   y[6] = e.uy;
   y[7] = e.uz;
+}
+
+}  // namespace edm
+
+// Phased-array prebunching (edm/ensemble.hpp, share/docs/ensembles.md "Prebunching").
+namespace edm {
+namespace {
+
+bool prebunching_requested(const ElectronsSection& s) {
+  return s.bunch_harmonic != 0 || s.bunch_ell != 0 || s.bunch_chirp != 0;
+}
+
+std::string prebunch_keys(const ElectronsSection& s) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "electrons.bunch_harmonic = %d, bunch_ell = %d, bunch_chirp = %g m", s.bunch_harmonic,
+                s.bunch_ell, s.bunch_chirp);
+  return buf;
+}
+
+// The early-arrival budget: light from an electron moved by Δz reaches the axis 2Δz/((1+β)c) early,
+// and the window, placed for the whole burst, must still hold every electron's light with room for
+// the burst itself: the spread of the advances may take at most half of it.
+void check_arrival_budget(const Campaign& c, const std::vector<double>& dz, double beta) {
+  if (c.screen.samples <= 0 || dz.empty()) return;  // "auto": the window is sized to the light
+  const auto [lo, hi] = std::minmax_element(dz.begin(), dz.end());
+  const double spread = 2.0 * (*hi - *lo) / (1.0 + beta) / si::c;
+  const double window = double(c.screen.samples - 1) * c.laser.wavelength / si::c / c.screen.samples_per_period;
+  if (spread <= 0.5 * window) return;
+  char msg[600];
+  std::snprintf(msg, sizeof msg,
+                "%s: the offsets spread the electrons' arrivals over %.3g s, more than half the observer "
+                "window (%.3g s: screen.samples × the sample step), the early-arrival budget; lower "
+                "|bunch_ell| or bunch_chirp, or raise screen.samples (or set it to \"auto\")",
+                prebunch_keys(c.electrons).c_str(), spread, window);
+  throw ConfigError("EDM-CFG-733", msg);
+}
+
+}  // namespace
+
+void refuse_prebunching(const ElectronsSection& s, const char* scenario) {
+  if (prebunching_requested(s))
+    throw ConfigError("EDM-CFG-730", prebunch_keys(s) + ": prebunching phases an electron beam for inverse Thomson; "
+                                                        "the " + scenario + " scenario has none (set them to 0)");
+}
+
+void prebunch(std::vector<ElectronInit>& ens, const Campaign& c, double beta, double lambda) {
+  const ElectronsSection& s = c.electrons;
+  if (!prebunching_requested(s)) return;
+  if (s.bunch_harmonic < 1)
+    throw ConfigError("EDM-CFG-732", prebunch_keys(s) + ": bunch_ell and bunch_chirp phase the harmonic n_b, "
+                                                        "set electrons.bunch_harmonic >= 1");
+  // ρ²/(2Z) equalises the paths to the axis point at distance Z; at infinity (or behind) it is 0.
+  const double Z = c.screen.distance;
+  const double inv_2z = std::isfinite(Z) && Z > 0 ? 0.5 / Z : 0.0;
+  const double R2 = s.radius * s.radius;
+  const double step = double(s.bunch_ell) * lambda / double(s.bunch_harmonic);
+  std::vector<double> dz(ens.size());
+  for (std::size_t i = 0; i < ens.size(); ++i) {
+    const double r2 = ens[i].x * ens[i].x + ens[i].y * ens[i].y;
+    double th = std::atan2(ens[i].y, ens[i].x);
+    if (th < 0) th += 2.0 * std::numbers::pi;
+    const double chirp = R2 > 0 ? s.bunch_chirp * r2 / R2 : 0.0;
+    dz[i] = 0.5 * (1.0 + beta) * (r2 * inv_2z + step * th / (2.0 * std::numbers::pi)) - chirp;
+  }
+  check_arrival_budget(c, dz, beta);
+  for (std::size_t i = 0; i < ens.size(); ++i) ens[i].z += dz[i];
 }
 
 }  // namespace edm
