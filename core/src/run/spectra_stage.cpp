@@ -73,19 +73,17 @@ void SpectraShards::wait() {
   idle_at_ = worker_->done_at;  // written before the future became ready
 }
 
-void SpectraShards::accumulate(SplineBatch&& batch) {
+void SpectraShards::take(const std::shared_ptr<SplineBatch>& batch, bool /*in_slabs*/) {
   wait();
-  const std::uint64_t n = batch.electrons.size();
   // The accumulators' storage, not `this`: the vector's elements stay where they are.
   SpectraAccumulator* accs = accs_.data();
   const std::size_t D = accs_.size();
   Worker* w = worker_.get();
-  w->pending = std::async(std::launch::async, [accs, D, w, b = std::move(batch)]() mutable {
-    sum_batch(accs, D, b, w->busy);
-    b.release();
+  w->pending = std::async(std::launch::async, [accs, D, w, b = batch]() mutable {
+    sum_batch(accs, D, *b, w->busy);
+    b.reset();  // the last reference releases the splines (the batch loop's deleter)
     w->done_at = Clock::now();
   });
-  launched_ += n;
 }
 
 std::uint64_t SpectraShards::electrons_completed() {
@@ -97,6 +95,8 @@ std::uint64_t SpectraShards::electrons_completed() {
   for (auto& a : accs_) n += a.electrons_completed();
   return n;
 }
+
+void SpectraShards::save(CheckpointState& st) { st.spectra = snapshot(); }
 
 std::vector<SpectraSums> SpectraShards::snapshot() {
   wait();
