@@ -267,13 +267,17 @@ class SpectraShards final : public BatchConsumer {
   std::unique_ptr<Worker> worker_;  // last: destroyed (its batch waited for) before the accumulators
 };
 
-// The accumulators of [spectra] on this rank's devices (none when disabled). edm resume: each
+// The accumulators of [spectra] on this rank's devices (none when disabled), each built by the
+// factory of the spectra methods with the campaign's spectra.method, or for "auto" the cost
+// model's pick (direct where the window's samples would alias harmonics); the methods, what chose
+// them and the cost model's numbers into `summary` (run.toml [spectra]) and the phase "spectra".
+// edm resume: each
 // device's with the method its checkpointed sums were made with (the record, "auto" resolved), so
 // a resume continues the same sums; ConfigError EDM-CKP-081 naming spectra.method and both methods
 // when the campaign asks explicitly for another. A checkpoint without the record (an older edm) is
 // resumed as the campaign resolves now, with a warning.
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                                          const RunSummary& summary);
+                                          RunSummary& summary);
 // edm resume: every device's sums from this rank's checkpoint (the file start_or_resume read);
 // IoError naming the file and dataset when it lacks them or holds another grid.
 void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra);
