@@ -60,6 +60,8 @@ SpectraMethod check_auto(const Case& c, const SplineBatch& batch) {
       by_name[i].emplace(device, c.grid, named);
     } catch (const Error& e) {
       BOOST_TEST_MESSAGE(c.name << ": " << name(kMethods[i]) << " does not serve: " << e.id());
+      BOOST_TEST(std::isinf(cost_of(model.cost, kMethods[i])), c.name << ": " << name(kMethods[i])
+                                                                   << " does not serve, yet has a finite cost");
       continue;
     }
     BOOST_TEST(int(by_name[i]->choice().asked) == int(kMethods[i]));

@@ -73,7 +73,8 @@ struct SpectraCost {
 // What the factory of the spectra methods builds on a device, and why: the method asked
 // (SpectraOptions::method), the one that sums (the asked one, or for "auto" the cheapest by `cost`
 // of those that can compute the grid and whose buffers fit the device), and the cost model's
-// estimates, which are computed whatever was asked (run.toml and the run's phase report them).
+// estimates, computed whatever was asked (run.toml and the run's phase report them): +inf for a
+// method that cannot compute the grid or whose buffers do not fit the device.
 struct SpectraChoice {
   SpectraMethod asked = SpectraMethod::Direct, method = SpectraMethod::Direct;
   SpectraCost cost;

@@ -343,7 +343,7 @@ std::unique_ptr<SpectraMethodImpl> make_spectra_method(const SpectraChoice& choi
 SpectraChoice choose_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device) {
   SpectraChoice c;
   c.asked = options.method;
-  c.cost = detail::spectra_cost(grid, options, device, options.series_samples);
+  c.cost = detail::serving_cost(grid, options, device, options.series_samples);
   c.method = detail::resolve_spectra_method(grid, options, device, options.series_samples);
   return c;
 }

@@ -32,6 +32,11 @@ SeriesBytes fft_device_bytes(const SpectraGrid& grid, const SpectraOptions& opti
 SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                          double covered = -1);
 
+// spectra_cost, with +inf for a series method that cannot compute `grid` or whose buffers do not
+// fit `device` (fft_device_bytes, dft_device_bytes): what "auto" compares, and SpectraChoice::cost.
+SpectraCost serving_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                         double covered = -1);
+
 // The method "auto" resolves to: the cheapest of direct and those of fft and dft that can compute
 // the grid and whose buffers fit `device` (fft_device_bytes, dft_device_bytes); other methods
 // unchanged.
