@@ -313,9 +313,9 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   std::string chosen_by = sec.method == SpectraMethod::Auto ? "cost model" : "campaign";
   if (o.method == SpectraMethod::Auto && !aliased_harmonics(ctx, SpectraMethod::Dft, S).empty()) {
     o.method = SpectraMethod::Direct;  // the cost model's pick would alias: accuracy first
-    chosen_by = "aliasing rule (auto: the window's samples would alias harmonics into the dft and fft spectra)";
-    ctx.observer.phase("spectra", "spectra.method = \"auto\" takes the direct method: the window's samples would "
-                                  "alias harmonics of the line into the dft and fft spectra");
+    // record_choice's phase says so.
+    chosen_by = "aliasing rule (spectra.method = \"auto\" takes the direct method: the window's samples would "
+                "alias harmonics of the line into the dft and fft spectra)";
   }
   o.series_samples = predicted_series_samples(cell);
   const bool summed = recorded_spectra(ctx, plan, S);
