@@ -13,6 +13,7 @@
 // without the record; bad input.
 #define BOOST_TEST_MODULE spectra_dft
 #include <hdf5.h>
+#include <algorithm>
 #include <atomic>
 #include <boost/test/unit_test.hpp>
 #include <complex>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <numbers>
 #include <set>
+#include <toml++/toml.h>
 
 #include "edm/accumulator.hpp"
 #include "edm/campaign.hpp"
@@ -586,7 +588,8 @@ void same_direct(const fs::path& a, const fs::path& b, const std::string& what) 
 // does not take on this cell (it takes dft), and the resumed spectrum.h5 is the uninterrupted fft
 // run's, bit for bit. A campaign asking explicitly for another method is refused (EDM-CKP-081)
 // with the checkpoint kept; a checkpoint without the record (an older edm) resumes as before, with
-// a warning.
+// a warning. run.toml [spectra] says which method summed and what chose it: the cost model (its
+// cheapest estimate), the campaign, or on a resume the checkpoint.
 BOOST_AUTO_TEST_CASE(a_resume_continues_with_the_method_that_summed_before_the_stop) {
   const auto registry = PluginRegistry::discover();
   const fs::path dir = test::temp_dir("series_resume_method");
@@ -601,6 +604,27 @@ BOOST_AUTO_TEST_CASE(a_resume_continues_with_the_method_that_summed_before_the_s
   const std::string auto_method = h5_string_attr(dir / "auto" / "spectrum.h5", "/direct", "method");
   BOOST_TEST_MESSAGE("auto resolves to: " << auto_method);
   BOOST_REQUIRE(auto_method.rfind("fft", 0) != 0);
+  // run.toml [spectra] records the factory's pick with the cost model's numbers: the cheapest of the
+  // three (all serve this cell: it runs with fft and dft here), the method that summed /direct; or
+  // direct, where the aliasing rule keeps auto off the series methods (as on this cell at a0 = 0.3).
+  const auto recorded = [](const fs::path& run, const char* key) {
+    return toml::parse_file((run / "run.toml").string())["spectra"][key].value_or(std::string());
+  };
+  const toml::table by_auto_toml = toml::parse_file((dir / "auto" / "run.toml").string());
+  const double costs[3] = {by_auto_toml["spectra"]["cost_direct"].value_or(-1.0),
+                           by_auto_toml["spectra"]["cost_fft"].value_or(-1.0),
+                           by_auto_toml["spectra"]["cost_dft"].value_or(-1.0)};
+  const char* names[3] = {"direct", "fft", "dft"};
+  const std::size_t cheapest = std::size_t(std::min_element(costs, costs + 3) - costs);
+  BOOST_TEST(*std::min_element(costs, costs + 3) > 0.0, "run.toml [spectra] lacks the cost model's numbers");
+  const std::string chosen_by = recorded(dir / "auto", "chosen_by");
+  const bool aliasing = chosen_by.rfind("aliasing rule", 0) == 0;
+  BOOST_TEST((aliasing || chosen_by == "cost model"), chosen_by);
+  const std::string expected = aliasing ? "direct" : names[cheapest];
+  BOOST_TEST(recorded(dir / "auto", "method") == expected);
+  BOOST_TEST(auto_method.rfind(expected, 0) == 0u, auto_method);  // "dft: …", "direct quadrature …"
+  BOOST_TEST(recorded(dir / "full", "method") == "fft");
+  BOOST_TEST(recorded(dir / "full", "chosen_by") == "campaign");
 
   // Stopped with fft, resumed with auto: continued with fft.
   const fs::path a = dir / "a";
@@ -608,6 +632,8 @@ BOOST_AUTO_TEST_CASE(a_resume_continues_with_the_method_that_summed_before_the_s
   BOOST_TEST(h5_string_attr(checkpoint_path(a), "/spectra", "methods") == "fft");
   resume_with(automatic, a, registry);
   BOOST_TEST(h5_string_attr(a / "spectrum.h5", "/direct", "method").rfind("fft", 0) == 0);
+  BOOST_TEST(recorded(a, "method") == "fft");
+  BOOST_TEST(recorded(a, "chosen_by").rfind("checkpoint", 0) == 0u, recorded(a, "chosen_by"));
   same_direct(dir / "full", a, "stopped with fft, resumed with auto");
 
   // Stopped with fft, resumed asking for dft: refused naming the key and both methods, the

@@ -63,6 +63,11 @@ struct RunSummary {
   // The run's direct spectra are computed from the window's samples (a device took the dft or fft
   // method), so they need the emission span's light in the window (coverage.hpp).
   bool spectra_from_samples = false;
+  // [spectra] enabled (run.toml [spectra]): the method that sums on this process's devices ("auto"
+  // resolved; "0: dft; 1: fft" where they differ), what chose it (run/spectra_stage.cpp
+  // open_spectra), and the cost model's estimates on its first device, device seconds per electron.
+  std::string spectra_method, spectra_chosen_by;
+  double spectra_cost_direct = 0, spectra_cost_fft = 0, spectra_cost_dft = 0;
   double time_estimate = 0;            // s, dry run: from the device's measured peak, if known
   // What this process's run told its RunObserver::warning, in order: run.toml [warnings], which
   // edm sweep reads back into the campaign table (a warned field is recorded "done (suspect)").

@@ -63,6 +63,26 @@ struct SpectraSums {
   SpectraMethod method = SpectraMethod::Direct;  // the method that computed them ("auto" resolved)
 };
 
+// The cost model of spectra.method = "auto" (share/docs/outputs.md "Direct spectra"): estimated
+// device seconds per electron of each method, from per-device constants measured on the benchmark
+// cells (core/src/field/spectra_fft.cpp, spectra_cost).
+struct SpectraCost {
+  double direct = 0, fft = 0, dft = 0;
+};
+
+// What the factory of the spectra methods builds on a device, and why: the method asked
+// (SpectraOptions::method), the one that sums (the asked one, or for "auto" the cheapest by `cost`
+// of those that can compute the grid and whose buffers fit the device), and the cost model's
+// estimates, computed whatever was asked (run.toml and the run's phase report them): +inf for a
+// method that cannot compute the grid or whose buffers do not fit the device.
+struct SpectraChoice {
+  SpectraMethod asked = SpectraMethod::Direct, method = SpectraMethod::Direct;
+  SpectraCost cost;
+};
+// The choice of a SpectraAccumulator with `options` on `device` (SpectraOptions::series_samples is
+// the dft method's predicted series length). No device is touched.
+SpectraChoice choose_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device);
+
 // The SI factor of the normalised amplitude: A (V·s) = q/(4πε0 c √(2π)) · I, q = −e (the electron).
 inline constexpr double spectra_amplitude_si() {
   return -si::e / (4.0 * std::numbers::pi * si::eps0 * si::c) / 2.5066282746310002;  // √(2π)
@@ -109,6 +129,8 @@ class SpectraAccumulator {
   std::uint64_t electrons_completed();
   // The method this accumulator sums with: SpectraOptions::method, "auto" resolved at construction.
   SpectraMethod method() const;
+  // How that method was chosen, with the cost model's numbers (choose_spectra_method).
+  const SpectraChoice& choice() const;
 
   struct Impl;
 

@@ -1,6 +1,9 @@
-// SpectraAccumulator (edm/spectra.hpp): the host side of cl/spectra.cl — checks the grid, builds
-// the program, keeps the coherent and incoherent sums in device buffers across batches, uploads each
-// batch's splines and launches groups of electrons in electron order on the device's in-order queue.
+// SpectraAccumulator (edm/spectra.hpp): checks the grid, the options and every batch for all
+// methods, and holds the one method the factory built (field/spectra_method.hpp: the campaign's
+// spectra.method, or the cost model's pick for "auto"). Also the direct method, the host side of
+// cl/spectra.cl: the program, the coherent and incoherent sums in device buffers across batches,
+// each batch's splines uploaded and groups of electrons launched in electron order on the device's
+// in-order queue.
 #include "edm/spectra.hpp"
 
 #include <gsl/gsl_integration.h>
@@ -16,6 +19,7 @@
 #include "field/opencl_internal.hpp"
 #include "field/spectra_dft.hpp"
 #include "field/spectra_fft.hpp"
+#include "field/spectra_method.hpp"
 
 namespace edm {
 namespace detail {
@@ -93,11 +97,26 @@ std::vector<double> gauss_legendre(int n) {
 
 }  // namespace
 
-struct SpectraAccumulator::Impl {
+namespace detail {
+
+// The direct method: cl/spectra.cl's quadrature over each electron's spline pieces, the sums in
+// device buffers across batches, groups of electrons launched in electron order on the device's
+// in-order queue.
+class DirectSpectra final : public SpectraMethodImpl {
+ public:
+  DirectSpectra(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options);
+  SpectraMethod method() const override { return SpectraMethod::Direct; }
+  void accumulate(const SplineBatch& batch, std::span<const double> weights) override;
+  SpectraSums snapshot() override;
+  SpectraSums finish() override;
+  void restore(const SpectraSums& sums) override;
+  std::uint64_t electrons_completed() override;
+
+ private:
   std::shared_ptr<Device> device;
   SpectraGrid grid;
   SpectraOptions options;
-  detail::BoundKernel<detail::kSpecAccumulate> kernel;
+  BoundKernel<kSpecAccumulate> kernel;
   cl::Buffer dirs, omega, gl, coh, inc;
   std::size_t local = 1;  // work-items per group (spectra_work_group)
   std::vector<cl::Event> launches;
@@ -105,12 +124,6 @@ struct SpectraAccumulator::Impl {
   std::size_t polled = 0;                        // launches[0, polled) seen complete
   std::uint64_t completed = 0;                   // their electrons (electrons_completed)
   SpectraSums sums;
-  bool finished = false, accumulated = false;
-  std::unique_ptr<detail::SpectraFft> fft;  // spectra.method resolved to fft: the sums live there
-  std::unique_ptr<detail::SpectraDft> dft;  // or to dft
-
-  bool series() const { return fft || dft; }
-  SpectraSums series_sums() { return fft ? fft->download_sums() : dft->download_sums(); }
 
   std::string where() const { return "device " + std::to_string(device->info().index) + " (" + device->info().name + ")"; }
   std::size_t bins() const { return grid.directions.size() * grid.omega.size(); }
@@ -127,7 +140,7 @@ struct SpectraAccumulator::Impl {
               std::span<const double> weights);
 };
 
-void SpectraAccumulator::Impl::create_buffers() {
+void DirectSpectra::create_buffers() {
   const auto& ctx = device->context();
   std::vector<double> d(3 * grid.directions.size());
   for (std::size_t i = 0; i < grid.directions.size(); ++i)
@@ -151,49 +164,28 @@ void SpectraAccumulator::Impl::create_buffers() {
   kernel.set("inc", inc);
 }
 
-SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid,
-                                       const SpectraOptions& options)
-    : impl_(std::make_unique<Impl>()) {
-  auto& m = *impl_;
-  if (!device) throw ConfigError("EDM-ACC-056", "SpectraAccumulator needs an open device");
-  check_grid(grid);
-  check_options(options);
-  m.device = std::move(device);
-  m.grid = grid;
-  m.options = options;
-  m.sums.directions = grid.directions.size();
-  m.sums.frequencies = grid.omega.size();
-  const SpectraMethod method = detail::resolve_spectra_method(grid, options, m.device->info(), options.series_samples);
-  if (method == SpectraMethod::Fft) {
-    m.fft = std::make_unique<detail::SpectraFft>(m.device, grid, options);
-    return;
-  }
-  if (method == SpectraMethod::Dft) {
-    m.dft = std::make_unique<detail::SpectraDft>(m.device, grid, options);
-    return;
-  }
+DirectSpectra::DirectSpectra(std::shared_ptr<Device> dev, const SpectraGrid& g, const SpectraOptions& o)
+    : device(std::move(dev)), grid(g), options(o) {
+  sums.directions = grid.directions.size();
+  sums.frequencies = grid.omega.size();
   const std::map<std::string, std::string> defines = {{"SPEC_NODES", std::to_string(options.nodes)},
                                                       {"SPEC_BLOCK", std::to_string(options.block)},
                                                       {"SPEC_PHASE", std::to_string(options.phase)}};
-  cl::Program program = m.device->program({"spectra.cl"}, defines);
+  cl::Program program = device->program({"spectra.cl"}, defines);
   try {
-    m.kernel = detail::BoundKernel<detail::kSpecAccumulate>(program, detail::kernel_source("spectra.cl"));
-    m.local = spectra_work_group(m.kernel.kernel(), m.device->device(), m.work_items());
-    m.create_buffers();
+    kernel = BoundKernel<kSpecAccumulate>(program, kernel_source("spectra.cl"));
+    local = spectra_work_group(kernel.kernel(), device->device(), work_items());
+    create_buffers();
   } catch (const cl::Error& e) {
     throw_device_error(e, "creating the spectra buffers (" + std::to_string(grid.directions.size()) +
-                              " directions × " + std::to_string(grid.omega.size()) + " frequencies) on " + m.where());
+                              " directions × " + std::to_string(grid.omega.size()) + " frequencies) on " + where());
   }
 }
 
-SpectraAccumulator::~SpectraAccumulator() = default;
-SpectraAccumulator::SpectraAccumulator(SpectraAccumulator&&) noexcept = default;
-SpectraAccumulator& SpectraAccumulator::operator=(SpectraAccumulator&&) noexcept = default;
-
 // One launch of electrons [first, first + count) of the batch: their table (offset, intervals, dτ,
 // weight) as a small buffer, the sums read and written once per bin per electron, in order.
-void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch& batch, std::size_t first,
-                                      std::size_t count, std::span<const double> weights) {
+void DirectSpectra::launch(const cl::Buffer& coef, const SplineBatch& batch, std::size_t first, std::size_t count,
+                           std::span<const double> weights) {
   std::vector<double> tab(4 * count);
   for (std::size_t e = 0; e < count; ++e) {
     const auto& el = batch.electrons[first + e];
@@ -212,10 +204,174 @@ void SpectraAccumulator::Impl::launch(const cl::Buffer& coef, const SplineBatch&
                                        nullptr, &ev);
   launches.push_back(ev);
   launch_electrons.push_back(count);
-  accumulated = true;
   ++sums.launches;
   sums.electrons += count;
 }
+
+void DirectSpectra::accumulate(const SplineBatch& batch, std::span<const double> weights) {
+  const std::size_t bytes = batch.coef.size() * sizeof(double);
+  try {
+    cl::Buffer coef(device->context(), CL_MEM_READ_ONLY, bytes);
+    device->queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+    const std::size_t n = batch.electrons.size(), G = std::size_t(options.electron_group);
+    for (std::size_t first = 0; first < n; first += G) launch(coef, batch, first, std::min(G, n - first), weights);
+    device->queue().flush();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "spectra of electrons " + std::to_string(batch.electrons.front().index) + "…" +
+                              std::to_string(batch.electrons.back().index) + " on " + where());
+  }
+}
+
+// The device sums into `out` (blocking reads on the in-order queue: they wait for every launch).
+void DirectSpectra::download(SpectraSums& out) {
+  out.coherent.resize(6 * bins());
+  out.incoherent.resize(bins());
+  device->queue().enqueueReadBuffer(coh, CL_TRUE, 0, out.coherent.size() * sizeof(double), out.coherent.data());
+  device->queue().enqueueReadBuffer(inc, CL_TRUE, 0, out.incoherent.size() * sizeof(double), out.incoherent.data());
+}
+
+// After the queue has finished: the launches' kernel time into the sums, their electrons into the
+// completed count, and the events released (a long run keeps no growing list between snapshots).
+void DirectSpectra::collect_kernel_seconds() {
+  for (auto& ev : launches)
+    sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                         ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
+  for (std::size_t i = polled; i < launch_electrons.size(); ++i) completed += launch_electrons[i];
+  launches.clear();
+  launch_electrons.clear();
+  polled = 0;
+}
+
+SpectraSums DirectSpectra::finish() {
+  try {
+    download(sums);
+    collect_kernel_seconds();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "downloading the spectra from " + where());
+  }
+  return std::move(sums);
+}
+
+SpectraSums DirectSpectra::snapshot() {
+  SpectraSums out;
+  try {
+    download(out);
+    device->queue().finish();
+    collect_kernel_seconds();
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "downloading the spectra for a checkpoint from " + where());
+  }
+  out.directions = sums.directions;
+  out.frequencies = sums.frequencies;
+  out.electrons = sums.electrons;
+  out.launches = sums.launches;
+  out.kernel_seconds = sums.kernel_seconds;
+  out.weight_sum = sums.weight_sum;
+  return out;
+}
+
+void DirectSpectra::restore(const SpectraSums& saved) {
+  try {
+    device->queue().enqueueWriteBuffer(coh, CL_TRUE, 0, saved.coherent.size() * sizeof(double), saved.coherent.data());
+    device->queue().enqueueWriteBuffer(inc, CL_TRUE, 0, saved.incoherent.size() * sizeof(double),
+                                       saved.incoherent.data());
+  } catch (const cl::Error& e) {
+    throw_device_error(e, "uploading the checkpoint's spectra to " + where());
+  }
+  sums.electrons = saved.electrons;
+  sums.launches = saved.launches;
+  sums.kernel_seconds = saved.kernel_seconds;
+  sums.weight_sum = saved.weight_sum;
+}
+
+std::uint64_t DirectSpectra::electrons_completed() {
+  // One in-order queue: launches complete in order, so the done ones are a prefix. A failed launch
+  // (a negative status) is reported at once: a caller waiting for the count would wait forever.
+  while (polled < launches.size()) {
+    cl_int status = CL_QUEUED;
+    try {
+      status = launches[polled].getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+      if (status < 0) throw cl::Error(status, "spec_accumulate");
+    } catch (const cl::Error& e) {
+      throw_device_error(e, "the spectra kernel on " + where());
+    }
+    if (status != CL_COMPLETE) break;
+    completed += launch_electrons[polled++];
+  }
+  return completed;
+}
+
+// The fft and dft methods (SpectraFft, SpectraDft): the sums and their counters live in the method's
+// FarSeries. They run at most a few electron groups ahead of their device, so an electron whose
+// accumulate() returned counts as done for progress.
+template <class Series, SpectraMethod M>
+class SeriesSpectra final : public SpectraMethodImpl {
+ public:
+  SeriesSpectra(std::shared_ptr<Device> device, const SpectraGrid& grid, const SpectraOptions& options)
+      : series_(std::move(device), grid, options) {}
+  SpectraMethod method() const override { return M; }
+  void accumulate(const SplineBatch& batch, std::span<const double> weights) override {
+    series_.accumulate(batch, weights);
+    completed_ += batch.electrons.size();
+  }
+  SpectraSums snapshot() override { return series_.download_sums(); }
+  SpectraSums finish() override { return series_.download_sums(); }
+  void restore(const SpectraSums& sums) override { series_.upload_sums(sums); }
+  std::uint64_t electrons_completed() override { return completed_; }
+
+ private:
+  Series series_;
+  std::uint64_t completed_ = 0;
+};
+
+std::unique_ptr<SpectraMethodImpl> make_spectra_method(const SpectraChoice& choice, std::shared_ptr<Device> device,
+                                                       const SpectraGrid& grid, const SpectraOptions& options) {
+  switch (choice.method) {
+    case SpectraMethod::Fft:
+      return std::make_unique<SeriesSpectra<SpectraFft, SpectraMethod::Fft>>(std::move(device), grid, options);
+    case SpectraMethod::Dft:
+      return std::make_unique<SeriesSpectra<SpectraDft, SpectraMethod::Dft>>(std::move(device), grid, options);
+    case SpectraMethod::Direct:
+    case SpectraMethod::Auto:  // never: choose_spectra_method resolves it
+      break;
+  }
+  return std::make_unique<DirectSpectra>(std::move(device), grid, options);
+}
+
+}  // namespace detail
+
+SpectraChoice choose_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device) {
+  SpectraChoice c;
+  c.asked = options.method;
+  c.cost = detail::serving_cost(grid, options, device, options.series_samples);
+  c.method = detail::resolve_spectra_method(grid, options, device, options.series_samples);
+  return c;
+}
+
+struct SpectraAccumulator::Impl {
+  SpectraChoice choice;
+  std::unique_ptr<detail::SpectraMethodImpl> method;
+  std::size_t directions = 0, frequencies = 0;
+  bool finished = false, accumulated = false;
+  std::size_t bins() const { return directions * frequencies; }
+};
+
+SpectraAccumulator::SpectraAccumulator(std::shared_ptr<Device> device, const SpectraGrid& grid,
+                                       const SpectraOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  if (!device) throw ConfigError("EDM-ACC-056", "SpectraAccumulator needs an open device");
+  check_grid(grid);
+  check_options(options);
+  m.directions = grid.directions.size();
+  m.frequencies = grid.omega.size();
+  m.choice = choose_spectra_method(grid, options, device->info());
+  m.method = detail::make_spectra_method(m.choice, std::move(device), grid, options);
+}
+
+SpectraAccumulator::~SpectraAccumulator() = default;
+SpectraAccumulator::SpectraAccumulator(SpectraAccumulator&&) noexcept = default;
+SpectraAccumulator& SpectraAccumulator::operator=(SpectraAccumulator&&) noexcept = default;
 
 void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const double> weights) {
   auto& m = *impl_;
@@ -235,132 +391,39 @@ void SpectraAccumulator::accumulate(const SplineBatch& batch, std::span<const do
         el.offset + std::uint64_t(el.n_intervals) * kCoefPerInterval > batch.coef.size())
       throw PhysicsError("EDM-ACC-059", "spectra: the spline table of electron " + std::to_string(el.index) +
                                             " is inconsistent (intervals, dtau or offset)");
-  if (m.series()) {
-    // The fft and dft backends run at most a few electron groups ahead of their device, so an
-    // electron whose accumulate() returned counts as done for progress (electrons_completed()).
-    m.accumulated = true;
-    if (m.fft)
-      m.fft->accumulate(batch, weights);
-    else
-      m.dft->accumulate(batch, weights);
-    m.completed += batch.electrons.size();
-    return;
-  }
-  const std::size_t bytes = batch.coef.size() * sizeof(double);
-  try {
-    cl::Buffer coef(m.device->context(), CL_MEM_READ_ONLY, bytes);
-    m.device->queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
-    const std::size_t n = batch.electrons.size(), G = std::size_t(m.options.electron_group);
-    for (std::size_t first = 0; first < n; first += G) m.launch(coef, batch, first, std::min(G, n - first), weights);
-    m.device->queue().flush();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "spectra of electrons " + std::to_string(batch.electrons.front().index) + "…" +
-                              std::to_string(batch.electrons.back().index) + " on " + m.where());
-  }
-}
-
-// The device sums into `out` (blocking reads on the in-order queue: they wait for every launch).
-void SpectraAccumulator::Impl::download(SpectraSums& out) {
-  out.coherent.resize(6 * bins());
-  out.incoherent.resize(bins());
-  device->queue().enqueueReadBuffer(coh, CL_TRUE, 0, out.coherent.size() * sizeof(double), out.coherent.data());
-  device->queue().enqueueReadBuffer(inc, CL_TRUE, 0, out.incoherent.size() * sizeof(double), out.incoherent.data());
-}
-
-// After the queue has finished: the launches' kernel time into the sums, their electrons into the
-// completed count, and the events released (a long run keeps no growing list between snapshots).
-void SpectraAccumulator::Impl::collect_kernel_seconds() {
-  for (auto& ev : launches)
-    sums.kernel_seconds += 1e-9 * double(ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                         ev.getProfilingInfo<CL_PROFILING_COMMAND_START>());
-  for (std::size_t i = polled; i < launch_electrons.size(); ++i) completed += launch_electrons[i];
-  launches.clear();
-  launch_electrons.clear();
-  polled = 0;
+  m.accumulated = true;
+  m.method->accumulate(batch, weights);
 }
 
 SpectraSums SpectraAccumulator::finish() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::finish() called twice");
   m.finished = true;
-  if (m.series()) return m.series_sums();
-  try {
-    m.download(m.sums);
-    m.collect_kernel_seconds();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "downloading the spectra from " + m.where());
-  }
-  return std::move(m.sums);
+  return m.method->finish();
 }
 
 SpectraSums SpectraAccumulator::snapshot() {
   auto& m = *impl_;
   if (m.finished) throw Error("EDM-ACC-057", "SpectraAccumulator::snapshot() after finish()");
-  if (m.series()) return m.series_sums();
-  SpectraSums out;
-  try {
-    m.download(out);
-    m.device->queue().finish();
-    m.collect_kernel_seconds();
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "downloading the spectra for a checkpoint from " + m.where());
-  }
-  out.directions = m.sums.directions;
-  out.frequencies = m.sums.frequencies;
-  out.electrons = m.sums.electrons;
-  out.launches = m.sums.launches;
-  out.kernel_seconds = m.sums.kernel_seconds;
-  out.weight_sum = m.sums.weight_sum;
-  return out;
+  return m.method->snapshot();
 }
 
 void SpectraAccumulator::restore(const SpectraSums& saved) {
   auto& m = *impl_;
   if (m.finished || m.accumulated)
     throw Error("EDM-CKP-069", "SpectraAccumulator::restore() after accumulate() or finish()");
-  if (saved.directions != m.sums.directions || saved.frequencies != m.sums.frequencies ||
+  if (saved.directions != m.directions || saved.frequencies != m.frequencies ||
       saved.coherent.size() != 6 * m.bins() || saved.incoherent.size() != m.bins())
     throw Error("EDM-CKP-069", "spectra: saved sums of " + std::to_string(saved.directions) + " directions × " +
                                    std::to_string(saved.frequencies) + " frequencies restored into a grid of " +
-                                   std::to_string(m.sums.directions) + " × " + std::to_string(m.sums.frequencies));
-  if (m.fft) return m.fft->upload_sums(saved);
-  if (m.dft) return m.dft->upload_sums(saved);
-  try {
-    m.device->queue().enqueueWriteBuffer(m.coh, CL_TRUE, 0, saved.coherent.size() * sizeof(double),
-                                         saved.coherent.data());
-    m.device->queue().enqueueWriteBuffer(m.inc, CL_TRUE, 0, saved.incoherent.size() * sizeof(double),
-                                         saved.incoherent.data());
-  } catch (const cl::Error& e) {
-    throw_device_error(e, "uploading the checkpoint's spectra to " + m.where());
-  }
-  m.sums.electrons = saved.electrons;
-  m.sums.launches = saved.launches;
-  m.sums.kernel_seconds = saved.kernel_seconds;
-  m.sums.weight_sum = saved.weight_sum;
+                                   std::to_string(m.directions) + " × " + std::to_string(m.frequencies));
+  m.method->restore(saved);
 }
 
-SpectraMethod SpectraAccumulator::method() const {
-  const auto& m = *impl_;
-  return m.fft ? SpectraMethod::Fft : m.dft ? SpectraMethod::Dft : SpectraMethod::Direct;
-}
+SpectraMethod SpectraAccumulator::method() const { return impl_->method->method(); }
 
-std::uint64_t SpectraAccumulator::electrons_completed() {
-  auto& m = *impl_;
-  if (m.series()) return m.completed;
-  // One in-order queue: launches complete in order, so the done ones are a prefix. A failed launch
-  // (a negative status) is reported at once: a caller waiting for the count would wait forever.
-  while (m.polled < m.launches.size()) {
-    cl_int status = CL_QUEUED;
-    try {
-      status = m.launches[m.polled].getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
-      if (status < 0) throw cl::Error(status, "spec_accumulate");
-    } catch (const cl::Error& e) {
-      throw_device_error(e, "the spectra kernel on " + m.where());
-    }
-    if (status != CL_COMPLETE) break;
-    m.completed += m.launch_electrons[m.polled++];
-  }
-  return m.completed;
-}
+const SpectraChoice& SpectraAccumulator::choice() const { return impl_->choice; }
+
+std::uint64_t SpectraAccumulator::electrons_completed() { return impl_->method->electrons_completed(); }
 
 }  // namespace edm

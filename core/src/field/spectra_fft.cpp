@@ -15,6 +15,7 @@
 #include <gsl/gsl_fft_complex.h>
 
 #include <cmath>
+#include <limits>
 #include <complex>
 #include <cstdlib>
 #include <mutex>
@@ -132,21 +133,31 @@ SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options,
   return c;
 }
 
-// The cheapest method that can compute the grid and whose buffers fit the device (the direct
-// method's are the sums alone, SpectraAccumulator's own concern): a series method that would be
-// refused for memory (EDM-ACC-071, EDM-ACC-076) is skipped, the next cheapest taken.
+// The estimates of the methods that can serve: a series method that cannot compute the grid, or
+// that `spectra.method` would refuse for memory (EDM-ACC-071, EDM-ACC-076), costs +inf (the direct
+// method's buffers are the sums alone, SpectraAccumulator's own concern).
+SpectraCost serving_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                         double covered) {
+  SpectraCost c = spectra_cost(grid, options, device, covered);
+  constexpr double none = std::numeric_limits<double>::infinity();
+  if (!fft_unavailable(grid).empty() || !fft_device_bytes(grid, options).fits(device)) c.fft = none;
+  if (!dft_unavailable(grid).empty() || !dft_device_bytes(grid, options).fits(device)) c.dft = none;
+  return c;
+}
+
+// The cheapest method that serves (a method skipped for memory leaves the next cheapest); on equal
+// estimates the first of direct, fft, dft.
 SpectraMethod resolve_spectra_method(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                                      double covered) {
   if (options.method != SpectraMethod::Auto) return options.method;
-  const SpectraCost c = spectra_cost(grid, options, device, covered);
+  const SpectraCost c = serving_cost(grid, options, device, covered);
   SpectraMethod best = SpectraMethod::Direct;
   double cost = c.direct;
-  if (fft_unavailable(grid).empty() && c.fft < cost && fft_device_bytes(grid, options).fits(device)) {
+  if (c.fft < cost) {
     best = SpectraMethod::Fft;
     cost = c.fft;
   }
-  if (dft_unavailable(grid).empty() && c.dft < cost && dft_device_bytes(grid, options).fits(device))
-    best = SpectraMethod::Dft;
+  if (c.dft < cost) best = SpectraMethod::Dft;
   return best;
 }
 

@@ -25,14 +25,16 @@ std::string fft_unavailable(const SpectraGrid& grid);
 // Its constructor refuses (EDM-ACC-071) what does not fit; "auto" skips it.
 SeriesBytes fft_device_bytes(const SpectraGrid& grid, const SpectraOptions& options);
 
-// The cost model of "auto": estimated device seconds per electron of each method, from per-device
-// constants measured on the benchmark cells (share/docs/outputs.md "Direct spectra" names them).
-// `covered`: the mean number of samples an electron's far-field series covers (far_series_samples),
+// The cost model of "auto" (SpectraCost, edm/spectra.hpp): estimated device seconds per electron of
+// each method, from per-device constants measured on the benchmark cells (share/docs/outputs.md
+// "Direct spectra" names them). `covered`: the mean number of samples an electron's far-field series covers (far_series_samples),
 // which the dft method's cost grows with; below 0 (not known yet) the whole window, its bound.
-struct SpectraCost {
-  double direct = 0, fft = 0, dft = 0;
-};
 SpectraCost spectra_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
+                         double covered = -1);
+
+// spectra_cost, with +inf for a series method that cannot compute `grid` or whose buffers do not
+// fit `device` (fft_device_bytes, dft_device_bytes): what "auto" compares, and SpectraChoice::cost.
+SpectraCost serving_cost(const SpectraGrid& grid, const SpectraOptions& options, const DeviceInfo& device,
                          double covered = -1);
 
 // The method "auto" resolves to: the cheapest of direct and those of fft and dft that can compute

@@ -203,6 +203,13 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
     win.insert("emission_needed", s.spectra_from_samples);  // the run's spectra are computed from the samples
   }
   win.insert("strict", campaign.screen.strict);
+  // The direct spectra's method and why (share/docs/outputs.md, the cost model of `auto`).
+  if (!s.spectra_method.empty())
+    m.insert("spectra", toml::table{{"method", s.spectra_method},
+                                    {"chosen_by", s.spectra_chosen_by},
+                                    {"cost_direct", s.spectra_cost_direct},
+                                    {"cost_fft", s.spectra_cost_fft},
+                                    {"cost_dft", s.spectra_cost_dft}});
   // The retarded-time roots' sampling (share/docs/campaign.md, "accumulator.newton_iters").
   if (s.root_sampling.known()) {
     win.insert("root_samples_per_period", s.root_sampling.samples_per_period);

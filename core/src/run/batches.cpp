@@ -2,9 +2,12 @@
 // enqueue their launches, free their splines, repeat; the device buffers persist, so host memory
 // does not grow with N. With batch_overlap the solve of batch k+1 runs while the device works on
 // batch k (launches are asynchronous) and a watcher (run/overlap.hpp) records when the device went
-// idle, so [timing] trajectories_overlapped is measured; [spectra] sum each batch on a worker
-// thread of their own (SpectraShards), so the next solve overlaps them too. On one device the launch order is the
-// electron order whatever B is, so a batched run is bit-identical to the single pass.
+// idle, so [timing] trajectories_overlapped is measured. Each batch goes to a list of consumers
+// (stages.hpp BatchConsumer): the field accumulator's and, with [spectra] enabled, the direct
+// spectra's, which sum it on a worker thread of their own (SpectraShards), so the next solve
+// overlaps them too; the loop asks them alike and never branches on which products a run has. On
+// one device the launch order is the electron order whatever B is, so a batched run is
+// bit-identical to the single pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -229,7 +232,8 @@ CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, Sharded
   st.window_t0 = S.screen.t0_rel;
   st.window_dt = S.screen.dt;
   st.tuning = S.tuning;
-  if (state.spectra && st.cube) st.spectra = state.spectra->snapshot();  // every device's direct spectra so far
+  if (st.cube)
+    for (BatchConsumer* c : state.consumers) c->save(st);  // e.g. every device's direct spectra so far
   return st;
 }
 
@@ -475,6 +479,34 @@ int tail_rows(const RunContext& ctx, const RunPlan& plan, const ShardedFieldAccu
                              : "; run it again"));
 }
 
+// The field accumulator as the first consumer of every batch: its launches on this process's
+// devices (the last batch in slabs of `rows` screen rows when asked), which the batch loop's
+// watcher drains and a stop may halt at a launch boundary.
+class FieldConsumer final : public BatchConsumer {
+ public:
+  FieldConsumer(ShardedFieldAccumulator& acc, int rows) : acc_(acc), rows_(rows) {}
+  std::string what() const override { return "the field"; }
+  void take(const std::shared_ptr<SplineBatch>& batch, bool in_slabs) override {
+    if (in_slabs)
+      acc_.accumulate_in_slabs(*batch, rows_);
+    else
+      acc_.accumulate(*batch);
+  }
+
+ private:
+  ShardedFieldAccumulator& acc_;
+  int rows_;
+};
+
+// A batch shared by its consumers: the last one to drop it hands its splines back to the OS
+// (SplineBatch::release), the loop as it launches the next, or a consumer still summing it.
+std::shared_ptr<SplineBatch> shared_batch(SplineBatch&& batch) {
+  return std::shared_ptr<SplineBatch>(new SplineBatch(std::move(batch)), [](SplineBatch* b) {
+    b->release();
+    delete b;
+  });
+}
+
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
 // False when the solve was stopped on request (nothing of the batch is summed then), or a stop
 // request halted the launches of the batch before (FieldAccumulator::stopped).
@@ -492,6 +524,34 @@ struct BatchLoop {
   DeviceWatcher watcher;
   Clock::time_point device_idle_at{};
   std::deque<LaunchedBatch> in_flight;  // launched, not yet settled (oldest first)
+  // Every batch goes to each of these in turn: the field's first, then state.consumers.
+  std::vector<BatchConsumer*> consumers;
+  std::uint64_t handed = 0;  // electrons handed to the consumers by this process
+
+  // The consumer whose batch a stop cannot cut at a launch boundary (it sums whole batches), if any.
+  const BatchConsumer* whole_batch_consumer() const {
+    for (const BatchConsumer* c : consumers)
+      if (!c->halts_at_launches()) return c;
+    return nullptr;
+  }
+  // Whether a consumer's device work is counted apart from the field's (and may run past it).
+  bool trailing() const {
+    return std::any_of(consumers.begin(), consumers.end(), [](const BatchConsumer* c) { return c->trails_field(); });
+  }
+  // The electrons finished by every trailing consumer (progress).
+  std::uint64_t trailing_completed() const {
+    std::uint64_t n = UINT64_MAX;
+    for (BatchConsumer* c : consumers)
+      if (c->trails_field()) n = std::min(n, c->electrons_completed());
+    return n;
+  }
+  // When the last of the device work on the batch before went idle: the field's drain (measured by
+  // the watcher) or a consumer's own work, whichever came later.
+  Clock::time_point busy_until() const {
+    Clock::time_point t = device_idle_at;
+    for (const BatchConsumer* c : consumers) t = std::max(t, c->idle_at());
+    return t;
+  }
 
   // Waits for the watcher's drain; when it ran to the end (no stop halted it), every batch
   // launched is done and settles.
@@ -542,8 +602,8 @@ struct BatchLoop {
         why = acc.device_count() > 1
                   ? "the devices' blocks of the batch were cut at different electrons"
                   : "the last batch was launched slab by slab, and its slabs hold different electrons";
-      else if (state.spectra && *k < state.next)
-        why = "the direct spectra already hold the whole batch";
+      else if (const BatchConsumer* whole = whole_batch_consumer(); whole && *k < state.next)
+        why = whole->what() + " already hold the whole batch";
       else if (!settle(*k))
         why = "the launch groups do not match the batch's records";
       else
@@ -587,16 +647,13 @@ struct BatchLoop {
       state.t_first_launch = Clock::now();
       launched = true;
     }
-    if (in_slabs)
-      acc.accumulate_in_slabs(batch, tail_rows);
-    else
-      acc.accumulate(batch);
-    // The field's uploads are complete: the host splines go back to the OS now, or once the
-    // spectra's worker has summed them (it waits for the batch before first).
-    if (state.spectra)
-      state.spectra->accumulate(std::move(batch));
-    else
-      batch.release();
+    // The field's uploads are complete when its take() returns: the host splines go back to the OS
+    // as the shared batch is dropped here, or once a consumer on a worker (the spectra's, which
+    // waits for the batch before first) has summed them.
+    const std::uint64_t n = batch.electrons.size();
+    const std::shared_ptr<SplineBatch> shared = shared_batch(std::move(batch));
+    for (BatchConsumer* c : consumers) c->take(shared, in_slabs);
+    handed += n;
   }
 
   // The first batch in pieces (kFirstPiece): each piece is launched as soon as it is solved, the
@@ -641,10 +698,9 @@ struct BatchLoop {
     if (acc.stopped()) return false;
     launch(*batch, std::move(record), last_in_slabs);
     if (k > k0 && overlap) {
-      // The device was busy until the field's batch before drained, or until the spectra's worker
+      // The device was busy until the field's batch before drained, or until a consumer's worker
       // finished it (launch waited for that), whichever came later.
-      const auto busy_until = state.spectra ? std::max(device_idle_at, state.spectra->idle_at()) : device_idle_at;
-      S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, busy_until)));
+      S.timing.trajectories_overlapped += std::max(0.0, seconds_between(t0, std::min(t1, busy_until())));
     }
     return launched_batch(b0, count, k, last_in_slabs);
   }
@@ -660,8 +716,9 @@ struct BatchLoop {
       watcher.start([this] { acc.drain(); });
       if (!overlap || state.next >= plan.end) wait_for_device();
     }
-    // Without overlap one batch is alive at a time (the plan's host budget): the spectra's too.
-    if (!overlap && state.spectra) state.spectra->wait();
+    // Without overlap one batch is alive at a time (the plan's host budget): the consumers' too.
+    if (!overlap)
+      for (BatchConsumer* c : consumers) c->wait();
     return true;
   }
 };
@@ -674,11 +731,14 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
       ctx, cell, plan, acc, state, S, ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
-  if (state.spectra) loop.progress.spectra_completed = [&state] { return state.spectra->electrons_completed(); };
+  FieldConsumer field(acc, loop.tail_rows);
+  loop.consumers.push_back(&field);
+  loop.consumers.insert(loop.consumers.end(), state.consumers.begin(), state.consumers.end());
+  if (loop.trailing()) loop.progress.spectra_completed = [&loop] { return loop.trailing_completed(); };
   // A stop halts the field's launches at a launch boundary, and the checkpoint then holds the
-  // electrons before it. The direct spectra sum whole batches, so with them on the launches are not
-  // halted: the stop comes at the batch's end, and stays resumable (share/docs/errors.md, "Stops").
-  if (!state.spectra) acc.set_stop(ctx.options.stop);
+  // electrons before it. A consumer that sums whole batches (the direct spectra) keeps them from
+  // being halted: the stop comes at the batch's end, and stays resumable (share/docs/errors.md, "Stops").
+  if (!loop.whole_batch_consumer()) acc.set_stop(ctx.options.stop);
   const std::uint64_t start = state.next, k0 = state.batches_done, B = plan.batch;
   state.t_first_launch = Clock::now();
   // Under mpirun the ranks decide together at every batch boundary (stop, checkpoint, go on), so
@@ -715,9 +775,9 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   if (acc.stopped())
     throw_unresumable_stop(plan, state, S, "the launches were halted after the last decision");
   loop.settle(UINT64_MAX);  // a last batch in slabs: finish() completes it (or a stop there ends the run)
-  if (state.spectra) {
-    loop.progress.wait_spectra(acc, state.spectra->electrons_launched());
-    // A stop request while the spectra finished: everything launched is summed, so it is saved
+  if (loop.trailing()) {
+    loop.progress.wait_spectra(acc, loop.handed);
+    // A stop request while a trailing consumer (the spectra) finished: everything launched is summed, so it is saved
     // (edm resume then only finishes) through the same stop path as the loop's, which refuses what
     // cannot be checkpointed (a last batch in slabs whose slabs the stop left unsent). Every rank
     // comes here once.

@@ -116,7 +116,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan, S);
   S.spectra_from_samples = spectra && spectra->any_sampled();
   BatchState state = start_or_resume(ctx, cell, plan, cell.electrons(), acc, S);
-  if (spectra) state.spectra = &*spectra;
+  if (spectra) state.consumers.push_back(&*spectra);  // beside the field, every batch
   // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.
   if (spectra && state.resumed_sums) resume_spectra(plan, state, S, *spectra);
   std::optional<FieldWriter> writer;

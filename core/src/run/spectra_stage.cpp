@@ -73,19 +73,17 @@ void SpectraShards::wait() {
   idle_at_ = worker_->done_at;  // written before the future became ready
 }
 
-void SpectraShards::accumulate(SplineBatch&& batch) {
+void SpectraShards::take(const std::shared_ptr<SplineBatch>& batch, bool /*in_slabs*/) {
   wait();
-  const std::uint64_t n = batch.electrons.size();
   // The accumulators' storage, not `this`: the vector's elements stay where they are.
   SpectraAccumulator* accs = accs_.data();
   const std::size_t D = accs_.size();
   Worker* w = worker_.get();
-  w->pending = std::async(std::launch::async, [accs, D, w, b = std::move(batch)]() mutable {
-    sum_batch(accs, D, b, w->busy);
-    b.release();
+  w->pending = std::async(std::launch::async, [accs, D, w, b = batch]() mutable {
+    sum_batch(accs, D, *b, w->busy);
+    b.reset();  // the last reference releases the splines (the batch loop's deleter)
     w->done_at = Clock::now();
   });
-  launched_ += n;
 }
 
 std::uint64_t SpectraShards::electrons_completed() {
@@ -97,6 +95,8 @@ std::uint64_t SpectraShards::electrons_completed() {
   for (auto& a : accs_) n += a.electrons_completed();
   return n;
 }
+
+void SpectraShards::save(CheckpointState& st) { st.spectra = snapshot(); }
 
 std::vector<SpectraSums> SpectraShards::snapshot() {
   wait();
@@ -272,10 +272,32 @@ void refuse_oversized_spectra(const RunContext& ctx, const PreparedCell& cell, c
   throw ConfigError("EDM-SPEC-070", msg);
 }
 
+// The methods the factory built on this process's devices, what chose them and the cost model's
+// estimates on the first device: reported as the phase "spectra" and recorded for run.toml [spectra].
+void record_choice(const RunContext& ctx, const std::vector<SpectraAccumulator>& accs, const std::string& chosen_by,
+                   RunSummary& S) {
+  std::string each;
+  bool differ = false;
+  for (std::size_t d = 0; d < accs.size(); ++d) {
+    differ = differ || accs[d].method() != accs.front().method();
+    each += (d ? "; " : "") + std::to_string(d) + ": " + name(accs[d].method());
+  }
+  const SpectraCost& c = accs.front().choice().cost;
+  S.spectra_method = differ ? each : name(accs.front().method());
+  S.spectra_chosen_by = chosen_by;
+  S.spectra_cost_direct = c.direct;
+  S.spectra_cost_fft = c.fft;
+  S.spectra_cost_dft = c.dft;
+  char costs[160];
+  std::snprintf(costs, sizeof costs, "cost model, device seconds per electron: direct %.3g, fft %.3g, dft %.3g",
+                c.direct, c.fft, c.dft);
+  ctx.observer.phase("spectra", "method " + S.spectra_method + ", chosen by the " + chosen_by + " (" + costs + ")");
+}
+
 }  // namespace
 
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                                          const RunSummary& S) {
+                                          RunSummary& S) {
   const SpectraSection& sec = ctx.campaign.spectra;
   if (!sec.enabled) return std::nullopt;
   refuse_oversized_spectra(ctx, cell, plan);
@@ -288,20 +310,26 @@ std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedC
   o.nodes = sec.nodes;
   o.phase = sec.phase;
   o.method = sec.method;
+  std::string chosen_by = sec.method == SpectraMethod::Auto ? "cost model" : "campaign";
   if (o.method == SpectraMethod::Auto && !aliased_harmonics(ctx, SpectraMethod::Dft, S).empty()) {
     o.method = SpectraMethod::Direct;  // the cost model's pick would alias: accuracy first
-    ctx.observer.phase("spectra", "spectra.method = \"auto\" takes the direct method: the window's samples would "
-                                  "alias harmonics of the line into the dft and fft spectra");
+    // record_choice's phase says so.
+    chosen_by = "aliasing rule (spectra.method = \"auto\" takes the direct method: the window's samples would "
+                "alias harmonics of the line into the dft and fft spectra)";
   }
   o.series_samples = predicted_series_samples(cell);
   const bool summed = recorded_spectra(ctx, plan, S);
   const std::vector<SpectraMethod> methods = summed ? resumed_methods(ctx, plan, S) : std::vector<SpectraMethod>{};
+  if (!methods.empty()) chosen_by = "checkpoint (the method its sums were made with)";
+  // The factory (SpectraAccumulator, field/spectra_method.hpp) builds the method asked, or for
+  // "auto" the cost model's pick on each device.
   std::vector<SpectraAccumulator> accs;
   for (std::size_t d = 0; d < plan.devices.size(); ++d) {
     if (!methods.empty()) o.method = methods[d];
     accs.emplace_back(open_device(plan.devices[d]), grid, o);
   }
   refuse_aliased_harmonics(ctx, accs, S);
+  record_choice(ctx, accs, chosen_by, S);
   if (summed && methods.empty())
     ctx.observer.warning(resume_file_of(plan, S).string() + " does not record the method of its direct spectra "
                          "(written by an older edm): they are continued with " + name(accs.front().method()) +

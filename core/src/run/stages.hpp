@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/run.hpp"
 #include "edm/sharded.hpp"
@@ -106,9 +107,36 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
 // (prepare.cpp; the pilots of check_root_sampling use it too).
 void free_at_phase(const double y[8], int sdir, double target, double out[8]);
 
-class SpectraShards;  // direct spectra, below
-
 // ---- batches (batches.cpp) -----------------------------------------------------------------------
+
+// A product summed from every batch's splines, as the batch loop sees it: the field accumulator's
+// (batches.cpp) and, with [spectra] enabled, the direct spectra's (SpectraShards, below). The loop
+// hands every batch to each consumer in turn and asks them alike at its boundaries (stop,
+// checkpoint, progress, the end), so it never branches on which products a run has.
+class BatchConsumer {
+ public:
+  virtual ~BatchConsumer() = default;
+  // What it sums, for messages ("the direct spectra").
+  virtual std::string what() const = 0;
+  // Takes the batch (`in_slabs`: the last batch, launched in slabs of screen rows where the
+  // consumer can). When it returns the batch may be dropped by the caller: a consumer that still
+  // needs the splines holds its own reference, and the last reference releases them.
+  virtual void take(const std::shared_ptr<SplineBatch>& batch, bool in_slabs) = 0;
+  // The batches taken so far are done with on the host; rethrows what its work threw.
+  virtual void wait() {}
+  // When its device work last went idle (after wait(); the epoch when it is measured elsewhere).
+  virtual Clock::time_point idle_at() const { return {}; }
+  // Whether a stop request may halt its launches at a launch boundary (the field's); a consumer
+  // that sums whole batches keeps the loop from halting any, so a stop comes at a batch's end.
+  virtual bool halts_at_launches() const { return true; }
+  // Whether its device work is counted apart from the field's launches (and may run past them):
+  // progress then waits for its electrons_completed().
+  virtual bool trails_field() const { return false; }
+  virtual std::uint64_t electrons_completed() { return 0; }
+  // Its part of a checkpoint of electrons done (the field's cube is written by the checkpoint).
+  virtual void save(CheckpointState& /*st*/) {}
+};
+
 
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
 struct BatchState {
@@ -123,7 +151,8 @@ struct BatchState {
   std::filesystem::path checkpoint_file;  // checkpoint.h5 (under mpirun: rank 0's, the commit)
   std::uint64_t generation = 0;           // checkpoints of this run so far (their files' names under mpirun)
   Clock::time_point t_first_launch;
-  SpectraShards* spectra = nullptr;  // [spectra] enabled: takes every batch too (spectra_stage.cpp)
+  // The products beside the field that take every batch too ([spectra] enabled: SpectraShards).
+  std::vector<BatchConsumer*> consumers;
   const Scenario* scenario = nullptr;  // the campaign's electrons (the summed ones' digest: CheckpointState)
   // The checkpoint's input_digest carried forward: FNV-1a (a streaming hash) of the electrons
   // [first, digest_to) before its 0 → 1 mapping, so that a checkpoint hashes only the electrons
@@ -188,21 +217,27 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
 // (one electron's series at a time), and the batch loop solves the next batch meanwhile. One batch
 // at a time, in batch order, so the sums are those of the single pass. Every other call waits for
 // the worker first and rethrows what it threw.
-class SpectraShards {
+class SpectraShards final : public BatchConsumer {
  public:
   SpectraShards(std::vector<SpectraAccumulator> accs, std::size_t directions, std::size_t frequencies)
       : accs_(std::move(accs)), directions_(directions), frequencies_(frequencies), worker_(std::make_unique<Worker>()) {}
-  // Waits for the batch before, then sums `batch` on the worker (which releases it when done).
-  void accumulate(SplineBatch&& batch);
+  std::string what() const override { return "the direct spectra"; }
+  // Waits for the batch before, then sums `batch` on the worker (which drops its reference when
+  // done). The spectra have no slabs: `in_slabs` changes nothing.
+  void take(const std::shared_ptr<SplineBatch>& batch, bool in_slabs) override;
   // The worker's batch summed; rethrows what it threw.
-  void wait();
+  void wait() override;
   // When the worker last finished a batch (after wait(); the epoch before any): the device's spectra
   // work ran until about then, for [timing] trajectories_overlapped.
-  Clock::time_point idle_at() const { return idle_at_; }
-  // Electrons launched / whose kernels completed, by this process (progress); the latter waits for
-  // the worker's piece in hand at most, and rethrows what the worker threw.
-  std::uint64_t electrons_launched() const { return launched_; }
-  std::uint64_t electrons_completed();
+  Clock::time_point idle_at() const override { return idle_at_; }
+  // A batch is summed whole (on the worker), so the field's launches are not halted by a stop.
+  bool halts_at_launches() const override { return false; }
+  bool trails_field() const override { return true; }
+  // Electrons whose kernels completed, by this process (progress): waits for the worker's piece in
+  // hand at most, and rethrows what the worker threw.
+  std::uint64_t electrons_completed() override;
+  // Every device's sums so far into the checkpoint (snapshot).
+  void save(CheckpointState& st) override;
   std::size_t device_count() const { return accs_.size(); }
   // Whether a device sums from the window's samples (the dft or fft method).
   bool any_sampled() const {
@@ -228,18 +263,21 @@ class SpectraShards {
   };
   std::vector<SpectraAccumulator> accs_;
   std::size_t directions_ = 0, frequencies_ = 0;
-  std::uint64_t launched_ = 0;
   Clock::time_point idle_at_{};
   std::unique_ptr<Worker> worker_;  // last: destroyed (its batch waited for) before the accumulators
 };
 
-// The accumulators of [spectra] on this rank's devices (none when disabled). edm resume: each
+// The accumulators of [spectra] on this rank's devices (none when disabled), each built by the
+// factory of the spectra methods with the campaign's spectra.method, or for "auto" the cost
+// model's pick (direct where the window's samples would alias harmonics); the methods, what chose
+// them and the cost model's numbers into `summary` (run.toml [spectra]) and the phase "spectra".
+// edm resume: each
 // device's with the method its checkpointed sums were made with (the record, "auto" resolved), so
 // a resume continues the same sums; ConfigError EDM-CKP-081 naming spectra.method and both methods
 // when the campaign asks explicitly for another. A checkpoint without the record (an older edm) is
 // resumed as the campaign resolves now, with a warning.
 std::optional<SpectraShards> open_spectra(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                                          const RunSummary& summary);
+                                          RunSummary& summary);
 // edm resume: every device's sums from this rank's checkpoint (the file start_or_resume read);
 // IoError naming the file and dataset when it lacks them or holds another grid.
 void resume_spectra(const RunPlan& plan, const BatchState& state, const RunSummary& S, SpectraShards& spectra);
