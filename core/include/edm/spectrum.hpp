@@ -14,6 +14,8 @@
 
 namespace edm {
 
+class FieldFile;  // field_file.hpp
+
 // ---------------------------------------------------------------------------------------------
 // Conventions (so that the numbers compare with frequency-domain codes, e.g. Jackson §14.5 in SI):
 //
@@ -234,9 +236,9 @@ struct SpectrumResult {
 // above the Nyquist frequency π/dt is ConfigError EDM-SPEC-020 naming the harmonic (it would alias;
 // it is never folded back). Throws IoError for unreadable files.
 SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options);
-// Same, with the physics given (no run.toml needed): the library entry point the one above wraps.
-SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
-                                const SpectrumOptions& options);
+// Same, on a field file already open (its layout checked by FieldFile::open) with the physics given
+// (no run.toml needed): the library entry point the one above wraps.
+SpectrumResult compute_spectrum(const FieldFile& field, const RunPhysics& physics, const SpectrumOptions& options);
 
 // Writes spectrum.h5 under `<file>.partial` and renames it into place. Layout (all SI):
 //   /axes/omega (nω, rad/s), /axes/x (nx, m), /axes/y (ny, m),
