@@ -1,7 +1,7 @@
 // field.h5's reader (edm/field_file.hpp): opens the file once, checks its whole layout there and keeps
 // the handle and the datasets open for the passes over the cube. Every kind of damage has one id,
-// whichever command meets it (edm spectrum, info, plot): before this owner the same short /E/y was
-// EDM-IO-071 in edm info and EDM-IO-016 in edm spectrum.
+// whichever command meets it (edm spectrum, info, plot): before this owner the same short /E/y had
+// one id in edm info and another (since retired) in edm spectrum.
 #include "edm/field_file.hpp"
 
 #include <hdf5.h>
