@@ -89,8 +89,8 @@ class FieldFile {
 std::vector<double> read_field_component(const std::filesystem::path& file, const std::string& name,
                                          std::size_t* ny = nullptr, std::size_t* nx = nullptr,
                                          std::size_t* ns = nullptr);
-// A 1-D floating-point dataset of any HDF5 file edm writes (field.h5, spectrum.h5), for tests and
-// tools; no format check (spectrum.h5 has its own owner).
+// Every element of a numeric dataset of any HDF5 file edm writes (field.h5, spectrum.h5), flattened
+// in storage order, for tests and tools; no format check (spectrum.h5 has its own owner).
 std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name);
 
 }  // namespace edm

@@ -311,7 +311,18 @@ std::vector<double> read_field_component(const std::filesystem::path& file, cons
 
 std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name) {
   const h5::Handle f = h5::open_file(file);
-  return h5::read_1d(f.get(), name, file);
+  const std::string what = file.string() + " " + name;
+  if (!h5::exists(f.get(), name)) throw IoError("EDM-IO-011", what + ": no such dataset");
+  const h5::Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  const h5::Handle space(d.valid() ? H5Dget_space(d.get()) : -1, H5Sclose);
+  if (!space.valid()) throw IoError("EDM-IO-011", what + ": not a dataset");
+  // Every element in storage order, whatever the rank (spectrum.h5's /oam/ell is (nh, 2)).
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  if (n > 0) h5::check_stored(d.get(), hsize_t(n), "EDM-IO-073", what);
+  std::vector<double> v(n > 0 ? std::size_t(n) : 0);
+  if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
+  return v;
 }
 
 }  // namespace edm
