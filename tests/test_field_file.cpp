@@ -174,6 +174,40 @@ BOOST_AUTO_TEST_CASE(geometry_is_what_the_campaign_asked) {
   BOOST_TEST((rows == std::vector<double>(whole.begin() + kNx * kSamples, whole.end())));
 }
 
+// An angular screen at infinity: 3 × 3 directions within ±0.05 rad about ẑ. The grid's angles, unit
+// directions whose centre is the axis itself, positive solid angles, and the far field's infinite radius.
+BOOST_AUTO_TEST_CASE(angular_geometry_holds_the_directions) {
+  const fs::path out = test::temp_dir("field_file_far") / "run";
+  const auto registry = PluginRegistry::discover();
+  const Campaign c = parse_campaign(test::small_far_cell({.electrons = 2}), "far.toml",
+                                    {{"run.output", "\"" + out.string() + "\"", Origin::CommandLine}},
+                                    registry.get("inverse_thomson").keys(), false);
+  Quiet q;
+  run_campaign(c, registry, RunOptions{}, q);
+  const FieldFile f = FieldFile::open(out / "field.h5");
+  const FieldGeometry& g = f.geometry();
+  BOOST_TEST(g.angular);
+  BOOST_TEST(g.far_field);
+  BOOST_TEST(std::isinf(g.screen_z));
+  BOOST_TEST(g.nx == 3u);
+  BOOST_TEST(g.ny == 3u);
+  BOOST_TEST(g.samples == 256u);
+  BOOST_TEST(g.x.front() == -0.05, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(g.y.back() == 0.05, boost::test_tools::tolerance(1e-12));
+  BOOST_REQUIRE(g.direction.size() == 27u);
+  BOOST_REQUIRE(g.solid_angle.size() == 9u);
+  for (std::size_t p = 0; p < 9; ++p) {
+    const double* n = &g.direction[3 * p];
+    BOOST_TEST(std::hypot(n[0], n[1], n[2]) == 1.0, boost::test_tools::tolerance(1e-12));
+    BOOST_TEST(g.solid_angle[p] > 0);
+  }
+  const double* centre = &g.direction[3 * 4];  // (iy, ix) = (1, 1)
+  BOOST_TEST(std::abs(centre[0]) < 1e-15);
+  BOOST_TEST(std::abs(centre[1]) < 1e-15);
+  BOOST_TEST(centre[2] == 1.0, boost::test_tools::tolerance(1e-15));
+  BOOST_TEST(f.summary().screen_type == "angular");
+}
+
 BOOST_AUTO_TEST_CASE(each_damage_has_its_one_id) {
   struct Case {
     std::string tag;
