@@ -220,16 +220,16 @@ BOOST_AUTO_TEST_CASE(each_damage_has_its_one_id) {
       {"short_ey", shorten_ey, "EDM-IO-071", {"/E/y", "/E/x"}},
       {"count_as_text", [](const fs::path& p) { set_root_string(p, "electron_count", "four"); }, "EDM-IO-072",
        {"electron_count"}},
-      {"format_0", [](const fs::path& p) { set_root_number(p, "edm_format", 0); }, "EDM-IO-076",
+      {"format_0", [](const fs::path& p) { set_root_number(p, "edm_format", 0); }, "EDM-IO-160",
        {"edm_format 0", "format 1"}},
-      {"format_99", [](const fs::path& p) { set_root_number(p, "edm_format", 99); }, "EDM-IO-076",
+      {"format_99", [](const fs::path& p) { set_root_number(p, "edm_format", 99); }, "EDM-IO-160",
        {"edm_format 99", "format 1"}},
-      {"format_none", [](const fs::path& p) { remove_root_attribute(p, "edm_format"); }, "EDM-IO-076",
+      {"format_none", [](const fs::path& p) { remove_root_attribute(p, "edm_format"); }, "EDM-IO-160",
        {"no root attribute edm_format", "written by edm ", "format 1"}},
       {"foreign", [](const fs::path& p) {
          remove_root_attribute(p, "edm_format");
          remove_root_attribute(p, "edm_version");
-       }, "EDM-IO-076", {"another tool"}},
+       }, "EDM-IO-160", {"another tool"}},
       {"format_as_text", [](const fs::path& p) { set_root_string(p, "edm_format", "1"); }, "EDM-IO-072",
        {"edm_format"}},
       {"text_file", [](const fs::path& p) { std::ofstream(p, std::ios::trunc) << "E,B\n1,2\n"; }, "EDM-IO-010", {}},
@@ -253,7 +253,7 @@ BOOST_AUTO_TEST_CASE(commands_refuse_another_format_and_change_nothing) {
     const auto r = test::run_edm(cmd + " " + dir.string() + (cmd == "spectrum" ? " --quiet" : ""));
     BOOST_TEST_CONTEXT(cmd << ": " << r.output) {
       BOOST_TEST(r.exit_code == 4);
-      BOOST_TEST(contains(r.output, "edm: error [EDM-IO-076]"));
+      BOOST_TEST(contains(r.output, "edm: error [EDM-IO-160]"));
       BOOST_TEST(contains(r.output, (dir / "field.h5").string()));
       BOOST_TEST(contains(r.output, "edm_format 99"));
     }

@@ -2,6 +2,7 @@
 // the writer is FieldWriter, writer.hpp). A FieldFile is opened once and holds the HDF5 handle; the
 // whole layout is checked at open (format version, every bucket's components of one shape, the axes'
 // lengths, the attributes' types), so that a reader never meets damage half way through a pass.
+// The format version is kRunFormat (for now in spectrum_file.hpp; it moves to run_files.hpp).
 // Geometry (with the one Nyquist formula, π/dt), the root attributes (summary), rows of a component
 // and 1-D datasets are read through it; no other file spells a field.h5 dataset path.
 #pragma once
@@ -13,10 +14,6 @@
 #include <vector>
 
 namespace edm {
-
-// The format of the files a run writes (field.h5's root attribute edm_format); a reader refuses
-// any other. Moves to run_files.hpp (the run folder's owner), which every file owner includes.
-inline constexpr int kRunFormat = 1;
 
 // What field.h5's root attributes and small datasets say about the run (edm info, edm plot).
 struct FieldFileSummary {
@@ -54,7 +51,7 @@ class FieldFile {
  public:
   // Opens and checks `file`. IoError naming the file (and the dataset or attribute) on every kind of
   // damage, one id per kind: EDM-IO-010 missing or not HDF5, EDM-IO-142 a FIFO/socket/device,
-  // EDM-IO-076 another format version (or none: an older edm or another tool), EDM-IO-011 a dataset
+  // EDM-IO-160 another format version (or none: an older edm or another tool), EDM-IO-011 a dataset
   // or attribute missing, EDM-IO-071 a wrong shape or inconsistent axes, EDM-IO-070 a dataset not of
   // floating point, EDM-IO-072 an attribute of the wrong type, EDM-IO-073 fewer elements stored
   // than declared.

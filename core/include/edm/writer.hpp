@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "edm/field_file.hpp"  // kRunFormat; the reader of what this writes
+#include "edm/field_file.hpp"  // the reader of what this writes
 #include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"

@@ -12,6 +12,7 @@
 #include <numbers>
 
 #include "edm/error.hpp"
+#include "edm/spectrum_file.hpp"  // kRunFormat, until run_files.hpp
 #include "io/h5.hpp"
 
 namespace edm {
@@ -104,11 +105,11 @@ void check_format(hid_t f, const std::filesystem::path& file) {
   if (!format) {
     const std::string who = version ? "by edm " + *version + ", before field.h5 carried a format version"
                                     : "by another tool (no edm_format, no edm_version)";
-    throw IoError("EDM-IO-076", file.string() + ": no root attribute edm_format: written " + who + "; " + want +
+    throw IoError("EDM-IO-160", file.string() + ": no root attribute edm_format: written " + who + "; " + want +
                                     ": run the campaign again with this edm");
   }
   if (*format != double(kRunFormat))
-    throw IoError("EDM-IO-076", file.string() + ": edm_format " + format_number(*format) + " (written by edm " +
+    throw IoError("EDM-IO-160", file.string() + ": edm_format " + format_number(*format) + " (written by edm " +
                                     version.value_or("?") + "); " + want + ": analyse it with the edm that wrote it");
 }
 

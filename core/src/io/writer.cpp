@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "edm/error.hpp"
+#include "edm/spectrum_file.hpp"  // kRunFormat, until run_files.hpp
 #include "io/h5.hpp"
 #include "io/run_lock.hpp"
 

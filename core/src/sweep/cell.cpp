@@ -186,7 +186,11 @@ std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
   const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
   // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
   // replaced (found in review).
-  if (!(keep && fs::exists(folder / "spectrum.h5"))) write_spectrum(folder / "spectrum.h5", r);
+  if (!(keep && fs::exists(folder / "spectrum.h5"))) {
+    SpectrumWriter out = SpectrumWriter::open(folder / "spectrum.h5", SpectrumPart::Analysis);
+    write_spectrum(out, r);
+    out.commit();
+  }
   std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
   if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
   const RunPhysics physics = read_run_physics(folder);
