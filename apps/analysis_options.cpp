@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "edm/error.hpp"
-#include "edm/writer.hpp"
+#include "edm/field_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -79,8 +79,7 @@ std::vector<int> parse_harmonic_list(const std::string& text) {
   return out;
 }
 
-SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics,
-                                         const std::filesystem::path& field_file) {
+SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics, const FieldFile& field) {
   // --gamma and --a0 keep a sentinel for "not given" (0, -1); any other value must be one the line
   // formula can use: NaN, inf or a negative a0 were silently replaced by the run's own values or gave
   // no harmonic maps at all (found by tests/test_hostile). Checked here too for callers that fill
@@ -101,9 +100,8 @@ SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics
   }
   // Default orders: 1–3, keeping only those whose band fits under Nyquist (an explicit request above
   // Nyquist is an error in compute_spectrum; a default simply leaves it out).
-  const auto t = read_dataset_1d(field_file, "/axes/t");
-  if (t.size() < 2) return o;
-  const double nyquist = M_PI * double(t.size() - 1) / (t.back() - t.front());
+  const double nyquist = field.geometry().nyquist_omega;  // 0: fewer than 2 samples (compute_spectrum refuses)
+  if (!(nyquist > 0)) return o;
   double base = physics.laser_omega;
   if (o.of == HarmonicBase::Line) base = expected_line_omega(physics, a.gamma, a.a0);
   for (int n = 1; n <= 3; ++n)

@@ -22,7 +22,6 @@ std::vector<int> parse_harmonic_list(const std::string& text);
 // Without --harmonics: orders 1–3 that fit under Nyquist, of the line when the run records its
 // ensemble's kinematics (every run since [kinematics] exists; spectrum.hpp), else of the laser.
 // Without --of: line when it is known, else laser.
-SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics,
-                                         const std::filesystem::path& field_file);
+SpectrumOptions resolve_analysis_options(const AnalysisArgs& a, const RunPhysics& physics, const FieldFile& field);
 
 }  // namespace edm::app

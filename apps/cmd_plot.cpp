@@ -80,7 +80,7 @@ std::filesystem::path find_script() {
 std::string stale_spectrum(const std::filesystem::path& dir) {
   const auto file = dir / "spectrum.h5";
   if (!std::filesystem::exists(file)) return "";
-  const std::string field_id = read_field_summary(dir / "field.h5").run_id;
+  const std::string field_id = FieldFile::open(dir / "field.h5").summary().run_id;
   std::optional<SpectrumSummary> s;
   try {
     s = SpectrumFile::open(file).summary();
@@ -202,7 +202,7 @@ int cmd_plot(const Args& args) {
     analyse_run(dir, a, ta);
   }
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
-  (void)read_field_summary(dir / "field.h5");
+  (void)FieldFile::open(dir / "field.h5");
   // The script shares the lock: if this process is killed while the script writes plots/, the
   // folder stays locked until the script has exited too.
   lock.share_with_children();

@@ -88,18 +88,17 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
 
 AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArgs& analysis,
                              const TwistedArgs& twisted) {
-  const auto field = dir / "field.h5";
   AnalysisProducts p;
   p.physics = read_run_physics(dir);
   const RunPhysics& phys = p.physics;
+  const FieldFile field = FieldFile::open(dir / "field.h5");  // opened once, for every step below
   const SpectrumOptions opt = resolve_analysis_options(analysis, phys, field);
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
+  // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
+  check_field_belongs_to_run(dir, field);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
   // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
-  const FieldFileSummary summary = read_field_summary(field);
-  // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
-  check_field_belongs_to_run(dir, summary);
-  if (summary.screen_type == "angular") topt.enabled = false;
+  if (field.geometry().angular) topt.enabled = false;
   if (topt.enabled) check_ring_options(field, topt.rings);
   try {
     p.spectrum = compute_spectrum(field, phys, opt);

@@ -17,6 +17,7 @@
 #include <iterator>
 #include <numbers>
 
+#include "edm/field_file.hpp"
 #include "edm/harmonics.hpp"
 #include "edm/oam.hpp"
 #include "edm/twisted_light.hpp"
@@ -151,7 +152,7 @@ edm::TwistedLightResult analyse(const fs::path& dir, std::vector<int> harmonics 
   const auto sp = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
   t.rings.radii = {4e-4, 6e-4};
-  return edm::compute_twisted_light(dir / "field.h5", sp, t);
+  return edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, t);
 }
 
 }  // namespace

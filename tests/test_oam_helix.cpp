@@ -21,6 +21,7 @@
 #include <fstream>
 #include <numbers>
 
+#include "edm/field_file.hpp"
 #include "edm/twisted_light.hpp"
 #include "edm/units.hpp"
 #include "edm/writer.hpp"
@@ -77,7 +78,7 @@ Analysis analyse(const fs::path& dir, edm::HarmonicBase of, std::vector<double> 
   t.harmonics_explicit = true;
   t.bin = bin;
   t.rings.radii = std::move(radii);
-  a.twisted = edm::compute_twisted_light(dir / "field.h5", a.spectrum, t);
+  a.twisted = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), a.spectrum, t);
   return a;
 }
 

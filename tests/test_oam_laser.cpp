@@ -13,6 +13,7 @@
 #include <numbers>
 #include <sstream>
 
+#include "edm/field_file.hpp"
 #include "edm/campaign.hpp"
 #include "edm/laser.hpp"
 #include "edm/twisted_light.hpp"
@@ -68,7 +69,7 @@ Analysis analyse(const fs::path& dir, edm::Window w, std::vector<double> radii =
   edm::TwistedLightOptions t;
   t.harmonics_explicit = true;
   t.rings.radii = std::move(radii);
-  a.twisted = edm::compute_twisted_light(dir / "field.h5", a.spectrum, t);
+  a.twisted = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), a.spectrum, t);
   return a;
 }
 
@@ -196,8 +197,8 @@ BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
   one.threads = 1;
   one.slab_bytes = 1;  // one row per slab
   many.threads = 3;
-  const auto a = edm::compute_twisted_light(dir / "field.h5", sp, one);
-  const auto c = edm::compute_twisted_light(dir / "field.h5", sp, many);
+  const auto a = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, one);
+  const auto c = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, many);
   BOOST_TEST(a.maps.cartesian == c.maps.cartesian);
   BOOST_TEST(a.observables.dW_domega == c.observables.dW_domega);
   BOOST_TEST(a.observables.dLz_domega == c.observables.dLz_domega);
@@ -208,7 +209,7 @@ BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
   s.nx = s.ny = 1;
   const auto dot = laser_run("onepixel", b, s);
   const auto sp1 = edm::compute_spectrum(dot, o);
-  const auto t1 = edm::compute_twisted_light(dot / "field.h5", sp1, {});
+  const auto t1 = edm::compute_twisted_light(edm::FieldFile::open(dot / "field.h5"), sp1, {});
   BOOST_TEST(t1.rings.radii.empty());
   {
     auto out = edm::SpectrumWriter::open(dot / "spectrum.h5", edm::SpectrumPart::Analysis);

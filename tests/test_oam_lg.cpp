@@ -13,6 +13,7 @@
 #include <iterator>
 #include <numbers>
 
+#include "edm/field_file.hpp"
 #include "edm/twisted_light.hpp"
 #include "synthetic_run.hpp"
 #include "test_support.hpp"
@@ -57,7 +58,7 @@ BOOST_AUTO_TEST_CASE(lg_fundamental_carries_the_laser_angular_momentum) {
   edm::TwistedLightOptions t;
   t.harmonics_explicit = true;
   t.rings.radii = {1e-4, 1.2e-4};
-  const auto tw = edm::compute_twisted_light(dir / "field.h5", sp, t);
+  const auto tw = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, t);
   const int m = -2, sigma_edm = -1, J = -(m + sigma_edm);
   for (std::size_t s = 0; s < 2; ++s) {
     const int ell = J - edm::kSigmas[s];
@@ -152,7 +153,7 @@ BOOST_AUTO_TEST_CASE(harmonic_without_energy_is_refused_by_name) {
   o.window = edm::Window::None;
   o.harmonics = {1, 2};
   const auto sp = edm::compute_spectrum(dir, o);
-  const auto tw = edm::compute_twisted_light(dir / "field.h5", sp, {});
+  const auto tw = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, {});
   BOOST_TEST(tw.band_share[1] < edm::kNoEnergyFraction);
   BOOST_TEST_REQUIRE(!tw.fits[2].empty());
   BOOST_TEST(int(tw.fits[2][0].status) == int(edm::RingStatus::NoEnergy));

@@ -11,29 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "edm/field_file.hpp"
 #include "edm/spectrum.hpp"
 #include <array>
 
 namespace edm {
 
-struct FieldFileSummary {
-  std::string run_id, edm_version, scenario, mode;
-  double electron_count = 0, screen_z = 0, window_clipped_electrons = 0;
-  std::string screen_type = "flat";  // "angular": x, y are angles (rad) and screen_z the radius (inf: far field)
-  std::size_t nx = 0, ny = 0, samples = 0;
-  double t_first = 0, t_last = 0;                     // s, /axes/t
-  double x_min = 0, x_max = 0, y_min = 0, y_max = 0;  // m, pixel centres
-  std::vector<std::string> buckets;                   // "E", "B", "E_far", "B_far" present
-  bool has_gamma = false;
-  double gamma_mean_first = 0, gamma_mean_last = 0;  // ensemble mean γ at the ends of /gamma/mean
-};
-// Throws IoError naming the file if it cannot be opened or has no /E/x.
-FieldFileSummary read_field_summary(const std::filesystem::path& field_file);
-
 struct RunFolderInfo {
   std::filesystem::path folder;
   toml::table manifest;                     // RUN/run.toml
-  std::optional<FieldFileSummary> field;    // RUN/field.h5, when present
+  std::optional<FieldFileSummary> field;    // RUN/field.h5, when present (FieldFile::summary)
   std::shared_ptr<const SpectrumFile> spectrum_file;  // RUN/spectrum.h5, when present (opened and checked once)
   std::optional<SpectrumSummary> spectrum;            // its edm spectrum part, when present
   struct File {
@@ -66,10 +53,10 @@ void check_run_manifest(const toml::table& manifest, const std::filesystem::path
 // naming FOLDER/run.toml, field.h5 or spectrum.h5 when one is a FIFO, socket or device.
 void refuse_special_run_files(const std::filesystem::path& folder);
 
-// For the analysis commands: IoError EDM-INFO-010 naming FOLDER/field.h5 when its run id (`field`,
-// read_field_summary) is not the one FOLDER/run.toml records. Only ids both files carry are
-// compared (a field.h5 written by hand, without one, is analysed as before).
-void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field);
+// For the analysis commands: IoError EDM-INFO-010 naming the field file when its run id
+// (field.summary()) is not the one FOLDER/run.toml records. Only non-empty ids are compared (a
+// field.h5 that FieldWriter wrote in a test, with an empty run id, is analysed as before).
+void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFile& field);
 
 // The unit axis of a run's screen from its manifest: an angular screen's [campaign.screen] axis
 // (default z), a flat one's sign([screen] distance)·ẑ.

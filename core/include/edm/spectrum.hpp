@@ -15,6 +15,8 @@
 
 namespace edm {
 
+class FieldFile;  // field_file.hpp
+
 // ---------------------------------------------------------------------------------------------
 // Conventions (so that the numbers compare with frequency-domain codes, e.g. Jackson §14.5 in SI):
 //
@@ -235,9 +237,9 @@ struct SpectrumResult {
 // above the Nyquist frequency π/dt is ConfigError EDM-SPEC-020 naming the harmonic (it would alias;
 // it is never folded back). Throws IoError for unreadable files.
 SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options);
-// Same, with the physics given (no run.toml needed): the library entry point the one above wraps.
-SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
-                                const SpectrumOptions& options);
+// Same, on a field file already open (its layout checked by FieldFile::open) with the physics given
+// (no run.toml needed): the library entry point the one above wraps.
+SpectrumResult compute_spectrum(const FieldFile& field, const RunPhysics& physics, const SpectrumOptions& options);
 
 // Writes edm spectrum's part of spectrum.h5 into a writer of SpectrumPart::Analysis (the caller
 // commits; edm/spectrum_file.hpp). Layout (all SI):

@@ -72,15 +72,15 @@ struct TwistedLightResult {
 
 // Checks the ring options against the screen of field.h5 (reads the axes only), so that a bad
 // option is refused before any spectrum is computed.
-void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings);
+void check_ring_options(const FieldFile& field, const RingOptions& rings);
 
 // The analysis of field.h5 with the spectrum already computed from it. The noise floor of the
 // headline ℓ takes the knots per period from the run.toml beside field.h5 ([config]; none there:
 // the round-off floor). Throws ConfigError for the
 // refusals of plan_rings and EDM-OAM-010 (a requested harmonic without energy), IoError for
 // unreadable files.
-TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file,
-                                         const SpectrumResult& spectrum, const TwistedLightOptions& options);
+TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumResult& spectrum,
+                                         const TwistedLightOptions& options);
 
 // Writes the spectrum and, when enabled, the groups /harmonic_field, /observables, /oam and
 // /envelope (share/docs/outputs.md) into a writer of SpectrumPart::Analysis; the caller commits it

@@ -3,13 +3,15 @@
 // mode), axes /axes/x, /axes/y, /axes/t in SI, the γ(τ) trace in /gamma. The file is valid openPMD
 // 1.1.0: the field groups are openPMD mesh records under /data/0/meshes/, and /E, /B, … are hard
 // links to them. Written slab by slab under a temporary name in the run folder and renamed when
-// complete, so a crash, a full disk or an error never leaves a field.h5 that looks finished.
+// complete, so a crash, a full disk or an error never leaves a field.h5 that looks finished. The root
+// attribute edm_format (kRunFormat) is what FieldFile (field_file.hpp) checks before reading.
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 
+#include "edm/field_file.hpp"  // the reader of what this writes
 #include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
 #include "edm/units.hpp"
@@ -48,11 +50,5 @@ class FieldWriter {
   std::unique_ptr<Impl> impl_;
   std::uint64_t bytes_ = 0;
 };
-
-// Reads one component back (tests, edm info/spectrum): shape (Ny, Nx, N_samples), SI.
-std::vector<double> read_field_component(const std::filesystem::path& file, const std::string& name,
-                                         std::size_t* ny = nullptr, std::size_t* nx = nullptr,
-                                         std::size_t* ns = nullptr);
-std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name);
 
 }  // namespace edm

@@ -1,6 +1,6 @@
-// Run folder inspection for `edm info`: parses run.toml with toml++, reads field.h5's root
-// attributes, axes and /gamma ends (small datasets only; the cube is never read), and spectrum.h5's
-// summary attributes.
+// Run folder inspection for `edm info`: parses run.toml with toml++, takes field.h5's summary from
+// FieldFile (root attributes, axes, /gamma ends; the cube is never read), and spectrum.h5's summary
+// attributes.
 #include "edm/run_folder.hpp"
 
 #include <algorithm>
@@ -13,57 +13,6 @@
 #include "io/h5.hpp"
 
 namespace edm {
-
-FieldFileSummary read_field_summary(const std::filesystem::path& field_file) {
-  h5::Handle file = h5::open_file(field_file);
-  const hid_t f = file.get();
-  FieldFileSummary s;
-  s.run_id = h5::attr_string(f, "run_id").value_or("");
-  s.edm_version = h5::attr_string(f, "edm_version").value_or("");
-  s.scenario = h5::attr_string(f, "scenario").value_or("");
-  s.mode = h5::attr_string(f, "mode").value_or("");
-  s.electron_count = h5::attr_double(f, "electron_count").value_or(0);
-  s.screen_z = h5::attr_double(f, "screen_z").value_or(0);
-  s.screen_type = h5::attr_string(f, "screen_type").value_or("flat");
-  s.window_clipped_electrons = h5::attr_double(f, "window_clipped_electrons").value_or(0);
-  const auto shape = h5::shape_3d(f, "/E/x", field_file);
-  s.ny = shape[0];
-  s.nx = shape[1];
-  s.samples = shape[2];
-  // Every component of every bucket has /E/x's shape and the axes its lengths, or the file is
-  // damaged: the summary must not describe a cube that spectrum or plot would refuse.
-  for (const char* b : {"E", "B", "E_far", "B_far"}) {
-    if (!h5::exists(f, std::string("/") + b + "/x")) continue;
-    s.buckets.push_back(b);
-    for (const char* c : {"x", "y", "z"}) {
-      const std::string name = std::string("/") + b + "/" + c;
-      if (h5::shape_3d(f, name, field_file) != shape)
-        throw IoError("EDM-IO-071", field_file.string() + ": " + name + " does not have the shape of /E/x");
-    }
-  }
-  if (std::find(s.buckets.begin(), s.buckets.end(), std::string("B")) == s.buckets.end())
-    throw IoError("EDM-IO-071", field_file.string() + ": /E/x without /B/x");
-  const auto t = h5::read_1d(f, "/axes/t", field_file);
-  const auto x = h5::read_1d(f, "/axes/x", field_file);
-  const auto y = h5::read_1d(f, "/axes/y", field_file);
-  if (t.size() != s.samples || x.size() != s.nx || y.size() != s.ny)
-    throw IoError("EDM-IO-071", field_file.string() + ": /axes/x, /axes/y, /axes/t do not match the shape of /E/x");
-  if (!t.empty()) s.t_first = t.front(), s.t_last = t.back();
-  if (!x.empty()) s.x_min = x.front(), s.x_max = x.back();
-  if (!y.empty()) s.y_min = y.front(), s.y_max = y.back();
-  if (h5::exists(f, "/gamma/mean")) {
-    const auto g = h5::read_1d(f, "/gamma/mean", field_file);
-    // Grid points no electron reached are NaN; report the first and last defined values.
-    auto first = std::find_if(g.begin(), g.end(), [](double v) { return std::isfinite(v); });
-    auto last = std::find_if(g.rbegin(), g.rend(), [](double v) { return std::isfinite(v); });
-    if (first != g.end()) {
-      s.has_gamma = true;
-      s.gamma_mean_first = *first;
-      s.gamma_mean_last = *last;
-    }
-  }
-  return s;
-}
 
 namespace {
 
@@ -131,7 +80,7 @@ void refuse_special_run_files(const std::filesystem::path& folder) {
   for (const char* name : {"run.toml", "field.h5", "spectrum.h5"}) h5::refuse_special_file(folder / name);
 }
 
-void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field) {
+void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFile& field) {
   // The caller has read run.toml already (a malformed one is its own error); here only the id counts:
   // a field.h5 rewritten whole (h5repack) keeps its run but not its size.
   toml::table manifest;
@@ -141,8 +90,9 @@ void check_field_belongs_to_run(const std::filesystem::path& folder, const Field
     return;
   }
   const std::string want_id = manifest_field_run_id(manifest);
-  if (!want_id.empty() && !field.run_id.empty() && field.run_id != want_id)
-    refuse_pair(folder, folder / "field.h5", "its run id is " + field.run_id + ", the manifest's " + want_id);
+  const std::string& have_id = field.summary().run_id;
+  if (!want_id.empty() && !have_id.empty() && have_id != want_id)
+    refuse_pair(folder, field.path(), "its run id is " + have_id + ", the manifest's " + want_id);
 }
 
 void check_run_manifest(const toml::table& manifest, const std::filesystem::path& file) {
@@ -178,7 +128,7 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
     throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
   info.manifest = read_run_manifest(folder);
   if (std::filesystem::exists(folder / "field.h5")) {
-    info.field = read_field_summary(folder / "field.h5");
+    info.field = FieldFile::open(folder / "field.h5").summary();
     check_field_matches_manifest(info, folder / "field.h5");
   }
   if (std::filesystem::exists(folder / "spectrum.h5")) {

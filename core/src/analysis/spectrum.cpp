@@ -20,6 +20,7 @@
 #include "edm/coverage.hpp"
 #include "edm/directions.hpp"
 #include "edm/error.hpp"
+#include "edm/field_file.hpp"
 #include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/units.hpp"
@@ -260,7 +261,8 @@ double expected_line_omega(const RunPhysics& p, double gamma, double a0) {
 }
 
 SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options) {
-  return compute_spectrum(run_dir / "field.h5", read_run_physics(run_dir), options);
+  const RunPhysics physics = read_run_physics(run_dir);
+  return compute_spectrum(FieldFile::open(run_dir / "field.h5"), physics, options);
 }
 
 namespace {
@@ -292,54 +294,34 @@ struct RowScratch {
   std::vector<double> buf, power, d2;
 };
 
-// Axes, shape, time step and screen of the field file into r; returns the datasets' shape.
-std::array<std::size_t, 3> read_geometry(hid_t f, const std::filesystem::path& field_file,
-                                         const std::string& eb, SpectrumResult& r) {
-  r.x = h5::read_1d(f, "/axes/x", field_file);
-  r.y = h5::read_1d(f, "/axes/y", field_file);
-  const std::vector<double> t = h5::read_1d(f, "/axes/t", field_file);
-  const auto shape = h5::shape_3d(f, eb + "x", field_file);
-  r.ny = shape[0];
-  r.nx = shape[1];
-  r.samples = shape[2];
-  if (r.x.size() != r.nx || r.y.size() != r.ny || t.size() != r.samples)
-    throw IoError("EDM-IO-016", field_file.string() + ": axes do not match the field datasets");
-  if (r.samples < 2) throw IoError("EDM-IO-017", field_file.string() + ": fewer than 2 time samples");
-  const std::size_t N = r.samples, nx = r.nx, ny = r.ny;
-  r.dt = (t.back() - t.front()) / double(N - 1);
-  if (!(r.dt > 0)) throw IoError("EDM-IO-016", field_file.string() + ": /axes/t is not increasing");
-  r.screen_z = h5::attr_double(f, "screen_z").value_or(0.0);
-  if (r.screen_z == 0) throw IoError("EDM-IO-016", field_file.string() + ": no screen_z attribute");
-  r.pixel_dx = nx > 1 ? (r.x.back() - r.x.front()) / double(nx - 1) : 0.0;
-  r.pixel_dy = ny > 1 ? (r.y.back() - r.y.front()) / double(ny - 1) : 0.0;
-  r.nyquist_omega = kPi / r.dt;
-  return shape;
-}
-
-// A 2-D (ny, nx) float dataset, checked against that shape.
-std::vector<double> read_2d(hid_t f, const char* name, std::size_t ny, std::size_t nx,
-                            const std::filesystem::path& field_file) {
-  h5::Handle d(H5Dopen2(f, name, H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) throw IoError("EDM-IO-016", field_file.string() + ": no " + name + " (an angular screen's table)");
-  h5::Handle sp(H5Dget_space(d.get()), H5Sclose);
-  hsize_t dims[2] = {0, 0};
-  if (!sp.valid() || H5Sget_simple_extent_ndims(sp.get()) != 2 || H5Sget_simple_extent_dims(sp.get(), dims, nullptr) < 0 ||
-      dims[0] != ny || dims[1] != nx)
-    throw IoError("EDM-IO-016", field_file.string() + ": " + name + " is not (ny, nx) like the field datasets");
-  std::vector<double> v(ny * nx);
-  if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw IoError("EDM-IO-013", "cannot read " + std::string(name) + " from " + field_file.string());
-  return v;
+// The field file's geometry into r (FieldFile checked the axes against the cube at open).
+void take_geometry(const FieldFile& field, SpectrumResult& r) {
+  const FieldGeometry& g = field.geometry();
+  r.x = g.x;
+  r.y = g.y;
+  r.ny = g.ny;
+  r.nx = g.nx;
+  r.samples = g.samples;
+  if (r.samples < 2) throw IoError("EDM-IO-017", field.path().string() + ": fewer than 2 time samples");
+  r.dt = g.dt;
+  r.screen_z = g.screen_z;
+  r.pixel_dx = g.pixel_dx;
+  r.pixel_dy = g.pixel_dy;
+  r.nyquist_omega = g.nyquist_omega;
+  r.angular = g.angular;
+  if (!r.angular) return;
+  r.far_field = g.far_field;
+  r.screen_angles = g.screen_angles;
+  r.screen_axis = g.screen_axis;
 }
 
 // An angular screen's table (share/docs/outputs.md): the directions, their cells' solid angles, the
 // radius.
-void read_angular(hid_t f, const std::filesystem::path& field_file, SpectrumResult& r, Pass& p) {
+void take_angular(const FieldFile& field, SpectrumResult& r, Pass& p) {
   p.angular = true;
   p.R2 = r.far_field ? 1.0 : r.screen_z * r.screen_z;
-  const std::array<std::size_t, 3> shape{p.ny, p.nx, 3};
-  h5::read_rows(f, "/axes/direction", shape, 0, p.ny, r.direction, field_file);
-  r.solid_angle = read_2d(f, "/axes/solid_angle", p.ny, p.nx, field_file);
+  r.direction = field.geometry().direction;
+  r.solid_angle = field.geometry().solid_angle;
 }
 
 // The on-axis sample (nearest_axis_sample): an angular grid's directions about its axis, a flat
@@ -576,32 +558,32 @@ void process_slab(const Pass& p, SpectrumResult& r, const Slab& slab, std::size_
 // its spectrum would be NaN energies written as a result (found by tests/test_hostile). Names the
 // dataset and the sample [iy, ix, k].
 void refuse_non_finite(const std::vector<double>& v, const std::string& dataset, std::size_t iy0, std::size_t nx,
-                       std::size_t N, const std::filesystem::path& field_file) {
+                       std::size_t N, const FieldFile& field) {
   const auto bad = std::find_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); });
   if (bad == v.end()) return;
   const std::size_t i = std::size_t(bad - v.begin());
   const std::size_t row = N * nx;
-  throw IoError("EDM-IO-141", field_file.string() + " " + dataset + ": sample [" + std::to_string(iy0 + i / row) +
+  throw IoError("EDM-IO-141", field.path().string() + " " + dataset + ": sample [" + std::to_string(iy0 + i / row) +
                                   ", " + std::to_string(i % row / N) + ", " + std::to_string(i % N) + "] is " +
                                   format_g(*bad) + " (edm writes finite fields only: the file is damaged or not edm's)");
 }
 
-// The field file slab by slab: six components of (rows, nx, N) doubles within the read budget.
-void accumulate_slabs(hid_t f, const std::filesystem::path& field_file, const std::string& eb,
-                      const std::string& bb, const std::array<std::size_t, 3>& shape,
-                      const SpectrumOptions& opt, const Pass& p, SpectrumResult& r) {
+// The field file slab by slab: six components of (rows, nx, N) doubles within the read budget, the
+// far-field buckets where the run wrote them (split mode), else E and B.
+void accumulate_slabs(const FieldFile& field, const SpectrumOptions& opt, const Pass& p, SpectrumResult& r) {
   const analysis::SlabRows plan =
       analysis::plan_slab_rows(6 * p.nx * p.N * sizeof(double), opt.slab_bytes, opt.threads);
   std::vector<double> row_integrated(plan.rows_per_slab * p.nw);
   Slab slab;
-  const char* comp[3] = {"x", "y", "z"};
+  const bool split = field.geometry().split;
+  const int eb = split ? kBucketEFar : kBucketE, bb = split ? kBucketBFar : kBucketB;
   for (std::size_t iy0 = 0; iy0 < p.ny; iy0 += plan.rows_per_slab) {
     const std::size_t iy1 = std::min(p.ny, iy0 + plan.rows_per_slab);
     for (int c = 0; c < 3; ++c) {
-      h5::read_rows(f, eb + comp[c], shape, iy0, iy1, slab.E[c], field_file);
-      h5::read_rows(f, bb + comp[c], shape, iy0, iy1, slab.B[c], field_file);
-      refuse_non_finite(slab.E[c], eb + comp[c], iy0, p.nx, p.N, field_file);
-      refuse_non_finite(slab.B[c], bb + comp[c], iy0, p.nx, p.N, field_file);
+      field.read_rows(eb, c, iy0, iy1, slab.E[c]);
+      field.read_rows(bb, c, iy0, iy1, slab.B[c]);
+      refuse_non_finite(slab.E[c], FieldFile::component_name(eb, c), iy0, p.nx, p.N, field);
+      refuse_non_finite(slab.B[c], FieldFile::component_name(bb, c), iy0, p.nx, p.N, field);
     }
     process_slab(p, r, slab, iy0, iy1, plan.threads, row_integrated);
   }
@@ -658,26 +640,14 @@ void finish_totals(const Pass& p, SpectrumResult& r) {
 
 }  // namespace
 
-SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
-                                const SpectrumOptions& opt) {
-  h5::Handle file = h5::open_file(field_file);
-  const hid_t f = file.get();
+SpectrumResult compute_spectrum(const FieldFile& field, const RunPhysics& physics, const SpectrumOptions& opt) {
   SpectrumResult r;
   r.window = opt.window;
   r.laser_omega = physics.laser_omega;
-  r.mode = h5::attr_string(f, "mode").value_or("total");
-  r.run_id = h5::attr_string(f, "run_id").value_or("");
-  const bool split = h5::exists(f, "/E_far/x");
-  const std::string eb = split ? "/E_far/" : "/E/", bb = split ? "/B_far/" : "/B/";
-  r.field_used = split ? "E_far" : "E";
-
-  const auto shape = read_geometry(f, field_file, eb, r);
-  if (h5::attr_string(f, "screen_type").value_or("flat") == "angular") {
-    r.angular = true;
-    r.far_field = std::isinf(r.screen_z);
-    r.screen_angles = h5::attr_string(f, "screen_angles").value_or("xy");
-    r.screen_axis = h5::attr_string(f, "screen_axis").value_or("z");
-  }
+  r.mode = field.summary().mode;
+  r.run_id = field.summary().run_id;
+  r.field_used = field.geometry().split ? "E_far" : "E";
+  take_geometry(field, r);
   Pass p;
   p.N = r.samples;
   p.nx = r.nx;
@@ -688,10 +658,10 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
   p.nh = r.harmonic_orders.size();
   band_bins(r, p);
   prepare_pass(r, opt, p);
-  if (r.angular) read_angular(f, field_file, r, p);
+  if (r.angular) take_angular(field, r, p);
   pick_axis_sample(r);
   find_aliases(r, physics, opt);
-  accumulate_slabs(f, field_file, eb, bb, shape, opt, p, r);
+  accumulate_slabs(field, opt, p, r);
   finish_totals(p, r);
   if (const LineYield y = on_axis_line_yield(r, physics); y.known) r.line_photons_per_bw = y.photons_per_bw;
   return r;

@@ -16,8 +16,8 @@
 #include "analysis/real_fft.hpp"
 #include "analysis/slab_rows.hpp"
 #include "edm/error.hpp"
+#include "edm/field_file.hpp"
 #include "edm/units.hpp"
-#include "io/h5.hpp"
 
 namespace edm {
 namespace {
@@ -39,7 +39,7 @@ struct Pass {
   double dt = 0, t0 = 0, dw = 0, area = 0, zabs = 0;
   int normal = 1;
   bool split = false;
-  std::vector<std::string> datasets;  // flux E x y z, flux B x y z[, total E x y z, total B x y z]
+  std::vector<std::array<int, 2>> datasets;  // (bucket, comp): flux E x y z, flux B x y z[, total E, B]
   std::vector<std::vector<std::complex<double>>> kernels;  // per harmonic: the DFT row of its bin
   std::vector<double> omega_bin;                           // per harmonic: ω_k of its bin
   std::vector<double> base_phase;                          // per harmonic: ω_k (t_0 − |z|/c) mod 2π
@@ -53,7 +53,7 @@ struct Pass {
   std::vector<double> x, y;
 };
 
-Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult& sp, HarmonicBin bin) {
+Pass plan_pass(const FieldFile& field, const SpectrumResult& sp, HarmonicBin bin) {
   Pass P;
   P.nx = sp.nx;
   P.ny = sp.ny;
@@ -63,20 +63,25 @@ Pass plan_pass(hid_t f, const std::filesystem::path& file, const SpectrumResult&
   P.dt = sp.dt;
   P.x = sp.x;
   P.y = sp.y;
-  const std::vector<double> t = h5::read_1d(f, "/axes/t", file);
-  if (t.size() != P.n) throw IoError("EDM-IO-016", file.string() + ": /axes/t does not match the spectrum");
-  P.t0 = t.front();
+  // The spectrum must be this file's: its pass indexes the cube with the spectrum's shape.
+  const FieldGeometry& g = field.geometry();
+  if (g.samples != P.n || g.nx != P.nx || g.ny != P.ny)
+    throw IoError("EDM-IO-071", field.path().string() + " /E/x: shape (" + std::to_string(g.ny) + ", " +
+                                    std::to_string(g.nx) + ", " + std::to_string(g.samples) +
+                                    "), the spectrum was computed from another (" + std::to_string(P.ny) + ", " +
+                                    std::to_string(P.nx) + ", " + std::to_string(P.n) + ")");
+  P.t0 = g.t.front();
   P.dw = 2 * kPi / (double(P.n) * P.dt);
   P.area = sp.pixel_dx * sp.pixel_dy;
   P.normal = sp.screen_z > 0 ? 1 : -1;
   P.zabs = std::abs(sp.screen_z);
   P.split = sp.field_used == "E_far";
-  const std::string eb = P.split ? "/E_far/" : "/E/", bb = P.split ? "/B_far/" : "/B/";
-  for (const std::string& b : {eb, bb})
-    for (const char* c : {"x", "y", "z"}) P.datasets.push_back(b + c);
+  const int eb = P.split ? kBucketEFar : kBucketE, bb = P.split ? kBucketBFar : kBucketB;
+  for (const int b : {eb, bb})
+    for (int c = 0; c < 3; ++c) P.datasets.push_back({b, c});
   if (P.split)
-    for (const std::string b : {"/E/", "/B/"})
-      for (const char* c : {"x", "y", "z"}) P.datasets.push_back(b + c);
+    for (const int b : {int(kBucketE), int(kBucketB)})
+      for (int c = 0; c < 3; ++c) P.datasets.push_back({b, c});
   P.g = parseval_weights(P.n);
   const std::vector<double> w = window_weights(sp.window, P.n);
   for (std::size_t h = 0; h < P.nh; ++h) {
@@ -188,7 +193,7 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
 }
 
 // The slab loop of spectrum.cpp: rows of a slab in parallel, screen sums added in row order.
-void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const TwistedLightOptions& opt,
+void run_pass(const FieldFile& field, const Pass& P, const TwistedLightOptions& opt,
               HarmonicMaps& maps, ScreenObservables& obs) {
   const std::size_t nc = P.datasets.size(), nw = P.nw;
   const analysis::SlabRows plan =
@@ -197,9 +202,8 @@ void run_pass(hid_t f, const std::filesystem::path& file, const Pass& P, const T
   std::vector<std::vector<double>> row_acc(plan.rows_per_slab);
   for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += plan.rows_per_slab) {
     const std::size_t iy1 = std::min(P.ny, iy0 + plan.rows_per_slab);
-    // Every component must have the spectrum's shape; read_rows refuses one that does not.
-    const std::array<std::size_t, 3> shape = {P.ny, P.nx, P.n};
-    for (std::size_t q = 0; q < nc; ++q) h5::read_rows(f, P.datasets[q], shape, iy0, iy1, slab[q], file);
+    // Every component has the spectrum's shape: FieldFile checked them all at open.
+    for (std::size_t q = 0; q < nc; ++q) field.read_rows(P.datasets[q][0], P.datasets[q][1], iy0, iy1, slab[q]);
     analysis::for_rows_in_parallel(
         iy0, iy1, plan.threads, [&] { return Scratch(P); },
         [&](std::size_t iy, Scratch& s) {
@@ -340,14 +344,11 @@ double cube_relative_error(int knots_per_period) {
   return std::max(kCubeRoundoff, kCubeErrorAt16 * std::pow(ratio, ratio > 1 ? 6 : 4));
 }
 
-void check_ring_options(const std::filesystem::path& field_file, const RingOptions& rings) {
-  h5::Handle file = h5::open_file(field_file);
-  const auto x = h5::read_1d(file.get(), "/axes/x", field_file);
-  const auto y = h5::read_1d(file.get(), "/axes/y", field_file);
-  plan_rings(grid_geometry(x, y), rings);
+void check_ring_options(const FieldFile& field, const RingOptions& rings) {
+  plan_rings(grid_geometry(field.geometry().x, field.geometry().y), rings);
 }
 
-TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file, const SpectrumResult& sp,
+TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumResult& sp,
                                          const TwistedLightOptions& opt) {
   TwistedLightResult r;
   if (!opt.enabled) return r;
@@ -357,10 +358,9 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   r.floor_relative = opt.rings.floor;
   r.min_fraction = opt.rings.min_fraction;
   r.max_residual = opt.rings.max_residual;
-  r.knots_per_period = recorded_knots_per_period(field_file);
-  h5::Handle file = h5::open_file(field_file);
+  r.knots_per_period = recorded_knots_per_period(field.path());
   r.bin = opt.bin;
-  const Pass P = plan_pass(file.get(), field_file, sp, opt.bin);
+  const Pass P = plan_pass(field, sp, opt.bin);
   r.band_share = band_shares(P, sp, opt);
 
   auto& m = r.maps;
@@ -387,7 +387,7 @@ TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file
   o.band_fluence.assign(P.nh * np, 0.0);
   o.band_lz_density.assign(P.nh * np, 0.0);
 
-  run_pass(file.get(), field_file, P, opt, m, o);
+  run_pass(field, P, opt, m, o);
   fill_circular(m);
   finish_observables(P, sp, o);
   fit_rings(sp, r);

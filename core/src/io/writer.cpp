@@ -1,5 +1,6 @@
-// field.h5 writer and readers (HDF5 C API). The file is built under "<name>.partial" and renamed
-// into place only by commit(), so nothing under the final name is ever half-written.
+// field.h5's writer (HDF5 C API; its reader is FieldFile, field_file.cpp). The file is built under
+// "<name>.partial" and renamed into place only by commit(), so nothing under the final name is ever
+// half-written.
 #include "edm/writer.hpp"
 
 #include <hdf5.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "edm/error.hpp"
+#include "edm/spectrum_file.hpp"  // kRunFormat, until run_files.hpp
 #include "io/h5.hpp"
 #include "io/run_lock.hpp"
 
@@ -154,6 +156,7 @@ std::string hdf5_version() {
 // openPMDextension, basePath, meshesPath, iterationEncoding, iterationFormat; recommended:
 // author, software, softwareVersion, date; optional: machine, softwareDependencies).
 void write_root_attributes(hid_t f, const Screen& screen, const Normalization& units, const FieldFileInfo& info) {
+  attr_u32(f, "edm_format", std::uint32_t(kRunFormat));  // FieldFile refuses any other
   attr_string(f, "edm_version", info.edm_version);
   attr_string(f, "run_id", info.run_id);
   attr_string(f, "scenario", info.scenario);
@@ -425,52 +428,6 @@ void FieldWriter::commit() {
   std::filesystem::rename(I.partial_path, I.final_path, ec);
   if (ec) io_fail("cannot rename to " + I.final_path.string() + ": " + ec.message(), I.partial_path);
   I.committed = true;
-}
-
-static Handle open_dataset(const std::filesystem::path& file, const std::string& name, Handle& f) {
-  h5::silence();
-  h5::refuse_special_file(file);
-  f = Handle(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!f.valid()) throw IoError("EDM-IO-010", "cannot open " + file.string());
-  Handle d(H5Dopen2(f.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) throw IoError("EDM-IO-011", "no dataset " + name + " in " + file.string());
-  return d;
-}
-
-std::vector<double> read_field_component(const std::filesystem::path& file, const std::string& name,
-                                         std::size_t* ny, std::size_t* nx, std::size_t* ns) {
-  Handle f;
-  Handle d = open_dataset(file, name, f);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hsize_t dims[3] = {0, 0, 0};
-  if (H5Sget_simple_extent_ndims(space.get()) != 3)
-    throw IoError("EDM-IO-012", name + " in " + file.string() + " is not 3-D");
-  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
-  // The dimensions come from the file: their product must not wrap (a short buffer that H5Dread
-  // would overrun) and must be really stored before anything is allocated.
-  const hssize_t npoints = H5Sget_simple_extent_npoints(space.get());
-  if (npoints < 0 || (dims[0] && dims[1] && (hsize_t(npoints) / dims[0] / dims[1] != dims[2])))
-    throw IoError("EDM-IO-018", name + " in " + file.string() + " has an impossible shape");
-  h5::check_stored(d.get(), hsize_t(npoints), "EDM-IO-015", name + " in " + file.string());
-  std::vector<double> v(dims[0] * dims[1] * dims[2]);
-  if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
-  if (ny) *ny = dims[0];
-  if (nx) *nx = dims[1];
-  if (ns) *ns = dims[2];
-  return v;
-}
-
-std::vector<double> read_dataset_1d(const std::filesystem::path& file, const std::string& name) {
-  Handle f;
-  Handle d = open_dataset(file, name, f);
-  Handle space(H5Dget_space(d.get()), H5Sclose);
-  hssize_t n = H5Sget_simple_extent_npoints(space.get());
-  if (n > 0) h5::check_stored(d.get(), hsize_t(n), "EDM-IO-015", name + " in " + file.string());
-  std::vector<double> v(n > 0 ? n : 0);
-  if (!v.empty() && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw IoError("EDM-IO-013", "cannot read " + name + " from " + file.string());
-  return v;
 }
 
 }  // namespace edm
