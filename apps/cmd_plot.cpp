@@ -23,6 +23,7 @@
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/run_lock.hpp"
 #include "edm/spectrum.hpp"
 
@@ -180,7 +181,7 @@ int cmd_plot(const Args& args) {
   refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
   // run.toml must be a manifest edm run wrote (as edm info requires): an empty one was plotted as a
   // run, its spectrum.h5 and field.h5 matched against a run id that was not there.
-  (void)read_run_manifest(dir);
+  (void)RunManifest::read(RunFolder(dir));
   if (!std::filesystem::exists(dir / "field.h5"))
     throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
 

@@ -16,6 +16,7 @@
 #include "analysis/real_fft.hpp"
 #include "analysis/slab_rows.hpp"
 #include "edm/error.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
 
@@ -268,18 +269,13 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
-// trajectory.knots_per_period of the run that wrote field.h5, from the run.toml beside it (the
-// manifest's [config]); 0 when it records none (a field.h5 not made by edm's trajectories).
+// trajectory.knots_per_period of the run that wrote field.h5, from the run's manifest beside it;
+// 0 for a field.h5 outside a run folder (no manifest: not made by edm's trajectories). The lead's
+// analyse_run hands its one RunManifest down instead (issue 29 item 1).
 int recorded_knots_per_period(const std::filesystem::path& field_file) {
-  const auto manifest = field_file.parent_path() / "run.toml";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(manifest, ec)) return 0;
-  try {
-    const toml::table t = toml::parse_file(manifest.string());
-    return int(t["config"]["knots_per_period"].value_or<std::int64_t>(0));
-  } catch (const toml::parse_error&) {
-    return 0;  // compute_spectrum has read this manifest already; a hand-made one without [config]
-  }
+  const RunFolder run(field_file.parent_path());
+  if (!run.has_manifest()) return 0;
+  return RunManifest::read(run).knots_per_period();
 }
 
 // The absolute noise floor of the headline ℓ: the cube's relative error times the strongest map's
