@@ -111,7 +111,7 @@ void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double w
 // run id must be the folder's (run.toml, and field.h5 when present); a mismatch is printed and
 // returned, so the caller refuses the folder after the summary, never showing it as valid.
 std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id, double line_omega) {
-  const auto d = read_direct_spectra_summaryRunFolder(info.folder).spectrum();
+  const auto d = read_direct_spectra_summary(RunFolder(info.folder).spectrum());
   if (!d) return "";
   char buf[320];
   const double wl = d->laser_omega;
