@@ -53,10 +53,24 @@ fs::path damaged_copy(const std::string& tag, const std::function<void(std::stri
   return dir;
 }
 
-void erase_line(std::string& text, const std::string& start) {
-  const auto at = text.find("\n" + start);
-  BOOST_REQUIRE_MESSAGE(at != std::string::npos, "no line " << start);
-  text.erase(at + 1, text.find('\n', at + 1) - at);
+// The line "key = …" of [section] (run.toml's tables are written in name order, so the same key
+// of another table, [campaign.screen] type, may come first in the file).
+std::size_t key_line(const std::string& text, const std::string& section, const std::string& key) {
+  const auto head = text.find("\n[" + section + "]\n");
+  BOOST_REQUIRE_MESSAGE(head != std::string::npos, "no [" << section << "]");
+  const auto at = text.find("\n" + key + " = ", head + 1);
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos && at < text.find("\n[", head + 1), "no " << section << "." << key);
+  return at + 1;
+}
+
+void erase_key(std::string& text, const std::string& section, const std::string& key) {
+  const auto at = key_line(text, section, key);
+  text.erase(at, text.find('\n', at) + 1 - at);
+}
+
+void set_key(std::string& text, const std::string& section, const std::string& key, const std::string& value) {
+  const auto at = key_line(text, section, key);
+  text.replace(at, text.find('\n', at) - at, key + " = " + value);
 }
 
 template <class F>
@@ -202,9 +216,9 @@ BOOST_AUTO_TEST_CASE(another_format_is_refused_naming_both_versions) {
   for (const std::string& format : {std::string("0"), std::string("2"), std::string()}) {
     const fs::path dir = damaged_copy("io_owners_format" + format, [&](std::string& text) {
       if (format.empty())
-        erase_line(text, "format = 1");
+        erase_key(text, "provenance", "format");
       else
-        text.replace(text.find("\nformat = 1\n"), 12, "\nformat = " + format + "\n");
+        set_key(text, "provenance", "format", format);
     });
     const std::string before = slurp(dir / "run.toml");
     const std::string what = error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(dir)); }, "EDM-INFO-004");
@@ -233,7 +247,7 @@ BOOST_AUTO_TEST_CASE(another_format_is_refused_naming_both_versions) {
 // type or out of range too (EDM-INFO-005). No reader falls back to another key (ω from the
 // wavelength, γ from [campaign.electrons] were such fallbacks).
 BOOST_AUTO_TEST_CASE(a_missing_or_wrong_key_is_named) {
-  const fs::path no_omega = damaged_copy("io_owners_no_omega", [](std::string& t) { erase_line(t, "omega = "); });
+  const fs::path no_omega = damaged_copy("io_owners_no_omega", [](std::string& t) { erase_key(t, "laser", "omega"); });
   const edm::RunManifest m = edm::RunManifest::read(edm::RunFolder(no_omega));
   const std::string what = error_of([&] { (void)m.laser_omega(); }, "EDM-INFO-003");
   BOOST_TEST(contains(what, "[laser] omega"), what);
@@ -243,20 +257,18 @@ BOOST_AUTO_TEST_CASE(a_missing_or_wrong_key_is_named) {
   BOOST_TEST(contains(r.output, "EDM-INFO-003"), r.output);
   BOOST_TEST(contains(r.output, "[laser] omega"), r.output);
 
-  const fs::path no_screen = damaged_copy("io_owners_no_type", [](std::string& t) { erase_line(t, "type = \"flat\""); });
+  const fs::path no_screen = damaged_copy("io_owners_no_type", [](std::string& t) { erase_key(t, "screen", "type"); });
   const std::string screen =
       error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(no_screen)).screen_side(); }, "EDM-INFO-003");
   BOOST_TEST(contains(screen, "[screen] type"), screen);
 
-  const fs::path typed = damaged_copy("io_owners_typed", [](std::string& t) {
-    const auto at = t.find("\nomega = ");
-    t.replace(at, t.find('\n', at + 1) - at, "\nomega = \"fast\"");
-  });
+  const fs::path typed =
+      damaged_copy("io_owners_typed", [](std::string& t) { set_key(t, "laser", "omega", "\"fast\""); });
   const std::string wrong =
       error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(typed)).laser_omega(); }, "EDM-INFO-005");
   BOOST_TEST(contains(wrong, "laser.omega"), wrong);
 
-  const fs::path no_id = damaged_copy("io_owners_no_id", [](std::string& t) { erase_line(t, "run_id = "); });
+  const fs::path no_id = damaged_copy("io_owners_no_id", [](std::string& t) { erase_key(t, "provenance", "run_id"); });
   const std::string id = error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(no_id)); }, "EDM-INFO-003");
   BOOST_TEST(contains(id, "[provenance] run_id"), id);
 }
