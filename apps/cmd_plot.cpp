@@ -22,6 +22,7 @@
 #include "options.hpp"
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/run_manifest.hpp"
 #include "edm/run_lock.hpp"
@@ -79,9 +80,9 @@ std::filesystem::path find_script() {
 // spectrum of another run was plotted as this one's). A spectrum.h5 that cannot be read is left to
 // the script, as before.
 std::string stale_spectrum(const std::filesystem::path& dir) {
-  const auto file = dir / "spectrum.h5";
+  const auto file = RunFolder(dir).spectrum();
   if (!std::filesystem::exists(file)) return "";
-  const std::string field_id = read_field_summary(dir / "field.h5").run_id;
+  const std::string field_id = read_field_summary(RunFolder(dir).field()).run_id;
   SpectrumSummary s;
   try {
     s = read_spectrum_summary(file);
@@ -120,7 +121,7 @@ bool spectrum_needed(const std::filesystem::path& dir, const po::variables_map& 
                      const std::filesystem::path& script) {
   const std::string stale = stale_spectrum(dir);
   if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
-  if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) return true;
+  if (vm.count("respectrum") || !stale.empty() || !RunFolder(dir).has_spectrum()) return true;
   std::vector<std::string> check = {python, script.string(), "--check-spectrum", dir.string()};
   for (auto& o : explicit_spectrum_options(vm)) check.push_back(std::move(o));
   return spawn_wait(check, false) == 3;
@@ -182,8 +183,8 @@ int cmd_plot(const Args& args) {
   // run.toml must be a manifest edm run wrote (as edm info requires): an empty one was plotted as a
   // run, its spectrum.h5 and field.h5 matched against a run id that was not there.
   (void)RunManifest::read(RunFolder(dir));
-  if (!std::filesystem::exists(dir / "field.h5"))
-    throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
+  if (!RunFolder(dir).has_field())
+    throw IoError("EDM-IO-010", RunFolder(dir).field().string() + ": no such file");
 
   refuse_plots_not_a_folder(dir);
   // Find the tools before spending time on the spectrum.
@@ -198,11 +199,11 @@ int cmd_plot(const Args& args) {
   RunFolderLock lock = RunFolderLock::acquire(dir);
   setenv("MPLBACKEND", "Agg", 1);  // never try a display (the check below imports matplotlib too)
   if (spectrum_needed(dir, vm, python, script)) {
-    std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
+    std::cerr << "[plot] computing " << RunFolder(dir).spectrum().string() << "\n";
     analyse_run(dir, a, ta);
   }
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
-  (void)read_field_summary(dir / "field.h5");
+  (void)read_field_summary(RunFolder(dir).field());
   // The script shares the lock: if this process is killed while the script writes plots/, the
   // folder stays locked until the script has exited too.
   lock.share_with_children();

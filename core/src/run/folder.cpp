@@ -10,7 +10,7 @@
 namespace edm::detail {
 
 RunFolderLock lock_run_folder(const RunContext& ctx) {
-  RunFolderLock lock = RunFolderLock::acquire(ctx.campaign.run.output);
+  RunFolderLock lock = RunFolder(ctx.campaign.run.output).lock();
   if (!lock.stale_record().empty())
     ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of " +
                          RunFolderLock::command_in(lock.stale_record()) + ", which ended without releasing it (" +
