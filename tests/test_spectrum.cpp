@@ -100,7 +100,8 @@ fs::path make_run(const std::string& tag, const Synthetic& s, const FieldFn& fie
     << "[laser]\nwavelength = 8e-7\nomega = " << std::setprecision(17) << s.omega() << "\na0 = " << s.a0
     << "\n"
     << "[electrons]\ncount = 1\n"
-    << "[field_file]\nname = \"field.h5\"\nrun_id = \"synthetic-" << tag << "\"\n"
+    << "[field_file]\nname = \"field.h5\"\nrun_id = \"synthetic-" << tag << "\"\nbytes = "
+    << std::filesystem::file_size(dir / "field.h5") << "\n"
     << "[screen]\ntype = \"flat\"\nnx = " << s.nx << "\nny = " << s.ny << "\nsamples = " << s.samples << "\ndistance = " << s.z
     << "\ndt = " << s.dt() << "\n"
     << "[window]\ncovered = true\nclipped_electrons = 0\n"
@@ -236,6 +237,11 @@ BOOST_AUTO_TEST_CASE(gaussian_pulse_spectral_density) {
 BOOST_AUTO_TEST_CASE(nyquist_guard_names_the_harmonic) {
   Synthetic s;
   s.nx = s.ny = 1;
+  // The line is the recorded ensemble's: a head-on beam of γ = 5 against a laser along −z.
+  std::ostringstream k;
+  k << std::setprecision(17) << "electrons = 1\nlaser_direction = -1\nlight_front_h = " << 5 + std::sqrt(24.0)
+    << "\ngamma_mean = 5.0\nu_perp2_mean = 0.0\n";
+  s.kinematics = k.str();
   const auto dir = make_run("nyquist", s, [&](int, int, int, int k) -> std::array<double, 3> {
     return {std::sin(0.1 * k), 0, 0};
   });

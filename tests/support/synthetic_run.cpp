@@ -64,7 +64,8 @@ std::filesystem::path make_synthetic_run(const std::string& tag, const Synthetic
     << "\na0 = " << s.a0 << "\n"
     << "[screen]\ntype = \"flat\"\ndistance = " << s.z << "\n"
     << "[window]\ncovered = true\n"
-    << "[field_file]\nname = \"field.h5\"\nrun_id = \"synthetic-" << tag << "\"\n";
+    << "[field_file]\nname = \"field.h5\"\nrun_id = \"synthetic-" << tag << "\"\nbytes = "
+    << std::filesystem::file_size(dir / "field.h5") << "\n";
   return dir;
 }
 

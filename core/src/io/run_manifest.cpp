@@ -29,8 +29,9 @@ namespace {
 RunManifest RunManifest::read(const RunFolder& folder) {
   RunManifest m;
   m.file_ = folder.manifest();
-  std::error_code ec;
-  if (!fs::is_directory(folder.root(), ec))
+  // Without an error code: a path the system cannot use (a name too long) is its filesystem_error,
+  // which edm reports as EDM-IO-094 with the system's reason, not "no such run folder".
+  if (!fs::is_directory(folder.root()))
     throw ConfigError("EDM-INFO-001", folder.root().string() + ": no such run folder");
   if (!folder.has_manifest())
     throw ConfigError("EDM-INFO-001", folder.root().string() + ": not a run folder (no run.toml in it)");
