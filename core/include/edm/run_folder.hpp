@@ -50,6 +50,8 @@ void refuse_special_run_files(const std::filesystem::path& folder);
 // For the analysis commands: IoError EDM-INFO-010 naming FOLDER/field.h5 when its run id (`field`,
 // read_field_summary) is not the one FOLDER/run.toml records in [field_file].
 void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field);
+// The same against the manifest the caller has read (no second read of run.toml).
+void check_field_belongs_to_run(const RunManifest& manifest, const FieldFileSummary& field);
 
 // spectrum.h5's /direct read at the direction nearest the axis (nearest_axis_sample, the choice
 // `edm spectrum` makes for the time-domain spectrum): per sum written, the peak there and the

@@ -101,11 +101,13 @@ void check_field_matches_manifest(const RunFolderInfo& info, const std::filesyst
 void refuse_special_run_files(const std::filesystem::path& folder) { RunFolder(folder).refuse_special_files(); }
 
 void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFileSummary& field) {
+  check_field_belongs_to_run(RunManifest::read(RunFolder(folder)), field);
+}
+
+void check_field_belongs_to_run(const RunManifest& manifest, const FieldFileSummary& field) {
   // Only the id counts here: a field.h5 rewritten whole (h5repack) keeps its run but not its size.
-  const RunFolder run(folder);
-  const RunManifest manifest = RunManifest::read(run);
   if (const std::string why = field_id_mismatch(manifest, field.run_id); !why.empty())
-    refuse_pair(manifest, run.field(), why);
+    refuse_pair(manifest, RunFolder(manifest.file().parent_path()).field(), why);
 }
 
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
