@@ -13,7 +13,7 @@
 #include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/run_manifest.hpp"
-#include "edm/spectra_file.hpp"
+#include "edm/spectrum_file.hpp"
 #include "edm/spectrum.hpp"
 
 namespace po = boost::program_options;
@@ -81,7 +81,7 @@ void section(const toml::table& m, const char* name, const char* title, const ch
 // /direct at the direction nearest the axis (nearest_axis_sample: the one edm spectrum picks), per
 // sum: the peak there and the yield at the run's line.
 void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double wl) {
-  const auto d = read_direct_on_axis(RunFolder(info.folder).spectrum(), info.manifest.screen_axis(), line_omega);
+  const auto d = read_direct_on_axis(*info.spectrum_file, info.manifest.screen_axis(), line_omega);
   if (!d) return;
   std::cout << "            on axis: " << axis_sample_text(d->axis, false) << "\n";
   char buf[400];
@@ -111,7 +111,7 @@ void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double w
 // run id must be the folder's (run.toml, and field.h5 when present); a mismatch is printed and
 // returned, so the caller refuses the folder after the summary, never showing it as valid.
 std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id, double line_omega) {
-  const auto d = read_direct_spectra_summary(RunFolder(info.folder).spectrum());
+  const auto d = info.spectrum_file->direct_summary();
   if (!d) return "";
   char buf[320];
   const double wl = d->laser_omega;
@@ -140,7 +140,7 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id,
 // replaced before edm moved it aside) is refused, not shown as this run's (found by tests/test_hostile).
 std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& run_id) {
   const SpectrumSummary& s = *info.spectrum;
-  if (!std::isfinite(s.total_energy) || s.run_id.empty()) return "";
+  if (s.run_id.empty()) return "";
   // The field's id: field.h5's own, else the one run.toml's [field_file] records, else its run's.
   const RunFolder run(info.folder);
   std::string want = info.manifest.field_run_id().value_or(run_id), of = run.manifest().filename().string();
@@ -174,12 +174,9 @@ void print_time_domain(const RunFolderInfo& info) {
                 angular_run ? "into the grid's directions" : "through the screen", s.total_energy, s.window.c_str(),
                 s.field.c_str());
   std::cout << buf;
-  std::string where = "the centre sample (a spectrum.h5 of an older edm)";
-  if (s.has_axis) {
-    AxisSample a;
-    a.ix = std::size_t(s.axis_ix), a.iy = std::size_t(s.axis_iy), a.angle = s.axis_angle, a.on_axis = s.on_axis;
-    where = axis_sample_text(a, !angular_run, s.axis_x, s.axis_y);
-  }
+  AxisSample a;
+  a.ix = std::size_t(s.axis_ix), a.iy = std::size_t(s.axis_iy), a.angle = s.axis_angle, a.on_axis = s.on_axis;
+  const std::string where = axis_sample_text(a, !angular_run, s.axis_x, s.axis_y);
   if (std::isfinite(s.peak_omega_on_axis))
     std::snprintf(buf, sizeof buf, "            on axis (%s): peak %.6g ω", where.c_str(),
                   s.peak_omega_on_axis / s.laser_omega);
@@ -241,14 +238,14 @@ int cmd_info(const Args& args) {
   } else {
     std::cout << "  field.h5: missing\n";
   }
-  if (info.spectrum && std::isfinite(info.spectrum->total_energy)) {
+  if (info.spectrum) {
     print_time_domain(info);
   } else {
-    std::cout << "  spectrum.h5: " << (info.spectrum ? "no time-domain spectrum" : "not computed") << " (edm spectrum "
-              << run << ")\n";
+    std::cout << "  spectrum.h5: " << (info.spectrum_file ? "no time-domain spectrum" : "not computed")
+              << " (edm spectrum " << run << ")\n";
   }
   const std::string stale = info.spectrum ? time_domain_mismatch(info, run_id) : "";
-  const std::string mismatch = info.spectrum ? direct_spectra(info, run_id, run_line_omega(info)) : "";
+  const std::string mismatch = info.spectrum_file ? direct_spectra(info, run_id, run_line_omega(info)) : "";
   std::uintmax_t total = 0;
   std::cout << "  files:\n";
   for (const auto& f : info.files) {

@@ -77,20 +77,21 @@ std::filesystem::path find_script() {
 
 // Why the spectrum.h5 in the folder is not this run's ("" when it is, or when it cannot tell): its
 // time-domain spectrum carries the run id of the field it came from (found by tests/test_hostile: a
-// spectrum of another run was plotted as this one's). A spectrum.h5 that cannot be read is left to
-// the script, as before.
+// spectrum of another run was plotted as this one's). A damaged spectrum.h5 is left to the script,
+// as before; one of another format is refused here (EDM-IO-160), never plotted or written over.
 std::string stale_spectrum(const std::filesystem::path& dir) {
   const auto file = RunFolder(dir).spectrum();
   if (!std::filesystem::exists(file)) return "";
   const std::string field_id = read_field_summary(RunFolder(dir).field()).run_id;
-  SpectrumSummary s;
+  std::optional<SpectrumSummary> s;
   try {
-    s = read_spectrum_summary(file);
-  } catch (const IoError&) {
+    s = SpectrumFile::open(file).summary();
+  } catch (const IoError& e) {
+    if (e.id() == "EDM-IO-160") throw;
     return "";
   }
-  if (s.run_id.empty() || field_id.empty() || s.run_id == field_id) return "";
-  return file.string() + " is the spectrum of another run (" + s.run_id + ", field.h5's is " + field_id + ")";
+  if (!s || s->run_id.empty() || field_id.empty() || s->run_id == field_id) return "";
+  return file.string() + " is the spectrum of another run (" + s->run_id + ", field.h5's is " + field_id + ")";
 }
 
 // A double as the script reads it back, to the last bit (std::to_string keeps 6 decimals).

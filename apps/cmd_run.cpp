@@ -19,7 +19,7 @@
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
-#include "edm/run_manifest.hpp"
+#include "edm/launch.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 
@@ -89,7 +89,7 @@ int cmd_run(const Args& args) {
   if (is_manifest(campaign_file)) {
     // Replay: the manifest's [campaign] is the whole effective campaign.
     const std::string text = campaign_text_from_manifest(campaign_file);
-    const std::string scenario = campaign_text_scenario(text);
+    const std::string scenario = scenario_of(text, {});
     found.emplace(PluginRegistry::discover(scenario));
     campaign = parse_campaign(text, campaign_file + " [campaign]", overrides, found->get(scenario).keys());
   } else {

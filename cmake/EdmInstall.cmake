@@ -14,3 +14,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/edmConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/edmConfig.cmake ${PROJECT_BINARY_DIR}/edmConfigVersion.cmake
   ${PROJECT_SOURCE_DIR}/cmake/EdmHelpers.cmake DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/edm)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/share/ DESTINATION ${CMAKE_INSTALL_DATADIR}/edm)
+
+# The build tree is an SDK too: find_package(edm) with CMAKE_PREFIX_PATH=<build> finds
+# build/edmConfig.cmake, whose targets (edmTargets.cmake, exported here with the source tree's
+# include folder) and edm_add_plugin() (EdmHelpers.cmake, copied beside it) need no install.
+export(EXPORT edmTargets NAMESPACE edm:: FILE ${PROJECT_BINARY_DIR}/edmTargets.cmake)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/EdmHelpers.cmake ${PROJECT_BINARY_DIR}/EdmHelpers.cmake COPYONLY)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# e2e: the out-of-tree plugin template (share/plugin_template) builds against an *installed* edm —
+# e2e: the out-of-tree plugin template (share/plugin_template) builds against an *installed* edm,
+# and against the build tree with CMAKE_PREFIX_PATH=<build> (no install) —
 # install the build tree into a temporary prefix, then configure and build the template there with
 # find_package(edm) only. Checks the export (targets, dependencies, edm_add_plugin), that the
 # installed, relocated `edm` finds its libedm and lists the new plugin, and that it runs a campaign
@@ -53,4 +54,11 @@ else
   echo "NOTE: this libedm has no make_laser yet: the template compiled and linked, loading is not checked"
   grep -q 'libedm_head_on.edmplugin' <<<"$out" || { echo "FAIL: edm plugins did not see the template plugin"; exit 1; }
 fi
+# The build tree is an SDK as well (cmake/EdmInstall.cmake exports edmTargets.cmake there): the
+# template configures and builds against it with no install, and the build's own edm loads it.
+echo "== configure and build the template against the build tree"
+cmake -S "$tmp/template" -B "$tmp/build_tree" "${gen[@]}" -DCMAKE_PREFIX_PATH="$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$tmp/build_tree" -j 2
+out=$(EDM_PLUGIN_PATH="$tmp/build_tree/plugins" "$build/apps/edm" plugins)
+grep -q '^  head_on  0.1.0$' <<<"$out" || { echo "FAIL: the plugin built against the build tree did not load"; exit 1; }
 echo "PASS"

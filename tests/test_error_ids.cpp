@@ -413,7 +413,7 @@ class Scanner {
 };
 
 bool scanned_extension(const fs::path& p) {
-  static const std::set<std::string> ext = {".cpp", ".cc", ".c", ".h", ".hpp", ".cl", ".inc", ".def"};
+  static const std::set<std::string> ext = {".cpp", ".cc", ".c", ".h", ".hpp", ".cl", ".inc", ".def", ".py"};
   return ext.count(p.extension().string()) > 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "edm/error.hpp"
 #include "edm/run_files.hpp"
+#include "edm/launch.hpp"
 #include "edm/run_manifest.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/units.hpp"
@@ -221,19 +222,19 @@ BOOST_AUTO_TEST_CASE(another_format_is_refused_naming_both_versions) {
         set_key(text, "provenance", "format", format);
     });
     const std::string before = slurp(dir / "run.toml");
-    const std::string what = error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(dir)); }, "EDM-INFO-004");
+    const std::string what = error_of([&] { (void)edm::RunManifest::read(edm::RunFolder(dir)); }, "EDM-IO-160");
     BOOST_TEST(contains(what, (dir / "run.toml").string()), what);
     BOOST_TEST(contains(what, format.empty() ? "no format" : "format " + format), what);
     BOOST_TEST(contains(what, "this edm reads format 1"), what);
     BOOST_TEST(contains(what, "written by edm " + edm::RunManifest::read(edm::RunFolder(small_run())).edm_version()),
                what);
     const auto info = run_edm("info " + dir.string());
-    BOOST_TEST(info.exit_code == 2, info.output);
-    BOOST_TEST(contains(info.output, "EDM-INFO-004"), info.output);
+    BOOST_TEST(info.exit_code == 4, info.output);
+    BOOST_TEST(contains(info.output, "EDM-IO-160"), info.output);
     BOOST_TEST(contains(info.output, "edm run " + (dir / "run.toml").string()), info.output);
     const auto spectrum = run_edm("spectrum " + dir.string());
-    BOOST_TEST(spectrum.exit_code == 2, spectrum.output);
-    BOOST_TEST(contains(spectrum.output, "EDM-INFO-004"), spectrum.output);
+    BOOST_TEST(spectrum.exit_code == 4, spectrum.output);
+    BOOST_TEST(contains(spectrum.output, "EDM-IO-160"), spectrum.output);
     BOOST_TEST(!fs::exists(dir / "spectrum.h5"));
     BOOST_TEST(slurp(dir / "run.toml") == before);
     // Its [campaign] is the public campaign format: the replay reads it whatever the format.

@@ -210,8 +210,12 @@ BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
   const auto sp1 = edm::compute_spectrum(dot, o);
   const auto t1 = edm::compute_twisted_light(dot / "field.h5", sp1, {});
   BOOST_TEST(t1.rings.radii.empty());
-  edm::write_spectrum_with_twisted_light(dot / "spectrum.h5", sp1, t1);
+  {
+    auto out = edm::SpectrumWriter::open(dot / "spectrum.h5", edm::SpectrumPart::Analysis);
+    edm::write_spectrum_with_twisted_light(out, sp1, t1);
+    out.commit();
+  }
   BOOST_TEST(fs::exists(dot / "spectrum.h5"));
-  BOOST_TEST(!fs::exists(dot / "spectrum.h5.staging"));
+  BOOST_TEST(!fs::exists(dot / "spectrum.h5.partial"));
   BOOST_TEST(edm::read_dataset_1d(dot / "spectrum.h5", "/oam/radius").empty());
 }

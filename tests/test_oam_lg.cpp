@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(command_line_spectrum_plot_and_refusals) {
     BOOST_TEST(contains(r.output, b.option));
     BOOST_TEST(contains(r.output, b.id));
     BOOST_TEST(slurp(dir / "spectrum.h5") == before);
-    BOOST_TEST(!fs::exists(dir / "spectrum.h5.staging"));
+    BOOST_TEST(!fs::exists(dir / "spectrum.h5.partial"));
   }
 
   if (!edm::test::have_plotting_python()) {

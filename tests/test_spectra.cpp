@@ -28,7 +28,7 @@
 #include "edm/photon_units.hpp"
 #include "edm/run.hpp"
 #include "edm/spectra.hpp"
-#include "edm/spectra_file.hpp"
+#include "edm/spectrum_file.hpp"
 #include "plane_wave_exact.hpp"
 #include "test_support.hpp"
 
@@ -536,7 +536,11 @@ BOOST_AUTO_TEST_CASE(photon_units_in_spectrum_file) {
   const SpectraSums sums = direct(s.batch, g);
   const auto dir = test::temp_dir("spectra_file");
   const auto path = dir / "spectrum.h5";
-  write_spectra_file(path, info, sums);
+  {
+    SpectrumWriter out = SpectrumWriter::open(path, SpectrumPart::Direct);
+    write_direct_spectra(out, info, sums);
+    out.commit();
+  }
   BOOST_TEST(!std::filesystem::exists(dir / "spectrum.h5.partial"));
   const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   BOOST_REQUIRE(f >= 0);

@@ -357,7 +357,11 @@ BOOST_AUTO_TEST_CASE(spectrum_file_and_run_folder_summary) {
     return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, e / c, 0};
   });
   const auto r = edm::compute_spectrum(dir, options(edm::Window::Hann, {1}));
-  edm::write_spectrum(dir / "spectrum.h5", r);
+  {
+    auto out = edm::SpectrumWriter::open(dir / "spectrum.h5", edm::SpectrumPart::Analysis);
+    edm::write_spectrum(out, r);
+    out.commit();
+  }
   BOOST_TEST(!fs::exists(dir / "spectrum.h5.partial"));
   const auto back = edm::read_dataset_1d(dir / "spectrum.h5", "/on_axis/d2I_domega_dOmega");
   BOOST_TEST(back == r.on_axis);

@@ -15,7 +15,7 @@
 namespace edm {
 
 // The format of the files edm writes into a run folder: run.toml [provenance] format, the root
-// attribute edm_format of field.h5 and spectrum.h5. A reader refuses any other version (EDM-INFO-004,
+// attribute edm_format of field.h5 and spectrum.h5. A reader refuses any other version (EDM-IO-160,
 // naming both); it changes when a layout changes in a way an older reader would misread.
 inline constexpr int kRunFormat = 1;
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ struct RunFolderInfo {
   std::filesystem::path folder;
   RunManifest manifest;                     // RUN/run.toml
   std::optional<FieldFileSummary> field;    // RUN/field.h5, when present
-  std::optional<SpectrumSummary> spectrum;  // RUN/spectrum.h5, when present
+  std::shared_ptr<const SpectrumFile> spectrum_file;  // RUN/spectrum.h5, when present (opened and checked once)
+  std::optional<SpectrumSummary> spectrum;            // its edm spectrum part, when present
   using File = RunFolder::Entry;
   std::vector<File> files;  // regular files, recursively (plots/ included), sorted (RunFolder::listing)
 };
@@ -56,8 +58,8 @@ void check_field_belongs_to_run(const RunManifest& manifest, const FieldFileSumm
 // spectrum.h5's /direct read at the direction nearest the axis (nearest_axis_sample, the choice
 // `edm spectrum` makes for the time-domain spectrum): per sum written, the peak there and the
 // yield at `line_omega` (linear between the two frequencies around it; NaN outside /direct's ω
-// range or line_omega 0). nullopt when the file has no /direct. IoError EDM-IO-135 naming the
-// file when /direct/axes/direction or a sum's datasets lack the shape of direction_shape.
+// range or line_omega 0). nullopt when the file has no /direct. The damage SpectrumFile::direct_grid
+// finds is its IoError (edm/spectrum_file.hpp), naming the file and the dataset.
 struct DirectOnAxis {
   AxisSample axis;
   std::array<double, 3> direction{};  // its n̂
@@ -70,7 +72,7 @@ struct DirectOnAxis {
   };
   std::vector<Sum> sums;
 };
-std::optional<DirectOnAxis> read_direct_on_axis(const std::filesystem::path& spectrum_file,
-                                                const std::array<double, 3>& axis, double line_omega);
+std::optional<DirectOnAxis> read_direct_on_axis(const SpectrumFile& spectrum, const std::array<double, 3>& axis,
+                                                double line_omega);
 
 }  // namespace edm

@@ -3,7 +3,7 @@
 // and apps takes a RunManifest; its writer is make_manifest/write_manifest (edm/manifest.hpp).
 // Errors, one id per kind of damage, each naming the file and the key:
 //   EDM-INFO-001 no run.toml in the folder      EDM-INFO-002 not TOML (line:column)
-//   EDM-INFO-003 a key missing                  EDM-INFO-004 another format version (both named)
+//   EDM-INFO-003 a key missing                  EDM-IO-160 another format version (both named)
 //   EDM-INFO-005 a key of the wrong type or out of its range
 // Public, at the io level (share/docs/developing.md, "Levels").
 #pragma once
@@ -25,7 +25,7 @@ class RunManifest {
  public:
   // FOLDER/run.toml, parsed and checked: the folder must exist and hold run.toml (EDM-INFO-001),
   // a regular file (EDM-IO-142), TOML (EDM-INFO-002), with [provenance] format = kRunFormat
-  // (EDM-INFO-004 names the file, the edm that wrote it and both formats, and says how to replay
+  // (IoError EDM-IO-160, the id of every run-folder file's format, names the file, the edm that wrote it and both formats, and says how to replay
   // it) and a non-empty [provenance] run_id (EDM-INFO-003).
   static RunManifest read(const RunFolder& folder);
 
@@ -78,9 +78,5 @@ class RunManifest {
   template <class T>
   T need_as(const std::string& key, const char* type) const;
 };
-
-// The scenario a campaign's TOML text names ([run] scenario; "" when it names none): the one look
-// the replay, edm resume and a sweep's cells take before the text is parsed with the scenario's keys.
-std::string campaign_text_scenario(const std::string& campaign_text);
 
 }  // namespace edm

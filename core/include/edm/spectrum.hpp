@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "edm/kinematics.hpp"
+#include "edm/spectrum_file.hpp"
 
 namespace edm {
 
@@ -239,7 +240,8 @@ SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const Spec
 SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const RunPhysics& physics,
                                 const SpectrumOptions& options);
 
-// Writes spectrum.h5 under `<file>.partial` and renames it into place. Layout (all SI):
+// Writes edm spectrum's part of spectrum.h5 into a writer of SpectrumPart::Analysis (the caller
+// commits; edm/spectrum_file.hpp). Layout (all SI):
 //   /axes/omega (nω, rad/s), /axes/x (nx, m), /axes/y (ny, m),
 //   /axes/theta_x (nx, rad) = atan2(x, |z|), /axes/theta_y (ny, rad)
 //   /on_axis/d2I_domega_dOmega (nω, J·s/rad/sr, windowed), /on_axis/d2I_domega_dOmega_unwindowed,
@@ -253,23 +255,11 @@ SpectrumResult compute_spectrum(const std::filesystem::path& field_file, const R
 //   nyquist_omega, laser_omega, screen_z, pixel_dx, pixel_dy, total_energy, integrated_energy,
 //   peak_omega_on_axis (NaN: no light on axis), run_id, mode, edm_version; line_omega (0: unknown),
 //   aliased_orders, aliased_omega, alias_omega (rad/s; empty: none), alias_power_floor,
-//   line_photons_per_bw (the unwindowed yield at the line, NaN: none).
+//   line_photons_per_bw (the unwindowed yield at the line, NaN: none); the writer adds edm_format and
+//   edm_layout. SpectrumFile::summary reads back what `edm info` shows.
 // An angular screen (result.angular): /axes/x, /axes/y and the angles under field.h5's names in rad,
 // /axes/direction (ny, nx, 3), no theta_x = atan2(x, |z|); root attributes add screen_type,
 // screen_angles, screen_axis, far_field (share/docs/outputs.md, "edm spectrum of an angular run").
-void write_spectrum(const std::filesystem::path& file, const SpectrumResult& result);
-
-// The few root attributes `edm info` shows, read back from spectrum.h5.
-struct SpectrumSummary {
-  double total_energy = 0, peak_omega_on_axis = 0, laser_omega = 0;
-  std::string window, field;
-  std::string run_id;  // the root attribute: the run of the field.h5 it was computed from ("" if none)
-  // /on_axis's attributes (written since issue 29; has_axis false for older files).
-  bool has_axis = false, on_axis = false;
-  double axis_ix = 0, axis_iy = 0, axis_angle = 0;
-  double axis_x = 0, axis_y = 0;  // m: a flat screen's pixel there (/axes/x, /axes/y)
-  double line_omega = 0, line_photons_per_bw = std::nan("");
-};
-SpectrumSummary read_spectrum_summary(const std::filesystem::path& file);
+void write_spectrum(SpectrumWriter& out, const SpectrumResult& result);
 
 }  // namespace edm

@@ -82,10 +82,10 @@ void check_ring_options(const std::filesystem::path& field_file, const RingOptio
 TwistedLightResult compute_twisted_light(const std::filesystem::path& field_file,
                                          const SpectrumResult& spectrum, const TwistedLightOptions& options);
 
-// Writes spectrum.h5 with the spectrum and, when enabled, the groups /harmonic_field, /observables,
-// /oam and /envelope (share/docs/outputs.md). Built whole under `<file>.staging` and renamed into
-// place: a failure leaves the spectrum.h5 that was there untouched.
-void write_spectrum_with_twisted_light(const std::filesystem::path& file, const SpectrumResult& spectrum,
+// Writes the spectrum and, when enabled, the groups /harmonic_field, /observables, /oam and
+// /envelope (share/docs/outputs.md) into a writer of SpectrumPart::Analysis; the caller commits it
+// (one rename; a failure leaves the spectrum.h5 that was there untouched).
+void write_spectrum_with_twisted_light(SpectrumWriter& out, const SpectrumResult& spectrum,
                                        const TwistedLightResult& twisted);
 
 }  // namespace edm

@@ -119,38 +119,21 @@ RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
     info.field = read_field_summary(run.field());
     check_field_matches_manifest(info, run.field());
   }
-  if (run.has_spectrum()) info.spectrum = read_spectrum_summary(run.spectrum());
+  if (run.has_spectrum()) {
+    info.spectrum_file = std::make_shared<const SpectrumFile>(SpectrumFile::open(run.spectrum()));
+    info.spectrum = info.spectrum_file->summary();
+  }
   info.files = run.listing();
   return info;
 }
 
 namespace {
 
-// /direct/axes/direction (ny·nx, 3), its shape checked before it is read.
-std::vector<double> read_direct_directions(hid_t f, std::size_t ny, std::size_t nx, const std::filesystem::path& path) {
-  const std::string what = path.string() + ": /direct/axes/direction";
-  h5::Handle d(H5Dopen2(f, "/direct/axes/direction", H5P_DEFAULT), H5Dclose);
-  h5::Handle sp(d.valid() ? H5Dget_space(d.get()) : -1, H5Sclose);
-  hsize_t dims[2] = {0, 0};
-  if (!sp.valid() || H5Sget_simple_extent_ndims(sp.get()) != 2 || H5Sget_simple_extent_dims(sp.get(), dims, nullptr) != 2 ||
-      dims[0] != hsize_t(ny) * nx || dims[1] != 3)
-    throw IoError("EDM-IO-135", what + " is missing or not (ny·nx, 3) for direction_shape (" + std::to_string(ny) +
-                                    ", " + std::to_string(nx) + ")");
-  // EDM-IO-135 (shared): a direction table that is not stored is one /direct lacks.
-  h5::check_stored(d.get(), dims[0] * 3, "EDM-IO-135", what);
-  std::vector<double> v(dims[0] * 3);
-  if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw IoError("EDM-IO-135", what + " cannot be read");
-  return v;
-}
-
 // One sum's spectrum at the chosen direction: its peak and its value at the line.
-DirectOnAxis::Sum direct_sum_on_axis(hid_t f, const std::string& sum, const DirectOnAxis& d,
-                                     const std::vector<double>& omega, double line_omega,
-                                     const std::filesystem::path& path) {
-  const std::array<std::size_t, 3> shape = {d.ny, d.nx, omega.size()};
-  std::vector<double> row;
-  h5::read_rows(f, "/direct/" + sum + "/d2W_domega_dOmega", shape, d.axis.iy, d.axis.iy + 1, row, path);
+DirectOnAxis::Sum direct_sum_on_axis(const SpectrumFile& file, const DirectGrid& grid, const std::string& sum,
+                                     const DirectOnAxis& d, double line_omega) {
+  const std::vector<double>& omega = grid.omega;
+  const std::vector<double> row = file.direct_row(grid, sum, d.axis.iy);
   const std::vector<double> s(row.begin() + std::ptrdiff_t(d.axis.ix * omega.size()),
                               row.begin() + std::ptrdiff_t((d.axis.ix + 1) * omega.size()));
   DirectOnAxis::Sum out;
@@ -173,25 +156,17 @@ DirectOnAxis::Sum direct_sum_on_axis(hid_t f, const std::string& sum, const Dire
 
 }  // namespace
 
-std::optional<DirectOnAxis> read_direct_on_axis(const std::filesystem::path& path, const std::array<double, 3>& axis,
+std::optional<DirectOnAxis> read_direct_on_axis(const SpectrumFile& file, const std::array<double, 3>& axis,
                                                 double line_omega) {
-  h5::Handle fh = h5::open_file(path);
-  const hid_t f = fh.get();
-  if (!h5::exists(f, "/direct")) return std::nullopt;
-  const auto omega = h5::read_1d(f, "/direct/axes/omega", path);
-  const auto shape = h5::read_1d(f, "/direct/axes/direction_shape", path);
-  if (omega.empty() || shape.size() != 2 || !(shape[0] >= 1 && shape[1] >= 1 && shape[0] < 1e9 && shape[1] < 1e9))
-    throw IoError("EDM-IO-135", path.string() + ": /direct/axes/omega is empty or direction_shape is not (ny, nx)");
+  const std::optional<DirectGrid> grid = file.direct_grid();
+  if (!grid) return std::nullopt;
   DirectOnAxis d;
-  d.ny = std::size_t(shape[0]);
-  d.nx = std::size_t(shape[1]);
-  const std::vector<double> directions = read_direct_directions(f, d.ny, d.nx, path);
-  d.axis = nearest_axis_sample(directions, d.nx, d.ny, axis);
+  d.ny = grid->ny;
+  d.nx = grid->nx;
+  d.axis = nearest_axis_sample(grid->directions, d.nx, d.ny, axis);
   const std::size_t at = 3 * (d.axis.iy * d.nx + d.axis.ix);
-  d.direction = {directions[at], directions[at + 1], directions[at + 2]};
-  for (const char* sum : {"coherent", "incoherent"})
-    if (h5::exists(f, std::string("/direct/") + sum))
-      d.sums.push_back(direct_sum_on_axis(f, sum, d, omega, line_omega, path));
+  d.direction = {grid->directions[at], grid->directions[at + 1], grid->directions[at + 2]};
+  for (const std::string& sum : grid->sums) d.sums.push_back(direct_sum_on_axis(file, *grid, sum, d, line_omega));
   return d;
 }
 

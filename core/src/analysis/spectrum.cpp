@@ -2,8 +2,8 @@
 // series with GSL's mixed-radix real FFT (any N: 1666 = 2·7²·17), and accumulates the far-field
 // spectrum, fluence, harmonic maps and screen integrals (conventions in spectrum.hpp). An angular
 // screen's field.h5 is analysed per direction (share/docs/outputs.md, "edm spectrum of an angular
-// run"): R·E at infinity needs no R², the grid's own solid angles, the fluence along n̂. Writes
-// spectrum.h5 atomically.
+// run"): R·E at infinity needs no R², the grid's own solid angles, the fluence along n̂. Writes its
+// part of spectrum.h5 through a SpectrumWriter (edm/spectrum_file.hpp).
 #include "edm/spectrum.hpp"
 
 #include <toml++/toml.h>
@@ -795,79 +795,18 @@ void write_root_attributes(hid_t f, const SpectrumResult& r) {
   h5::write_attr(f, "run_id", r.run_id);
   h5::write_attr(f, "mode", r.mode);
   h5::write_attr(f, "edm_version", std::string(EDM_VERSION));
-  h5::write_attr(f, "edm_layout", "edm spectrum.h5, edm's own layout, not openPMD (share/docs/outputs.md)");
 }
 
 }  // namespace
 
-void write_spectrum(const std::filesystem::path& path, const SpectrumResult& r) {
-  h5::silence();
-  auto partial = path;
-  partial += ".partial";
-  std::error_code ec;
-  std::filesystem::remove(partial, ec);
-  {
-    h5::Handle file(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.valid()) {
-      std::filesystem::remove(partial, ec);  // HDF5 may leave the file it could not start (a full disk)
-      throw IoError("EDM-IO-033", "cannot create " + partial.string());
-    }
-    try {
-      const hid_t f = file.get();
-      write_axes(f, r, partial);
-      write_spectra(f, r, partial);
-      write_maps(f, r, partial);
-      write_root_attributes(f, r);
-      write_alias_attributes(f, r, partial);
-      if (H5Fflush(f, H5F_SCOPE_GLOBAL) < 0)
-        throw IoError("EDM-IO-032", "cannot flush " + partial.string() + " (disk full?)");
-    } catch (...) {
-      file.reset();
-      std::filesystem::remove(partial, ec);
-      throw;
-    }
-    const hid_t id = file.release();  // closed here so that a failing close (disk full) is seen
-    if (H5Fclose(id) < 0) {
-      std::filesystem::remove(partial, ec);
-      throw IoError("EDM-IO-032", "cannot close " + partial.string() + " (disk full?)");
-    }
-  }
-  std::filesystem::rename(partial, path, ec);
-  if (ec)
-    throw IoError("EDM-IO-034",
-                  "cannot rename " + partial.string() + " to " + path.string() + ": " + ec.message());
-}
-
-SpectrumSummary read_spectrum_summary(const std::filesystem::path& file) {
-  h5::Handle fh = h5::open_file(file);
-  SpectrumSummary s;
-  s.total_energy = h5::attr_double(fh.get(), "total_energy").value_or(std::nan(""));
-  s.peak_omega_on_axis = h5::attr_double(fh.get(), "peak_omega_on_axis").value_or(std::nan(""));
-  s.laser_omega = h5::attr_double(fh.get(), "laser_omega").value_or(std::nan(""));
-  s.window = h5::attr_string(fh.get(), "window").value_or("?");
-  s.field = h5::attr_string(fh.get(), "field").value_or("?");
-  s.run_id = h5::attr_string(fh.get(), "run_id").value_or("");
-  if (h5::exists(fh.get(), "/on_axis")) {
-    h5::Handle g(H5Gopen2(fh.get(), "/on_axis", H5P_DEFAULT), H5Gclose);
-    const auto angle = g.valid() ? h5::attr_double(g.get(), "angle") : std::nullopt;
-    const double ix = g.valid() ? h5::attr_double(g.get(), "ix").value_or(-1) : -1,
-                 iy = g.valid() ? h5::attr_double(g.get(), "iy").value_or(-1) : -1;
-    const bool axes = h5::exists(fh.get(), "/axes/x") && h5::exists(fh.get(), "/axes/y");
-    const auto x = axes ? h5::read_1d(fh.get(), "/axes/x", file) : std::vector<double>();
-    const auto y = axes ? h5::read_1d(fh.get(), "/axes/y", file) : std::vector<double>();
-    // Indices inside the axes only (a damaged attribute is no sample): else the summary has no axis.
-    if (angle && ix >= 0 && iy >= 0 && ix < double(x.size()) && iy < double(y.size())) {
-      s.has_axis = true;
-      s.axis_angle = *angle;
-      s.axis_ix = std::floor(ix), s.axis_iy = std::floor(iy);
-      s.on_axis = h5::attr_double(g.get(), "on_axis").value_or(0) != 0;
-      s.axis_x = x[std::size_t(ix)];
-      s.axis_y = y[std::size_t(iy)];
-    }
-  }
-  s.line_omega = h5::attr_double(fh.get(), "line_omega").value_or(0);
-  s.line_photons_per_bw = h5::attr_double(fh.get(), "line_photons_per_bw").value_or(std::nan(""));
-  return s;
+void write_spectrum(SpectrumWriter& out, const SpectrumResult& r) {
+  const hid_t f = out.file();
+  const std::filesystem::path& partial = out.partial();
+  write_axes(f, r, partial);
+  write_spectra(f, r, partial);
+  write_maps(f, r, partial);
+  write_root_attributes(f, r);
+  write_alias_attributes(f, r, partial);
 }
 
 }  // namespace edm

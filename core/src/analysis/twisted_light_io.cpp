@@ -1,13 +1,12 @@
-// spectrum.h5 with the twisted-light groups (layout in share/docs/outputs.md): the spectrum is
-// written by write_spectrum to `<file>.staging`, the groups are added to that file, and only then is
-// it renamed over `<file>`, so a failed call never touches the spectrum.h5 already there. Complex
-// maps are HDF5 compounds {r, i} of float64, which h5py reads as complex128.
+// edm spectrum's part of spectrum.h5 with the twisted-light groups (layout in share/docs/outputs.md):
+// the spectrum (write_spectrum) and the groups go into one SpectrumWriter, which the caller commits
+// (edm/spectrum_file.hpp: one rename; a failure leaves the spectrum.h5 already there untouched).
+// Complex maps are HDF5 compounds {r, i} of float64, which h5py reads as complex128.
 #include <cmath>
 #include <complex>
 
 #include "edm/twisted_light.hpp"
 #include "io/h5.hpp"
-#include "io/run_lock.hpp"
 
 namespace edm {
 namespace {
@@ -221,61 +220,16 @@ void write_envelope(hid_t f, const TwistedLightResult& t, const SpectrumResult& 
   h5::write_attr(id, "source", std::string("/harmonics/maps"));
 }
 
-void add_groups(const Path& staging, const SpectrumResult& sp, const TwistedLightResult& t) {
-  h5::Handle file(H5Fopen(staging.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
-  if (!file.valid()) throw IoError("EDM-IO-035", "cannot reopen " + staging.string());
-  write_harmonic_field(file.get(), t, sp, staging);
-  write_observables(file.get(), t, sp, staging);
-  write_oam(file.get(), t, staging);
-  write_envelope(file.get(), t, sp, staging);
-  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-    throw IoError("EDM-IO-032", "cannot flush " + staging.string() + " (disk full?)");
-  const hid_t id = file.release();  // closed here so that a failing close (disk full) is seen
-  if (H5Fclose(id) < 0) throw IoError("EDM-IO-032", "cannot close " + staging.string() + " (disk full?)");
-}
-
-// The /direct group that `edm run` wrote into the spectrum.h5 already there (direct spectra,
-// edm/spectra_file.hpp) is carried into the new file: this analysis does not recompute it.
-void keep_direct_spectra(const Path& old_file, const Path& staging) {
-  std::error_code ec;
-  if (!std::filesystem::exists(old_file, ec)) return;
-  h5::Handle src(H5Fopen(old_file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!src.valid() || H5Lexists(src.get(), "direct", H5P_DEFAULT) <= 0) return;
-  h5::Handle dst(H5Fopen(staging.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
-  if (!dst.valid() || H5Ocopy(src.get(), "direct", dst.get(), "direct", H5P_DEFAULT, H5P_DEFAULT) < 0 ||
-      H5Fclose(dst.release()) < 0)
-    throw IoError("EDM-IO-107", "cannot carry /direct from " + old_file.string() + " into " + staging.string());
-}
-
 }  // namespace
 
-void write_spectrum_with_twisted_light(const Path& path, const SpectrumResult& sp,
-                                       const TwistedLightResult& t) {
-  h5::silence();
-  // One writer of the folder at a time (share/docs/outputs.md, "One run per folder"): two edm
-  // spectrum of one folder removed and renamed each other's staging file, and both failed
-  // (EDM-IO-036) or one renamed the other's unfinished file into place (found by tests/test_hostile).
-  // A run or another analysis writing the folder makes this one ConfigError EDM-RUN-040, naming it.
-  const RunFolderLock lock = RunFolderLock::acquire(path.parent_path().empty() ? Path(".") : path.parent_path());
-  auto staging = path;
-  staging += ".staging";
-  std::error_code ec;
-  std::filesystem::remove(staging, ec);
-  try {
-    write_spectrum(staging, sp);
-    if (t.enabled) add_groups(staging, sp, t);
-    keep_direct_spectra(path, staging);
-  } catch (...) {
-    std::filesystem::remove(staging, ec);
-    throw;
-  }
-  std::filesystem::rename(staging, path, ec);
-  if (ec) {
-    std::error_code ignore;
-    std::filesystem::remove(staging, ignore);
-    throw IoError("EDM-IO-036",
-                  "cannot rename " + staging.string() + " to " + path.string() + ": " + ec.message());
-  }
+void write_spectrum_with_twisted_light(SpectrumWriter& out, const SpectrumResult& sp, const TwistedLightResult& t) {
+  write_spectrum(out, sp);
+  if (!t.enabled) return;
+  const hid_t f = out.file();
+  write_harmonic_field(f, t, sp, out.partial());
+  write_observables(f, t, sp, out.partial());
+  write_oam(f, t, out.partial());
+  write_envelope(f, t, sp, out.partial());
 }
 
 }  // namespace edm

@@ -19,9 +19,9 @@ namespace {
   const std::string version = t["provenance"]["edm_version"].value_or(std::string("?"));
   const auto format = t["provenance"]["format"].value<std::int64_t>();
   const std::string theirs = format ? "format " + std::to_string(*format) : "no format: an edm before format 1";
-  throw ConfigError("EDM-INFO-004", file.string() + ": written by edm " + version + " (" + theirs +
-                                        "); this edm reads format " + std::to_string(kRunFormat) +
-                                        ": rerun it, or replay it with edm run " + file.string());
+  throw IoError("EDM-IO-160", file.string() + ": written by edm " + version + " (" + theirs +
+                                    "); this edm reads format " + std::to_string(kRunFormat) +
+                                    ": rerun it, or replay it with edm run " + file.string());
 }
 
 }  // namespace
@@ -199,14 +199,6 @@ std::optional<std::string> RunManifest::field_run_id() const {
 std::optional<std::int64_t> RunManifest::field_bytes() const {
   if (!t_.contains("field_file")) return std::nullopt;
   return need_as<std::int64_t>("field_file.bytes", "an integer");
-}
-
-std::string campaign_text_scenario(const std::string& campaign_text) {
-  try {
-    return toml::parse(campaign_text)["run"]["scenario"].value_or(std::string());
-  } catch (const toml::parse_error&) {
-    return "";  // the campaign's own parse names the syntax error
-  }
 }
 
 }  // namespace edm

@@ -15,7 +15,7 @@
 #include "edm/form_factor.hpp"
 #include "edm/photon_units.hpp"
 #include "edm/plugins.hpp"
-#include "edm/spectra_file.hpp"
+#include "edm/spectrum_file.hpp"
 #include "edm/sharded.hpp"
 #include "run/ranks.hpp"
 #include "run/stages.hpp"
@@ -351,7 +351,9 @@ void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraSums 
   info.run_id = S.run_id;
   info.edm_version = EDM_VERSION;
   apply_form_factor(ctx, cell, info, sums);
-  write_spectra_file(S.folder / "spectrum.h5", info, sums);
+  SpectrumWriter out = SpectrumWriter::open(S.folder / "spectrum.h5", SpectrumPart::Direct);
+  write_direct_spectra(out, info, sums);
+  out.commit();
 }
 
 }  // namespace edm::detail

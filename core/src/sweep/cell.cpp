@@ -14,6 +14,7 @@
 #include "edm/manifest.hpp"
 #include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/launch.hpp"
 #include "edm/run_manifest.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/sweep.hpp"
@@ -35,7 +36,7 @@ std::string host_name() {
 Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins) {
   const fs::path file = checkpoint_path(folder);
   const CheckpointState st = read_checkpoint_state(file);
-  const std::string scenario = campaign_text_scenario(st.campaign_text);
+  const std::string scenario = scenario_of(st.campaign_text, {});
   Campaign c = parse_campaign(st.campaign_text, file.string() + " [campaign]",
                                {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                                plugins.get(scenario).keys(), false);
@@ -60,7 +61,11 @@ std::map<std::string, double> results_from(const fs::path& folder, const RunMani
   const SpectrumResult r = compute_spectrum(run.field(), physics, SpectrumOptions{});
   // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
   // replaced (found in review).
-  if (!(keep && run.has_spectrum())) write_spectrum(run.spectrum(), r);
+  if (!(keep && run.has_spectrum())) {
+    SpectrumWriter out = SpectrumWriter::open(run.spectrum(), SpectrumPart::Analysis);
+    write_spectrum(out, r);
+    out.commit();
+  }
   std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
   if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
   // compute_spectrum's own reading of the line: 0 where the run has none (an angular screen about x
@@ -168,7 +173,7 @@ std::string foreign_run(const fs::path& folder, const Campaign& cell, const Plug
     const RunFolder run(folder);
     run.refuse_special_files();
     const std::string text = RunManifest::read(run).campaign_text();
-    const std::string scenario = campaign_text_scenario(text);
+    const std::string scenario = scenario_of(text, {});
     theirs = detail::campaign_identity(parse_campaign(text, run.manifest().string() + " [campaign]",
                                          {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                                          plugins.get(scenario).keys(), false));

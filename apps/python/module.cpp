@@ -1,0 +1,246 @@
+// edm._core: the Python module's bridge to libedm (pybind11). The Python package edm (edm/__init__.py)
+// is the interface users see; this file only hands it the engine: campaigns read through the same
+// loader as `edm run` (edm/launch.hpp), run_campaign with progress to a Python callable, the device,
+// plugin and key tables, and every edm::Error as the Python exception class of its family carrying
+// the EDM id and the exit code the command line would return.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <future>
+#include <memory>
+#include <sstream>
+
+#include "edm/device.hpp"
+#include "edm/error.hpp"
+#include "edm/launch.hpp"
+#include "edm/plugins.hpp"
+#include "edm/run.hpp"
+#include "edm/schema.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// The Python classes edm/__init__.py defines (Error, ConfigError, …, Interrupted), by family.
+// Held for the life of the process and never destroyed: a py::dict destroyed by C++ static
+// destruction would release its reference after the interpreter has finalised.
+py::dict& g_error_classes = *new py::dict();
+
+void raise_python(const edm::Error& e) {
+  const char* family = "Error";
+  if (dynamic_cast<const edm::Interrupted*>(&e)) family = "Interrupted";
+  else if (dynamic_cast<const edm::ConfigError*>(&e)) family = "ConfigError";
+  else if (dynamic_cast<const edm::DeviceError*>(&e)) family = "DeviceError";
+  else if (dynamic_cast<const edm::IoError*>(&e)) family = "IoError";
+  else if (dynamic_cast<const edm::PluginError*>(&e)) family = "PluginError";
+  else if (dynamic_cast<const edm::PhysicsError*>(&e)) family = "PhysicsError";
+  py::object cls = g_error_classes.contains(family) ? g_error_classes[family] : py::object(py::module_::import("builtins").attr("RuntimeError"));
+  py::object exc = cls(std::string(e.what()), e.id(), e.exit_code());
+  PyErr_SetObject(cls.ptr(), exc.ptr());
+}
+
+std::vector<edm::Override> to_overrides(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::vector<edm::Override> out;
+  for (const auto& [k, v] : pairs) out.push_back({k, v, edm::Origin::CommandLine});
+  return out;
+}
+
+// A loaded campaign (the campaign and its scenario's plugin), shared with the runs made of it.
+struct PyCampaign {
+  std::shared_ptr<edm::LoadedCampaign> loaded;
+  std::string effective_toml() const {
+    std::ostringstream os;
+    os << loaded->campaign.to_toml();
+    return os.str();
+  }
+  py::dict origins() const {
+    py::dict d;
+    for (const auto& [k, o] : loaded->campaign.origins) d[py::str(k)] = edm::origin_name(o);
+    return d;
+  }
+  std::vector<std::string> skipped() const {
+    std::vector<std::string> out;
+    for (const auto& f : loaded->skipped) out.push_back(f.path.string() + ": " + f.reason);
+    return out;
+  }
+};
+
+// Progress and warnings go to Python callables, called with the GIL held from the run's thread.
+struct PyObserver : edm::RunObserver {
+  py::object on_progress, on_warning;
+  void progress(const edm::RunProgress& p) override {
+    if (on_progress.is_none()) return;
+    py::gil_scoped_acquire gil;
+    py::dict d;
+    d["done"] = p.done;
+    d["total"] = p.total;
+    d["resumed"] = p.resumed;
+    d["elapsed"] = p.elapsed;
+    d["eta"] = p.eta;
+    d["spectra_behind"] = p.spectra_behind;
+    try {
+      on_progress(d);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("edm progress callback");  // a broken callback never breaks the run
+    }
+  }
+  void warning(const std::string& message) override {
+    if (on_warning.is_none()) return;
+    py::gil_scoped_acquire gil;
+    try {
+      on_warning(message);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("edm warning callback");
+    }
+  }
+};
+
+py::dict summary_dict(const edm::RunSummary& s) {
+  py::dict d;
+  d["folder"] = s.folder;
+  d["field_file"] = s.field_file;
+  d["manifest_file"] = s.manifest_file;
+  d["run_id"] = s.run_id;
+  d["electrons"] = s.electrons;
+  d["batches"] = s.batches;
+  d["resumed_from"] = s.resumed_from;
+  d["seconds"] = s.timing.total;
+  d["warnings"] = s.warnings;
+  d["devices"] = s.devices;
+  return d;
+}
+
+// run_campaign on a thread of its own while this (the Python) thread waits without the GIL and
+// looks for signals every 0.1 s: Ctrl-C (KeyboardInterrupt) sets the stop flag, exactly as SIGINT
+// does for `edm run`, so the run writes its checkpoint and ends with Interrupted (edm.Interrupted,
+// a KeyboardInterrupt), and `edm.resume` continues it.
+edm::RunSummary run_with_interrupts(const edm::LoadedCampaign& l, edm::RunOptions ro, PyObserver& obs) {
+  std::atomic<bool> stop{false};
+  ro.stop = &stop;
+  auto job = std::async(std::launch::async, [&] { return edm::run_campaign(l.campaign, l.plugins, ro, obs); });
+  for (;;) {
+    std::future_status st;
+    {
+      py::gil_scoped_release nogil;
+      st = job.wait_for(std::chrono::milliseconds(100));
+    }
+    if (st == std::future_status::ready) break;
+    if (PyErr_CheckSignals() != 0) {  // the handler raised (KeyboardInterrupt): ask the run to stop
+      PyErr_Clear();
+      stop = true;
+    }
+  }
+  return job.get();  // rethrows the run's edm::Error (Interrupted after a stop)
+}
+
+py::dict run(const PyCampaign& c, bool overwrite, bool dry_run, std::int64_t checkpoint_every, py::object progress,
+             py::object warning) {
+  edm::set_command_name("edm.run (Python)");
+  edm::RunOptions ro;
+  ro.overwrite = overwrite;
+  ro.dry_run = dry_run;
+  ro.checkpoint_every = checkpoint_every;
+  PyObserver obs;
+  obs.on_progress = std::move(progress);
+  obs.on_warning = std::move(warning);
+  return summary_dict(run_with_interrupts(*c.loaded, ro, obs));
+}
+
+py::dict resume(const std::filesystem::path& folder, py::object progress, py::object warning) {
+  edm::set_command_name("edm.resume (Python)");
+  auto l = std::make_shared<edm::LoadedCampaign>(edm::load_campaign_to_resume(folder));
+  edm::RunOptions ro;
+  ro.resume = true;
+  PyObserver obs;
+  obs.on_progress = std::move(progress);
+  obs.on_warning = std::move(warning);
+  return summary_dict(run_with_interrupts(*l, ro, obs));
+}
+
+py::dict key_dict(const edm::KeySpec& k) {
+  py::dict d;
+  d["key"] = k.section + "." + k.key;
+  d["type"] = k.type;
+  d["unit"] = k.unit;
+  d["default"] = k.default_value;
+  d["meaning"] = k.meaning;
+  d["choices"] = k.choices;
+  d["rule"] = k.constraint;
+  d["environment"] = k.environment;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "libedm for the Python package edm (edm/__init__.py is the interface)";
+  m.def("_set_error_classes", [](py::dict d) { g_error_classes = std::move(d); });
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const edm::Error& e) {
+      raise_python(e);
+    }
+  });
+
+  py::class_<PyCampaign>(m, "_Campaign")
+      .def_property_readonly("effective_toml", &PyCampaign::effective_toml)
+      .def_property_readonly("origins", &PyCampaign::origins)
+      .def_property_readonly("skipped_plugins", &PyCampaign::skipped)
+      .def_property_readonly("source", [](const PyCampaign& c) { return c.loaded->source; })
+      .def_property_readonly("scenario", [](const PyCampaign& c) { return c.loaded->campaign.run.scenario; });
+  m.def("load_file", [](const std::filesystem::path& file, const std::vector<std::pair<std::string, std::string>>& o) {
+    return PyCampaign{std::make_shared<edm::LoadedCampaign>(edm::load_campaign_for_run(file, to_overrides(o)))};
+  });
+  m.def("parse_text", [](const std::string& text, const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& o) {
+    return PyCampaign{std::make_shared<edm::LoadedCampaign>(edm::parse_campaign_for_run(text, name, to_overrides(o)))};
+  });
+  m.def("run", &run, py::arg("campaign"), py::arg("overwrite"), py::arg("dry_run"), py::arg("checkpoint_every"),
+        py::arg("progress"), py::arg("warning"));
+  m.def("resume", &resume, py::arg("folder"), py::arg("progress"), py::arg("warning"));
+  m.def("devices", [] {
+    py::list out;
+    for (const edm::DeviceInfo& d : edm::list_devices()) {
+      py::dict x;
+      x["index"] = d.index;
+      x["name"] = d.name;
+      x["platform"] = d.platform;
+      x["type"] = d.type;
+      x["fp64"] = d.fp64;
+      x["compute_units"] = d.compute_units;
+      x["global_memory"] = d.global_memory;
+      out.append(x);
+    }
+    return out;
+  });
+  m.def("plugins", [] {
+    const edm::PluginRegistry r = edm::PluginRegistry::discover();
+    py::list out;
+    for (const auto& p : r.plugins()) {
+      py::dict x;
+      x["name"] = p->name();
+      x["version"] = std::string(p->descriptor().version ? p->descriptor().version : "");
+      x["description"] = std::string(p->descriptor().description ? p->descriptor().description : "");
+      x["models"] = p->models();
+      x["path"] = p->path();
+      out.append(x);
+    }
+    return out;
+  });
+  m.def("schema", [](const std::string& scenario) {
+    py::list out;
+    if (scenario.empty()) {
+      for (const edm::KeySpec& k : edm::core_schema()) out.append(key_dict(k));
+    } else {
+      const edm::PluginRegistry r = edm::PluginRegistry::discover(scenario);
+      for (const edm::KeySpec& k : r.get(scenario).keys()) out.append(key_dict(k));
+    }
+    return out;
+  });
+}

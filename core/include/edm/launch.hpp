@@ -1,0 +1,37 @@
+// What a front end (the edm command, the Python module) does before run_campaign: a campaign file,
+// a replayed run.toml, campaign text or a run folder's checkpoint becomes a validated Campaign with
+// its scenario's plugin loaded. One place, so that `edm run`, `edm resume` and `edm.run()` in Python
+// read a campaign the same way and refuse the same input with the same EDM id.
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edm/campaign.hpp"
+#include "edm/plugins.hpp"
+
+namespace edm {
+
+struct LoadedCampaign {
+  Campaign campaign;
+  PluginRegistry plugins;  // holds the campaign's scenario plugin (only that one is opened)
+  // Broken copies of the scenario's plugin skipped on the search path (a front end warns about them).
+  std::vector<PluginFailure> skipped;
+  std::string source;  // the file, or the name the text was given, for messages
+};
+
+// A campaign file, or a run folder's run.toml (its [campaign] replays the run), with overrides
+// (command line > environment > file > default). Errors are those of check_campaign_file,
+// load_campaign and PluginRegistry::get.
+LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides);
+// The same from campaign text (Python's dict and keyword form); `name` stands for the file in messages.
+LoadedCampaign parse_campaign_for_run(std::string_view text, const std::string& name,
+                                      const std::vector<Override>& overrides);
+// The [run] scenario of campaign text with the overrides applied ("" when it names none).
+std::string scenario_of(std::string_view text, const std::vector<Override>& overrides);
+// `edm resume FOLDER`: the campaign stored in FOLDER's checkpoint, its output moved to FOLDER and its
+// keys' provenance restored. ConfigError EDM-CKP-005 when FOLDER holds no checkpoint.
+LoadedCampaign load_campaign_to_resume(const std::filesystem::path& folder);
+
+}  // namespace edm

@@ -1,0 +1,78 @@
+// From a campaign file, a replayed manifest, campaign text or a checkpoint to a validated Campaign
+// with its plugin (edm/launch.hpp): the steps `edm run`, `edm resume` and the Python module share.
+#include "edm/launch.hpp"
+
+#include <toml++/toml.h>
+
+#include "edm/checkpoint.hpp"
+#include "edm/error.hpp"
+#include "edm/manifest.hpp"
+
+namespace edm {
+
+std::string scenario_of(std::string_view text, const std::vector<Override>& overrides) {
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it)
+    if (it->key == "run.scenario") {
+      // An override holds the value as typed: a TOML string ("\"thomson\"") or a bare word.
+      try {
+        const toml::table v = toml::parse("v = " + it->value);
+        if (auto s = v["v"].value<std::string>()) return *s;
+      } catch (const toml::parse_error&) {
+      }
+      return it->value;
+    }
+  try {
+    return toml::parse(text)["run"]["scenario"].value_or(std::string());
+  } catch (const toml::parse_error&) {
+    return "";  // parse_campaign reports the syntax error with its line and column
+  }
+}
+
+namespace {
+LoadedCampaign with_plugin(const std::string& scenario, const std::string& source) {
+  LoadedCampaign l{{}, PluginRegistry::discover(scenario), {}, source};
+  l.skipped = l.plugins.failures_of(scenario);
+  return l;
+}
+}  // namespace
+
+LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides) {
+  // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
+  check_campaign_file(file);
+  if (is_manifest(file)) {
+    // Replay: the manifest's [campaign] is the whole effective campaign.
+    const std::string text = campaign_text_from_manifest(file);
+    return parse_campaign_for_run(text, file.string() + " [campaign]", overrides);
+  }
+  const std::string scenario = peek_scenario(file, overrides);
+  LoadedCampaign l = with_plugin(scenario, file.string());
+  l.campaign = load_campaign(file, overrides, l.plugins.get(scenario).keys());
+  return l;
+}
+
+LoadedCampaign parse_campaign_for_run(std::string_view text, const std::string& name,
+                                      const std::vector<Override>& overrides) {
+  const std::string scenario = scenario_of(text, overrides);
+  LoadedCampaign l = with_plugin(scenario, name);
+  l.campaign = parse_campaign(text, name, overrides, l.plugins.get(scenario).keys());
+  return l;
+}
+
+LoadedCampaign load_campaign_to_resume(const std::filesystem::path& folder) {
+  const auto file = checkpoint_path(folder);
+  if (!std::filesystem::exists(file))
+    throw ConfigError("EDM-CKP-005", folder.string() + ": no checkpoint.h5 here (nothing to resume)");
+  const CheckpointState st = read_checkpoint_state(file);
+  const std::string scenario = scenario_of(st.campaign_text, {});
+  LoadedCampaign l = with_plugin(scenario, file.string());
+  // The stored campaign is the effective one; the folder is where it lives now (it may have moved).
+  // A quoted override is a string taken as it is between the quotes (as `--set run.output="…"`).
+  l.campaign = parse_campaign(st.campaign_text, file.string() + " [campaign]",
+                              {{"run.output", "\"" + folder.string() + "\"", Origin::CommandLine}}, l.plugins.get(scenario).keys(),
+                              false);
+  // Where its keys came from in the run that was started, and its file (run.toml's provenance).
+  if (!st.campaign_provenance.empty()) restore_provenance(l.campaign, st.campaign_provenance, file.string());
+  return l;
+}
+
+}  // namespace edm
