@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(typed_values_of_a_real_run) {
   BOOST_TEST(m.field_bytes().value_or(0) == std::int64_t(fs::file_size(f.field())));
   const toml::table campaign = toml::parse(m.campaign_text());
   BOOST_TEST(campaign["run"]["scenario"].value_or(std::string()) == "inverse_thomson");
-  BOOST_TEST(edm::campaign_text_scenario(m.campaign_text()) == "inverse_thomson");
+  BOOST_TEST(edm::scenario_of(m.campaign_text(), {}) == "inverse_thomson");
   // read_run_physics takes the manifest: the line of this run is the backscatter line of γ = 3.
   const edm::RunPhysics p = edm::read_run_physics(m);
   BOOST_TEST(p.laser_omega == m.laser_omega());
