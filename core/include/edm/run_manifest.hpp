@@ -43,7 +43,8 @@ class RunManifest {
   double laser_omega() const;  // [laser] omega, rad/s, > 0
   double a0() const;           // [laser] a0 (the effective one), ≥ 0
   // [kinematics]: nullopt when the run recorded no ensemble (electrons = 0: a run of no electrons);
-  // EDM-INFO-005 naming the key when one is out of its range.
+  // EDM-INFO-005 naming the key when one is out of its range. total_weight ([electrons]) is not
+  // read back: no reader takes it.
   std::optional<EnsembleKinematics> kinematics() const;
   std::string screen_type() const;  // [screen] type: "flat" | "angular"
   // The screen's side of the origin along z: +1, −1, or 0 where it has none (an angular screen

@@ -125,7 +125,6 @@ std::optional<EnsembleKinematics> RunManifest::kinematics() const {
   if (!(e.gamma_mean >= 1)) refuse_value(file_, "kinematics.gamma_mean", "≥ 1");
   e.u_perp2_mean = need_as<double>("kinematics.u_perp2_mean", "a number");
   if (!(e.u_perp2_mean >= 0)) refuse_value(file_, "kinematics.u_perp2_mean", "≥ 0");
-  e.total_weight = t_["electrons"]["total_weight"].value_or(double(e.electrons));
   return e;
 }
 
