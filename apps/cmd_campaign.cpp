@@ -17,6 +17,7 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/schema.hpp"
 #include "edm/sweep.hpp"
 
@@ -104,7 +105,7 @@ std::string axis_label(const std::string& key) {
 }  // namespace
 
 bool is_campaign_folder(const fs::path& dir) {
-  return fs::exists(table_path(dir)) && !fs::exists(dir / "run.toml");
+  return fs::exists(table_path(dir)) && !RunFolder(dir).has_manifest();
 }
 
 int plot_campaign(const Args& args) {

@@ -10,7 +10,9 @@
 #include "commands.hpp"
 #include "options.hpp"
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/spectrum_file.hpp"
 #include "edm/spectrum.hpp"
 
@@ -51,8 +53,8 @@ std::string scalar(const toml::node& n) {
 }
 
 // One manifest section as "  title: key=value, key=value …", wrapped; sub-tables are skipped
-// ([config.origin] is long and belongs to `cat run.toml`). Absent sections print nothing, so older
-// or partial manifests still summarise.
+// ([config.origin] is long and belongs to `cat run.toml`). A section the run did not write prints
+// nothing.
 void section(const toml::table& m, const char* name, const char* title, const char* units = nullptr) {
   const toml::table* t = m[name].as_table();
   if (!t || t->empty()) return;
@@ -79,7 +81,7 @@ void section(const toml::table& m, const char* name, const char* title, const ch
 // /direct at the direction nearest the axis (nearest_axis_sample: the one edm spectrum picks), per
 // sum: the peak there and the yield at the run's line.
 void print_direct_on_axis(const RunFolderInfo& info, double line_omega, double wl) {
-  const auto d = read_direct_on_axis(*info.spectrum_file, run_screen_axis(info.manifest), line_omega);
+  const auto d = read_direct_on_axis(*info.spectrum_file, info.manifest.screen_axis(), line_omega);
   if (!d) return;
   std::cout << "            on axis: " << axis_sample_text(d->axis, false) << "\n";
   char buf[400];
@@ -123,10 +125,11 @@ std::string direct_spectra(const RunFolderInfo& info, const std::string& run_id,
                 d->method.c_str(), d->nodes, d->phase, d->electrons, d->weight_sum);
   std::cout << buf;
   print_direct_on_axis(info, line_omega, wl);
-  std::string want = run_id, of = "run.toml";
-  if (info.field && !info.field->run_id.empty() && want == "?") want = info.field->run_id, of = "field.h5";
+  const RunFolder run(info.folder);
+  std::string want = run_id, of = run.manifest().filename().string();
+  if (info.field && !info.field->run_id.empty() && want == "?") want = info.field->run_id, of = run.field().filename().string();
   if (d->run_id == want) return "";
-  const std::string why = (info.folder / "spectrum.h5").string() + " /direct is of run " + d->run_id + ", " + of +
+  const std::string why = RunFolder(info.folder).spectrum().string() + " /direct is of run " + d->run_id + ", " + of +
                           "'s run is " + want + " (two runs wrote this folder, or a file was replaced)";
   std::cout << "            MISMATCH: " << why << "\n";
   return why;
@@ -139,10 +142,11 @@ std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& r
   const SpectrumSummary& s = *info.spectrum;
   if (s.run_id.empty()) return "";
   // The field's id: field.h5's own, else the one run.toml's [field_file] records, else its run's.
-  std::string want = info.manifest["field_file"]["run_id"].value_or(run_id), of = "run.toml";
-  if (info.field && !info.field->run_id.empty()) want = info.field->run_id, of = "field.h5";
+  const RunFolder run(info.folder);
+  std::string want = info.manifest.field_run_id().value_or(run_id), of = run.manifest().filename().string();
+  if (info.field && !info.field->run_id.empty()) want = info.field->run_id, of = run.field().filename().string();
   if (want == "?" || s.run_id == want) return "";
-  const std::string why = (info.folder / "spectrum.h5").string() + " is the spectrum of run " + s.run_id + ", " +
+  const std::string why = RunFolder(info.folder).spectrum().string() + " is the spectrum of run " + s.run_id + ", " +
                           of + "'s run is " + want + " (two runs wrote this folder, or a file was replaced)";
   std::cout << "            MISMATCH: " << why << "\n";
   return why;
@@ -152,7 +156,7 @@ std::string time_domain_mismatch(const RunFolderInfo& info, const std::string& r
 double run_line_omega(const RunFolderInfo& info) {
   if (info.spectrum && info.spectrum->line_omega > 0) return info.spectrum->line_omega;
   try {
-    const RunPhysics p = read_run_physics(info.folder);
+    const RunPhysics p = read_run_physics(info.manifest);
     return line_known(p) ? expected_line_omega(p) : 0.0;
   } catch (const ConfigError&) {
     return 0.0;  // no line to show: the direct spectra's peaks are still shown
@@ -198,8 +202,8 @@ int cmd_info(const Args& args) {
   if (run.empty()) throw ConfigError("EDM-CLI-002", "edm info: no run folder given");
 
   const RunFolderInfo info = inspect_run_folder(run);
-  const toml::table& m = info.manifest;
-  const std::string run_id = m["provenance"]["run_id"].value_or(std::string("?"));
+  const toml::table& m = info.manifest.table();
+  const std::string run_id = info.manifest.run_id();
   std::cout << "run " << run_id << " in " << info.folder.string() << "\n";
   section(m, "provenance", "provenance");
   section(m, "config", "config");

@@ -22,7 +22,9 @@
 #include "options.hpp"
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/run_lock.hpp"
 #include "edm/spectrum.hpp"
 
@@ -78,9 +80,9 @@ std::filesystem::path find_script() {
 // spectrum of another run was plotted as this one's). A damaged spectrum.h5 is left to the script,
 // as before; one of another format is refused here (EDM-IO-160), never plotted or written over.
 std::string stale_spectrum(const std::filesystem::path& dir) {
-  const auto file = dir / "spectrum.h5";
+  const auto file = RunFolder(dir).spectrum();
   if (!std::filesystem::exists(file)) return "";
-  const std::string field_id = FieldFile::open(dir / "field.h5").summary().run_id;
+  const std::string field_id = FieldFile::open(RunFolder(dir).field()).summary().run_id;
   std::optional<SpectrumSummary> s;
   try {
     s = SpectrumFile::open(file).summary();
@@ -120,7 +122,7 @@ bool spectrum_needed(const std::filesystem::path& dir, const po::variables_map& 
                      const std::filesystem::path& script) {
   const std::string stale = stale_spectrum(dir);
   if (!stale.empty()) std::cerr << "[plot] " << stale << ": computing it again\n";
-  if (vm.count("respectrum") || !stale.empty() || !std::filesystem::exists(dir / "spectrum.h5")) return true;
+  if (vm.count("respectrum") || !stale.empty() || !RunFolder(dir).has_spectrum()) return true;
   std::vector<std::string> check = {python, script.string(), "--check-spectrum", dir.string()};
   for (auto& o : explicit_spectrum_options(vm)) check.push_back(std::move(o));
   return spawn_wait(check, false) == 3;
@@ -181,9 +183,9 @@ int cmd_plot(const Args& args) {
   refuse_special_run_files(dir);  // the script would block on a FIFO for ever (found by tests/test_hostile)
   // run.toml must be a manifest edm run wrote (as edm info requires): an empty one was plotted as a
   // run, its spectrum.h5 and field.h5 matched against a run id that was not there.
-  (void)read_run_manifest(dir);
-  if (!std::filesystem::exists(dir / "field.h5"))
-    throw IoError("EDM-IO-010", (dir / "field.h5").string() + ": no such file");
+  (void)RunManifest::read(RunFolder(dir));
+  if (!RunFolder(dir).has_field())
+    throw IoError("EDM-IO-010", RunFolder(dir).field().string() + ": no such file");
 
   refuse_plots_not_a_folder(dir);
   // Find the tools before spending time on the spectrum.
@@ -198,11 +200,11 @@ int cmd_plot(const Args& args) {
   RunFolderLock lock = RunFolderLock::acquire(dir);
   setenv("MPLBACKEND", "Agg", 1);  // never try a display (the check below imports matplotlib too)
   if (spectrum_needed(dir, vm, python, script)) {
-    std::cerr << "[plot] computing " << (dir / "spectrum.h5").string() << "\n";
+    std::cerr << "[plot] computing " << RunFolder(dir).spectrum().string() << "\n";
     analyse_run(dir, a, ta);
   }
   // The plot script trusts the file's shapes: a damaged field.h5 is refused here (exit 4), as by info.
-  (void)FieldFile::open(dir / "field.h5");
+  (void)FieldFile::open(RunFolder(dir).field());
   // The script shares the lock: if this process is killed while the script writes plots/, the
   // folder stays locked until the script has exited too.
   lock.share_with_children();

@@ -14,6 +14,7 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
+#include "edm/launch.hpp"
 #include "edm/run.hpp"
 
 namespace po = boost::program_options;
@@ -36,7 +37,7 @@ int cmd_resume(const Args& args) {
     throw ConfigError("EDM-CKP-005", folder + ": no checkpoint.h5 here (nothing to resume)");
   const CheckpointState st = read_checkpoint_state(file);
   const auto registry = PluginRegistry::discover();
-  const std::string scenario = toml::parse(st.campaign_text)["run"]["scenario"].value_or(std::string());
+  const std::string scenario = scenario_of(st.campaign_text, {});
   // The stored campaign is the effective one; the folder is where it lives now (it may have moved).
   Campaign campaign = parse_campaign(st.campaign_text, file.string() + " [campaign]",
                                      {{"run.output", "\"" + folder + "\"", Origin::CommandLine}},

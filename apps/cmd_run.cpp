@@ -19,6 +19,7 @@
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
+#include "edm/launch.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 
@@ -88,7 +89,7 @@ int cmd_run(const Args& args) {
   if (is_manifest(campaign_file)) {
     // Replay: the manifest's [campaign] is the whole effective campaign.
     const std::string text = campaign_text_from_manifest(campaign_file);
-    const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
+    const std::string scenario = scenario_of(text, {});
     found.emplace(PluginRegistry::discover(scenario));
     campaign = parse_campaign(text, campaign_file + " [campaign]", overrides, found->get(scenario).keys());
   } else {

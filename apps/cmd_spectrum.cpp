@@ -12,6 +12,7 @@
 #include "twisted_options.hpp"
 #include "edm/error.hpp"
 #include "edm/photon_yield.hpp"
+#include "edm/run_files.hpp"
 #include "edm/spectrum.hpp"
 
 namespace po = boost::program_options;
@@ -165,7 +166,7 @@ int cmd_spectrum(const Args& args) {
                  "window = \"burst\" and [spectra] enabled, or more screen.samples, holds it\n";
   warn_aliases(r);
   print_twisted_summary(std::cout, r, products.twisted);
-  std::cout << "  wrote " << (dir / "spectrum.h5").string() << "\n";
+  std::cout << "  wrote " << RunFolder(dir).spectrum().string() << "\n";
   return 0;
 }
 

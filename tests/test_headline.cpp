@@ -164,7 +164,7 @@ fs::path flat_run(const std::string& tag, int n, double amplitude, double centre
     B[1] = -E[0] / kC;  // a wave travelling along −z
   });
   std::ofstream m(dir / "run.toml", std::ios::app);
-  m << "[screen]\ndistance = -0.05\n[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
+  m << "[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
        "gamma_mean = 1.0\nu_perp2_mean = 0.0\n";
   return dir;
 }
@@ -389,7 +389,7 @@ BOOST_AUTO_TEST_CASE(a_static_field_does_not_make_the_peak) {
     B[1] = -1e6 * std::exp(-u * u) * std::cos(w * (t - tc)) / kC;
   });
   std::ofstream(run / "run.toml", std::ios::app)
-      << "[screen]\ndistance = -0.05\n[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
+      << "[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
          "gamma_mean = 1.0\nu_perp2_mean = 0.0\n";
   const Split r = edm_split("spectrum " + run.string() + " --window none", run);
   BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.out << r.err);

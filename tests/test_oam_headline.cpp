@@ -20,6 +20,7 @@
 #include "edm/field_file.hpp"
 #include "edm/harmonics.hpp"
 #include "edm/oam.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/twisted_light.hpp"
 #include "edm/writer.hpp"
 #include "synthetic_run.hpp"
@@ -151,6 +152,7 @@ edm::TwistedLightResult analyse(const fs::path& dir, std::vector<int> harmonics 
   o.harmonics = std::move(harmonics);
   const auto sp = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
+  t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.rings.radii = {4e-4, 6e-4};
   return edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, t);
 }

@@ -22,6 +22,7 @@
 #include <numbers>
 
 #include "edm/field_file.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/twisted_light.hpp"
 #include "edm/units.hpp"
 #include "edm/writer.hpp"
@@ -75,6 +76,7 @@ Analysis analyse(const fs::path& dir, edm::HarmonicBase of, std::vector<double> 
   Analysis a;
   a.spectrum = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
+  t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;
   t.bin = bin;
   t.rings.radii = std::move(radii);

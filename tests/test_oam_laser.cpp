@@ -16,6 +16,7 @@
 #include "edm/field_file.hpp"
 #include "edm/campaign.hpp"
 #include "edm/laser.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/twisted_light.hpp"
 #include "edm/units.hpp"
 #include "edm/writer.hpp"
@@ -67,6 +68,7 @@ Analysis analyse(const fs::path& dir, edm::Window w, std::vector<double> radii =
   Analysis a;
   a.spectrum = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
+  t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;
   t.rings.radii = std::move(radii);
   a.twisted = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), a.spectrum, t);

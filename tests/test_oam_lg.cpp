@@ -14,6 +14,7 @@
 #include <numbers>
 
 #include "edm/field_file.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/twisted_light.hpp"
 #include "synthetic_run.hpp"
 #include "test_support.hpp"
@@ -56,6 +57,7 @@ BOOST_AUTO_TEST_CASE(lg_fundamental_carries_the_laser_angular_momentum) {
   o.harmonics = {1};
   const auto sp = edm::compute_spectrum(dir, o);
   edm::TwistedLightOptions t;
+  t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;
   t.rings.radii = {1e-4, 1.2e-4};
   const auto tw = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, t);

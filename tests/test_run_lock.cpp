@@ -67,9 +67,8 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   // A's results: whole, one run's field and manifest, recognised by edm info.
   const edm::RunFolderInfo info = edm::inspect_run_folder(run);
   BOOST_REQUIRE(info.field.has_value());
-  BOOST_TEST(info.field->run_id == info.manifest["provenance"]["run_id"].value_or(std::string()));
-  BOOST_TEST(info.manifest["field_file"]["bytes"].value_or(std::int64_t(0)) ==
-             std::int64_t(fs::file_size(run / "field.h5")));
+  BOOST_TEST(info.field->run_id == info.manifest.run_id());
+  BOOST_TEST(info.manifest.field_bytes().value_or(0) == std::int64_t(fs::file_size(run / "field.h5")));
   BOOST_TEST(!fs::exists(run / ".edm.lock"), "the lock is released at the end");
   BOOST_TEST(!fs::exists(run / "checkpoint.h5"));
   BOOST_TEST(edm::test::run_command(edm_bin() + " info " + run.string()).exit_code == 0);

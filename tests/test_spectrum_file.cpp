@@ -47,7 +47,7 @@ fs::path synthetic_run(const std::string& tag) {
     B[1] = -E[0] / kC;
   });
   std::ofstream(dir / "run.toml", std::ios::app)
-      << "[screen]\ndistance = -0.05\n[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
+      << "[kinematics]\nelectrons = 1\nlaser_direction = 1\nlight_front_h = 1.0\n"
          "gamma_mean = 1.0\nu_perp2_mean = 0.0\n";
   return dir;
 }

@@ -7,6 +7,7 @@
 #include <numbers>
 #include <vector>
 
+#include "edm/run_files.hpp"
 #include "edm/units.hpp"
 #include "edm/writer.hpp"
 #include "test_support.hpp"
@@ -54,10 +55,17 @@ std::filesystem::path make_synthetic_run(const std::string& tag, const Synthetic
     w.commit();
   }
   std::ofstream m(dir / "run.toml");
-  m << "[provenance]\nrun_id = \"synthetic-" << tag << "\"\nedm_version = \"test\"\n"
-    << "[config]\nscenario = \"" << s.scenario << "\"\n"
+  // The keys a format-1 run.toml has that the readers take (edm/run_manifest.hpp); knots_per_period
+  // = 0: no trajectories made this field.
+  m << "[provenance]\nrun_id = \"synthetic-" << tag << "\"\nformat = " << kRunFormat
+    << "\nedm_version = \"test\"\n"
+    << "[config]\nscenario = \"" << s.scenario << "\"\nknots_per_period = 0\n"
     << "[laser]\nwavelength = " << std::setprecision(17) << s.wavelength << "\nomega = " << u.omega
-    << "\na0 = " << s.a0 << "\n";
+    << "\na0 = " << s.a0 << "\n"
+    << "[screen]\ntype = \"flat\"\ndistance = " << s.z << "\n"
+    << "[window]\ncovered = true\n"
+    << "[field_file]\nname = \"field.h5\"\nrun_id = \"synthetic-" << tag << "\"\nbytes = "
+    << std::filesystem::file_size(dir / "field.h5") << "\n";
   return dir;
 }
 

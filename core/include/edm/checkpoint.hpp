@@ -15,6 +15,7 @@
 
 #include "edm/campaign.hpp"
 #include "edm/coverage.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_summary.hpp"
 #include "edm/spectra.hpp"
 #include "edm/trajectory.hpp"
@@ -74,7 +75,7 @@ void restore_provenance(Campaign& campaign, const std::string& text, const std::
 // RUN/checkpoint.h5: the checkpoint of a one-process run; under mpirun, rank 0's, written last,
 // so that its rename commits the whole generation.
 inline std::filesystem::path checkpoint_path(const std::filesystem::path& run_folder) {
-  return run_folder / "checkpoint.h5";
+  return RunFolder(run_folder).checkpoint();
 }
 // Rank r's (r > 0) checkpoint of one generation under mpirun: RUN/checkpoint.g<G>.r<r>.h5.
 inline std::filesystem::path rank_checkpoint_path(const std::filesystem::path& run_folder,

@@ -79,24 +79,25 @@ const char* harmonic_base_name(HarmonicBase b);
 // (1+β)/(1−β) = γ²(1+β)² so a large γ loses no digits.
 double backscatter_line_omega(double laser_omega, double gamma, double a0);
 
-// The physics of a run the analysis needs, from RUN/run.toml: [laser] omega and a0 (the effective
-// a0), the side of the screen ([screen] distance), and the initial ensemble's kinematics
-// ([kinematics], kinematics.hpp), which the driver records for every scenario.
+// The physics of a run the analysis needs, from its RunManifest (run.toml): [laser] omega and a0 (the
+// effective a0), the side of the screen, and the initial ensemble's kinematics ([kinematics],
+// kinematics.hpp), which the driver records for every scenario.
 struct RunPhysics {
   std::string scenario;
   double laser_omega = 0;  // rad/s
   double a0 = 0;
-  // Mean initial γ of the ensemble ([kinematics] gamma_mean); for a run.toml written before
-  // [kinematics] existed, [campaign.electrons] gamma when the scenario was inverse_thomson. 0 = not known.
-  double gamma = 0;
-  int screen_side = 0;  // sign of the screen's z: the on-axis pixel looks along screen_side·ẑ; 0 = not known
-  EnsembleKinematics kinematics;  // electrons = 0: not recorded (older run.toml)
+  double gamma = 0;     // mean initial γ of the ensemble ([kinematics] gamma_mean); 0 = not recorded
+  int screen_side = 0;  // sign of the screen's z: the on-axis pixel looks along screen_side·ẑ; 0 = none
+  EnsembleKinematics kinematics;  // electrons = 0: the run recorded no initial ensemble
   // run.toml [window] emission_in_window: false when the window cuts light that every spectrum of
-  // the field needs (share/docs/campaign.md, "The burst, and windows that miss it"); true if absent.
+  // the field needs (share/docs/campaign.md, "The burst, and windows that miss it"); true where the
+  // run did not judge it (its spectra are not computed from the samples).
   bool emission_in_window = true;
 };
-// Throws ConfigError naming RUN/run.toml: EDM-SPEC-010 when it is missing, EDM-SPEC-012 when it
-// lacks [laser] omega.
+class RunManifest;
+// Throws what the manifest's accessors throw (edm/run_manifest.hpp), naming run.toml and the key.
+RunPhysics read_run_physics(const RunManifest& manifest);
+// RunManifest::read of the folder, then the above: for a caller that holds no RunManifest yet.
 RunPhysics read_run_physics(const std::filesystem::path& run_dir);
 
 // The on-axis fundamental the run should show, rad/s, for `--of line` (share/docs/outputs.md):

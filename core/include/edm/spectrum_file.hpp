@@ -20,13 +20,10 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/run_files.hpp"  // kRunFormat
 #include "edm/spectra.hpp"
 
 namespace edm {
-
-// The format of every file edm writes into a run folder (field.h5 and spectrum.h5 root attribute
-// `edm_format`, run.toml [provenance] format). Moves to run_files.hpp.
-inline constexpr int kRunFormat = 1;
 
 // An HDF5 id (hid_t) in a public header that does not include hdf5.h (checked in spectrum_file.cpp).
 using H5Id = std::int64_t;

@@ -24,6 +24,9 @@ struct TwistedLightOptions {
   bool harmonics_explicit = false;
   std::size_t slab_bytes = std::size_t(256) << 20;  // field.h5 read budget per slab
   unsigned threads = 0;                             // rows in parallel; results do not depend on it
+  // The run's trajectory.knots_per_period (RunManifest::knots_per_period), which sets the cube's
+  // estimated error (cube_relative_error); 0: not known (a field computed in closed form).
+  int knots_per_period = 0;
 };
 
 // A harmonic "holds no energy" when its band's share of the screen-integrated spectrum ∫dI/dω dω is

@@ -16,136 +16,60 @@ namespace edm {
 
 namespace {
 
-// field.h5 and run.toml are one result only when they come from the same run: the manifest's run
-// id ([field_file] run_id, or [provenance] run_id for manifests written before [field_file]) must
-// be the field file's, and its recorded size the file's size. Anything else (two runs into one
-// folder, a file copied over) is refused rather than summarised as a valid run.
-std::string manifest_field_run_id(const toml::table& manifest) {
-  const auto* ff = manifest["field_file"].as_table();
-  return ff ? (*ff)["run_id"].value_or(std::string()) : manifest["provenance"]["run_id"].value_or(std::string());
+// field.h5 and run.toml are one result only when they come from the same run: the run id the
+// manifest's [field_file] records must be the field file's, and its recorded size the file's size.
+// Anything else (two runs into one folder, a file copied over) is refused rather than summarised as
+// a valid run. A manifest that records no field file has none: a field.h5 beside it is another's.
+[[noreturn]] void refuse_pair(const RunManifest& manifest, const std::filesystem::path& field_file,
+                              const std::string& why) {
+  throw IoError("EDM-INFO-010", field_file.string() + " does not belong to " + manifest.file().string() + ": " +
+                                    why + " (two runs wrote this folder, or a file was replaced)");
 }
 
-[[noreturn]] void refuse_pair(const std::filesystem::path& folder, const std::filesystem::path& field_file,
-                              const std::string& why) {
-  throw IoError("EDM-INFO-010", field_file.string() + " does not belong to " + (folder / "run.toml").string() +
-                                    ": " + why + " (two runs wrote this folder, or a file was replaced)");
+std::string field_id_mismatch(const RunManifest& manifest, const std::string& field_run_id) {
+  const auto want_id = manifest.field_run_id();
+  if (!want_id) return "the manifest records no field file";
+  if (field_run_id != *want_id) return "its run id is " + field_run_id + ", the manifest's " + *want_id;
+  return "";
 }
 
 void check_field_matches_manifest(const RunFolderInfo& info, const std::filesystem::path& field_file) {
-  const auto* ff = info.manifest["field_file"].as_table();
-  const std::string want_id = manifest_field_run_id(info.manifest);
-  std::string why;
-  if (!want_id.empty() && info.field->run_id != want_id)
-    why = "its run id is " + info.field->run_id + ", the manifest's " + want_id;
-  if (ff && why.empty()) {
-    const auto want_bytes = (*ff)["bytes"].value<std::int64_t>();
+  std::string why = field_id_mismatch(info.manifest, info.field->run_id);
+  if (why.empty()) {
+    const auto want_bytes = info.manifest.field_bytes();
     std::error_code ec;
     const auto bytes = std::filesystem::file_size(field_file, ec);
     if (want_bytes && !ec && std::int64_t(bytes) != *want_bytes)
       why = "it has " + std::to_string(bytes) + " bytes, the manifest records " + std::to_string(*want_bytes);
   }
-  if (!why.empty()) refuse_pair(info.folder, field_file, why);
-}
-
-// The folder's regular files, recursively. Another process may remove one between the listing and
-// its size (edm plot replacing plots/): it used to end `edm info` with "EDM-IO-094: FILE: No such
-// file or directory" (found by tests/test_hostile); it is now listed as vanished.
-std::vector<RunFolderInfo::File> list_files(const std::filesystem::path& folder) {
-  namespace fs = std::filesystem;
-  std::vector<RunFolderInfo::File> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(folder, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const fs::directory_entry& e = *it;
-    std::error_code size_ec;
-    // lexically: fs::relative resolves the path on disk, which fails too once the file is gone.
-    RunFolderInfo::File f{e.path().lexically_relative(folder).string(), 0, false};
-    const bool regular = e.is_regular_file(size_ec);
-    if (!size_ec && !regular) continue;
-    if (!size_ec) f.bytes = e.file_size(size_ec);
-    if (size_ec && size_ec != std::errc::no_such_file_or_directory)
-      throw IoError("EDM-IO-151", e.path().string() + ": cannot read its size: " + size_ec.message());
-    f.vanished = bool(size_ec);
-    files.push_back(std::move(f));
-  }
-  if (ec)
-    throw IoError("EDM-IO-150", folder.string() + ": listing the run folder failed part way (" + ec.message() +
-                                    "): another process changed it while it was read; run edm info again");
-  return files;
+  if (!why.empty()) refuse_pair(info.manifest, field_file, why);
 }
 
 }  // namespace
 
-void refuse_special_run_files(const std::filesystem::path& folder) {
-  for (const char* name : {"run.toml", "field.h5", "spectrum.h5"}) h5::refuse_special_file(folder / name);
-}
+void refuse_special_run_files(const std::filesystem::path& folder) { RunFolder(folder).refuse_special_files(); }
 
-void check_field_belongs_to_run(const std::filesystem::path& folder, const FieldFile& field) {
-  // The caller has read run.toml already (a malformed one is its own error); here only the id counts:
-  // a field.h5 rewritten whole (h5repack) keeps its run but not its size.
-  toml::table manifest;
-  try {
-    manifest = toml::parse_file((folder / "run.toml").string());
-  } catch (const toml::parse_error&) {
-    return;
-  }
-  const std::string want_id = manifest_field_run_id(manifest);
-  const std::string& have_id = field.summary().run_id;
-  if (!want_id.empty() && !have_id.empty() && have_id != want_id)
-    refuse_pair(folder, field.path(), "its run id is " + have_id + ", the manifest's " + want_id);
-}
-
-void check_run_manifest(const toml::table& manifest, const std::filesystem::path& file) {
-  const auto id = manifest["provenance"]["run_id"].value<std::string>();
-  if (!id || id->empty())
-    throw ConfigError("EDM-INFO-003", file.string() + ": not a run manifest: " +
-                                          (id ? "its [provenance] run_id is empty" : "it has no [provenance] run_id") +
-                                          " (edm run writes one into every run.toml; this file is empty, "
-                                          "damaged or not edm's)");
-}
-
-toml::table read_run_manifest(const std::filesystem::path& folder) {
-  const auto manifest = folder / "run.toml";
-  if (!std::filesystem::exists(manifest))
-    throw ConfigError("EDM-INFO-001", folder.string() + ": not a run folder (no run.toml in it)");
-  h5::refuse_special_file(manifest);
-  toml::table t;
-  try {
-    t = toml::parse_file(manifest.string());
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    throw ConfigError("EDM-INFO-002", manifest.string() + ":" + std::to_string(b.line) + ":" +
-                                          std::to_string(b.column) + ": " + std::string(e.description()));
-  }
-  check_run_manifest(t, manifest);
-  return t;
+void check_field_belongs_to_run(const RunManifest& manifest, const FieldFile& field) {
+  // Only the id counts here: a field.h5 rewritten whole (h5repack) keeps its run but not its size.
+  if (const std::string why = field_id_mismatch(manifest, field.summary().run_id); !why.empty())
+    refuse_pair(manifest, field.path(), why);
 }
 
 RunFolderInfo inspect_run_folder(const std::filesystem::path& folder) {
+  const RunFolder run(folder);
   RunFolderInfo info;
   info.folder = folder;
-  if (!std::filesystem::is_directory(folder))
-    throw ConfigError("EDM-INFO-001", folder.string() + ": no such run folder");
-  info.manifest = read_run_manifest(folder);
-  if (std::filesystem::exists(folder / "field.h5")) {
-    info.field = FieldFile::open(folder / "field.h5").summary();
-    check_field_matches_manifest(info, folder / "field.h5");
+  info.manifest = RunManifest::read(run);
+  if (run.has_field()) {
+    info.field = FieldFile::open(run.field()).summary();
+    check_field_matches_manifest(info, run.field());
   }
-  if (std::filesystem::exists(folder / "spectrum.h5")) {
-    info.spectrum_file = std::make_shared<const SpectrumFile>(SpectrumFile::open(folder / "spectrum.h5"));
+  if (run.has_spectrum()) {
+    info.spectrum_file = std::make_shared<const SpectrumFile>(SpectrumFile::open(run.spectrum()));
     info.spectrum = info.spectrum_file->summary();
   }
-  info.files = list_files(folder);
-  std::sort(info.files.begin(), info.files.end(),
-            [](const auto& a, const auto& b) { return a.name < b.name; });
+  info.files = run.listing();
   return info;
-}
-
-std::array<double, 3> run_screen_axis(const toml::table& m) {
-  if (m["screen"]["type"].value_or(std::string()) == "angular")
-    return axis_frame(parse_choice<ScreenAxis>(m["campaign"]["screen"]["axis"].value_or(std::string("z")))).a;
-  const double z = m["screen"]["distance"].value_or(m["campaign"]["screen"]["distance"].value_or(1.0));
-  return {0, 0, z < 0 ? -1.0 : 1.0};
 }
 
 namespace {

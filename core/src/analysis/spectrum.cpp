@@ -23,6 +23,7 @@
 #include "edm/field_file.hpp"
 #include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
 
@@ -181,66 +182,25 @@ double backscatter_line_omega(double laser_omega, double gamma, double a0) {
   return laser_omega * gamma * gamma * (1 + beta) * (1 + beta) / (1 + 0.5 * a0 * a0);
 }
 
-RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
-  const auto manifest = run_dir / "run.toml";
-  if (!std::filesystem::exists(manifest))
-    throw ConfigError("EDM-SPEC-010",
-                      manifest.string() + ": no run manifest (is " + run_dir.string() + " a run folder?)");
-  toml::table t;
-  try {
-    h5::refuse_special_file(manifest);
-    t = toml::parse_file(manifest.string());
-  } catch (const toml::parse_error& e) {
-    throw ConfigError("EDM-SPEC-011", manifest.string() + ": " + std::string(e.description()));
-  }
-  // A run.toml that is no manifest (empty, or without its run id) is no run: the field's run-id
-  // check against it would pass with nothing to compare.
-  check_run_manifest(t, manifest);
+RunPhysics read_run_physics(const RunManifest& m) {
   RunPhysics p;
-  p.scenario = t["config"]["scenario"].value_or(t["campaign"]["run"]["scenario"].value_or(std::string()));
-  p.laser_omega = t["laser"]["omega"].value_or(0.0);
-  if (!(p.laser_omega > 0)) {
-    // Older or hand-written manifests: ω from the wavelength.
-    const double lambda =
-        t["laser"]["wavelength"].value_or(t["campaign"]["laser"]["wavelength"].value_or(0.0));
-    if (lambda > 0) p.laser_omega = 2 * kPi * si::c / lambda;
-  }
-  if (!(p.laser_omega > 0))
-    throw ConfigError("EDM-SPEC-012", manifest.string() + ": no [laser] omega or wavelength");
-  p.a0 = t["laser"]["a0"].value_or(t["campaign"]["laser"]["a0"].value_or(0.0));
-  p.emission_in_window = t["window"]["emission_in_window"].value_or(true);
-  const double z = t["screen"]["distance"].value_or(t["campaign"]["screen"]["distance"].value_or(0.0));
-  p.screen_side = z > 0 ? 1 : z < 0 ? -1 : 0;
-  if (t["screen"]["type"].value_or(std::string()) == "angular") {
-    // An angular screen's distance is a radius (or "infinity"); its axis picks the side, and only
-    // an axis along ±z has one (share/docs/campaign.md, the angular screen).
-    const std::string axis = t["campaign"]["screen"]["axis"].value_or(std::string("z"));
-    p.screen_side = axis == "z" ? 1 : axis == "-z" ? -1 : 0;
-  }
-  if (const toml::table* k = t["kinematics"].as_table()) {
-    EnsembleKinematics& e = p.kinematics;
-    e.electrons = std::uint64_t(std::max<std::int64_t>(0, (*k)["electrons"].value_or<std::int64_t>(0)));
-    e.laser_direction = int((*k)["laser_direction"].value_or<std::int64_t>(0));
-    e.light_front_h = (*k)["light_front_h"].value_or(0.0);
-    e.gamma_mean = (*k)["gamma_mean"].value_or(0.0);
-    e.u_perp2_mean = (*k)["u_perp2_mean"].value_or(0.0);
-    if (e.electrons == 0 || (e.laser_direction != 1 && e.laser_direction != -1) || !(e.light_front_h > 0) ||
-        !(e.gamma_mean >= 1) || !(e.u_perp2_mean >= 0))
-      throw ConfigError("EDM-SPEC-013", manifest.string() +
-                                            ": [kinematics] needs electrons ≥ 1, laser_direction ±1, "
-                                            "light_front_h > 0, gamma_mean ≥ 1 and u_perp2_mean ≥ 0");
-    p.gamma = e.gamma_mean;
-  } else if (p.scenario == "inverse_thomson") {
-    // A run.toml written before [kinematics] existed: the line is that of today's inverse_thomson
-    // plugin, a head-on beam of [campaign.electrons] gamma (which misses [inverse_thomson]
-    // gamma_minus_one; newer runs record the ensemble itself). Other scenarios of that time have no
-    // line but the laser's.
-    p.gamma = t["electrons"]["gamma"].value_or(t["campaign"]["electrons"]["gamma"].value_or(0.0));
+  p.scenario = m.scenario();
+  p.laser_omega = m.laser_omega();
+  p.a0 = m.a0();
+  p.emission_in_window = m.window().emission_in_window.value_or(true);
+  p.screen_side = m.screen_side();
+  if (const auto k = m.kinematics()) {
+    p.kinematics = *k;
+    p.gamma = k->gamma_mean;
   }
   return p;
 }
 
-bool line_known(const RunPhysics& p) { return p.kinematics.electrons > 0 || p.gamma >= 1; }
+RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
+  return read_run_physics(RunManifest::read(RunFolder(run_dir)));
+}
+
+bool line_known(const RunPhysics& p) { return p.kinematics.electrons > 0; }
 
 double expected_line_omega(const RunPhysics& p, double gamma, double a0) {
   const double a = a0 >= 0 ? a0 : p.a0;
@@ -255,9 +215,8 @@ double expected_line_omega(const RunPhysics& p, double gamma, double a0) {
     if (p.screen_side == k.laser_direction) return p.laser_omega;  // along the laser: h / h
     return p.laser_omega * k.light_front_h * k.light_front_h / (1 + k.u_perp2_mean + 0.5 * a * a);
   }
-  if (p.gamma >= 1) return backscatter_line_omega(p.laser_omega, p.gamma, a);  // older run.toml (above)
   throw ConfigError("EDM-SPEC-022", "--of line needs the initial ensemble: the run.toml of scenario '" + p.scenario +
-                                        "' has no [kinematics] (written by an older edm; use --of laser or --gamma)");
+                                        "' records none ([kinematics]; use --of laser or --gamma)");
 }
 
 SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options) {

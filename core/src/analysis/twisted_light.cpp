@@ -272,20 +272,9 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
-// trajectory.knots_per_period of the run that wrote field.h5, from the run.toml beside it (the
-// manifest's [config]); 0 when it records none (a field.h5 not made by edm's trajectories).
-int recorded_knots_per_period(const std::filesystem::path& field_file) {
-  const auto manifest = field_file.parent_path() / "run.toml";
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(manifest, ec)) return 0;
-  try {
-    const toml::table t = toml::parse_file(manifest.string());
-    return int(t["config"]["knots_per_period"].value_or<std::int64_t>(0));
-  } catch (const toml::parse_error&) {
-    return 0;  // compute_spectrum has read this manifest already; a hand-made one without [config]
-  }
-}
-
+// trajectory.knots_per_period of the run that wrote field.h5, from the run's manifest beside it;
+// 0 for a field.h5 outside a run folder (no manifest: not made by edm's trajectories). The lead's
+// analyse_run hands its one RunManifest down instead (issue 29 item 1).
 // The absolute noise floor of the headline ℓ: the cube's relative error times the strongest map's
 // peak over every harmonic and both components. Not each component's own peak: a weak component
 // (a θ²-suppressed counter-rotating one near the axis, a high harmonic) carries the same absolute
@@ -358,7 +347,7 @@ TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumR
   r.floor_relative = opt.rings.floor;
   r.min_fraction = opt.rings.min_fraction;
   r.max_residual = opt.rings.max_residual;
-  r.knots_per_period = recorded_knots_per_period(field.path());
+  r.knots_per_period = opt.knots_per_period;
   r.bin = opt.bin;
   const Pass P = plan_pass(field, sp, opt.bin);
   r.band_share = band_shares(P, sp, opt);

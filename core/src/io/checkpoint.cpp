@@ -343,8 +343,7 @@ void commit_checkpoint(const std::filesystem::path& partial, const std::filesyst
 
 void write_checkpoint(const std::filesystem::path& file, const CheckpointState& st, RawCubes& acc) {
   h5::silence();
-  auto partial = file;
-  partial += ".partial";
+  const auto partial = RunFolder::staging(file);
   move_aside(partial);  // not this writer's: an earlier write cut short is kept, never truncated
   try {
     Handle f(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm {
@@ -265,6 +266,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
                           const ManifestExtras& x) {
   toml::table m;
   m.insert("provenance", toml::table{{"run_id", s.run_id},
+                                     {"format", kRunFormat},
                                      {"edm_version", EDM_VERSION},
                                      {"git_commit", EDM_GIT_COMMIT},
                                      {"host", hostname()},
@@ -295,7 +297,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
   }
   insert_physics(m, campaign, s, units, x);
   // Every warning the run gave, so that a reader of the folder alone (edm sweep's table, a script)
-  // learns what the console said: count = 0 says there was none (absent: an older edm).
+  // learns what the console said: count = 0 says there was none.
   toml::array messages;
   for (const auto& w : s.warnings) messages.push_back(w);
   m.insert("warnings", toml::table{{"count", int64_t(s.warnings.size())}, {"messages", std::move(messages)}});
@@ -310,8 +312,7 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
 }
 
 void write_manifest(const std::filesystem::path& path, const toml::table& manifest) {
-  auto tmp = path;
-  tmp += ".partial";
+  const auto tmp = RunFolder::staging(path);
   {
     std::ofstream out(tmp);
     // The path in the comment without line breaks: a newline in it would end the comment.

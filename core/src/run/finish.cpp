@@ -11,6 +11,7 @@
 #include "edm/flops.hpp"
 #include "edm/laser.hpp"
 #include "edm/manifest.hpp"
+#include "edm/run_files.hpp"
 #include "run/stages.hpp"
 
 namespace edm::detail {
@@ -168,13 +169,12 @@ void keep_field_as_partial(const RunSummary& S, const IoError& e) {
   // hostile tester: room for field.h5 but not for the direct spectra's spectrum.h5.)
   const bool kept = move_field_to_partial(S);
   throw IoError(e.id(), std::string(e.what()) +
-                            (kept ? "; the complete field was kept as " + S.field_file.string() + ".partial"
+                            (kept ? "; the complete field was kept as " + RunFolder::staging(S.field_file).string()
                                   : "; " + S.field_file.string() + " is complete but has no manifest"));
 }
 
 bool move_field_to_partial(const RunSummary& S) {
-  auto partial = S.field_file;
-  partial += ".partial";
+  const auto partial = RunFolder::staging(S.field_file);
   std::error_code ec;
   std::filesystem::rename(S.field_file, partial, ec);
   return !ec;

@@ -4,12 +4,13 @@
 
 #include "io/run_lock.hpp"
 #include "edm/checkpoint.hpp"
+#include "edm/run_files.hpp"
 #include "run/stages.hpp"
 
 namespace edm::detail {
 
 RunFolderLock lock_run_folder(const RunContext& ctx) {
-  RunFolderLock lock = RunFolderLock::acquire(ctx.campaign.run.output);
+  RunFolderLock lock = RunFolder(ctx.campaign.run.output).lock();
   if (!lock.stale_record().empty())
     ctx.observer.warning("run folder " + ctx.campaign.run.output + ": took over the lock of " +
                          RunFolderLock::command_in(lock.stale_record()) + ", which ended without releasing it (" +
@@ -22,8 +23,8 @@ void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
   // manifest (edm told the user to keep it), or a write cut short. Not this run's files, so they
   // are moved aside, never removed or written over.
   const auto ckpt = checkpoint_path(S.folder);
-  for (auto file : {S.field_file, S.manifest_file, ckpt}) {
-    file += ".partial";
+  for (const auto& final_name : {S.field_file, S.manifest_file, ckpt}) {
+    const auto file = RunFolder::staging(final_name);
     if (const auto kept = move_aside(file))
       ctx.observer.warning("kept " + file.string() + " from an earlier run: moved aside to " + kept->string());
   }
@@ -44,13 +45,13 @@ void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& S) {
   // field is committed), so one found now belongs to the field that `--overwrite` replaced: left
   // here, edm info would show it and edm plot would plot it as this run's. It is kept, not removed.
   // (Found by tests/test_hostile: a rerun with --overwrite kept the old run's spectrum.)
-  const auto spectrum = S.folder / "spectrum.h5";
+  const auto spectrum = RunFolder(S.folder).spectrum();
   if (const auto kept = move_aside(spectrum))
     ctx.observer.warning(spectrum.string() + " was the spectrum of the field this run replaced: moved aside to " +
                          kept->string());
   // So were the plots of that field (edm plot writes plots/ only from a committed field): left here,
   // the old run's PNGs sat beside the new field as its own (found by a hostile tester).
-  const auto plots = S.folder / "plots";
+  const auto plots = RunFolder(S.folder).plots();
   if (std::filesystem::is_directory(std::filesystem::symlink_status(plots)))
     if (const auto kept = move_aside(plots))
       ctx.observer.warning(plots.string() + " held the plots of the field this run replaced: moved aside to " +

@@ -20,6 +20,7 @@
 #include "edm/coverage.hpp"
 #include "edm/device_rate.hpp"
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "run/stages.hpp"
 
 namespace edm::detail {
@@ -128,8 +129,8 @@ void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options) 
 void claim_run_folder(const RunContext& ctx, RunSummary& S) {
   const RunOptions& options = ctx.options;
   S.folder = ctx.campaign.run.output;
-  S.field_file = S.folder / "field.h5";
-  S.manifest_file = S.folder / "run.toml";
+  S.field_file = RunFolder(S.folder).field();
+  S.manifest_file = RunFolder(S.folder).manifest();
   // Looked up with error codes: a name too long or a parent that is a file is an I/O error naming
   // the path, not an exception from the file system library.
   const auto exists = [&](const std::filesystem::path& p) {
@@ -148,18 +149,8 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
                       "run folder " + S.folder.string() +
                           " already holds results (or a checkpoint: `edm resume` it); pass --overwrite or "
                           "choose another [run] output");
-  // The run's own files are written under temporary names and renamed over these: a folder, link or
-  // FIFO there is refused before any work. Under --overwrite a folder named field.h5 let the whole
-  // run compute and then lose the finished field at the rename (found by a tester).
-  if (!options.dry_run)
-    for (const auto& p : {S.field_file, S.manifest_file}) {
-      struct stat st {};
-      if (::lstat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
-      const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link"
-                         : S_ISFIFO(st.st_mode)  ? "a FIFO" : "not a regular file";
-      throw IoError("EDM-RUN-071", p.string() + " is " + kind + ": edm writes its run's files only as regular "
-                                                "files of its own; move it away (nothing was computed)");
-    }
+  // The run's own files are renamed over these names at the end: refused before any work.
+  if (!options.dry_run) RunFolder(S.folder).refuse_non_regular_targets();
 }
 
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummary& S) {

@@ -14,6 +14,8 @@
 #include "edm/manifest.hpp"
 #include "edm/photon_yield.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/launch.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/sweep.hpp"
 #include "sweep/identity.hpp"
@@ -34,7 +36,7 @@ std::string host_name() {
 Campaign resumed_campaign(const fs::path& folder, const PluginRegistry& plugins) {
   const fs::path file = checkpoint_path(folder);
   const CheckpointState st = read_checkpoint_state(file);
-  const std::string scenario = toml::parse(st.campaign_text)["run"]["scenario"].value_or(std::string());
+  const std::string scenario = scenario_of(st.campaign_text, {});
   Campaign c = parse_campaign(st.campaign_text, file.string() + " [campaign]",
                                {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                                plugins.get(scenario).keys(), false);
@@ -52,71 +54,83 @@ std::optional<double> on_axis_peak(const SpectrumResult& r) {
   return w;
 }
 
-// Why the run's field is wrong, from what its run.toml records ([window], [screen]): each reason
-// the run warned about, in its words' short form. Empty: nothing known against it.
-std::vector<std::string> suspect_reasons(const toml::table& m) {
+// cell_results from the run.toml the caller has read.
+std::map<std::string, double> results_from(const fs::path& folder, const RunManifest& manifest, bool keep) {
+  const RunFolder run(folder);
+  const RunPhysics physics = read_run_physics(manifest);
+  const SpectrumResult r = compute_spectrum(run.field(), physics, SpectrumOptions{});
+  // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
+  // replaced (found in review).
+  if (!(keep && run.has_spectrum())) {
+    SpectrumWriter out = SpectrumWriter::open(run.spectrum(), SpectrumPart::Analysis);
+    write_spectrum(out, r);
+    out.commit();
+  }
+  std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
+  if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
+  // compute_spectrum's own reading of the line: 0 where the run has none (an angular screen about x
+  // or y has no side for it; expected_line_omega threw there and failed a good cell: found in review).
+  if (r.line_omega > 0 && std::isfinite(r.line_omega)) out["line_omega"] = r.line_omega;
+  if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
+    out["line_photons"] = y.photons_per_bw;
+  return out;
+}
+
+// Why the run's field is wrong, from what its run.toml records ([window]): each reason the run
+// warned about, in its words' short form. Empty: nothing known against it.
+std::vector<std::string> suspect_reasons(const RunManifest::Window& win) {
   std::vector<std::string> why;
-  const auto win = m["window"];
-  const auto count = [&](const char* k) { return win[k].value_or(std::int64_t(0)); };
-  if (win["roots_converged"].value_or(true) == false)
+  if (win.roots_converged == false)
     why.push_back("retarded-time roots not converged (run.toml [window] roots_converged = false: raise "
                   "screen.samples_per_period or accumulator.newton_iters)");
-  if (const auto p = win["root_samples_per_period"].value<double>(); p && *p < 2.0)
+  if (const auto p = win.root_samples_per_period; p && *p < 2.0)
     why.push_back("aliased fundamental (run.toml [window] root_samples_per_period = " + std::to_string(*p) +
                   " < 2: raise screen.samples_per_period)");
-  if (count("burst_missed_electrons") > 0)
+  if (win.burst_missed_electrons > 0)
     why.push_back("burst missed: the window holds none of the burst's light at some pixel for " +
-                  std::to_string(count("burst_missed_electrons")) + " electron(s)");
-  else if (count("burst_cut_electrons") > 0)
+                  std::to_string(win.burst_missed_electrons) + " electron(s)");
+  else if (win.burst_cut_electrons > 0)
     why.push_back("burst cut: the window holds only part of the burst's light at some pixel for " +
-                  std::to_string(count("burst_cut_electrons")) + " electron(s): raise screen.samples");
+                  std::to_string(win.burst_cut_electrons) + " electron(s): raise screen.samples");
   // The run's own spectra from the samples (the dft or fft method its devices took) need the
   // emission span's light.
-  if (win["emission_needed"].value_or(false) && win["emission_in_window"].value_or(true) == false)
+  if (win.emission_needed && win.emission_in_window == false)
     why.push_back("emission cut: the window cuts light the dft/fft direct spectra need for " +
-                  std::to_string(count("emission_cut_electrons")) + " electron(s)");
-  if (win["covered"].value_or(true) == false)
-    why.push_back("window clipped for " + std::to_string(count("clipped_electrons")) +
+                  std::to_string(win.emission_cut_electrons) + " electron(s)");
+  if (!win.covered)
+    why.push_back("window clipped for " + std::to_string(win.clipped_electrons) +
                   " electron(s) (screen.allow_clipping = true)");
   return why;
 }
 
-// The cell's results, verdicts, warnings and suspect reasons from its finished run folder. A field
-// that is wrong under screen.strict fails the cell (EDM-SWP-034): the run refuses most of these
-// itself, but not a window clipped with allow_clipping.
-void record_outcome(const fs::path& folder, CellRecord& rec, bool keep) {
-  rec.results = cell_results(folder, keep);
-  toml::table m;
-  try {
-    m = toml::parse_file((folder / "run.toml").string());
-  } catch (const toml::parse_error& e) {
-    throw IoError("EDM-SWP-035", (folder / "run.toml").string() + ": cannot read the run's verdicts: " +
-                                     std::string(e.description()));
-  }
+// The cell's results, verdicts, warnings and suspect reasons from its finished run folder, whose
+// run.toml is read once; returns the wall time it records ([timing] total), for a cell adopted
+// from its folder. A field that is wrong under screen.strict fails the cell (EDM-SWP-034): the run
+// refuses most of these itself, but not a window clipped with allow_clipping.
+std::optional<double> record_outcome(const fs::path& folder, CellRecord& rec, bool keep) {
+  const RunManifest m = RunManifest::read(RunFolder(folder));
+  rec.results = results_from(folder, m, keep);
+  const RunManifest::Window win = m.window();
   rec.verdicts.clear();
-  for (const char* k : {"roots_converged", "burst_in_window", "covered"})
-    if (const auto b = m["window"][k].value<bool>()) rec.verdicts[k] = *b;
-  rec.warnings.clear();
-  if (const toml::array* a = m["warnings"]["messages"].as_array())
-    for (auto&& w : *a)
-      if (auto t = w.value<std::string>()) rec.warnings.push_back(*t);
-  rec.suspect = suspect_reasons(m);
-  if (!rec.suspect.empty() && m["window"]["strict"].value_or(false)) {
+  rec.verdicts["covered"] = win.covered;
+  if (win.roots_converged) rec.verdicts["roots_converged"] = *win.roots_converged;
+  if (win.burst_in_window) rec.verdicts["burst_in_window"] = *win.burst_in_window;
+  rec.warnings = m.warnings();
+  rec.suspect = suspect_reasons(win);
+  if (!rec.suspect.empty() && win.strict) {
     std::string why;
     for (const auto& r : rec.suspect) why += (why.empty() ? "" : "; ") + r;
     throw PhysicsError("EDM-SWP-034", folder.string() + ": the run's field is wrong (" + why +
                                           ") and the campaign sets screen.strict = true");
   }
+  return m.timing_total();
 }
 
 // A complete run: field.h5 and run.toml, the pair the run driver commits last. A folder holding
 // one is never started again by a sweep (README: a run folder is never overwritten without
 // --overwrite): a pending row does not prove the folder is the cell's unfinished run, since the
 // user may have run, resumed or copied a run into it, or edited the cell's state file by hand.
-bool holds_complete_run(const fs::path& folder) {
-  std::error_code ec;
-  return fs::exists(folder / "field.h5", ec) && fs::exists(folder / "run.toml", ec);
-}
+bool holds_complete_run(const fs::path& folder) { return RunFolder(folder).complete(); }
 
 // A value as the message shows it: a number as its shortest text (0.9, not toml++'s 0.90000000000000002).
 std::string node_text(const toml::node& n) {
@@ -156,10 +170,11 @@ std::string first_difference(const toml::table& theirs, const toml::table& ours,
 std::string foreign_run(const fs::path& folder, const Campaign& cell, const PluginRegistry& plugins) {
   toml::table theirs;
   try {
-    refuse_special_run_files(folder);
-    const std::string text = campaign_text_from_manifest(folder / "run.toml");
-    const std::string scenario = toml::parse(text)["run"]["scenario"].value_or(std::string());
-    theirs = detail::campaign_identity(parse_campaign(text, (folder / "run.toml").string() + " [campaign]",
+    const RunFolder run(folder);
+    run.refuse_special_files();
+    const std::string text = RunManifest::read(run).campaign_text();
+    const std::string scenario = scenario_of(text, {});
+    theirs = detail::campaign_identity(parse_campaign(text, run.manifest().string() + " [campaign]",
                                          {{"run.output", toml_string(folder.string()), Origin::CommandLine}},
                                          plugins.get(scenario).keys(), false));
   } catch (const Error& e) {
@@ -171,35 +186,10 @@ std::string foreign_run(const fs::path& folder, const Campaign& cell, const Plug
   return theirs == ours ? std::string() : first_difference(theirs, ours);
 }
 
-// The wall time run.toml records ([timing] total), for a cell adopted from its folder.
-std::optional<double> recorded_wall_time(const fs::path& folder) {
-  try {
-    return toml::parse_file((folder / "run.toml").string())["timing"]["total"].value<double>();
-  } catch (const toml::parse_error&) {
-    return std::nullopt;
-  }
-}
-
 }  // namespace
 
 std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
-  const SpectrumResult r = compute_spectrum(folder, SpectrumOptions{});
-  // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
-  // replaced (found in review).
-  if (!(keep && fs::exists(folder / "spectrum.h5"))) {
-    SpectrumWriter out = SpectrumWriter::open(folder / "spectrum.h5", SpectrumPart::Analysis);
-    write_spectrum(out, r);
-    out.commit();
-  }
-  std::map<std::string, double> out{{"energy", r.total_energy}, {"laser_omega", r.laser_omega}};
-  if (const auto peak = on_axis_peak(r)) out["peak_omega_on_axis"] = *peak;
-  const RunPhysics physics = read_run_physics(folder);
-  // compute_spectrum's own reading of the line: 0 where the run has none (an angular screen about x
-  // or y has no side for it; expected_line_omega threw there and failed a good cell: found in review).
-  if (r.line_omega > 0 && std::isfinite(r.line_omega)) out["line_omega"] = r.line_omega;
-  if (const LineYield y = on_axis_line_yield(r, physics); y.known && std::isfinite(y.photons_per_bw))
-    out["line_photons"] = y.photons_per_bw;
-  return out;
+  return results_from(folder, RunManifest::read(RunFolder(folder)), keep);
 }
 
 CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
@@ -237,9 +227,8 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
                                          "this cell's (" + why + "): edm sweep never replaces it; move the folder "
                                          "away, then edm sweep --retry-failed runs the cell");
       observer.phase("cell", cell.label + " (its folder holds this cell's complete run: adopted, not run again)");
-      record_outcome(folder, rec, true);
+      rec.wall_s = record_outcome(folder, rec, true);
       rec.state = CellState::Done;
-      rec.wall_s = recorded_wall_time(folder);
       if (!rec.wall_s) rec.wall_s = elapsed();
       record_cell(output, rec);
       return CellOutcome::Done;
