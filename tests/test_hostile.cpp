@@ -982,3 +982,64 @@ BOOST_AUTO_TEST_CASE(a_device_spec_that_names_no_device_says_where_it_was_set) {
   b = edm::test::run_command("EDM_DEVICE=nonexist " + bench + " --device auto");  // the option wins
   BOOST_TEST(b.exit_code == 0, b.output);
 }
+
+// Issue 30: a trajectory that reached the screen, or passed through it, ran with exit 0: the
+// field of a source in the plane of the pixels is singular, and the arrival times and the
+// retarded-time solve assume every source on the interaction's side. A screen 2 µm downstream of
+// electrons at γ = 3 (they cross it within the window's extension), or a sphere of 2 µm, is
+// refused before any kernel, naming the electron, the time and the place it reaches it; a screen
+// 2 µm behind the interaction is refused as well (the electrons come from beyond it).
+BOOST_AUTO_TEST_CASE(a_trajectory_that_reaches_the_screen_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_reach");
+  std::string far = edm::test::small_far_cell({.electrons = 2});
+  far.replace(far.find("distance = \"infinity\""), 21, "distance = 2e-6");
+  struct Case {
+    std::string name, campaign, says;
+  };
+  const std::vector<Case> cases = {
+      {"flat", cell(), "reaches the plane of the flat screen, z = 2e-06 m at t = "},
+      {"behind", cell(), "starts beyond the plane of the flat screen, z = -2e-06 m at t = "},
+      {"sphere", far, "the sphere of the angular screen, radius 2e-06 m at t = "}};
+  for (const auto& c : cases) {
+    const auto campaign = write_file(dir, c.name + ".toml", c.campaign);
+    const auto out = dir / c.name;
+    const std::string d = c.name == "behind" ? "-2e-6" : "2e-6";
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    BOOST_TEST(r.exit_code == 6, c.name << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-WIN-030]: electron "), r.output);
+    BOOST_TEST(contains(r.output, c.says), r.output);
+    BOOST_TEST(!fs::exists(out / "field.h5"), c.name);
+    BOOST_TEST(!fs::exists(out / "field.h5.partial"), c.name);
+  }
+  // Where it reaches the plane, its z is the plane's (the state named is on the screen).
+  const auto campaign = write_file(dir, "flat_far.toml", cell());
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "flat_z").string() +
+                         " --set screen.distance=2e-6");
+  BOOST_TEST(contains(r.output, ", 2e-06) m:"), r.output);
+  // The same cell with its screen at 2 cm runs.
+  const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "ok").string());
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+}
+
+// Issue 30: a plugin whose query never returns and ignores SIGALRM (the probe child's only limit)
+// hung every command that probed it. The parent kills the probe at its deadline and reports a load
+// failure; the command goes on (`timeout 60` ends the command before the fix: exit 124).
+BOOST_AUTO_TEST_CASE(a_plugin_that_never_answers_its_probe_is_a_load_failure) {
+  const std::string path = std::string(EDM_FIXTURE_HANG_DIR) + ":" + (edm::test::build_dir() / "plugins").string();
+  const auto r = edm::test::run_command("EDM_PLUGIN_PATH=" + path + " timeout 60 " + edm::test::edm_bin() + " plugins");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "fixture_hang_query.edmplugin: gave no answer within 10 s"), r.output);
+  BOOST_TEST(contains(r.output, "inverse_thomson"), r.output);
+}
+
+// Issue 30: what a plugin prints on stdout while it is probed (in the child) or loaded (in edm's
+// process) went into edm's stdout, corrupting output meant for a pipe (`edm sweep --slurm
+// --print-only`, `edm plugins`). It goes to the probe's log, and to stderr in edm's process.
+BOOST_AUTO_TEST_CASE(a_plugin_printing_on_stdout_does_not_reach_edms_stdout) {
+  const std::string path = std::string(EDM_FIXTURE_NOISY_DIR) + ":" + (edm::test::build_dir() / "plugins").string();
+  const std::string edm = "EDM_PLUGIN_PATH=" + path + " timeout 60 " + edm::test::edm_bin();
+  const auto out = edm::test::run_command("{ " + edm + " plugins 2>/dev/null; }");  // stdout alone
+  BOOST_TEST(out.exit_code == 0, out.output);
+  BOOST_TEST(contains(out.output, "fixture_c"), out.output);  // loaded: it is the plain-C fixture
+  BOOST_TEST(!contains(out.output, "noise from the plugin"), out.output);
+}

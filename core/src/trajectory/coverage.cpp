@@ -130,6 +130,9 @@ void check_clear_of_screen(const Screen& screen, const SplineBatch& batch, const
   double y[8];
   for (const auto& e : batch.electrons) {
     if (!reaches_screen(screen, batch, e, y)) continue;
+    double y0[8];
+    knot_state(batch, e, false, y0);
+    const bool from_start = y0[0] == y[0];  // on the far side already where its trajectory begins
     char at[160];
     std::snprintf(at, sizeof at, "at t = %.6g s, at (x, y, z) = (%.6g, %.6g, %.6g) m", y[0] * units.time(),
                   y[1] * units.length(), y[2] * units.length(), y[3] * units.length());
@@ -139,7 +142,8 @@ void check_clear_of_screen(const Screen& screen, const SplineBatch& batch, const
                     std::fabs(screen.z) * units.length());
     else
       std::snprintf(screen_is, sizeof screen_is, "the plane of the flat screen, z = %.6g m", screen.z * units.length());
-    throw PhysicsError("EDM-WIN-030", "electron " + std::to_string(e.index) + " reaches " + screen_is + " " + at +
+    throw PhysicsError("EDM-WIN-030", "electron " + std::to_string(e.index) + (from_start ? " starts beyond " : " reaches ") +
+                                          screen_is + " " + at +
                                           ": the screen must lie beyond every trajectory (move screen.distance "
                                           "further out, or shorten the trajectories)");
   }
