@@ -102,6 +102,21 @@ class HostileInputs(unittest.TestCase):
         self.refused("pmd_shape", self.trajectory_campaign("openpmd", file), 4, file, "EDM-IO-130",
                      "positionOffset/x", "shape 1e+11", "2 particles")
 
+    def test_openpmd_messages_name_the_real_cause(self):
+        def negative_ids(step, it, sp):
+            del sp["id"]
+            sp["id"] = np.array([-3, -7], dtype=np.int64)
+
+        # Negative ids were converted to 0 and reported as "particle id 0 appears twice".
+        file = self.openpmd("negative_ids", negative_ids)
+        self.refused("pmd_negative_ids", self.trajectory_campaign("openpmd", file), 4, file, "EDM-IO-131",
+                     "/id: element 0 is -3", ">= 0")
+        # A folder was reported as not found.
+        folder = os.path.join(self.ws.dir, "series_folder")
+        os.makedirs(folder, exist_ok=True)
+        self.refused("pmd_folder", self.trajectory_campaign("openpmd", folder), 2, folder, "EDM-CFG-009",
+                     "is a folder, not a file", "data%T.h5")
+
     def test_tracks_values_are_bounded_like_the_csv_list(self):
         def weight(index, g):
             if index == 1:

@@ -217,6 +217,20 @@ std::vector<std::uint64_t> read_ids(hid_t species, const std::string& where) {
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   h5::check_stored(d.get(), n, "EDM-IO-121", where + "/id");
   std::vector<std::uint64_t> v(n);
+  if (H5Tget_sign(type.get()) == H5T_SGN_2) {
+    // Read as signed: HDF5 converts a negative id to an unsigned 0, and two of them were reported as
+    // "particle id 0 appears twice", naming an id the file does not hold.
+    std::vector<std::int64_t> signed_ids(n);
+    if (n > 0 && H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, signed_ids.data()) < 0)
+      malformed(where + "/id cannot be read");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (signed_ids[i] < 0)
+        throw IoError("EDM-IO-131", where + "/id: element " + std::to_string(i) + " is " +
+                                        std::to_string(signed_ids[i]) + ": a particle id must be >= 0");
+      v[i] = std::uint64_t(signed_ids[i]);
+    }
+    return v;
+  }
   if (n > 0 && H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     malformed(where + "/id cannot be read");
   return v;
