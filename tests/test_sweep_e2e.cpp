@@ -368,7 +368,7 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   // Still refused with --retry-failed while the foreign run is there; adopted once it is replaced
   // by a run of the cell's own campaign.
   r = run_edm(sweep + " --retry-failed");
-  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.exit_code == 7);
   BOOST_TEST((slurp(theirs / "field.h5") == field));
   fs::rename(theirs, dir / "moved");
   r = run_edm("run " + single.string() + " -o " + theirs.string() + " --set laser.a0=0.2 --quiet");
