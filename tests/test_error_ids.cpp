@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "edm/error.hpp"
+#include "edm/sweep.hpp"
 #include "test_support.hpp"
 
 #ifndef EDM_SOURCE_ROOT
@@ -42,6 +43,7 @@ const std::map<std::string, int>& family_exit_codes() {
       {"IoError", edm::IoError("x", "x").exit_code()},
       {"PluginError", edm::PluginError("x", "x").exit_code()},
       {"PhysicsError", edm::PhysicsError("x", "x").exit_code()},
+      {"CellsFailed", edm::CellsFailed("x", "x").exit_code()},
       {"Interrupted", edm::Interrupted("x", "x").exit_code()},
   };
   return m;

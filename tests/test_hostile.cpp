@@ -29,6 +29,7 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
+#include "edm/sweep.hpp"
 #include "spawn.hpp"
 #include "tiny_disk.hpp"
 
@@ -980,4 +981,127 @@ BOOST_AUTO_TEST_CASE(a_device_spec_that_names_no_device_says_where_it_was_set) {
   BOOST_TEST(contains(b.output, "(from the environment variable EDM_DEVICE)"), b.output);
   b = edm::test::run_command("EDM_DEVICE=nonexist " + bench + " --device auto");  // the option wins
   BOOST_TEST(b.exit_code == 0, b.output);
+}
+
+// Issue 30: a trajectory that reached the screen, or passed through it, ran with exit 0: the
+// field of a source in the plane of the pixels is singular, and the arrival times and the
+// retarded-time solve assume every source on the interaction's side. A screen 2 µm downstream of
+// electrons at γ = 3 (they cross it within the window's extension), or a sphere of 2 µm, is
+// refused before any kernel, naming the electron, the time and the place it reaches it; a screen
+// 2 µm behind the interaction is refused as well (the electrons come from beyond it).
+BOOST_AUTO_TEST_CASE(a_trajectory_that_reaches_the_screen_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_reach");
+  std::string far = edm::test::small_far_cell({.electrons = 2});
+  far.replace(far.find("distance = \"infinity\""), 21, "distance = 2e-6");
+  struct Case {
+    std::string name, campaign, says;
+  };
+  const std::vector<Case> cases = {
+      {"flat", cell(), "reaches the plane of the flat screen, z = 2e-06 m at t = "},
+      {"behind", cell(), "starts beyond the plane of the flat screen, z = -2e-06 m at t = "},
+      {"sphere", far, "the sphere of the angular screen, radius 2e-06 m at t = "}};
+  for (const auto& c : cases) {
+    const auto campaign = write_file(dir, c.name + ".toml", c.campaign);
+    const auto out = dir / c.name;
+    const std::string d = c.name == "behind" ? "-2e-6" : "2e-6";
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    BOOST_TEST(r.exit_code == 6, c.name << ": exit " << r.exit_code << ": " << r.output);
+    BOOST_TEST(contains(r.output, "edm: error [EDM-WIN-030]: electron "), r.output);
+    BOOST_TEST(contains(r.output, c.says), r.output);
+    BOOST_TEST(!fs::exists(out / "field.h5"), c.name);
+    BOOST_TEST(!fs::exists(out / "field.h5.partial"), c.name);
+  }
+  // Where it reaches the plane, its z is the plane's (the state named is on the screen).
+  const auto campaign = write_file(dir, "flat_far.toml", cell());
+  const auto r = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "flat_z").string() +
+                         " --set screen.distance=2e-6");
+  BOOST_TEST(contains(r.output, ", 2e-06) m:"), r.output);
+  // The same cell with its screen at 2 cm runs.
+  const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "ok").string());
+  BOOST_TEST(ok.exit_code == 0, ok.output);
+}
+
+// Issue 30: a plugin whose query never returns and ignores SIGALRM (the probe child's only limit)
+// hung every command that probed it. The parent kills the probe at its deadline and reports a load
+// failure; the command goes on (`timeout 60` ends the command before the fix: exit 124).
+BOOST_AUTO_TEST_CASE(a_plugin_that_never_answers_its_probe_is_a_load_failure) {
+  const std::string path = std::string(EDM_FIXTURE_HANG_DIR) + ":" + (edm::test::build_dir() / "plugins").string();
+  const auto r = edm::test::run_command("EDM_PLUGIN_PATH=" + path + " timeout 60 " + edm::test::edm_bin() + " plugins");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "fixture_hang_query.edmplugin: gave no answer within 10 s"), r.output);
+  BOOST_TEST(contains(r.output, "inverse_thomson"), r.output);
+}
+
+// Issue 30: what a plugin prints on stdout while it is probed (in the child) or loaded (in edm's
+// process) went into edm's stdout, corrupting output meant for a pipe (`edm sweep --slurm
+// --print-only`, `edm plugins`). It goes to the probe's log, and to stderr in edm's process.
+BOOST_AUTO_TEST_CASE(a_plugin_printing_on_stdout_does_not_reach_edms_stdout) {
+  const std::string path = std::string(EDM_FIXTURE_NOISY_DIR) + ":" + (edm::test::build_dir() / "plugins").string();
+  const std::string edm = "EDM_PLUGIN_PATH=" + path + " timeout 60 " + edm::test::edm_bin();
+  const auto out = edm::test::run_command("{ " + edm + " plugins 2>/dev/null; }");  // stdout alone
+  BOOST_TEST(out.exit_code == 0, out.output);
+  BOOST_TEST(contains(out.output, "fixture_c"), out.output);  // loaded: it is the plain-C fixture
+  BOOST_TEST(!contains(out.output, "noise from the plugin"), out.output);
+}
+
+// Issue 30: messages that name the real cause, and a sweep's size. `electrons.count = [2, 3]` (a
+// dotted axis) was read as a range of 'electrons' because its table has a key `count`; a label
+// longer than a file name failed as "cannot write the campaign table".
+BOOST_AUTO_TEST_CASE(a_dotted_count_axis_is_an_axis_and_a_long_label_is_named) {
+  const auto dir = edm::test::temp_dir("hostile_sweep_axes");
+  const auto dotted = write_file(dir, "dotted.toml", cell() + "[sweep]\nelectrons.count = [2, 3]\n");
+  const auto spec = edm::read_sweep(dotted, "inverse_thomson", {}, false);
+  BOOST_TEST_REQUIRE(spec.axes.size() == 1u);
+  BOOST_TEST(spec.axes[0].key == "electrons.count");
+  BOOST_TEST((spec.axes[0].values == std::vector<std::string>{"2", "3"}));
+  const std::string long_value(300, 'a');
+  const auto long_label = write_file(dir, "long.toml", cell() + "[sweep]\nlaser.envelope = [\"" + long_value + "\"]\n");
+  try {
+    (void)edm::expand_sweep(edm::read_sweep(long_label, "inverse_thomson", {}, false));
+    BOOST_ERROR("a 309-byte label was accepted");
+  } catch (const edm::ConfigError& e) {
+    BOOST_TEST(e.id() == "EDM-SWP-043");
+    BOOST_TEST(contains(e.what(), "cell 0's label is 309 bytes, more than the 224"), e.what());
+  }
+}
+
+// Issue 30: a sweep whose cells failed exited 1, which `edm explain` calls a defect in edm. It is
+// exit 7 (some cells failed, the others ran), and `edm explain EDM-SWP-020` says so. The failing cell
+// is one whose screen its electrons reach (EDM-WIN-030), recorded as its own failure.
+BOOST_AUTO_TEST_CASE(a_sweep_with_failed_cells_exits_with_its_documented_code) {
+  const auto dir = edm::test::temp_dir("hostile_sweep_failed");
+  std::string t = cell();
+  t.insert(t.find("[laser]"), "output = \"" + (dir / "campaign").string() + "\"\n");
+  const auto campaign = write_file(dir, "c.toml", t + "[sweep]\nscreen.distance = [0.02, 2e-6]\n");
+  const auto r = run_edm("sweep " + campaign.string() + " --quiet");
+  BOOST_TEST(r.exit_code == 7, "exit " << r.exit_code << ": " << r.output);
+  BOOST_TEST(contains(r.output, "EDM-SWP-020"), r.output);
+  BOOST_TEST(contains(r.output, "EDM-WIN-030"), r.output);
+  BOOST_TEST(fs::exists(dir / "campaign" / "distance=0.02" / "field.h5"));  // the other cell ran
+  const auto x = run_edm("explain EDM-SWP-020");
+  BOOST_TEST(x.exit_code == 0, x.output);
+  BOOST_TEST(contains(x.output, "7"), x.output);
+  BOOST_TEST(!contains(x.output, "defect"), x.output);
+}
+
+// Issue 30: a sweep of 10⁶ cells took minutes even with --print-only (every cell's whole campaign
+// was loaded to check it first). It finishes, and lists every cell in its job array; 10⁹ cells are
+// refused with the numbers before anything is expanded.
+BOOST_AUTO_TEST_CASE(a_million_cell_sweep_prints_and_a_billion_is_refused) {
+  const auto dir = edm::test::temp_dir("hostile_sweep_size");
+  std::string t = cell();
+  t.insert(t.find("[laser]"), "output = \"" + (dir / "campaign").string() + "\"\n");
+  const std::string axes = "laser.a0 = { from = 0.1, to = 0.2, count = 1000 }\n"
+                           "laser.waist = { from = 1e-5, to = 2e-5, count = 1000 }\n";
+  const auto million = write_file(dir, "million.toml", t + "[sweep]\n" + axes);
+  const auto r = run_edm("sweep " + million.string() + " --slurm --print-only --yes");
+  BOOST_TEST(r.exit_code == 0, "exit " << r.exit_code << ": " << r.output.substr(0, 2000));
+  BOOST_TEST(contains(r.output, "#SBATCH --array=0,1,2,3,"), r.output.substr(0, 2000));
+  BOOST_TEST(contains(r.output, ",999998,999999\n"), r.output.substr(0, 2000));
+  const auto billion = write_file(dir, "billion.toml", t + "[sweep]\n" + axes +
+                                                           "electrons.radius = { from = 1e-6, to = 2e-6, count = 1000 }\n");
+  const auto b = run_edm("sweep " + billion.string() + " --slurm --print-only --yes");
+  BOOST_TEST(b.exit_code == 2, "exit " << b.exit_code << ": " << b.output);
+  BOOST_TEST(contains(b.output, "EDM-SWP-008"), b.output);
+  BOOST_TEST(contains(b.output, "has 1000000000 cells, more than the 1000000"), b.output);
 }

@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
 
   r = run_edm("sweep " + base + " --quiet");
   BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 1);  // two cells failed, the other two ran
+  BOOST_TEST(r.exit_code == 7);  // two cells failed, the other two ran (EDM-SWP-020)
   BOOST_TEST(has(r.output, "EDM-SWP-020"));
   auto t = read_campaign_table(out);
   BOOST_REQUIRE_EQUAL(t.cells.size(), 4u);
@@ -150,10 +150,10 @@ BOOST_AUTO_TEST_CASE(cells_table_failures_and_reruns) {
   const fs::path done = out / t.cells[0].label / "field.h5";
   const auto mtime = fs::last_write_time(done);
   r = run_edm("sweep " + base + " --quiet");
-  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.exit_code == 7);
   BOOST_TEST((fs::last_write_time(done) == mtime));
   r = run_edm("sweep " + base + " --retry-failed");
-  BOOST_TEST(r.exit_code == 1);  // they fail again, and are rerun to say so
+  BOOST_TEST(r.exit_code == 7);  // they fail again, and are rerun to say so
   BOOST_TEST(has(r.output, "window=explicit"));
   BOOST_TEST((fs::last_write_time(done) == mtime));
   BOOST_TEST(read_campaign_table(out).cells[0].state == CellState::Done);
@@ -330,7 +330,7 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
 
   r = run_edm(sweep);
   BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.exit_code == 7);
   BOOST_TEST(has(r.output, "EDM-SWP-020"));
   BOOST_TEST((slurp(theirs / "field.h5") == field), "the user's field.h5 was replaced");
   BOOST_TEST((slurp(theirs / "run.toml") == manifest), "the user's run.toml was replaced");
@@ -358,7 +358,7 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   BOOST_TEST(has(r.output, "note: its folder holds this cell's complete run: adopted as done"));
   r = run_edm(sweep);
   BOOST_TEST_INFO(r.output);
-  BOOST_TEST(r.exit_code == 1);  // a0=0.2 stays failed without --retry-failed
+  BOOST_TEST(r.exit_code == 7);  // a0=0.2 stays failed without --retry-failed
   BOOST_TEST(has(r.output, "a0=0.1 (its folder holds this cell's complete run: adopted"));
   BOOST_TEST((slurp(out / "a0=0.1" / "field.h5") == done_field));
   t = read_campaign_table(out);
@@ -368,7 +368,7 @@ BOOST_AUTO_TEST_CASE(a_complete_run_in_a_cells_folder_is_never_replaced) {
   // Still refused with --retry-failed while the foreign run is there; adopted once it is replaced
   // by a run of the cell's own campaign.
   r = run_edm(sweep + " --retry-failed");
-  BOOST_TEST(r.exit_code == 1);
+  BOOST_TEST(r.exit_code == 7);
   BOOST_TEST((slurp(theirs / "field.h5") == field));
   fs::rename(theirs, dir / "moved");
   r = run_edm("run " + single.string() + " -o " + theirs.string() + " --set laser.a0=0.2 --quiet");

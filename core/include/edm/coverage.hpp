@@ -9,6 +9,7 @@
 
 #include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
+#include "edm/units.hpp"
 
 namespace edm {
 
@@ -34,6 +35,15 @@ inline constexpr double kEmissionEnvelopeFloor = 1e-6;
 // false when the spline does not reach the burst at all.
 bool burst_states(const SplineBatch& batch, const ElectronSpline& e, const BurstSpec& burst, double y_start[8],
                   double y_end[8]);
+
+// Whether electron e's spline reaches the screen: the plane z = Z of a flat screen (from the
+// interaction's side) or the sphere |x| = R of an angular screen at finite distance (never at
+// infinity); y is then the state where it first does (to the knot spacing's 1e-15).
+bool reaches_screen(const Screen& screen, const SplineBatch& batch, const ElectronSpline& e, double y[8]);
+// PhysicsError EDM-WIN-030 naming the first electron of `batch` that reaches the screen, with the time
+// and place (SI): the retarded-time solve and the arrival times assume every source on the
+// interaction's side of the screen, and a source in the plane of pixels makes their field singular.
+void check_clear_of_screen(const Screen& screen, const SplineBatch& batch, const Normalization& units);
 
 // Per electron: the samples whose retarded time falls before the first
 // or after the last knot at some pixel.

@@ -1,6 +1,7 @@
 // Electron ensembles: initial conditions in SI as the campaign gives them, converted by the scenario.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "edm/campaign.hpp"
@@ -14,6 +15,25 @@ struct ElectronInit {
   double ux = 0, uy = 0, uz = 0;       // γβ
   double weight = 1;                   // macro-particle weight (electrons it stands for), >= 0
 };
+
+// The bounds of every electron state edm reads from a file, whatever the path (the CSV list, a
+// tracks file, an openPMD series), so that no path lets through what another refuses:
+// - weight 0 … 1e30: 1e30 electrons (1.6e11 C) is far beyond any bunch (a nC is 6e9), so a larger
+//   one is a unit or format mistake; and the coherent field Σ w E of weights near the double's range
+//   overflows to inf, which a run wrote as its result (found by tests/test_hostile);
+// - |u| = γβ <= 1e8 (≈ 51 TeV, far past electrons.gamma's 1e6): beyond it, almost surely momentum
+//   in SI instead of γβ;
+// - |x|, |y|, |z| <= 1 km and |t| <= 1 s: beyond every interaction region and pulse (laser.duration
+//   is at most 1e-6 s); a larger value is a unit mistake, and in the laser's normalised units a time
+//   of seconds leaves no digits for the period.
+struct ElectronBounds {
+  double weight = 1e30, u = 1e8, position = 1e3, time = 1.0;
+};
+inline constexpr ElectronBounds kElectronBounds{};
+// Empty when `e` (t0 as the time of the state) is within kElectronBounds and finite; else what is
+// out of range, with its value and the bound ("x = 1e+300 m is out of range (…)"), for the caller
+// to prefix with its file, line or particle.
+std::string electron_out_of_range(const ElectronInit& e);
 
 // Deterministic sunflower (Vogel) disk of `count` points of radius R in the plane z = 0.
 std::vector<ElectronInit> sunflower_disk(std::uint64_t count, double radius);

@@ -6,6 +6,7 @@
 // [sweep] table and the table is share/docs/sweeps.md; the executors (in turn, one per device,
 // SLURM) live in the app, which owns processes and signals.
 #pragma once
+#include "edm/error.hpp"
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +20,15 @@
 #include "edm/run.hpp"
 
 namespace edm {
+
+// Some cells of a campaign failed and the others ran (EDM-SWP-020): each cell's own error is in its
+// state (edm campaign status). Not a defect of edm, so not the exit code 1 of Error: 7, the one
+// family that only edm sweep throws (hence declared here, not in error.hpp).
+class CellsFailed : public Error {
+ public:
+  using Error::Error;
+  int exit_code() const override { return 7; }
+};
 
 enum class SweepMode { Grid, Zip };
 const char* sweep_mode_name(SweepMode m);

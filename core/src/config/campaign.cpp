@@ -335,9 +335,14 @@ void check_data_file(Campaign& c, Builder& b, const std::filesystem::path& base,
   std::error_code ec;
   // An openPMD file-based series names its files by a pattern (data_%T.h5): its reader lists them.
   const bool series_pattern = file.find("%T") != std::string::npos;
+  // A folder was reported "not found": say what is there (an openPMD series is named by a file or a pattern).
+  const bool folder = std::filesystem::is_directory(p, ec);
   if (!series_pattern && !std::filesystem::is_regular_file(p, ec))
     fail(kMissingData, b.where(full), section, "file",
-         std::string(what) + " '" + file + "' not found" +
+         std::string(what) + " '" + file +
+             (folder ? "' is a folder, not a file (an openPMD file-based series is named by its pattern, e.g. " +
+                           (std::filesystem::path(file) / "data%T.h5").string() + ")"
+                     : "' not found") +
              (p.string() != file ? " (looked for " + p.string() + ")" : ""));
   // Absolute from here on: the plugin, the manifest and a replay must not resolve it again
   // against another folder (a relative campaign path made share/campaigns/share/campaigns/…).

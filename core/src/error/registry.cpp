@@ -37,6 +37,7 @@ std::string_view exit_code_meaning(int exit_code) {
       {4, "file input or output"},
       {5, "scenario plugin"},
       {6, "physics or numerics that cannot go on"},
+      {7, "some cells of a campaign failed (the others ran)"},
       {130, "stopped on request, checkpoint written"},
   };
   for (const auto& [code, meaning] : kMeanings)

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 
+#include "edm/ensemble.hpp"
 #include "edm/error.hpp"
 #include "edm/units.hpp"
 #include "io/h5.hpp"
@@ -71,6 +72,16 @@ double attr_number(hid_t obj, const char* name, const std::string& where, std::o
   }
   if (v.size() != 1) malformed(where + ": attribute " + name + " is not one number");
   return v[0];
+}
+
+// A conversion factor to SI (unitSI, timeUnitSI): finite and > 0. A position unitSI of 0 put every
+// electron at the origin, and the run went on with exit 0.
+double unit_factor(hid_t obj, const char* name, const std::string& where) {
+  const double u = attr_number(obj, name, where, std::nullopt);
+  if (!(std::isfinite(u) && u > 0))
+    throw IoError("EDM-IO-128", where + ": attribute " + name + " = " + num(u) +
+                                    ": a factor to SI units must be finite and > 0");
+  return u;
 }
 
 // Root attributes of an openPMD 1.x file with basePath /data/%T/.
@@ -157,21 +168,26 @@ std::vector<IterationRef> series_iterations(const std::string& path) {
   return out;
 }
 
-// One record component of `count` values (count = 0: take the component's own length): a 1-D
+// One record component of the species' `count` particles (the length of its id dataset): a 1-D
 // numeric dataset, or a constant component (a group with attributes value and shape).
 std::vector<double> read_component(hid_t parent, const std::string& name, const std::string& where,
-                                   double* unit_si) {
+                                   std::size_t count, double* unit_si) {
   if (!has_link(parent, name)) missing(where + " is missing");
   Handle obj(H5Oopen(parent, name.c_str(), H5P_DEFAULT), H5Oclose);
   if (!obj.valid()) malformed(where + " cannot be opened");
   const H5I_type_t kind = H5Iget_type(obj.get());
-  *unit_si = attr_number(obj.get(), "unitSI", where, std::nullopt);
+  *unit_si = unit_factor(obj.get(), "unitSI", where);
   if (kind == H5I_GROUP) {
     const double value = attr_number(obj.get(), "value", where, std::nullopt);
     const auto shape = attr_numbers(obj.get(), "shape", where);
-    if (shape.size() != 1 || !(shape[0] >= 0 && shape[0] < 1e12))
+    if (shape.size() != 1 || !(shape[0] >= 0))
       malformed(where + ": a constant component needs a 1-D shape attribute");
-    return std::vector<double>(std::size_t(shape[0]), value);
+    // The shape is a number in the file, nothing stored behind it: compared with the particles the
+    // id dataset holds before anything is allocated (a shape of 1e11 ended in bad_alloc).
+    if (shape[0] != double(count))
+      throw IoError("EDM-IO-130", where + ": the constant component declares shape " + num(shape[0]) + ", the species has " +
+                                      std::to_string(count) + " particles (its id dataset)");
+    return std::vector<double>(count, value);
   }
   if (kind != H5I_DATASET) malformed(where + " is neither a dataset nor a constant component");
   Handle space(H5Dget_space(obj.get()), H5Sclose);
@@ -201,6 +217,20 @@ std::vector<std::uint64_t> read_ids(hid_t species, const std::string& where) {
   H5Sget_simple_extent_dims(space.get(), &n, nullptr);
   h5::check_stored(d.get(), n, "EDM-IO-121", where + "/id");
   std::vector<std::uint64_t> v(n);
+  if (H5Tget_sign(type.get()) == H5T_SGN_2) {
+    // Read as signed: HDF5 converts a negative id to an unsigned 0, and two of them were reported as
+    // "particle id 0 appears twice", naming an id the file does not hold.
+    std::vector<std::int64_t> signed_ids(n);
+    if (n > 0 && H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, signed_ids.data()) < 0)
+      malformed(where + "/id cannot be read");
+    for (std::size_t i = 0; i < n; ++i) {
+      if (signed_ids[i] < 0)
+        throw IoError("EDM-IO-131", where + "/id: element " + std::to_string(i) + " is " +
+                                        std::to_string(signed_ids[i]) + ": a particle id must be >= 0");
+      v[i] = std::uint64_t(signed_ids[i]);
+    }
+    return v;
+  }
   if (n > 0 && H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     malformed(where + "/id cannot be read");
   return v;
@@ -226,7 +256,7 @@ struct Record {
 };
 
 Record read_record(hid_t species, const std::string& name, int components, const std::array<double, 7>& dim,
-                   const char* what, const std::string& where_species) {
+                   const char* what, const std::string& where_species, std::size_t count) {
   const std::string where = where_species + "/" + name;
   if (!has_link(species, name)) missing(where + " is missing");
   Handle rec(H5Oopen(species, name.c_str(), H5P_DEFAULT), H5Oclose);
@@ -238,8 +268,8 @@ Record read_record(hid_t species, const std::string& name, int components, const
   static const char* axes[3] = {"x", "y", "z"};
   for (int k = 0; k < components; ++k) {
     double unit = 1;
-    r.c[std::size_t(k)] = components == 1 ? read_component(species, name, where, &unit)
-                                          : read_component(rec.get(), axes[k], where + "/" + axes[k], &unit);
+    r.c[std::size_t(k)] = components == 1 ? read_component(species, name, where, count, &unit)
+                                          : read_component(rec.get(), axes[k], where + "/" + axes[k], count, &unit);
     for (double& v : r.c[std::size_t(k)]) v *= unit;
   }
   return r;
@@ -274,14 +304,14 @@ std::string choose_species(hid_t particles, const std::string& wanted, const std
 
 // The species' records of one iteration.
 Snapshot read_snapshot(hid_t species, const std::string& where, double time_si, double time_unit) {
-  const Record pos = read_record(species, "position", 3, kLength, "a length", where);
-  const Record off = read_record(species, "positionOffset", 3, kLength, "a length", where);
-  const Record mom = read_record(species, "momentum", 3, kMomentum, "a momentum", where);
   Snapshot s;
-  s.id = read_ids(species, where);
+  s.id = read_ids(species, where);  // first: the ids are stored, and they bound every record's length
   const std::size_t n = s.id.size();
+  const Record pos = read_record(species, "position", 3, kLength, "a length", where, n);
+  const Record off = read_record(species, "positionOffset", 3, kLength, "a length", where, n);
+  const Record mom = read_record(species, "momentum", 3, kMomentum, "a momentum", where, n);
   std::vector<double> w(n, 1.0);
-  if (has_link(species, "weighting")) w = read_record(species, "weighting", 1, kNone, "a number", where).c[0];
+  if (has_link(species, "weighting")) w = read_record(species, "weighting", 1, kNone, "a number", where, n).c[0];
   for (const auto* r : {&pos, &off, &mom})
     for (const auto& c : r->c)
       if (c.size() != n)
@@ -306,6 +336,10 @@ Snapshot read_snapshot(hid_t species, const std::string& where, double time_si, 
     for (const auto& v : s.v)
       if (!std::isfinite(v[i]))
         throw IoError("EDM-IO-126", where + ": particle id " + std::to_string(s.id[i]) + " has a non-finite value");
+    // The bounds every electron path obeys (edm/ensemble.hpp): a weighting of 1e300 gave a field of inf.
+    const ElectronInit e{s.t, s.v[0][i], s.v[1][i], s.v[2][i], s.v[3][i], s.v[4][i], s.v[5][i], w[i]};
+    if (const auto bad = electron_out_of_range(e); !bad.empty())
+      throw IoError("EDM-IO-129", where + ": particle id " + std::to_string(s.id[i]) + ": " + bad);
   }
   return s;
 }
@@ -328,7 +362,7 @@ Snapshot read_iteration(const IterationRef& ref, const std::string& wanted, std:
   if (!species.empty() && chosen != species) inconsistent(where + ": the species differs from the first iteration's");
   species = chosen;
   Handle sp(H5Gopen2(particles.get(), chosen.c_str(), H5P_DEFAULT), H5Gclose);
-  const double unit = attr_number(g.get(), "timeUnitSI", where, std::nullopt);
+  const double unit = unit_factor(g.get(), "timeUnitSI", where);
   const double time = attr_number(g.get(), "time", where, std::nullopt);
   Snapshot s = read_snapshot(sp.get(), where + "/" + ppath + "/" + chosen, time * unit, unit);
   s.n = ref.n;

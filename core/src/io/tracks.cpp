@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <string>
 
+#include "edm/ensemble.hpp"
 #include "edm/error.hpp"
 #include "io/h5.hpp"
 
@@ -83,6 +84,16 @@ double read_weight(hid_t group, const std::string& file, const std::string& gpat
   return w;
 }
 
+// Every sample within the bounds that every electron path obeys (edm/ensemble.hpp): a weight of
+// 1e300 or a position of 1e300 m was read as given and ended in a field of inf with exit 0.
+void check_track_range(const TrackData& td, const std::string& path, const std::string& gpath) {
+  for (std::size_t k = 0; k < td.t.size(); ++k) {
+    const ElectronInit e{td.t[k], td.x[k], td.y[k], td.z[k], td.ux[k], td.uy[k], td.uz[k], td.w};
+    if (const auto bad = electron_out_of_range(e); !bad.empty())
+      throw IoError("EDM-IO-055", path + ": " + gpath + " sample " + std::to_string(k) + ": " + bad);
+  }
+}
+
 }  // namespace
 
 std::vector<TrackData> read_tracks(const std::string& path) {
@@ -122,6 +133,7 @@ std::vector<TrackData> read_tracks(const std::string& path) {
       if (!(td.t[k] > td.t[k - 1]))
         throw IoError("EDM-IO-052",
                       path + ": dataset " + gpath + "/t is not strictly increasing at " + std::to_string(k));
+    check_track_range(td, path, gpath);
     out.push_back(std::move(td));
   }
   if (out.empty()) throw IoError("EDM-IO-053", path + ": /tracks holds no electrons");

@@ -36,6 +36,13 @@ std::vector<ElectronInit> sunflower_disk(std::uint64_t count, double radius) {
 
 namespace {
 
+// A double as text with its significant digits (std::to_string prints 1e300 with 300 digits).
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
   if (b == std::string::npos) return {};
@@ -70,14 +77,24 @@ bool parse_double(const std::string& s, double& v) {
 
 }  // namespace
 
+std::string electron_out_of_range(const ElectronInit& e) {
+  const auto& b = kElectronBounds;
+  if (!(e.weight >= 0 && e.weight <= b.weight))
+    return "weight = " + num(e.weight) + " is out of range (a macro-particle weight is a number of electrons, 0 … 1e30)";
+  const double u = std::sqrt(e.ux * e.ux + e.uy * e.uy + e.uz * e.uz);
+  if (!(u <= b.u)) return "|u| = " + num(u) + " is out of range (u = γβ, dimensionless, at most 1e8)";
+  const std::pair<const char*, double> r[3] = {{"x", e.x}, {"y", e.y}, {"z", e.z}};
+  for (const auto& [name, v] : r)
+    if (!(std::fabs(v) <= b.position))
+      return std::string(name) + " = " + num(v) + " m is out of range (a position is at most 1e3 m from the origin)";
+  if (!(std::fabs(e.t0) <= b.time)) return "t = " + num(e.t0) + " s is out of range (a time is at most 1 s from 0)";
+  return {};
+}
+
 namespace {
 
 constexpr const char* kCsvColumns[8] = {"t0", "x", "y", "z", "ux", "uy", "uz", "weight"};
 
-// The largest macro-particle weight: 1e30 electrons (1.6e11 C) is far beyond any bunch (a nC is
-// 6e9), so a larger one is a unit or format mistake; and the coherent field Σ w E of weights near
-// the double's range overflows to inf, which a run wrote as its result (found by tests/test_hostile).
-constexpr double kMaxWeight = 1e30;
 
 // The order of a header's columns: order[k] is the kCsvColumns index of the file's column k. Names
 // are matched exactly (after trimming), each once; the 7 of t0,x,y,z,ux,uy,uz are required, weight
@@ -130,17 +147,17 @@ ElectronInit parse_electron_row(const std::vector<std::string>& cols, std::size_
   if (v[7] < 0)
     throw ConfigError("EDM-CFG-643", where + "column weight = " + cols[7] +
                                          " is negative (a macro-particle weight is a number of electrons, >= 0)");
-  if (v[7] > kMaxWeight)
+  if (v[7] > kElectronBounds.weight)
     throw ConfigError("EDM-CFG-660", where + "column weight = " + cols[7] +
                                          " is out of range (a macro-particle weight is a number of electrons, "
                                          "at most 1e30)");
-  // |u| = γβ beyond 1e8 (≈ 51 TeV) is far outside any laser–electron experiment: almost surely a
-  // unit mistake (momentum in SI instead of γβ), refused rather than integrated.
+  const ElectronInit e{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
   const double u2 = v[4] * v[4] + v[5] * v[5] + v[6] * v[6];
-  if (u2 > 1e16)
-    throw ConfigError("EDM-CFG-205", where + "|u| = " + std::to_string(std::sqrt(u2)) +
-                                         " is out of range (u = γβ, dimensionless)");
-  return ElectronInit{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  if (u2 > kElectronBounds.u * kElectronBounds.u)
+    throw ConfigError("EDM-CFG-205", where + "|u| = " + num(std::sqrt(u2)) +
+                                         " is out of range (u = γβ, dimensionless, at most 1e8)");
+  if (const auto bad = electron_out_of_range(e); !bad.empty()) throw ConfigError("EDM-CFG-662", where + bad);
+  return e;
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -146,6 +148,21 @@ const edm_plugin_v2* open_checked(const fs::path& file, void*& handle, std::stri
   return desc;
 }
 
+// open_checked in this process with the plugin's stdout sent to stderr: what it prints while
+// loaded (the probe's child already kept it in the probe's log) never mixes into edm's own output.
+const edm_plugin_v2* open_checked_off_stdout(const fs::path& file, void*& handle, std::string& reason) {
+  std::fflush(stdout);
+  const int saved = dup(STDOUT_FILENO);
+  if (saved >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
+  const edm_plugin_v2* d = open_checked(file, handle, reason);
+  std::fflush(stdout);
+  if (saved >= 0) {
+    dup2(saved, STDOUT_FILENO);
+    close(saved);
+  }
+  return d;
+}
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGSEGV: return "SIGSEGV";
@@ -158,50 +175,112 @@ const char* signal_name(int sig) {
   }
 }
 
+// How long a probe may take before the parent kills it. The child's own alarm(10) ends a plugin
+// that merely hangs, but one that ignores or blocks SIGALRM (and never returns from its query) hung
+// every command that probes it: the parent's deadline does not depend on the child's cooperation.
+constexpr int kProbeSeconds = 10;
+// The most of a probe's output kept for its failure's reason (its last bytes).
+constexpr std::size_t kProbeLogBytes = 2000;
+
+// The child's side: stdout and stderr into the probe's log (a plugin that prints on stdout while
+// loaded corrupted `edm sweep --slurm --print-only` and every output meant for a pipe), open and
+// query, the verdict on `answer`.
+[[noreturn]] void run_probe_child(const fs::path& file, int answer, int log) {
+  dup2(log, STDOUT_FILENO);
+  dup2(log, STDERR_FILENO);
+  close(log);
+  alarm(kProbeSeconds);
+  void* handle = nullptr;
+  std::string why;
+  const edm_plugin_v2* d = open_checked(file, handle, why);
+  const std::string msg = d ? "N" + std::string(d->name) : "F" + why;
+  const ssize_t n = write(answer, msg.data(), msg.size());
+  fflush(stdout);
+  _exit(n == ssize_t(msg.size()) ? 0 : 1);
+}
+
+// The parent's side: reads the answer and the log until both close or the deadline passes; then
+// the child is killed (SIGKILL: it cannot be ignored) and reaped. True when the deadline passed.
+bool collect_probe(pid_t pid, int answer, int log, std::string& msg, std::string& out, int& status) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kProbeSeconds + 2);
+  pollfd fds[2] = {{answer, POLLIN, 0}, {log, POLLIN, 0}};
+  bool timed_out = false;
+  char buf[512];
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int r = poll(fds, 2, int(left.count()));
+    if (r < 0 && errno != EINTR) break;
+    for (int k = 0; r > 0 && k < 2; ++k) {
+      if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const ssize_t n = read(fds[k].fd, buf, sizeof buf);
+      if (n > 0) (k == 0 ? msg : out).append(buf, std::size_t(n));
+      if (n == 0 || (n < 0 && errno != EINTR)) fds[k].fd = -1;
+    }
+    if (out.size() > 2 * kProbeLogBytes) out.erase(0, out.size() - kProbeLogBytes);
+  }
+  if (timed_out) kill(pid, SIGKILL);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return timed_out;
+}
+
 // Runs open_checked in a forked child. True with the scenario name when it succeeded there; false
-// with the reason (the child's own, or its crash) otherwise. The child has 10 s (a plugin that
-// hangs in its constructor is a failure too).
+// with the reason (the child's own, its crash, or no answer within kProbeSeconds: a plugin that
+// hangs in its constructor or query is a failure too) otherwise, with the end of what it printed.
 bool probe_in_child_uncached(const fs::path& file, std::string& name, std::string& reason) {
-  int fds[2];
-  if (pipe(fds) != 0) {
+  int answer[2], log[2];
+  if (pipe(answer) != 0) {
     reason = "cannot probe: pipe failed";
     return false;
   }
+  if (pipe(log) != 0) {
+    close(answer[0]);
+    close(answer[1]);
+    reason = "cannot probe: pipe failed";
+    return false;
+  }
+  fflush(stdout);  // nothing of the parent's buffered output is written twice by the child
+  fflush(stderr);
   const pid_t pid = fork();
+  if (pid == 0) {
+    close(answer[0]);
+    close(log[0]);
+    run_probe_child(file, answer[1], log[1]);
+  }
+  close(answer[1]);
+  close(log[1]);
   if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
+    close(answer[0]);
+    close(log[0]);
     reason = "cannot probe: fork failed";
     return false;
   }
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(10);
-    void* handle = nullptr;
-    std::string why;
-    const edm_plugin_v2* d = open_checked(file, handle, why);
-    const std::string msg = d ? "N" + std::string(d->name) : "F" + why;
-    const ssize_t n = write(fds[1], msg.data(), msg.size());
-    _exit(n == ssize_t(msg.size()) ? 0 : 1);
-  }
-  close(fds[1]);
-  std::string msg;
-  char buf[512];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, std::size_t(n));
-  close(fds[0]);
+  std::string msg, out;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const bool timed_out = collect_probe(pid, answer[0], log[0], msg, out, status);
+  close(answer[0]);
+  close(log[0]);
+  if (out.size() > kProbeLogBytes) out.erase(0, out.size() - kProbeLogBytes);
+  const std::string printed = out.empty() ? "" : "; it printed: " + out;
+  if (timed_out) {
+    reason = "gave no answer within " + std::to_string(kProbeSeconds) + " s while loading or querying it (killed); edm did not load it" + printed;
+    return false;
   }
   if (WIFSIGNALED(status)) {
     reason = std::string("crashed while loading or querying it (") + signal_name(WTERMSIG(status)) +
-             "); edm did not load it";
+             "); edm did not load it" + printed;
     return false;
   }
   if (msg.empty() || (msg[0] != 'N' && msg[0] != 'F')) {
-    reason = "the probe of it exited without an answer (status " + std::to_string(WEXITSTATUS(status)) + ")";
+    reason = "the probe of it exited without an answer (status " + std::to_string(WEXITSTATUS(status)) + ")" + printed;
     return false;
   }
   (msg[0] == 'N' ? name : reason) = msg.substr(1);
+  if (msg[0] == 'F') reason += printed;
   return msg[0] == 'N';
 }
 
@@ -397,7 +476,7 @@ PluginRegistry PluginRegistry::from_paths(const std::vector<fs::path>& paths, co
         if (!reason.empty()) reg.failures_.push_back({file, std::move(reason)});
         continue;
       }
-      if (!(desc = open_checked(file, handle, reason))) {
+      if (!(desc = open_checked_off_stdout(file, handle, reason))) {
         reg.failures_.push_back({file, std::move(reason)});
         continue;
       }

@@ -397,13 +397,13 @@ double PreparedCell::transverse_rms() const { return impl_->transverse_rms; }
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const {
   SolveOptions options = impl_->solve;
   options.stop = stop;
-  return solve_trajectories(solver_scenario(), first, count, options);
+  SplineBatch batch = solve_trajectories(solver_scenario(), first, count, options);
+  check_clear_of_screen(impl_->screen, batch, impl_->units);  // before any device time is spent on it
+  return batch;
 }
 const PreparedCell::Budget& PreparedCell::budget() const { return impl_->budget; }
 const BurstSpec& PreparedCell::burst() const { return impl_->burst; }
 const std::vector<std::string>& PreparedCell::warnings() const { return impl_->warnings; }
-SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const {
-  return solve_trajectories(solver_scenario(), first, count, impl_->solve);
-}
+SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count) const { return solve(first, count, nullptr); }
 
 }  // namespace edm

@@ -170,11 +170,15 @@ void collect_axes(const toml::table& t, const std::string& prefix, const std::fi
       if (arr->empty()) throw ConfigError("EDM-SWP-003", where + ": the axis '" + key + "' has no values");
       for (auto&& x : *arr) a.axis.values.push_back(value_text(x, at(file, x.source()), key));
     } else if (const toml::table* sub = v.as_table()) {
-      if (sub->contains("from") || sub->contains("to") || sub->contains("count")) {
-        a.axis.values = range_values(*sub, where, key, limit);
-      } else if (prefix.empty()) {
+      // A table under a bare section name holds that section's axes, never a range: a range is the
+      // value of a section.key. `electrons.count = [2, 3]` is the table electrons = { count = [2, 3] },
+      // and its key `count` made it read as a range of 'electrons' ("a range needs from, to and count").
+      if (key.find('.') == std::string::npos) {
         collect_axes(*sub, key, file, limit, out);
         continue;
+      }
+      if (sub->contains("from") || sub->contains("to") || sub->contains("count")) {
+        a.axis.values = range_values(*sub, where, key, limit);
       } else {
         throw ConfigError("EDM-SWP-004", where + ": '" + key + "' is neither a list of values nor a range "
                                                  "{ from, to, count }");
@@ -256,6 +260,10 @@ SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scena
   return spec;
 }
 
+// The longest cell label: a file name holds 255 bytes on the common file systems (ext4, xfs, btrfs,
+// NAME_MAX), and edm adds up to ".toml.tmp." and a process id to a label.
+constexpr std::size_t kMaxLabelBytes = 224;
+
 std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values) {
   std::string label;
   for (std::size_t i = 0; i < axes.size(); ++i) {
@@ -299,6 +307,14 @@ std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large) {
     SweepCell cell;
     cell.index = c;
     cell.label = cell_label(spec.axes, values);
+    // The label names files in the campaign folder (<label>/, .cells/<label>.toml.tmp.<pid>, .lock):
+    // past a file name's 255 bytes, writing the cell's state failed as "cannot write the campaign table".
+    if (cell.label.size() > kMaxLabelBytes)
+      throw ConfigError("EDM-SWP-043", spec.file.string() + ": cell " + std::to_string(c) + "'s label is " +
+                                           std::to_string(cell.label.size()) + " bytes, more than the " +
+                                           std::to_string(kMaxLabelBytes) + " a file name in the campaign folder can "
+                                           "take with edm's suffixes (255 bytes in all): sweep shorter values ('" +
+                                           cell.label.substr(0, 60) + "…')");
     for (std::size_t i = 0; i < n_axes; ++i) cell.overrides.push_back({spec.axes[i].key, values[i], Origin::CommandLine});
     const auto [it, fresh] = seen.emplace(cell.label, c);
     if (!fresh)

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -80,10 +82,13 @@ void write_atomic(const fs::path& file, const std::string& text) {
     out << text;
     out.flush();
     if (!out) {
+      const int err = errno;  // why (a full disk, a name too long): the message said neither
       out.close();
       std::error_code rm;
-      fs::remove(tmp, rm);  // no half-written table left beside the whole one
-      throw IoError("EDM-SWP-013", tmp.string() + ": cannot write the campaign table");
+      fs::remove(tmp, rm);  // no half-written file left beside the whole one
+      throw IoError("EDM-SWP-013", tmp.string() + ": cannot write " +
+                                       (file.filename() == "campaign.toml" ? "the campaign table" : "a cell's state file") +
+                                       (err ? " (" + std::string(std::strerror(err)) + ")" : std::string()));
     }
   }
   std::error_code ec;

@@ -5,11 +5,13 @@
 // retarded-time Newton (root_sampling). It runs on the host before any device time is spent.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <vector>
 
 #include "edm/coverage.hpp"
+#include "edm/error.hpp"
 
 namespace edm {
 
@@ -96,6 +98,55 @@ bool burst_states(const SplineBatch& batch, const ElectronSpline& e, const Burst
   state_at_phase(batch, e, s, burst.xi_lo, y_start);
   state_at_phase(batch, e, s, burst.xi_hi, y_end);
   return true;
+}
+
+namespace {
+// How far past the screen the state y is: ≥ 0 on or beyond the plane z = Z of a flat screen (seen
+// from the interaction's side, the origin's) or on or outside the sphere |x| = R of an angular one.
+double past_screen(const Screen& screen, const double y[8]) {
+  if (screen.angular()) return std::sqrt(y[1] * y[1] + y[2] * y[2] + y[3] * y[3]) - std::fabs(screen.z);
+  return (screen.z > 0 ? y[3] : -y[3]) - std::fabs(screen.z);
+}
+}  // namespace
+
+bool reaches_screen(const Screen& screen, const SplineBatch& batch, const ElectronSpline& e, double y[8]) {
+  if (screen.far_field() || e.n_intervals == 0) return false;
+  std::uint32_t j = 0;  // the first knot on or past the screen (knot n: the end of the last interval)
+  while (j <= e.n_intervals && (state_at(batch, e, j, 0, y), past_screen(screen, y) < 0)) ++j;
+  if (j > e.n_intervals) return false;
+  if (j == 0) return true;
+  // Between knot j − 1 (before the screen) and knot j: bisection for where it is reached.
+  double s0 = 0, s1 = e.dtau;
+  for (int i = 0; i < 60 && s1 - s0 > 1e-15 * e.dtau; ++i) {
+    const double m = 0.5 * (s0 + s1);
+    state_at(batch, e, j - 1, m, y);
+    (past_screen(screen, y) < 0 ? s0 : s1) = m;
+  }
+  state_at(batch, e, j - 1, s1, y);
+  return true;
+}
+
+void check_clear_of_screen(const Screen& screen, const SplineBatch& batch, const Normalization& units) {
+  double y[8];
+  for (const auto& e : batch.electrons) {
+    if (!reaches_screen(screen, batch, e, y)) continue;
+    double y0[8];
+    knot_state(batch, e, false, y0);
+    const bool from_start = y0[0] == y[0];  // on the far side already where its trajectory begins
+    char at[160];
+    std::snprintf(at, sizeof at, "at t = %.6g s, at (x, y, z) = (%.6g, %.6g, %.6g) m", y[0] * units.time(),
+                  y[1] * units.length(), y[2] * units.length(), y[3] * units.length());
+    char screen_is[96];
+    if (screen.angular())
+      std::snprintf(screen_is, sizeof screen_is, "the sphere of the angular screen, radius %.6g m",
+                    std::fabs(screen.z) * units.length());
+    else
+      std::snprintf(screen_is, sizeof screen_is, "the plane of the flat screen, z = %.6g m", screen.z * units.length());
+    throw PhysicsError("EDM-WIN-030", "electron " + std::to_string(e.index) + (from_start ? " starts beyond " : " reaches ") +
+                                          screen_is + " " + at +
+                                          ": the screen must lie beyond every trajectory (move screen.distance "
+                                          "further out, or shorten the trajectories)");
+  }
 }
 
 CoverageReport check_coverage(const Screen& screen, const SplineBatch& batch) {
