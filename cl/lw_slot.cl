@@ -464,7 +464,7 @@ inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_re
 // spacing, from the rate at the sample's start ("auto"; the host checks a fixed count against the
 // same fraction with the batch's largest rate, u⁰ + |u|: FieldAccumulator).
 #ifndef LW_RK4_KNOT_FRACTION
-#define LW_RK4_KNOT_FRACTION 0.25
+#define LW_RK4_KNOT_FRACTION 0.125
 #endif
 inline int lw_rk4_substeps(const lw_spline* sp, const lw_real dt, const lw_real rate) {
   const lw_real knots = dt * rate * sp->inv_dtau * (1.0 / LW_RK4_KNOT_FRACTION);

@@ -20,7 +20,7 @@ struct KernelOptions {
   // Newton or Rk4). Unlike the tunables below, Rk4 changes results at the level of its error bound.
   FieldKernel kernel = FieldKernel::Newton;
   int substeps = -1;          // Rk4: sub-steps per sample interval (1..1024), -1 = auto: per sample,
-                              // enough that one moves τ by at most a quarter knot (lw_rk4_substeps)
+                              // enough that one moves τ by at most an eighth of a knot (lw_rk4_substeps)
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device

@@ -224,7 +224,7 @@ std::vector<CoreKey> accumulator_keys() {
       // accumulate (FieldAccumulator, EDM-ACC-081).
       EDM_KEY(accumulator, substeps, "", "1..1024",
               "kernel rk4: RK4 sub-steps per sample interval, \"auto\" = from the bound (each sub-step moves "
-              "the retarded time by at most a quarter knot)",
+              "the retarded time by at most an eighth of a knot)",
               {.env = "EDM_RK4_SUBSTEPS", .or_auto = true}),
       // 1..64: the range the field accumulator compiles (its guard asks this line).
       EDM_KEY(accumulator, newton_iters, "", "1..64", "Newton iterations per sample",

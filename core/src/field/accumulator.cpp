@@ -179,7 +179,7 @@ std::size_t max_parameter_bytes(const Device& d) {
 // The rk4 kernel's largest move of τ per RK4 sub-step, in knot spacings: cl/lw_slot.cl's
 // LW_RK4_KNOT_FRACTION (passed as that define, so the kernel's "auto" and the host's check of a
 // fixed count use one number). share/docs/design.md states the error bound it gives.
-constexpr double kRk4KnotFraction = 0.25;
+constexpr double kRk4KnotFraction = 0.125;
 
 // The retarded-time kernel the request resolves to (kernel selection). Auto: the faster kernel measured for the
 // device (BENCHMARKS.md, "Second kernel"). Rk4 runs on the flat screen's scalar kernel: the vector
@@ -508,7 +508,7 @@ void FieldAccumulator::Impl::check_substeps(const SplineBatch& batch) const {
                             " cannot meet the rk4 kernel's bound for electron " + std::to_string(e.index) +
                             ": its retarded time can move " + std::to_string(screen.dt * rate / e.dtau) +
                             " knots per sample (u0 + |u| up to " + std::to_string(rate) +
-                            "), and a sub-step may move it a quarter knot at most: set accumulator.substeps >= " +
+                            "), and a sub-step may move it an eighth of a knot at most: set accumulator.substeps >= " +
                             std::to_string(std::int64_t(need)) + " or \"auto\"");
   }
 }
