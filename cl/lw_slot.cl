@@ -502,6 +502,7 @@ inline void lw_rk4_solve(lw_electron* el, const lw_spline* sp, const lw_real t_r
     lw_solve_mode(el, sp, t_rel, dt, px, py, sz, absZ, 1, reuse, fast, split, e, f, n);
     lw_coef_start(&k, sp, -1);
     el->invd_prev = lw_rk4_rate(sp, el->tau, px, py, sz, absZ, reuse, fast, &k);
+    el->tau_pp = 0.0;  // the march's compensation (below)
     el->warm = 2;
     return;
   }
@@ -509,16 +510,23 @@ inline void lw_rk4_solve(lw_electron* el, const lw_spline* sp, const lw_real t_r
   const lw_real h = substeps > 0 ? dt * (1.0 / substeps) : dt / (lw_real)m;  // fixed: folded at compile time
   const lw_real h2 = 0.5 * h, h6 = h * (1.0 / 6.0);
   lw_coef_start(&k, sp, -1);
-  lw_real tau = el->tau, k1 = el->invd_prev;
+  // τ is summed with a compensation (Kahan; el->tau_pp carries it, Newton's previous root, unused
+  // here): τ is large where the window starts long after τ0, and the rounding of thousands of
+  // increments of ε|τ| would otherwise add up to a random walk (6e-12 of the field on a rest-electron
+  // map of 2560 samples, 96 % of it the walk: BENCHMARKS.md, "The second kernel").
+  lw_real tau = el->tau, comp = el->tau_pp, k1 = el->invd_prev;
   for (int i = 0; i < m; ++i) {
     const lw_real k2 = lw_rk4_rate(sp, fma(h2, k1, tau), px, py, sz, absZ, reuse, fast, &k);
     const lw_real k3 = lw_rk4_rate(sp, fma(h2, k2, tau), px, py, sz, absZ, reuse, fast, &k);
     const lw_real k4 = lw_rk4_rate(sp, fma(h, k3, tau), px, py, sz, absZ, reuse, fast, &k);
-    tau = fma(h6, k1 + fma(2.0, k2 + k3, k4), tau);
-    tau = tau < sp->tau0 ? sp->tau0 : (tau > sp->tau_end ? sp->tau_end : tau);  // inside the span
+    const lw_real y = fma(h6, k1 + fma(2.0, k2 + k3, k4), -comp);
+    const lw_real next = tau + y;
+    comp = (next - tau) - y;
+    tau = next < sp->tau0 ? sp->tau0 : (next > sp->tau_end ? sp->tau_end : next);  // inside the span
     k1 = lw_rk4_rate(sp, tau, px, py, sz, absZ, reuse, fast, &k);
   }
   el->tau = tau;
+  el->tau_pp = comp;
   el->invd_prev = k1;
   const lw_real s = lw_locate(sp, tau, reuse, &k);
   el->j = k.j;

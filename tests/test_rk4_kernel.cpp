@@ -218,6 +218,32 @@ BOOST_AUTO_TEST_CASE(exact_plane_wave_field) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(rest_electron_map_at_the_rounding_floor) {
+  // The regime the march is for: an electron from rest in a weak plane-wave pulse (a0 = 0.1), 256
+  // samples per period, 2560 samples marched from one root per pixel (one chunk), the burst window
+  // long after the spline's first knot (τ ~ 1e3). Newton's roots there are converged to rounding, so
+  // the two kernels' cubes may differ by rounding only: without the compensated sum of τ the march's
+  // roundings walked to 6.0e-12 of the field (measured), with it 2.6e-13.
+  const auto registry = PluginRegistry::discover();
+  const std::string text =
+      "[run]\nscenario = \"thomson\"\nmode = \"total\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.1\n"
+      "duration = 26.7e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = 1.0\n"
+      "[screen]\ndistance = 0.01\nhalf_width = 2e-3\nnx = 4\nny = 4\nsamples = 2560\nsamples_per_period = 256\n"
+      "window = \"burst\"\n";
+  const Campaign c = parse_campaign(text, "rk4 rest map", {}, registry.get("thomson").keys(), false);
+  PreparedCell prepared(c, registry);
+  const SplineBatch batch = prepared.solve(0, 1);
+  const Screen& screen = prepared.screen();
+  KernelOptions newton;
+  newton.newton_iters = 4;
+  newton.sample_chunks = 1;
+  const auto nw = test::kernel_cube(screen, batch, newton);
+  const auto rk = test::kernel_cube(screen, batch, rk4(-1, 1));
+  const double rel = test::relative_l2(rk, nw);
+  BOOST_TEST_MESSAGE("rest-electron map (a0 = 0.1, 2560 samples, one chunk): rk4 auto vs newton " << rel);
+  BOOST_TEST(rel < 1e-12);
+}
+
 BOOST_AUTO_TEST_CASE(batching_is_bit_identical) {
   // share/docs/developing.md: one device, batched = single pass bit for bit. The sub-step count of
   // "auto" depends only on the electron's own march, never on the batch or the launch's group.
@@ -245,16 +271,17 @@ BOOST_AUTO_TEST_CASE(flop_count_from_kernel_source) {
   //   rate: lc′ 8 FMAs (16); x, y, z with derivatives 3 × 9 FMAs (54) and Δx, Δy, d (3); ρ² (3),
   //         R² (2), R = R² rsqrt(R²) (3), R + d (1), the denominator (9), R(R + d)/den (2); the
   //         interval located in place, s = τ − τ_j (1): 94
-  //   step: the three stage arguments (3 FMAs: 6), the weighted sum (4) and its FMA into τ (2), and
-  //         four rates (k2, k3, k4 and the next k1): 12 + 4 × 94 = 388.
+  //   step: the three stage arguments (3 FMAs: 6), the weighted sum (4), its FMA less the carried
+  //         compensation (2), the compensated addition into τ (3), and four rates (k2, k3, k4 and
+  //         the next k1): 15 + 4 × 94 = 391.
   std::vector<double> f;
   for (int m = 1; m <= 3; ++m) f.push_back(flop_per_slot(rk4(m), Mode::Total));
   BOOST_TEST_MESSAGE("rk4 flop/slot (total mode): " << f[0] << ", " << f[1] << ", " << f[2] << " for 1..3 sub-steps");
-  BOOST_TEST(f[1] - f[0] == 388.0);
-  BOOST_TEST(f[2] - f[1] == 388.0);
+  BOOST_TEST(f[1] - f[0] == 391.0);
+  BOOST_TEST(f[2] - f[1] == 391.0);
   // What is left is the fields (as Newton's, without its steps) and h/2, h/6, h: more than one step's worth.
   KernelOptions newton;
-  BOOST_TEST(f[0] - 388.0 > 100.0);
+  BOOST_TEST(f[0] - 391.0 > 100.0);
   BOOST_TEST(flop_per_slot(rk4(1), Mode::Split) > f[0]);
   // Auto counts as the kernel auto resolves to (Newton on every device measured so far).
   KernelOptions a;
