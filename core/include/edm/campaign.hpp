@@ -224,7 +224,7 @@ struct ScreenSection {
 // device choose (kernel_options.hpp says what each does).
 struct AccumulatorSection {
   FieldKernel kernel = FieldKernel::Newton;
-  int substeps = -1;              // rk4 sub-steps per sample interval; -1 = "auto" (from the bound)
+  int substeps = 0;               // rk4 sub-steps per sample interval; 0 or "auto" (-1) = from the bound
   int newton_iters = 2;
   bool coef_reuse = true;
   int sample_chunks = 0;          // 0 = chosen from the device

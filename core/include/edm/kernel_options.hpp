@@ -19,7 +19,7 @@ struct KernelOptions {
   // faster one for the device, from BENCHMARKS.md; effective value after the accumulator resolves it:
   // Newton or Rk4). Unlike the tunables below, Rk4 changes results at the level of its error bound.
   FieldKernel kernel = FieldKernel::Newton;
-  int substeps = -1;          // Rk4: sub-steps per sample interval (1..1024), -1 = auto: per sample,
+  int substeps = 0;           // Rk4: sub-steps per sample interval (1..1024), 0 or -1 = auto: per sample,
                               // enough that one moves τ by at most an eighth of a knot (lw_rk4_substeps)
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation

@@ -220,11 +220,11 @@ std::vector<CoreKey> accumulator_keys() {
               "dtau/dt_obs from each chunk's first root; flat screens), auto = the faster one measured for "
               "the device (share/docs/design.md)",
               {.env = "EDM_KERNEL"}),
-      // 1..1024: the counts the rk4 kernel compiles; a count below the batch's bound is refused at
-      // accumulate (FieldAccumulator, EDM-ACC-081).
-      EDM_KEY(accumulator, substeps, "", "1..1024",
-              "kernel rk4: RK4 sub-steps per sample interval, \"auto\" = from the bound (each sub-step moves "
-              "the retarded time by at most an eighth of a knot)",
+      // 0..1024: the counts the rk4 kernel compiles (0 and "auto" alike: from the bound); a count
+      // below the batch's bound is refused at accumulate (FieldAccumulator, EDM-ACC-081).
+      EDM_KEY(accumulator, substeps, "", "0..1024",
+              "kernel rk4: RK4 sub-steps per sample interval; 0 or \"auto\" = from the bound, per sample (each "
+              "sub-step moves the retarded time by at most an eighth of a knot)",
               {.env = "EDM_RK4_SUBSTEPS", .or_auto = true}),
       // 1..64: the range the field accumulator compiles (its guard asks this line).
       EDM_KEY(accumulator, newton_iters, "", "1..64", "Newton iterations per sample",
