@@ -37,7 +37,7 @@ namespace {
 // 2.5e-9 with the device's chunks; a quarter-knot bound left 2.0e-7 there.
 constexpr double kRk4VsReference = 3e-8;
 
-KernelOptions rk4(int substeps = -1, int chunks = 0) {
+KernelOptions rk4(int substeps = 0, int chunks = 0) {  // 0: the key's default, "auto"
   KernelOptions o;
   o.kernel = FieldKernel::Rk4;
   o.substeps = substeps;
