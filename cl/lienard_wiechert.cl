@@ -20,6 +20,9 @@
 //                  contribution; absent/0: every weight is 1 (no multiplication)
 //   LW_SIMD        W > 0: cl/lw_simd.cl (after this file) defines lw_accumulate instead, W pixels
 //                  per work-item on the lanes of a doubleW; 0 or absent: the kernel below
+//   LW_RK4         1: the retarded time marched by RK4 from each chunk's first (Newton) root
+//                  (lw_rk4_solve; flat screen, scalar kernel, no interleave); absent/0: Newton
+//   LW_SUBSTEPS    with LW_RK4: RK4 sub-steps per sample interval, 0 = "auto" (lw_rk4_substeps)
 //   LW_ANGULAR     (angular screens only; lw_direction.cl before this file) 1: observers on the
 //                  sphere of radius zs, 2: at infinity (R·E of the far field), one direction per
 //                  pixel from `dirs`; absent (0): the flat screen, whose code is unchanged
@@ -139,6 +142,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #ifndef LW_ANGULAR
 #define LW_ANGULAR 0
 #endif
+#ifndef LW_RK4
+#define LW_RK4 0
+#define LW_SUBSTEPS 0
+#endif
 #if LW_ANGULAR
   lw_dir o;  // this pixel's direction (cl/lw_direction.cl)
   o.n0 = dirs[4 * pix];
@@ -149,6 +156,10 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
 #define LW_SETUP(x, sp) lw_dir_setup(x, sp, &o)
 #define LW_SOLVE(x, sp, ev, fv, n) \
   lw_dir_solve(x, sp, t_rel, dt, &o, sz, NEWTON_ITERS, COEF_REUSE, LW_FAST_RECIP, ev, fv, n)
+#elif LW_RK4
+#define LW_SETUP(x, sp) lw_setup(x, sp, px, py, sz, absZ)
+#define LW_SOLVE(x, sp, ev, fv, n) \
+  lw_rk4_solve(x, sp, t_rel, dt, px, py, sz, absZ, LW_SUBSTEPS, COEF_REUSE, LW_FAST_RECIP, SPLIT_MODE, ev, fv, n)
 #else
 #define LW_SETUP(x, sp) lw_setup(x, sp, px, py, sz, absZ)
 #define LW_SOLVE(x, sp, ev, fv, n) \
@@ -211,7 +222,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
       acc[9 + c] = Bf[i0 + c * plane];
 #endif
     }
-#if LW_INTERLEAVE && !LW_ANGULAR
+#if LW_INTERLEAVE && !LW_ANGULAR && !LW_RK4
     {
       // CPUs: the same per-electron operations as lw_solve, phase by phase across the group — every
       // predictor, then each Newton step for every electron, then every field evaluation — so each

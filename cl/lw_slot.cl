@@ -449,4 +449,88 @@ inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_re
   }
 }
 
+// ---- The second kernel: a fixed-step RK4 march of the retarded time (accumulator.kernel = "rk4") ----
+// Within a work-item's chunk of consecutive samples the first covered sample's root comes from the
+// bracketed Newton solve above (cold, to convergence); every later sample advances τ by RK4 on
+//   dτ/dt_obs = 1/D(τ),  D = d(arrival)/dτ = lc′ + (s_z z′ ρ²/(R + d) − (Δx x′ + Δy y′))/R
+// over one sample interval in m sub-steps: the derivative of lw_arrival's lc + ρ²/(R + d) in the
+// same light-front variables as the Newton step (no t′ − z′ cancellation at high γ, and the very
+// function whose root Newton finds, so both kernels aim at one root). No correction follows: the
+// march's error is a smooth drift along the chunk, not a per-sample residual; on an electron at rest
+// 1/D is constant and the march is exact. m: LW_SUBSTEPS > 0 fixed, 0 "auto" (lw_rk4_substeps).
+// share/docs/design.md (the second kernel) states the bound.
+
+// Sub-steps per sample so that one sub-step moves τ by at most LW_RK4_KNOT_FRACTION of a knot
+// spacing, from the rate at the sample's start ("auto"; the host checks a fixed count against the
+// same fraction with the batch's largest rate, u⁰ + |u|: FieldAccumulator).
+#ifndef LW_RK4_KNOT_FRACTION
+#define LW_RK4_KNOT_FRACTION 0.125
+#endif
+inline int lw_rk4_substeps(const lw_spline* sp, const lw_real dt, const lw_real rate) {
+  const lw_real knots = dt * rate * sp->inv_dtau * (1.0 / LW_RK4_KNOT_FRACTION);
+  return knots <= 1.0 ? 1 : (knots >= 4096.0 ? 4096 : (int)ceil(knots));
+}
+
+// dτ/dt_obs = 1/D at τ. Multiplied through by R (R + d): D R (R + d) = lc′ R (R + d) + s_z z′ ρ² −
+// (Δx x′ + Δy y′)(R + d), so one reciprocal square root (R) and one division.
+inline lw_real lw_rk4_rate(const lw_spline* sp, const lw_real tau, const lw_real px, const lw_real py,
+                           const lw_real sz, const lw_real absZ, const int reuse, const int fast, lw_coef* k) {
+  const lw_real s = lw_locate(sp, tau, reuse, k);
+  const lw_real* c = k->c;
+  lw_real vx, vy, vz;
+  // lc′ alone: lw_q_d's derivative chain without the value (8 FMAs).
+  const lw_real b4 = fma(s, c[5], c[4]), b3 = fma(s, b4, c[3]), b2 = fma(s, b3, c[2]), b1 = fma(s, b2, c[1]);
+  const lw_real dlc = fma(s, fma(s, fma(s, fma(s, c[5], b4), b3), b2), b1);
+  const lw_real dx = px - lw_q_d(c + 6, s, &vx), dy = py - lw_q_d(c + 12, s, &vy);
+  const lw_real d = lw_pm(absZ, lw_q_d(c + 18, s, &vz), sz);
+  const lw_real rho2 = fma(dx, dx, dy * dy);
+  const lw_real R2 = fma(d, d, rho2);
+  const lw_real R = R2 * lw_rsqrt(R2, fast);
+  const lw_real rd = R + d;
+  const lw_real den = fma(dlc * R, rd, fma(sz > 0.0 ? vz : -vz, rho2, -(fma(dx, vx, dy * vy) * rd)));
+  return lw_div(R * rd, den, fast);
+}
+
+// One sample of the march: τ from the previous sample's root by m RK4 sub-steps, then the fields.
+// el->invd_prev holds the rate at that root (the next sub-step's k1: 4 rate evaluations per sub-step).
+inline void lw_rk4_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, const lw_real dt,
+                         const lw_real px, const lw_real py, const lw_real sz, const lw_real absZ,
+                         const int substeps, const int reuse, const int fast, const int split, lw_real* e,
+                         lw_real* f, lw_real* n) {
+  lw_coef k;
+  if (el->warm == 0) {  // the chunk's first covered sample: Newton to convergence (lw_solve_mode's cold path)
+    lw_solve_mode(el, sp, t_rel, dt, px, py, sz, absZ, 1, reuse, fast, split, e, f, n);
+    lw_coef_start(&k, sp, -1);
+    el->invd_prev = lw_rk4_rate(sp, el->tau, px, py, sz, absZ, reuse, fast, &k);
+    el->tau_pp = 0.0;  // the march's compensation (below)
+    el->warm = 2;
+    return;
+  }
+  const int m = substeps > 0 ? substeps : lw_rk4_substeps(sp, dt, el->invd_prev);
+  const lw_real h = substeps > 0 ? dt * (1.0 / substeps) : dt / (lw_real)m;  // fixed: folded at compile time
+  const lw_real h2 = 0.5 * h, h6 = h * (1.0 / 6.0);
+  lw_coef_start(&k, sp, -1);
+  // τ is summed with a compensation (Kahan; el->tau_pp carries it, Newton's previous root, unused
+  // here): τ is large where the window starts long after τ0, and the rounding of thousands of
+  // increments of ε|τ| would otherwise add up to a random walk (6e-12 of the field on a rest-electron
+  // map of 2560 samples, 96 % of it the walk: BENCHMARKS.md, "The second kernel").
+  lw_real tau = el->tau, comp = el->tau_pp, k1 = el->invd_prev;
+  for (int i = 0; i < m; ++i) {
+    const lw_real k2 = lw_rk4_rate(sp, fma(h2, k1, tau), px, py, sz, absZ, reuse, fast, &k);
+    const lw_real k3 = lw_rk4_rate(sp, fma(h2, k2, tau), px, py, sz, absZ, reuse, fast, &k);
+    const lw_real k4 = lw_rk4_rate(sp, fma(h, k3, tau), px, py, sz, absZ, reuse, fast, &k);
+    const lw_real y = fma(h6, k1 + fma(2.0, k2 + k3, k4), -comp);
+    const lw_real next = tau + y;
+    comp = (next - tau) - y;
+    tau = next < sp->tau0 ? sp->tau0 : (next > sp->tau_end ? sp->tau_end : next);  // inside the span
+    k1 = lw_rk4_rate(sp, tau, px, py, sz, absZ, reuse, fast, &k);
+  }
+  el->tau = tau;
+  el->tau_pp = comp;
+  el->invd_prev = k1;
+  const lw_real s = lw_locate(sp, tau, reuse, &k);
+  el->j = k.j;
+  (void)lw_fields_mode(k.c, s, px, py, sz, absZ, fast, split, e, f, n);
+}
+
 #endif  // EDM_LW_SLOT_CL

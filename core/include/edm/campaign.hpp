@@ -33,7 +33,7 @@ enum class ScreenWindow { Auto, Explicit, Burst };                // screen.wind
 enum class ScreenType { Flat, Angular };                          // screen.type (directions.hpp)
 enum class AngleGrid { XY, Polar };                               // screen.angles: (θx, θy) or (θ, φ)
 enum class ScreenAxis { PlusZ, MinusZ, PlusX, MinusX, PlusY, MinusY };  // screen.axis
-enum class FieldKernel { Newton };                                // accumulator.kernel
+enum class FieldKernel { Newton, Rk4, Auto };                     // accumulator.kernel (kernel_options.hpp)
 // How device positions map to pixels (the cube's device layout [comp][k][position] and which pixels
 // share a warp). Only speed depends on it: every slot gets the same additions in the same order.
 //   Rings: bands half a pixel pitch wide around the screen centre, each band by angle — a warp's
@@ -94,7 +94,7 @@ struct Choices<ScreenAxis> {
 };
 template <>
 struct Choices<FieldKernel> {
-  static constexpr std::array names{"newton"};
+  static constexpr std::array names{"newton", "rk4", "auto"};
 };
 template <>
 struct Choices<PixelOrder> {  // the same words as pixel_order_name (test_key_table checks)
@@ -230,6 +230,7 @@ struct ScreenSection {
 // device choose (kernel_options.hpp says what each does).
 struct AccumulatorSection {
   FieldKernel kernel = FieldKernel::Newton;
+  int substeps = 0;               // rk4 sub-steps per sample interval; 0 or "auto" (-1) = from the bound
   int newton_iters = 2;
   bool coef_reuse = true;
   int sample_chunks = 0;          // 0 = chosen from the device

@@ -14,6 +14,13 @@ const char* pixel_order_name(PixelOrder o);  // "auto", "rings", "tiles", "rows"
 PixelOrder parse_pixel_order(const std::string& name);  // ConfigError naming the key on a bad name
 
 struct KernelOptions {
+  // The retarded-time kernel (cl/lw_slot.cl): Newton (bracketed Newton per sample), Rk4 (an RK4
+  // march of dτ/dt_obs from each chunk's first root: flat screens, the scalar kernel), Auto (the
+  // faster one for the device, from BENCHMARKS.md; effective value after the accumulator resolves it:
+  // Newton or Rk4). Unlike the tunables below, Rk4 changes results at the level of its error bound.
+  FieldKernel kernel = FieldKernel::Newton;
+  int substeps = 0;           // Rk4: sub-steps per sample interval (1..1024), 0 or -1 = auto: per sample,
+                              // enough that one moves τ by at most an eighth of a knot (lw_rk4_substeps)
   int newton_iters = 2;       // ≥ 1 Newton steps per sample after the warm start
   bool coef_reuse = true;     // load an interval's coefficients once per sample, not per evaluation
   int sample_chunks = 0;      // C ≥ 1 chunks per pixel; 0 = from the device

@@ -224,7 +224,17 @@ std::vector<CoreKey> screen_keys() {
 
 std::vector<CoreKey> accumulator_keys() {
   return {
-      EDM_KEY(accumulator, kernel, "", "", "field kernel (retarded-time solver)"),
+      EDM_KEY(accumulator, kernel, "", "",
+              "field kernel (retarded-time solver): newton (bracketed Newton per sample), rk4 (RK4 march of "
+              "dtau/dt_obs from each chunk's first root; flat screens), auto = the faster one measured for "
+              "the device (share/docs/design.md)",
+              {.env = "EDM_KERNEL"}),
+      // 0..1024: the counts the rk4 kernel compiles (0 and "auto" alike: from the bound); a count
+      // below the batch's bound is refused at accumulate (FieldAccumulator, EDM-ACC-081).
+      EDM_KEY(accumulator, substeps, "", "0..1024",
+              "kernel rk4: RK4 sub-steps per sample interval; 0 or \"auto\" = from the bound, per sample (each "
+              "sub-step moves the retarded time by at most an eighth of a knot)",
+              {.env = "EDM_RK4_SUBSTEPS", .or_auto = true}),
       // 1..64: the range the field accumulator compiles (its guard asks this line).
       EDM_KEY(accumulator, newton_iters, "", "1..64", "Newton iterations per sample",
               {.env = "EDM_NEWTON_ITERS"}),

@@ -132,6 +132,7 @@ struct FieldAccumulator::Impl {
   void bind_screen_arguments();
   // accumulate()'s steps.
   void check_batch(const SplineBatch& batch) const;
+  void check_substeps(const SplineBatch& batch) const;
   void release_finished_batches();
   cl::Buffer upload(const SplineBatch& batch);
   cl::Buffer take_upload(const SplineBatch& batch);
@@ -176,6 +177,33 @@ std::size_t max_parameter_bytes(const Device& d) {
   }
 }
 
+// The rk4 kernel's largest move of τ per RK4 sub-step, in knot spacings: cl/lw_slot.cl's
+// LW_RK4_KNOT_FRACTION (passed as that define, so the kernel's "auto" and the host's check of a
+// fixed count use one number). share/docs/design.md states the error bound it gives.
+constexpr double kRk4KnotFraction = 0.125;
+
+// The retarded-time kernel the request resolves to (kernel selection). Auto: the faster kernel measured for the
+// device (BENCHMARKS.md, "Second kernel"). Rk4 runs on the flat screen's scalar kernel: the vector
+// lanes and the interleaved schedule are Newton's, so an explicit request for them is refused with it.
+KernelOptions select_field_kernel(KernelOptions o, const DeviceInfo& info, const Screen& screen,
+                                  const std::string& where) {
+  if (o.kernel == FieldKernel::Auto) o.kernel = FieldKernel::Newton;
+  if (o.kernel != FieldKernel::Rk4) return o;
+  if (o.substeps != -1) check_key_value("accumulator.substeps", o.substeps, "EDM-ACC-081");
+  const char* clash = screen.angular() ? "screen.type = \"angular\""
+                      : o.simd > 0     ? "accumulator.simd = 1"
+                      : o.interleave > 0 ? "accumulator.interleave = 1"
+                                         : nullptr;
+  if (clash)
+    throw ConfigError("EDM-ACC-080", std::string("accumulator.kernel = \"rk4\" cannot run with ") + clash + " on " +
+                                         where + ": the RK4 march is the flat screen's scalar kernel; use "
+                                         "accumulator.kernel = \"newton\" there");
+  (void)info;
+  o.simd = -1;
+  o.interleave = -1;
+  return o;
+}
+
 // The compile-time defines of the field program (cl/lienard_wiechert.cl lists them).
 std::map<std::string, std::string> program_defines(const detail::KernelTuning& t, Mode mode, const Screen& screen) {
   const KernelOptions& o = t.options;
@@ -194,6 +222,11 @@ std::map<std::string, std::string> program_defines(const detail::KernelTuning& t
   // The angular screen's observer (cl/lw_direction.cl); absent for the flat screen, whose program
   // stays what it was.
   if (screen.angular()) d["LW_ANGULAR"] = screen.far_field() ? "2" : "1";
+  if (o.kernel == FieldKernel::Rk4) {  // absent for Newton: its program stays what it was
+    d["LW_RK4"] = "1";
+    d["LW_SUBSTEPS"] = std::to_string(std::max(0, o.substeps));
+    d["LW_RK4_KNOT_FRACTION"] = std::to_string(kRk4KnotFraction);
+  }
   return d;
 }
 
@@ -310,7 +343,8 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   const DeviceInfo& info = m.device->info();
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
-  detail::KernelTuning tuning = detail::resolve_tuning(options, info, max_parameter_bytes(*m.device), screen, m.where());
+  const KernelOptions selected = select_field_kernel(options, info, screen, m.where());
+  detail::KernelTuning tuning = detail::resolve_tuning(selected, info, max_parameter_bytes(*m.device), screen, m.where());
   m.options = tuning.options;
   // The memory guard before any allocation (the driver also calls it before anything else).
   m.bucket_bytes = check_device_memory(info, screen, mode);
@@ -453,6 +487,7 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   if (batch.electrons.empty()) return;
   m.release_finished_batches();
   m.check_batch(batch);
+  m.check_substeps(batch);
   cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
   // Every row now waits for this batch too (a batch in slabs before it: its launches still come first).
@@ -460,6 +495,31 @@ void FieldAccumulator::accumulate(const SplineBatch& batch) {
   m.slab_done.clear();
   m.queue_groups(coef, batch.electrons);
   m.pump(false);  // start the launches now, as many as the queue's budget allows
+}
+
+// A fixed rk4 sub-step count against the bound that "auto" meets sample by sample: one sub-step of
+// h = dt/m moves τ by h/D ≤ h (u⁰ + |u|) (D = u⁰ − n̂·u ≥ 1/(u⁰ + |u|) for any n̂), which must stay
+// within kRk4KnotFraction of a knot spacing at every knot of every electron of the batch. Checked
+// before the batch's first launch, so a count that cannot meet it never adds a contribution.
+void FieldAccumulator::Impl::check_substeps(const SplineBatch& batch) const {
+  if (options.kernel != FieldKernel::Rk4 || options.substeps < 1) return;
+  for (const auto& e : batch.electrons) {
+    double rate = 0;
+    for (std::uint32_t j = 0; j < e.n_intervals; ++j) {
+      const double* c = &batch.coef[e.offset + std::uint64_t(j) * kCoefPerInterval];
+      const double u = std::sqrt(c[7] * c[7] + c[13] * c[13] + c[19] * c[19]);
+      rate = std::max(rate, c[1] + u);  // u⁰ + |u| at knot j (the quintics' first-power coefficients)
+    }
+    const double need = std::ceil(screen.dt * rate / (e.dtau * kRk4KnotFraction));
+    if (double(options.substeps) < need)
+      throw ConfigError("EDM-ACC-081",
+                        "accumulator.substeps = " + std::to_string(options.substeps) +
+                            " cannot meet the rk4 kernel's bound for electron " + std::to_string(e.index) +
+                            ": its retarded time can move " + std::to_string(screen.dt * rate / e.dtau) +
+                            " knots per sample (u0 + |u| up to " + std::to_string(rate) +
+                            "), and a sub-step may move it an eighth of a knot at most: set accumulator.substeps >= " +
+                            std::to_string(std::int64_t(need)) + " or \"auto\"");
+  }
 }
 
 // Validate the spline table before the device reads it (an out-of-range offset would be an
@@ -481,6 +541,7 @@ void FieldAccumulator::accumulate_in_slabs(const SplineBatch& batch, int rows) {
   rows = std::clamp(rows, 1, m.screen.ny);
   m.release_finished_batches();
   m.check_batch(batch);
+  m.check_substeps(batch);
   cl::Buffer coef = m.take_upload(batch);
   m.form_light_front(coef, batch);
   try {
@@ -519,6 +580,7 @@ void FieldAccumulator::upload_ahead(const SplineBatch& batch) {
   auto& m = *impl_;
   if (m.finished || batch.electrons.empty()) return;
   m.check_batch(batch);
+  m.check_substeps(batch);
   m.ahead = m.upload(batch);
   m.ahead_of = &batch;
   m.ahead_first = batch.electrons.front().index;

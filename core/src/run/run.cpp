@@ -54,6 +54,8 @@ struct WarningRecorder final : RunObserver {
 
 KernelOptions kernel_options(const AccumulatorSection& a) {
   KernelOptions k;
+  k.kernel = a.kernel;
+  k.substeps = a.substeps;
   k.newton_iters = a.newton_iters;
   k.coef_reuse = a.coef_reuse;
   k.sample_chunks = a.sample_chunks;
