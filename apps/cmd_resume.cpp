@@ -32,22 +32,13 @@ int cmd_resume(const Args& args) {
   if (!parse_command(args, desc, "run", folder, vm)) return 0;  // --help
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
   check_checkpoint_every("resume", checkpoint_every);
-  const auto file = checkpoint_path(folder);
-  if (!std::filesystem::exists(file))
-    throw ConfigError("EDM-CKP-005", folder + ": no checkpoint.h5 here (nothing to resume)");
-  const CheckpointState st = read_checkpoint_state(file);
-  const auto registry = PluginRegistry::discover();
-  const std::string scenario = scenario_of(st.campaign_text, {});
-  // The stored campaign is the effective one; the folder is where it lives now (it may have moved).
-  Campaign campaign = parse_campaign(st.campaign_text, file.string() + " [campaign]",
-                                     {{"run.output", "\"" + folder + "\"", Origin::CommandLine}},
-                                     registry.get(scenario).keys(), false);
-  // Where its keys came from in the run that was started, and its file (run.toml's provenance).
-  if (!st.campaign_provenance.empty()) restore_provenance(campaign, st.campaign_provenance, file.string());
+  // The campaign the checkpoint stores, with its scenario's plugin (edm/launch.hpp: the same steps as
+  // edm.resume in Python).
+  const LoadedCampaign l = load_campaign_to_resume(folder);
   RunOptions ro;
   ro.resume = true;
   // The checkpoint cadence the run was started with, unless given again here.
-  ro.checkpoint_every = vm.count("checkpoint-every") ? checkpoint_every : st.checkpoint_every;
+  ro.checkpoint_every = vm.count("checkpoint-every") ? checkpoint_every : l.checkpoint_every;
   ro.stop = install_stop_handlers();
   // Under mpirun (a checkpoint of an mpirun run is resumed with as many ranks) only rank 0 reports.
   const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -55,7 +46,7 @@ int cmd_resume(const Args& args) {
   const bool other_rank = mpi_rank && std::string(mpi_rank) != "0";
   // The same progress as edm run: finished device work, the resumed electrons counted apart.
   ConsoleObserver log(vm.count("quiet") > 0 || other_rank, vm.count("verbose") > 0);
-  const RunSummary s = run_campaign(campaign, registry, ro, log);
+  const RunSummary s = run_campaign(l.campaign, l.plugins, ro, log);
   log.end_line();
   if (!vm.count("quiet") && s.rank == 0)
     std::cout << "edm resume " << s.run_id << ": " << s.electrons << " electrons (" << s.resumed_from

@@ -18,7 +18,7 @@
 #include "options.hpp"
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
-#include "edm/manifest.hpp"
+#include "edm/launch.hpp"
 #include "edm/launch.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
@@ -77,30 +77,16 @@ int cmd_run(const Args& args) {
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
   if (campaign_file.empty()) throw ConfigError("EDM-CLI-002", "edm run: no campaign file given");
   check_checkpoint_every("run", checkpoint_every);
-  // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
-  check_campaign_file(campaign_file);
-
   auto overrides = parse_set_options(sets);
   for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
-
-  // Only the campaign's scenario plugin is opened (another plugin on the path cannot crash this run).
-  Campaign campaign;
-  std::optional<PluginRegistry> found;
-  if (is_manifest(campaign_file)) {
-    // Replay: the manifest's [campaign] is the whole effective campaign.
-    const std::string text = campaign_text_from_manifest(campaign_file);
-    const std::string scenario = scenario_of(text, {});
-    found.emplace(PluginRegistry::discover(scenario));
-    campaign = parse_campaign(text, campaign_file + " [campaign]", overrides, found->get(scenario).keys());
-  } else {
-    const std::string scenario = peek_scenario(campaign_file, overrides);
-    found.emplace(PluginRegistry::discover(scenario));
-    campaign = load_campaign(campaign_file, overrides, found->get(scenario).keys());
-  }
-  const PluginRegistry& registry = *found;
-  // get() above succeeded, so another copy of the scenario loaded; a broken one ahead of it on the
-  // search path (it crashed in its probe) would otherwise go unseen until it is the only one left.
-  for (const auto& f : registry.failures_of(campaign.run.scenario))
+  // A campaign file or a run's run.toml (replayed), with only its scenario's plugin opened (another
+  // plugin on the path cannot crash this run): edm/launch.hpp, the steps edm.run in Python takes too.
+  const LoadedCampaign loaded = load_campaign_for_run(campaign_file, overrides);
+  const Campaign& campaign = loaded.campaign;
+  const PluginRegistry& registry = loaded.plugins;
+  // A broken copy of the scenario's plugin ahead of the one that loaded (it crashed in its probe)
+  // would otherwise go unseen until it is the only one left.
+  for (const auto& f : loaded.skipped)
     std::cerr << "warning: skipped " << f.path.string() << " (its .scenario file names '" << campaign.run.scenario
               << "'): " << f.reason << "\n";
 

@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "edm/error.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_manifest.hpp"
 #include "edm/run_lock.hpp"
 #include "edm/spectrum_file.hpp"
 
@@ -88,14 +90,19 @@ TwistedLightOptions resolve_twisted_options(const TwistedArgs& a, const Analysis
 
 AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArgs& analysis,
                              const TwistedArgs& twisted) {
+  // Each file of the folder is opened once, by its owner, and handed down (share/docs/developing.md,
+  // "The io owners"): run.toml by RunManifest, field.h5 by FieldFile, spectrum.h5 by SpectrumWriter.
+  const RunFolder run(dir);
+  const RunManifest manifest = RunManifest::read(run);
   AnalysisProducts p;
-  p.physics = read_run_physics(dir);
+  p.physics = read_run_physics(manifest);
   const RunPhysics& phys = p.physics;
-  const FieldFile field = FieldFile::open(dir / "field.h5");  // opened once, for every step below
+  const FieldFile field = FieldFile::open(run.field());
   const SpectrumOptions opt = resolve_analysis_options(analysis, phys, field);
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
+  topt.knots_per_period = manifest.knots_per_period();
   // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
-  check_field_belongs_to_run(dir, field);
+  check_field_belongs_to_run(manifest, field);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
   // angular screen gets its spectra only (share/docs/outputs.md, "edm spectrum of an angular run").
   if (field.geometry().angular) topt.enabled = false;
@@ -111,10 +118,11 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   // One writer of the folder at a time (share/docs/outputs.md, "One run per folder"): two edm
   // spectrum of one folder removed and renamed each other's staging file (found by tests/test_hostile).
   // A run or another analysis writing the folder makes this one ConfigError EDM-RUN-040, naming it.
-  const RunFolderLock lock = RunFolderLock::acquire(dir);
-  SpectrumWriter out = SpectrumWriter::open(dir / "spectrum.h5", SpectrumPart::Analysis);
+  const RunFolderLock lock = run.lock();
+  SpectrumWriter out = SpectrumWriter::open(run.spectrum(), SpectrumPart::Analysis);
   write_spectrum_with_twisted_light(out, p.spectrum, p.twisted);
   out.commit();
+  p.spectrum_file = run.spectrum();
   return p;
 }
 

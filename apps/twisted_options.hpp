@@ -28,6 +28,7 @@ struct AnalysisProducts {
   SpectrumResult spectrum;
   TwistedLightResult twisted;
   RunPhysics physics;  // RUN/run.toml's physics (read_run_physics), read once for the callers too
+  std::filesystem::path spectrum_file;  // the spectrum.h5 written (RunFolder::spectrum)
 };
 // compute_spectrum, then compute_twisted_light, then spectrum.h5 (write_spectrum_with_twisted_light):
 // every refusal comes before anything is written, and the ring options are checked before the

@@ -1,5 +1,5 @@
-// libFuzzer target: bytes → temporary field.h5 → the readers of `edm info` (read_field_summary,
-// read_spectrum_summary) and of `edm spectrum` (compute_spectrum, one row per slab so that every
+// libFuzzer target: bytes → temporary field.h5 → the readers of `edm info` (FieldFile::summary,
+// SpectrumFile::summary) and of `edm spectrum` (compute_spectrum, one row per slab so that every
 // row read goes through the shape checks, one thread). Bad files must be refused with an
 // edm::Error; any other exception (bad_alloc from a size taken on trust included), a crash, a read
 // past a buffer or UB is a bug. What is accepted must be consistent: a spectrum of the summary's
@@ -8,7 +8,9 @@
 #include <cstdint>
 
 #include "edm/error.hpp"
+#include "edm/field_file.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/spectrum_file.hpp"
 #include "edm/spectrum.hpp"
 #include "fuzz_input_file.hpp"
 
@@ -18,12 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   edm::FieldFileSummary summary;
   bool summarised = false;
   try {
-    summary = edm::read_field_summary(path);
+    summary = edm::FieldFile::open(path).summary();
     summarised = true;
   } catch (const edm::Error&) {
   }
   try {
-    (void)edm::read_spectrum_summary(path);
+    (void)edm::SpectrumFile::open(path).summary();
   } catch (const edm::Error&) {
   }
   try {
@@ -38,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     o.band = 0.25;
     o.slab_bytes = 1;
     o.threads = 1;
-    const edm::SpectrumResult r = edm::compute_spectrum(path, physics, o);
+    const edm::SpectrumResult r = edm::compute_spectrum(edm::FieldFile::open(path), physics, o);
     if (r.fluence.size() != r.nx * r.ny || r.omega.size() != r.samples / 2 + 1) __builtin_trap();
     if (summarised && (summary.nx != r.nx || summary.ny != r.ny || summary.samples != r.samples)) __builtin_trap();
   } catch (const edm::Error&) {

@@ -14,6 +14,7 @@
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
+#include "edm/run_files.hpp"
 #include "edm/run_folder.hpp"
 #include "edm/spectrum.hpp"
 #include "fuzz_input_file.hpp"
@@ -23,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static edm::fuzz::InputFile file(".run", "run.toml");
   const std::string& path = file.write(data, size);
   try {
-    (void)edm::read_run_physics(file.folder());
+    (void)edm::read_run_physics(edm::RunFolder(file.folder()));
   } catch (const edm::Error&) {
   }
   try {

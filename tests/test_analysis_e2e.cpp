@@ -13,6 +13,7 @@
 
 #include <toml++/toml.h>
 
+#include "edm/run_files.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/units.hpp"
 #include "test_support.hpp"
@@ -47,11 +48,11 @@ const fs::path& quickstart_run() {
 // and the peak-a0 line).
 BOOST_AUTO_TEST_CASE(on_axis_line_position) {
   const auto& dir = quickstart_run();
-  const auto phys = edm::read_run_physics(dir);
+  const auto phys = edm::read_run_physics(edm::RunFolder(dir));
   BOOST_TEST_REQUIRE(phys.gamma == 5.0);
   edm::SpectrumOptions o;
   o.window = edm::Window::Hann;
-  const auto r = edm::compute_spectrum(dir, o);
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), o);
   const double line = edm::backscatter_line_omega(phys.laser_omega, phys.gamma, phys.a0);
   const double dw = r.omega[1];
   const double offset = r.peak_omega_on_axis_interp / line - 1;
@@ -74,7 +75,7 @@ BOOST_AUTO_TEST_CASE(on_axis_energy_matches_weak_field_theory) {
   const auto& dir = quickstart_run();
   edm::SpectrumOptions o;
   o.window = edm::Window::None;
-  const auto r = edm::compute_spectrum(dir, o);
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), o);
   BOOST_TEST_REQUIRE(r.x[r.center_ix] == 0.0);
   BOOST_TEST_REQUIRE(r.y[r.center_iy] == 0.0);
   const double pi = std::numbers::pi, lambda = 800e-9, w = 2 * pi * c / lambda, a0 = 0.1, tau0 = 26.7e-15;
@@ -121,11 +122,11 @@ BOOST_AUTO_TEST_CASE(quickstart_line_from_its_kinematics) {
   BOOST_TEST(m["kinematics"]["electrons"].value_or<std::int64_t>(0) == 16);
   BOOST_TEST(m["kinematics"]["laser_direction"].value_or<std::int64_t>(0) == -1);
   BOOST_TEST(m["kinematics"]["gamma_mean"].value_or(0.0) == 5.0);
-  const auto phys = edm::read_run_physics(dir);
+  const auto phys = edm::read_run_physics(edm::RunFolder(dir));
   edm::SpectrumOptions o;
   o.harmonics = {1};
   o.of = edm::HarmonicBase::Line;
-  const auto r = edm::compute_spectrum(dir, o);
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), o);
   BOOST_TEST(r.base_omega == edm::backscatter_line_omega(phys.laser_omega, 5.0, phys.a0),
              boost::test_tools::tolerance(tol::line_forms));
 }
@@ -141,14 +142,14 @@ BOOST_AUTO_TEST_CASE(line_of_a_beam_set_by_gamma_minus_one) {
       " --set inverse_thomson.gamma_minus_one=2 --set screen.nx=9 --set screen.ny=9 --set screen.samples=2048"
       " --set screen.samples_per_period=512 --quiet");
   BOOST_TEST_REQUIRE(run.exit_code == 0, run.output);
-  const auto phys = edm::read_run_physics(dir);
+  const auto phys = edm::read_run_physics(edm::RunFolder(dir));
   BOOST_TEST(phys.gamma == 3.0, boost::test_tools::tolerance(1e-15));
   BOOST_TEST(phys.kinematics.light_front_h == 3 + std::sqrt(8.0), boost::test_tools::tolerance(1e-15));
   edm::SpectrumOptions o;
   o.window = edm::Window::Hann;
   o.harmonics = {1};
   o.of = edm::HarmonicBase::Line;
-  const auto r = edm::compute_spectrum(dir, o);
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), o);
   const double line3 = edm::backscatter_line_omega(phys.laser_omega, 3.0, phys.a0);
   const double line5 = edm::backscatter_line_omega(phys.laser_omega, 5.0, phys.a0);
   BOOST_TEST(r.base_omega == line3, boost::test_tools::tolerance(tol::line_forms));

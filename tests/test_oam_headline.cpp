@@ -150,7 +150,7 @@ edm::TwistedLightResult analyse(const fs::path& dir, std::vector<int> harmonics 
   edm::SpectrumOptions o;
   o.window = edm::Window::None;
   o.harmonics = std::move(harmonics);
-  const auto sp = edm::compute_spectrum(dir, o);
+  const auto sp = edm::compute_spectrum(edm::RunFolder(dir), o);
   edm::TwistedLightOptions t;
   t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.rings.radii = {4e-4, 6e-4};

@@ -74,7 +74,7 @@ Analysis analyse(const fs::path& dir, edm::HarmonicBase of, std::vector<double> 
   o.harmonics = {1, 2, 3};
   o.of = of;
   Analysis a;
-  a.spectrum = edm::compute_spectrum(dir, o);
+  a.spectrum = edm::compute_spectrum(edm::RunFolder(dir), o);
   edm::TwistedLightOptions t;
   t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;

@@ -66,7 +66,7 @@ Analysis analyse(const fs::path& dir, edm::Window w, std::vector<double> radii =
   o.window = w;
   o.harmonics = {1};
   Analysis a;
-  a.spectrum = edm::compute_spectrum(dir, o);
+  a.spectrum = edm::compute_spectrum(edm::RunFolder(dir), o);
   edm::TwistedLightOptions t;
   t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;
@@ -194,7 +194,7 @@ BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
   const auto dir = laser_run("threads", b, s);
   edm::SpectrumOptions o;
   o.harmonics = {1};
-  const auto sp = edm::compute_spectrum(dir, o);
+  const auto sp = edm::compute_spectrum(edm::RunFolder(dir), o);
   edm::TwistedLightOptions one, many;
   one.threads = 1;
   one.slab_bytes = 1;  // one row per slab
@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(threads_slabs_and_a_one_pixel_screen) {
 
   s.nx = s.ny = 1;
   const auto dot = laser_run("onepixel", b, s);
-  const auto sp1 = edm::compute_spectrum(dot, o);
+  const auto sp1 = edm::compute_spectrum(edm::RunFolder(dot), o);
   const auto t1 = edm::compute_twisted_light(edm::FieldFile::open(dot / "field.h5"), sp1, {});
   BOOST_TEST(t1.rings.radii.empty());
   {

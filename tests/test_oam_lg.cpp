@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(lg_fundamental_carries_the_laser_angular_momentum) {
   const auto& dir = lg_run();
   edm::SpectrumOptions o;
   o.harmonics = {1};
-  const auto sp = edm::compute_spectrum(dir, o);
+  const auto sp = edm::compute_spectrum(edm::RunFolder(dir), o);
   edm::TwistedLightOptions t;
   t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
   t.harmonics_explicit = true;
@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(harmonic_without_energy_is_refused_by_name) {
   edm::SpectrumOptions o;
   o.window = edm::Window::None;
   o.harmonics = {1, 2};
-  const auto sp = edm::compute_spectrum(dir, o);
+  const auto sp = edm::compute_spectrum(edm::RunFolder(dir), o);
   const auto tw = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), sp, {});
   BOOST_TEST(tw.band_share[1] < edm::kNoEnergyFraction);
   BOOST_TEST_REQUIRE(!tw.fits[2].empty());

@@ -16,6 +16,7 @@
 
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_files.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/units.hpp"
 #include "edm/writer.hpp"
@@ -129,7 +130,7 @@ BOOST_AUTO_TEST_CASE(single_frequency_peaks_at_its_bin) {
     const double e = (1e3 + 100 * ix) * std::sin(w3 * k * dt);
     return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, e / c, 0};
   });
-  const auto r = edm::compute_spectrum(dir, options(edm::Window::Hann, {1, 3}));
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::Hann, {1, 3}));
   const std::size_t k0 = 3 * s.samples / s.samples_per_period;  // 24
   BOOST_TEST_REQUIRE(r.omega.size() == std::size_t(s.samples / 2 + 1));
   std::size_t kmax = 1;
@@ -170,7 +171,7 @@ BOOST_AUTO_TEST_CASE(parseval_window_none) {
         for (auto& v : e) v /= c;
       return e;
     });
-    const auto r = edm::compute_spectrum(dir, options(edm::Window::None));
+    const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::None));
     std::size_t ny, nx, ns;
     std::array<std::vector<double>, 3> F;
     const char* names[3] = {"/E/x", "/E/y", "/E/z"};
@@ -209,7 +210,7 @@ BOOST_AUTO_TEST_CASE(gaussian_pulse_spectral_density) {
     const double t = k * dt, e = E0 * std::exp(-std::pow((t - tc) / tau, 2)) * std::cos(s.omega() * (t - tc));
     return b == 0 ? std::array<double, 3>{0, e, 0} : std::array<double, 3>{-e / c, 0, 0};
   });
-  const auto r = edm::compute_spectrum(dir, options(edm::Window::None));
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::None));
   const std::size_t k0 = s.samples / s.samples_per_period;  // ω0 = ω on bin 32
   BOOST_TEST_REQUIRE(std::abs(r.omega[k0] / s.omega() - 1) < 1e-12);
   const double expected = eps0 * c * s.z * s.z * E0 * E0 * tau * tau / 4;
@@ -225,7 +226,7 @@ BOOST_AUTO_TEST_CASE(gaussian_pulse_spectral_density) {
     const double t = k * dt, e = E0 * std::exp(-std::pow((t - tc) / tau, 2)) * std::cos(w1 * (t - tc));
     return b == 0 ? std::array<double, 3>{0, e, 0} : std::array<double, 3>{-e / c, 0, 0};
   });
-  const auto r1 = edm::compute_spectrum(dir1, options(edm::Window::None));
+  const auto r1 = edm::compute_spectrum(edm::RunFolder(dir1), options(edm::Window::None));
   BOOST_TEST_MESSAGE("off-bin peak: bin " << r1.peak_omega_on_axis / s.omega() << " ω, interpolated "
                                           << r1.peak_omega_on_axis_interp / s.omega() << " ω (true 1.03 ω)");
   BOOST_TEST(std::abs(r1.peak_omega_on_axis / w1 - 1) < 0.5 / 32 / 1.03 + 1e-12);
@@ -245,10 +246,10 @@ BOOST_AUTO_TEST_CASE(nyquist_guard_names_the_harmonic) {
   const auto dir = make_run("nyquist", s, [&](int, int, int, int k) -> std::array<double, 3> {
     return {std::sin(0.1 * k), 0, 0};
   });
-  BOOST_CHECK_NO_THROW(edm::compute_spectrum(dir, options(edm::Window::Hann, {1, 15})));
+  BOOST_CHECK_NO_THROW(edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::Hann, {1, 15})));
   for (int n : {16, 20}) {
     try {
-      edm::compute_spectrum(dir, options(edm::Window::Hann, {1, n}));
+      edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::Hann, {1, n}));
       BOOST_ERROR("harmonic " << n << " above Nyquist did not throw");
     } catch (const edm::ConfigError& e) {
       BOOST_TEST_MESSAGE("Nyquist guard: " << e.what());
@@ -259,7 +260,7 @@ BOOST_AUTO_TEST_CASE(nyquist_guard_names_the_harmonic) {
   }
   auto line = options(edm::Window::Hann, {1});
   line.of = edm::HarmonicBase::Line;
-  BOOST_CHECK_EXCEPTION(edm::compute_spectrum(dir, line), edm::ConfigError, [](const edm::ConfigError& e) {
+  BOOST_CHECK_EXCEPTION(edm::compute_spectrum(edm::RunFolder(dir), line), edm::ConfigError, [](const edm::ConfigError& e) {
     return e.id() == "EDM-SPEC-020" && contains(e.what(), "harmonic 1 of the line");
   });
   // The line itself: (1+β)/(1−β)/(1 + a0²/2), here against the direct long-double formula.
@@ -287,7 +288,7 @@ BOOST_AUTO_TEST_CASE(energy_through_screen_plane_wave) {
                        e = E0(ix) * std::exp(-std::pow((t - tc) / tau, 2)) * std::cos(s.omega() * t);
           return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, side * e / c, 0};
         });
-    const auto r = edm::compute_spectrum(dir, options(edm::Window::Hann));
+    const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::Hann));
     const double w = s.omega();
     const double I =
         tau / 2 * std::sqrt(kPi / 2) * (1 + std::exp(-w * w * tau * tau / 2) * std::cos(2 * w * tc));
@@ -318,7 +319,7 @@ BOOST_AUTO_TEST_CASE(split_mode_uses_far_field) {
     const double e = far + coulomb;
     return (b % 2 == 0) ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, far / c, 0};
   });
-  const auto r = edm::compute_spectrum(dir, options(edm::Window::None));
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::None));
   BOOST_TEST(r.field_used == "E_far");
   BOOST_TEST(r.peak_omega_on_axis / s.omega() == 2.0, boost::test_tools::tolerance(1e-12));
   // E_far = sin, so the DC bin is the sine's own tiny leakage, far below what 50 V/m would give.
@@ -339,7 +340,7 @@ BOOST_AUTO_TEST_CASE(slab_size_does_not_change_results) {
   auto small = big;
   small.slab_bytes = 1;  // → one row per slab
   small.threads = 1;
-  const auto a = edm::compute_spectrum(dir, big), b = edm::compute_spectrum(dir, small);
+  const auto a = edm::compute_spectrum(edm::RunFolder(dir), big), b = edm::compute_spectrum(edm::RunFolder(dir), small);
   BOOST_TEST(a.integrated == b.integrated);
   BOOST_TEST(a.fluence == b.fluence);
   BOOST_TEST(a.harmonic_maps == b.harmonic_maps);
@@ -356,7 +357,7 @@ BOOST_AUTO_TEST_CASE(spectrum_file_and_run_folder_summary) {
     const double e = std::sin(s.omega() * k * dt);
     return b == 0 ? std::array<double, 3>{e, 0, 0} : std::array<double, 3>{0, e / c, 0};
   });
-  const auto r = edm::compute_spectrum(dir, options(edm::Window::Hann, {1}));
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), options(edm::Window::Hann, {1}));
   {
     auto out = edm::SpectrumWriter::open(dir / "spectrum.h5", edm::SpectrumPart::Analysis);
     edm::write_spectrum(out, r);
@@ -523,13 +524,13 @@ BOOST_AUTO_TEST_CASE(line_from_run_toml_kinematics) {
   s.kinematics = k.str();
   auto field = [&](int, int, int, int kk) -> std::array<double, 3> { return {std::sin(0.1 * kk), 0, 0}; };
   const auto dir = make_run("kin-it", s, field);
-  const auto phys = edm::read_run_physics(dir);
+  const auto phys = edm::read_run_physics(edm::RunFolder(dir));
   BOOST_TEST(phys.gamma == 3.0);
   BOOST_TEST(phys.screen_side == 1);
   BOOST_TEST(phys.kinematics.light_front_h == h3);
   auto line = options(edm::Window::Hann, {1});
   line.of = edm::HarmonicBase::Line;
-  const auto r = edm::compute_spectrum(dir, line);
+  const auto r = edm::compute_spectrum(edm::RunFolder(dir), line);
   const double expect3 = edm::backscatter_line_omega(s.omega(), 3.0, s.a0);
   BOOST_TEST(r.base_omega == expect3, boost::test_tools::tolerance(tol::line_forms));
   BOOST_TEST(std::abs(r.base_omega / edm::backscatter_line_omega(s.omega(), 5.0, s.a0) - 1) > 0.5);
@@ -537,7 +538,7 @@ BOOST_AUTO_TEST_CASE(line_from_run_toml_kinematics) {
   Synthetic t = s;  // thomson from rest, laser along +z, screen downstream: the line is the laser's
   t.scenario = "thomson";
   t.kinematics = "electrons = 4\nlaser_direction = 1\nlight_front_h = 1.0\ngamma_mean = 1.0\nu_perp2_mean = 0.0\n";
-  const auto rt = edm::compute_spectrum(make_run("kin-t", t, field), line);
+  const auto rt = edm::compute_spectrum(edm::RunFolder(make_run("kin-t", t, field)), line);
   BOOST_TEST(rt.base_omega == s.omega());
 
   // No [kinematics]: no line, whatever [campaign.electrons] gamma says (the fallback to it for
@@ -545,12 +546,12 @@ BOOST_AUTO_TEST_CASE(line_from_run_toml_kinematics) {
   Synthetic old = s;
   old.kinematics.clear();
   const auto dir_old = make_run("kin-old", old, field);
-  BOOST_TEST(edm::read_run_physics(dir_old).gamma == 0.0);
-  BOOST_TEST(!edm::line_known(edm::read_run_physics(dir_old)));
+  BOOST_TEST(edm::read_run_physics(edm::RunFolder(dir_old)).gamma == 0.0);
+  BOOST_TEST(!edm::line_known(edm::read_run_physics(edm::RunFolder(dir_old))));
 
   Synthetic bad = s;
   bad.kinematics = "electrons = 4\nlaser_direction = 0\nlight_front_h = 1.0\ngamma_mean = 1.0\nu_perp2_mean = 0.0\n";
-  BOOST_CHECK_EXCEPTION(edm::read_run_physics(make_run("kin-bad", bad, field)), edm::ConfigError,
+  BOOST_CHECK_EXCEPTION(edm::read_run_physics(edm::RunFolder(make_run("kin-bad", bad, field))), edm::ConfigError,
                         [](const edm::ConfigError& e) {
                           return e.id() == "EDM-INFO-005" && contains(e.what(), "kinematics.laser_direction");
                         });

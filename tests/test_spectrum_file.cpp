@@ -15,6 +15,7 @@
 
 #include "edm/error.hpp"
 #include "edm/run_folder.hpp"
+#include "edm/run_files.hpp"
 #include "edm/spectrum.hpp"
 #include "edm/spectrum_file.hpp"
 #include "h5_read.hpp"
@@ -83,7 +84,7 @@ void write_direct(const fs::path& file, double seed) {
 void write_analysis(const fs::path& dir) {
   SpectrumOptions o;
   o.harmonics = {1};
-  const SpectrumResult r = compute_spectrum(dir, o);
+  const SpectrumResult r = compute_spectrum(edm::RunFolder(dir), o);
   SpectrumWriter out = SpectrumWriter::open(dir / "spectrum.h5", SpectrumPart::Analysis);
   write_spectrum(out, r);
   out.commit();

@@ -156,6 +156,7 @@ py::dict resume(const std::filesystem::path& folder, py::object progress, py::ob
   auto l = std::make_shared<edm::LoadedCampaign>(edm::load_campaign_to_resume(folder));
   edm::RunOptions ro;
   ro.resume = true;
+  ro.checkpoint_every = l->checkpoint_every;  // the cadence the run was started with, as edm resume
   PyObserver obs;
   obs.on_progress = std::move(progress);
   obs.on_warning = std::move(warning);

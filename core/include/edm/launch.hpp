@@ -3,6 +3,7 @@
 // its scenario's plugin loaded. One place, so that `edm run`, `edm resume` and `edm.run()` in Python
 // read a campaign the same way and refuse the same input with the same EDM id.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@ struct LoadedCampaign {
   // Broken copies of the scenario's plugin skipped on the search path (a front end warns about them).
   std::vector<PluginFailure> skipped;
   std::string source;  // the file, or the name the text was given, for messages
+  // load_campaign_to_resume: the checkpoint cadence the run was started with (RunOptions::checkpoint_every).
+  std::int64_t checkpoint_every = 0;
 };
 
 // A campaign file, or a run folder's run.toml (its [campaign] replays the run), with overrides

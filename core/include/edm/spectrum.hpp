@@ -95,10 +95,11 @@ struct RunPhysics {
   bool emission_in_window = true;
 };
 class RunManifest;
+class RunFolder;
 // Throws what the manifest's accessors throw (edm/run_manifest.hpp), naming run.toml and the key.
 RunPhysics read_run_physics(const RunManifest& manifest);
 // RunManifest::read of the folder, then the above: for a caller that holds no RunManifest yet.
-RunPhysics read_run_physics(const std::filesystem::path& run_dir);
+RunPhysics read_run_physics(const RunFolder& run);
 
 // The on-axis fundamental the run should show, rad/s, for `--of line` (share/docs/outputs.md):
 //   ω_1 = ω_L h / (⟨γ⟩ − n̂·⟨u⟩),  n̂ = σ ẑ (σ = screen_side), averaged over a carrier period in the
@@ -237,7 +238,7 @@ struct SpectrumResult {
 // Analyses RUN/field.h5 with the physics of RUN/run.toml. A requested harmonic whose band reaches
 // above the Nyquist frequency π/dt is ConfigError EDM-SPEC-020 naming the harmonic (it would alias;
 // it is never folded back). Throws IoError for unreadable files.
-SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options);
+SpectrumResult compute_spectrum(const RunFolder& run, const SpectrumOptions& options);
 // Same, on a field file already open (its layout checked by FieldFile::open) with the physics given
 // (no run.toml needed): the library entry point the one above wraps.
 SpectrumResult compute_spectrum(const FieldFile& field, const RunPhysics& physics, const SpectrumOptions& options);

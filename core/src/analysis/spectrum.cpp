@@ -196,8 +196,8 @@ RunPhysics read_run_physics(const RunManifest& m) {
   return p;
 }
 
-RunPhysics read_run_physics(const std::filesystem::path& run_dir) {
-  return read_run_physics(RunManifest::read(RunFolder(run_dir)));
+RunPhysics read_run_physics(const RunFolder& run) {
+  return read_run_physics(RunManifest::read(run));
 }
 
 bool line_known(const RunPhysics& p) { return p.kinematics.electrons > 0; }
@@ -219,9 +219,9 @@ double expected_line_omega(const RunPhysics& p, double gamma, double a0) {
                                         "' records none ([kinematics]; use --of laser or --gamma)");
 }
 
-SpectrumResult compute_spectrum(const std::filesystem::path& run_dir, const SpectrumOptions& options) {
-  const RunPhysics physics = read_run_physics(run_dir);
-  return compute_spectrum(FieldFile::open(run_dir / "field.h5"), physics, options);
+SpectrumResult compute_spectrum(const RunFolder& run, const SpectrumOptions& options) {
+  const RunPhysics physics = read_run_physics(run);
+  return compute_spectrum(FieldFile::open(run.field()), physics, options);
 }
 
 namespace {

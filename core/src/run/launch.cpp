@@ -72,6 +72,7 @@ LoadedCampaign load_campaign_to_resume(const std::filesystem::path& folder) {
                               false);
   // Where its keys came from in the run that was started, and its file (run.toml's provenance).
   if (!st.campaign_provenance.empty()) restore_provenance(l.campaign, st.campaign_provenance, file.string());
+  l.checkpoint_every = st.checkpoint_every;
   return l;
 }
 

@@ -58,7 +58,9 @@ std::optional<double> on_axis_peak(const SpectrumResult& r) {
 std::map<std::string, double> results_from(const fs::path& folder, const RunManifest& manifest, bool keep) {
   const RunFolder run(folder);
   const RunPhysics physics = read_run_physics(manifest);
-  const SpectrumResult r = compute_spectrum(run.field(), physics, SpectrumOptions{});
+  const FieldFile field = FieldFile::open(run.field());
+  check_field_belongs_to_run(manifest, field);
+  const SpectrumResult r = compute_spectrum(field, physics, SpectrumOptions{});
   // The user's own spectrum.h5 in an adopted folder (other harmonics, another window) is not
   // replaced (found in review).
   if (!(keep && run.has_spectrum())) {
