@@ -4,6 +4,7 @@
 // plugin and key tables, and every edm::Error as the Python exception class of its family carrying
 // the EDM id and the exit code the command line would return.
 #include <pybind11/functional.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -15,7 +16,14 @@
 #include <memory>
 #include <sstream>
 
+#include "analysis_options.hpp"
+#include "twisted_options.hpp"
 #include "edm/device.hpp"
+#include "edm/field_file.hpp"
+#include "edm/photon_yield.hpp"
+#include "edm/run_files.hpp"
+#include "edm/run_manifest.hpp"
+#include "edm/spectrum_file.hpp"
 #include "edm/error.hpp"
 #include "edm/launch.hpp"
 #include "edm/plugins.hpp"
@@ -176,6 +184,102 @@ py::dict key_dict(const edm::KeySpec& k) {
   return d;
 }
 
+// field.h5 through its owner, opened once per Run and kept open (rows are read on demand).
+struct PyFieldFile {
+  std::shared_ptr<edm::FieldFile> f;
+  py::dict geometry() const {
+    const edm::FieldGeometry& g = f->geometry();
+    py::dict d;
+    d["nx"] = g.nx;
+    d["ny"] = g.ny;
+    d["samples"] = g.samples;
+    d["t"] = g.t;
+    d["x"] = g.x;
+    d["y"] = g.y;
+    d["dt"] = g.dt;
+    d["nyquist_omega"] = g.nyquist_omega;
+    d["screen_z"] = g.screen_z;
+    d["angular"] = g.angular;
+    d["far_field"] = g.far_field;
+    d["split"] = g.split;
+    d["buckets"] = f->summary().buckets;
+    return d;
+  }
+  // "E/x" → its rows [iy0, iy1) as an array (iy1 − iy0, nx, samples).
+  py::array_t<double> read_rows(const std::string& name, std::size_t iy0, std::size_t iy1) const {
+    static const std::map<std::string, int> buckets = {
+        {"E", edm::kBucketE}, {"B", edm::kBucketB}, {"E_far", edm::kBucketEFar}, {"B_far", edm::kBucketBFar}};
+    const auto slash = name.find('/');
+    const std::string b = name.substr(0, slash), c = slash == std::string::npos ? "" : name.substr(slash + 1);
+    const auto it = buckets.find(b);
+    const auto& present = f->summary().buckets;
+    if (it == buckets.end() || (c != "x" && c != "y" && c != "z") ||
+        std::find(present.begin(), present.end(), b) == present.end())
+      throw edm::ConfigError("EDM-PY-002", f->path().string() + " has no component '" + name +
+                                               "' (E/x … B/z, and E_far, B_far in split mode)");
+    const edm::FieldGeometry& g = f->geometry();
+    if (iy0 > iy1 || iy1 > g.ny) throw py::index_error("rows " + std::to_string(iy0) + ".." + std::to_string(iy1));
+    std::vector<double> rows;
+    f->read_rows(it->second, c[0] - 'x', iy0, iy1, rows);
+    py::array_t<double> out({iy1 - iy0, g.nx, g.samples});
+    std::copy(rows.begin(), rows.end(), out.mutable_data());
+    return out;
+  }
+};
+
+// One part of spectrum.h5 as a dict of arrays (complex ones as complex128), with each unit.
+py::dict read_spectrum(const std::string& folder, const std::string& part) {
+  const edm::RunFolder run(folder);
+  py::dict out, units;
+  if (!run.has_spectrum()) return out;
+  const edm::SpectrumFile f = edm::SpectrumFile::open(run.spectrum());
+  for (const auto& d : f.datasets(part == "direct" ? edm::SpectrumPart::Direct : edm::SpectrumPart::Analysis)) {
+    std::vector<py::ssize_t> shape(d.shape.begin(), d.shape.end());
+    if (d.complex) {
+      py::array_t<std::complex<double>> a(shape);
+      for (std::size_t k = 0; k < d.real.size(); ++k) a.mutable_data()[k] = {d.real[k], d.imag[k]};
+      out[py::str(d.name)] = a;
+    } else {
+      py::array_t<double> a(shape);
+      std::copy(d.real.begin(), d.real.end(), a.mutable_data());
+      out[py::str(d.name)] = a;
+    }
+    units[py::str(d.name)] = d.unit;
+  }
+  out["units"] = units;
+  return out;
+}
+
+// What `edm spectrum RUN` computes and writes (apps/twisted_options.cpp analyse_run: the same
+// function), and its headline numbers.
+py::dict analyse(const std::string& folder, const std::string& window, const std::vector<int>& harmonics,
+                 const std::string& of, double band, double gamma, double a0) {
+  edm::app::AnalysisArgs a;
+  a.window = window;
+  for (std::size_t i = 0; i < harmonics.size(); ++i) a.harmonics += (i ? "," : "") + std::to_string(harmonics[i]);
+  a.of = of;
+  a.band = band;
+  a.gamma = gamma;
+  a.a0 = a0;
+  edm::app::AnalysisProducts p;
+  {
+    py::gil_scoped_release nogil;
+    p = edm::app::analyse_run(folder, a, edm::app::TwistedArgs{});
+  }
+  const edm::SpectrumResult& r = p.spectrum;
+  const edm::LineYield y = edm::on_axis_line_yield(r, p.physics);
+  py::dict d;
+  d["laser_omega"] = r.laser_omega;
+  d["peak_omega_on_axis"] = r.peak_omega_on_axis;
+  d["line_omega"] = r.line_omega;
+  d["line_photons_per_bw"] = y.known ? y.photons_per_bw : std::nan("");
+  d["total_energy"] = r.total_energy;
+  d["nyquist_omega"] = r.nyquist_omega;
+  d["window"] = edm::window_name(r.window);
+  d["spectrum_file"] = p.spectrum_file;
+  return d;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
@@ -205,6 +309,19 @@ PYBIND11_MODULE(_core, m) {
   m.def("run", &run, py::arg("campaign"), py::arg("overwrite"), py::arg("dry_run"), py::arg("checkpoint_every"),
         py::arg("progress"), py::arg("warning"));
   m.def("resume", &resume, py::arg("folder"), py::arg("progress"), py::arg("warning"));
+  py::class_<PyFieldFile>(m, "_FieldFile")
+      .def_property_readonly("geometry", &PyFieldFile::geometry)
+      .def("read_rows", &PyFieldFile::read_rows);
+  m.def("open_field", [](const std::string& folder) {
+    return PyFieldFile{std::make_shared<edm::FieldFile>(edm::FieldFile::open(edm::RunFolder(folder).field()))};
+  });
+  m.def("read_manifest", [](const std::string& folder) {
+    std::ostringstream os;
+    os << edm::RunManifest::read(edm::RunFolder(folder)).table();
+    return os.str();
+  });
+  m.def("read_spectrum", &read_spectrum);
+  m.def("analyse", &analyse);
   m.def("devices", [] {
     py::list out;
     for (const edm::DeviceInfo& d : edm::list_devices()) {

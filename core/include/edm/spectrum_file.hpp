@@ -125,7 +125,7 @@ struct SpectrumSummary {
 // not HDF5, EDM-IO-142 when a FIFO, socket or device is there, EDM-IO-160 when its `edm_format` is
 // not kRunFormat (naming both). The readers then name the file and the object of any damage:
 // EDM-IO-011 for a group, dataset or attribute of the layout that is missing, EDM-IO-135 for one
-// of another shape than the axes give, EDM-IO-015 for one that declares more than it stores,
+// of another shape than the axes give, EDM-IO-073 for one that declares more than it stores,
 // EDM-IO-072 for an attribute of another type.
 class SpectrumFile {
  public:
@@ -144,6 +144,19 @@ class SpectrumFile {
   std::optional<DirectSpectraSummary> direct_summary() const;
   // Row iy of one sum's d²W/dωdΩ: (nx, nω), J·s/rad/sr.
   std::vector<double> direct_row(const DirectGrid& grid, const std::string& sum, std::size_t iy) const;
+
+  // Every numeric dataset of one part, whole, in name order (the Python module's Run.spectrum and
+  // Run.direct): a real one in `real`, a complex one (the {r, i} compound edm writes) in `real` and
+  // `imag`, with its shape and its `unit` attribute ("" when it has none). Datasets of other types
+  // (strings) are left out. IoError EDM-IO-073 as above for one that declares more than it stores.
+  struct Dataset {
+    std::string name;  // the path inside the file, without the leading "/": "on_axis/d2I_domega_dOmega"
+    std::vector<std::size_t> shape;
+    std::vector<double> real, imag;
+    bool complex = false;
+    std::string unit;
+  };
+  std::vector<Dataset> datasets(SpectrumPart part) const;
 
  private:
   friend class SpectrumWriter;  // copies the other part from the file it checked

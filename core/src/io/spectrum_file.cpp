@@ -309,7 +309,7 @@ void write_direct_spectra(SpectrumWriter& out, const SpectraFileInfo& info, cons
 namespace {
 
 // The dimensions of dataset `name`, checked to be really stored: EDM-IO-011 when it is missing or
-// no dataset, EDM-IO-135 when its rank is not `rank`, EDM-IO-015 when it declares more than it stores.
+// no dataset, EDM-IO-135 when its rank is not `rank`, EDM-IO-073 when it declares more than it stores.
 std::vector<hsize_t> dataset_dims(hid_t f, const std::string& name, int rank, const Path& path) {
   const std::string what = path.string() + ": " + name;
   if (!h5::exists(f, name)) throw IoError("EDM-IO-011", what + " is missing");
@@ -329,7 +329,7 @@ std::vector<hsize_t> dataset_dims(hid_t f, const std::string& name, int rank, co
     if (v && count > (hsize_t(1) << 62) / v) throw IoError("EDM-IO-135", what + " declares an impossible shape");
     count *= v;
   }
-  h5::check_stored(d.get(), count, "EDM-IO-015", what);
+  h5::check_stored(d.get(), count, "EDM-IO-073", what);
   return dims;
 }
 
@@ -466,6 +466,64 @@ std::vector<double> SpectrumFile::direct_row(const DirectGrid& g, const std::str
   h5::read_rows(s_->file.get(), "/direct/" + sum + "/d2W_domega_dOmega", {g.ny, g.nx, g.omega.size()}, iy, iy + 1,
                 row, s_->path);
   return row;
+}
+
+namespace {
+// One dataset read whole as doubles (a float or integer one) or as {r, i} pairs (edm's complex).
+std::optional<SpectrumFile::Dataset> read_numeric(hid_t file, const std::string& name, const Path& path) {
+  h5::Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  h5::Handle type(H5Dget_type(d.get()), H5Tclose);
+  h5::Handle space(H5Dget_space(d.get()), H5Sclose);
+  if (!d.valid() || !type.valid() || !space.valid()) throw IoError("EDM-IO-011", path.string() + ": cannot read /" + name);
+  const H5T_class_t cls = H5Tget_class(type.get());
+  const bool complex = cls == H5T_COMPOUND && H5Tget_nmembers(type.get()) == 2 &&
+                       H5Tget_size(type.get()) == 2 * sizeof(double);
+  if (!complex && cls != H5T_FLOAT && cls != H5T_INTEGER) return std::nullopt;
+  SpectrumFile::Dataset out;
+  out.name = name;
+  out.complex = complex;
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(std::size_t(std::max(rank, 0)));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  hsize_t n = 1;
+  for (hsize_t v : dims) n *= v, out.shape.push_back(std::size_t(v));
+  h5::check_stored(d.get(), n, "EDM-IO-073", path.string() + ": /" + name);
+  if (complex) {
+    h5::Handle mem(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
+    H5Tinsert(mem.get(), "r", 0, H5T_NATIVE_DOUBLE);
+    H5Tinsert(mem.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE);
+    std::vector<double> pairs(2 * n);
+    if (n && H5Dread(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()) < 0)
+      throw IoError("EDM-IO-011", path.string() + ": cannot read /" + name);
+    out.real.resize(n);
+    out.imag.resize(n);
+    for (hsize_t k = 0; k < n; ++k) out.real[k] = pairs[2 * k], out.imag[k] = pairs[2 * k + 1];
+  } else {
+    out.real.resize(n);
+    if (n && H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.real.data()) < 0)
+      throw IoError("EDM-IO-011", path.string() + ": cannot read /" + name);
+  }
+  out.unit = h5::attr_string(d.get(), "unit").value_or("");
+  return out;
+}
+
+herr_t collect_dataset(hid_t, const char* name, const H5O_info_t* info, void* names) {
+  if (info->type == H5O_TYPE_DATASET) static_cast<std::vector<std::string>*>(names)->push_back(name);
+  return 0;
+}
+}  // namespace
+
+std::vector<SpectrumFile::Dataset> SpectrumFile::datasets(SpectrumPart part) const {
+  std::vector<std::string> names;
+  if (H5Ovisit2(s_->file.get(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &names, H5O_INFO_BASIC) < 0)
+    throw IoError("EDM-IO-011", s_->path.string() + ": cannot list its datasets");
+  std::vector<Dataset> out;
+  for (const std::string& name : names) {
+    const bool direct = name.rfind("direct/", 0) == 0;
+    if (direct != (part == SpectrumPart::Direct)) continue;
+    if (auto d = read_numeric(s_->file.get(), name, s_->path)) out.push_back(std::move(*d));
+  }
+  return out;
 }
 
 std::optional<DirectSpectraSummary> SpectrumFile::direct_summary() const {
