@@ -51,33 +51,10 @@ std::vector<double> bucket(const std::vector<double>& cube, const Screen& s, int
   return {cube.begin() + std::ptrdiff_t(b * n), cube.begin() + std::ptrdiff_t((b + 1) * n)};
 }
 
-double at(const std::vector<double>& cube, const Screen& s, int b, int c, int iy, int ix, int k) {
-  return cube[(((std::size_t(b) * 3 + c) * s.ny + iy) * s.nx + ix) * s.samples + k];
-}
-
-// A screen plus electrons whose splines cover its whole window (checked with check_coverage).
-struct Setup {
-  Screen screen;
-  SplineBatch batch;
-};
-
-// Builds splines on [0, T] with T long enough that the last knot's light reaches every pixel after
-// the last sample; the window is the auto (corner-anchored) one of the initial states.
-Setup make_setup(Screen s, const std::vector<test::Worldline>& ws, double dtau) {
-  std::vector<std::array<double, 8>> init;
-  for (auto& w : ws) init.push_back(test::state_at(w, 0.0));
-  choose_window(s, init);
-  Setup st{s, {}};
-  const double t_last = s.t_rel(s.samples - 1);
-  for (std::size_t i = 0; i < ws.size(); ++i) {
-    double T = dtau;
-    while (s.earliest_arrival_rel(test::state_at(ws[i], T).data()) <= t_last + 4 * s.dt) T *= 1.25;
-    test::append_electron(st.batch, ws[i], 0.0, dtau, std::uint32_t(std::ceil(T / dtau)), i);
-  }
-  auto cov = check_coverage(st.screen, st.batch);
-  BOOST_REQUIRE(cov.clipped_electrons() == 0u);
-  return st;
-}
+// The fixture shared with the other kernel tests (analytic_splines.hpp).
+using Setup = test::CoveredBatch;
+constexpr auto make_setup = &test::covered_batch;
+constexpr auto at = &test::cube_at;
 
 // Thomson: electrons at rest on average in a plane wave along +z (h = 1, a0 = 0.5, figure-8), seen
 // on a screen BEHIND them (z < 0, the backscatter side). nx ≠ ny to catch transposition mistakes.

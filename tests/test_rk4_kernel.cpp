@@ -52,30 +52,10 @@ std::vector<double> run_device(const Screen& s, Mode mode, const std::vector<con
   return test::download_cube(acc, s, mode, 3);
 }
 
-double at(const std::vector<double>& cube, const Screen& s, int b, int c, int iy, int ix, int k) {
-  return cube[(((std::size_t(b) * 3 + c) * s.ny + iy) * s.nx + ix) * s.samples + k];
-}
-
-struct Setup {
-  Screen screen;
-  SplineBatch batch;
-};
-
-// Splines on [0, T] long enough that every pixel's window is covered (as test_accumulator).
-Setup make_setup(Screen s, const std::vector<test::Worldline>& ws, double dtau) {
-  std::vector<std::array<double, 8>> init;
-  for (auto& w : ws) init.push_back(test::state_at(w, 0.0));
-  choose_window(s, init);
-  Setup st{s, {}};
-  const double t_last = s.t_rel(s.samples - 1);
-  for (std::size_t i = 0; i < ws.size(); ++i) {
-    double T = dtau;
-    while (s.earliest_arrival_rel(test::state_at(ws[i], T).data()) <= t_last + 4 * s.dt) T *= 1.25;
-    test::append_electron(st.batch, ws[i], 0.0, dtau, std::uint32_t(std::ceil(T / dtau)), i);
-  }
-  BOOST_REQUIRE(check_coverage(st.screen, st.batch).clipped_electrons() == 0u);
-  return st;
-}
+// The fixture shared with the other kernel tests (analytic_splines.hpp).
+using Setup = test::CoveredBatch;
+constexpr auto make_setup = &test::covered_batch;
+constexpr auto at = &test::cube_at;
 
 // Thomson figure-8 (a0 = 0.5, from rest on average) seen from behind; 32 samples per period.
 Setup thomson() {

@@ -2,6 +2,9 @@
 #include "analytic_splines.hpp"
 
 #include <cmath>
+#include <stdexcept>
+
+#include "edm/coverage.hpp"
 
 namespace edm::test {
 
@@ -94,6 +97,26 @@ std::array<double, 8> state_at(const Worldline& w, double tau) {
   double a[4], da[4];
   w(tau, y.data(), a, da);
   return y;
+}
+
+CoveredBatch covered_batch(Screen s, const std::vector<Worldline>& ws, double dtau) {
+  std::vector<std::array<double, 8>> init;
+  for (auto& w : ws) init.push_back(state_at(w, 0.0));
+  choose_window(s, init);
+  CoveredBatch st{s, {}};
+  const double t_last = s.t_rel(s.samples - 1);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    double T = dtau;
+    while (s.earliest_arrival_rel(state_at(ws[i], T).data()) <= t_last + 4 * s.dt) T *= 1.25;
+    append_electron(st.batch, ws[i], 0.0, dtau, std::uint32_t(std::ceil(T / dtau)), i);
+  }
+  if (check_coverage(st.screen, st.batch).clipped_electrons() != 0)
+    throw std::runtime_error("covered_batch: an electron's splines do not cover the window");
+  return st;
+}
+
+double cube_at(const std::vector<double>& cube, const Screen& s, int b, int c, int iy, int ix, int k) {
+  return cube[(((std::size_t(b) * 3 + c) * s.ny + iy) * s.nx + ix) * s.samples + k];
 }
 
 }  // namespace edm::test

@@ -5,6 +5,9 @@
 #include <array>
 #include <functional>
 
+#include <vector>
+
+#include "edm/screen.hpp"
 #include "edm/trajectory.hpp"
 
 namespace edm::test {
@@ -29,5 +32,17 @@ void append_electron(SplineBatch& batch, const Worldline& w, double tau0, double
 
 // The (exact) state at τ of a worldline, as an array (for windows and coverage).
 std::array<double, 8> state_at(const Worldline& w, double tau);
+
+// A screen plus electrons whose splines cover its whole window: the window is the auto one of the
+// initial states (choose_window), each worldline is splined on τ = 0, dtau, … until its light
+// reaches every pixel after the last sample (std::runtime_error if check_coverage still finds one
+// clipped). The field kernel tests' common fixture.
+struct CoveredBatch {
+  Screen screen;
+  SplineBatch batch;
+};
+CoveredBatch covered_batch(Screen s, const std::vector<Worldline>& ws, double dtau);
+// Element (bucket b, component c, pixel iy, ix, sample k) of a downloaded cube (device_cube.hpp).
+double cube_at(const std::vector<double>& cube, const Screen& s, int b, int c, int iy, int ix, int k);
 
 }  // namespace edm::test
