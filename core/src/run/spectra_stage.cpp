@@ -15,6 +15,7 @@
 #include "edm/form_factor.hpp"
 #include "edm/photon_units.hpp"
 #include "edm/plugins.hpp"
+#include "edm/run_files.hpp"
 #include "edm/spectrum_file.hpp"
 #include "edm/sharded.hpp"
 #include "run/ranks.hpp"
@@ -379,7 +380,7 @@ void write_spectra(const RunContext& ctx, const PreparedCell& cell, SpectraSums 
   info.run_id = S.run_id;
   info.edm_version = EDM_VERSION;
   apply_form_factor(ctx, cell, info, sums);
-  SpectrumWriter out = SpectrumWriter::open(S.folder / "spectrum.h5", SpectrumPart::Direct);
+  SpectrumWriter out = SpectrumWriter::open(RunFolder(S.folder).spectrum(), SpectrumPart::Direct);
   write_direct_spectra(out, info, sums);
   out.commit();
 }
