@@ -569,7 +569,10 @@ BOOST_AUTO_TEST_CASE(a_screen_too_far_for_the_time_step_is_refused) {
   const auto campaign = write_file(dir, "cell.toml", cell());
   for (const char* d : {"1e30", "-1e9"}) {
     const auto out = dir / (std::string("run") + d);
-    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    // 8192 samples (171 fs): the window holds the light of the electrons where they reach the plane
+    // (a crossing whose light arrives only after the last sample changes no sample, and runs).
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d +
+                           " --set screen.samples=8192");
     BOOST_TEST(r.exit_code == 2, d << ": exit " << r.exit_code << ": " << r.output);
     BOOST_TEST(contains(r.output, "edm: error [EDM-CFG-661]"), r.output);
     BOOST_TEST(contains(r.output, "screen.distance"), r.output);
@@ -986,8 +989,8 @@ BOOST_AUTO_TEST_CASE(a_device_spec_that_names_no_device_says_where_it_was_set) {
 // Issue 30: a trajectory that reached the screen, or passed through it, ran with exit 0: the
 // field of a source in the plane of the pixels is singular, and the arrival times and the
 // retarded-time solve assume every source on the interaction's side. A screen 2 µm downstream of
-// electrons at γ = 3 (they cross it within the window's extension), or a sphere of 2 µm, is
-// refused before any kernel, naming the electron, the time and the place it reaches it; a screen
+// electrons at γ = 3 (they cross it while the window, 171 fs long, still records), or a sphere of
+// 2 µm, is refused before any kernel, naming the electron, the time and the place it reaches it; a screen
 // 2 µm behind the interaction is refused as well (the electrons come from beyond it).
 BOOST_AUTO_TEST_CASE(a_trajectory_that_reaches_the_screen_is_refused) {
   const auto dir = edm::test::temp_dir("hostile_reach");
@@ -1004,7 +1007,10 @@ BOOST_AUTO_TEST_CASE(a_trajectory_that_reaches_the_screen_is_refused) {
     const auto campaign = write_file(dir, c.name + ".toml", c.campaign);
     const auto out = dir / c.name;
     const std::string d = c.name == "behind" ? "-2e-6" : "2e-6";
-    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d);
+    // 8192 samples (171 fs): the window holds the light of the electrons where they reach the plane
+    // (a crossing whose light arrives only after the last sample changes no sample, and runs).
+    const auto r = run_edm("run " + campaign.string() + " --quiet --output " + out.string() + " --set screen.distance=" + d +
+                           " --set screen.samples=8192");
     BOOST_TEST(r.exit_code == 6, c.name << ": exit " << r.exit_code << ": " << r.output);
     BOOST_TEST(contains(r.output, "edm: error [EDM-WIN-030]: electron "), r.output);
     BOOST_TEST(contains(r.output, c.says), r.output);
@@ -1014,7 +1020,7 @@ BOOST_AUTO_TEST_CASE(a_trajectory_that_reaches_the_screen_is_refused) {
   // Where it reaches the plane, its z is the plane's (the state named is on the screen).
   const auto campaign = write_file(dir, "flat_far.toml", cell());
   const auto r = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "flat_z").string() +
-                         " --set screen.distance=2e-6");
+                         " --set screen.distance=2e-6 --set screen.samples=8192");
   BOOST_TEST(contains(r.output, ", 2e-06) m:"), r.output);
   // The same cell with its screen at 2 cm runs.
   const auto ok = run_edm("run " + campaign.string() + " --quiet --output " + (dir / "ok").string());
@@ -1072,6 +1078,7 @@ BOOST_AUTO_TEST_CASE(a_sweep_with_failed_cells_exits_with_its_documented_code) {
   const auto dir = edm::test::temp_dir("hostile_sweep_failed");
   std::string t = cell();
   t.insert(t.find("[laser]"), "output = \"" + (dir / "campaign").string() + "\"\n");
+  t.replace(t.find("samples = 64"), 12, "samples = 8192");  // the crossing's light in the window
   const auto campaign = write_file(dir, "c.toml", t + "[sweep]\nscreen.distance = [0.02, 2e-6]\n");
   const auto r = run_edm("sweep " + campaign.string() + " --quiet");
   BOOST_TEST(r.exit_code == 7, "exit " << r.exit_code << ": " << r.output);
