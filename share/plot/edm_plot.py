@@ -116,21 +116,26 @@ def text_attr(obj, name, default=""):
 
 
 def ell_label(s, h, k):
-    """'ℓ = +2.000 (winding +2, 4/4 rings)' from /oam for harmonic index h, component k."""
+    """'ℓ = +4.002 (winding +4 on 2 of 4 rings; 1 with another winding; 1 with phase residual above
+    the cut)' from /oam for harmonic index h, component k: the words of `edm spectrum`'s line, from
+    /oam/cut (per ring: 0 in ℓ, 1 fit refused, 2 below the noise floor, 3 residual, 4 another
+    winding, 5 no shared winding)."""
     if "/oam/ell" not in s or s["/oam/ell"].shape[0] <= h:
         return "no ring fit"
-    acc = int(s["/oam/accepted"][h, k])
     total = s["/oam/radius"].shape[0]
-    if acc == 0:
+    if int(s["/oam/accepted"][h, k]) == 0:
         return f"no fit: refused on all {total} rings" if total else "no rings on this screen"
+    cut = np.asarray(s["/oam/cut"][h, k]).astype(int)
+    why = {1: "refused", 2: "below the noise floor", 3: "with phase residual above the cut", 4: "with another winding"}
+    left = "".join(f"; {int(np.sum(cut == c))} {w}" for c, w in why.items() if np.any(cut == c))
     ell = float(s["/oam/ell"][h, k])
-    if not np.isfinite(ell):  # no ring passed the quality cuts, or they share no winding (/oam/cut)
-        return f"no ℓ: no ring passes the quality cuts, or they share no winding ({acc}/{total} fitted)"
+    if not np.isfinite(ell):  # no ring passed the quality cuts, or they share no winding (/oam/cut 5)
+        if np.any(cut == 5):
+            return f"no common winding ({int(np.sum(cut == 5))} of {total} rings wind differently{left})"
+        return f"no ℓ: no ring passes the quality cuts ({total} rings{left})"
     wind = int(s["/oam/ell_winding"][h, k])
-    agree = "" if s["/oam/consistent"][h, k] else ", rings disagree"
-    if "/oam/passed" in s:
-        acc = int(s["/oam/passed"][h, k])
-    return f"ℓ = {ell:+.3f} (winding {wind:+d}, {acc}/{total} rings{agree})"
+    passed = int(np.sum(cut == 0))
+    return f"ℓ = {ell:+.3f} (winding {wind:+d} on {passed} of {total} rings{left})"
 
 
 def bilinear(img, x, y, xs, ys):
