@@ -77,11 +77,11 @@ class RunTomlOpens(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertEqual(n, 1, f"edm info opened run.toml {n} times")
 
-    def test_spectrum_opens_run_toml_once(self):
-        # The lead's analyse_run makes this 1 (see the module's docstring); the io-folder branch: 3.
-        n, p = opens_of(self.binary, ["spectrum", self.run_dir], "run.toml", self.ws.dir)
-        self.assertEqual(p.returncode, 0, p.stdout)
-        self.assertEqual(n, 1, f"edm spectrum opened run.toml {n} times")
+    def test_spectrum_opens_run_toml_and_field_once(self):
+        for name in ("run.toml", "field.h5"):
+            n, p = opens_of(self.binary, ["spectrum", self.run_dir], name, self.ws.dir)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            self.assertEqual(n, 1, f"edm spectrum opened {name} {n} times")
 
 
 if __name__ == "__main__":
