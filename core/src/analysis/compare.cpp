@@ -97,7 +97,7 @@ void compare_field(const FieldFile& a, const FieldFile& b, CompareResult& out) {
         b.read_rows(bucket, comp, iy, iy1, rb);
         for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], rb[i]);
       }
-      out.rows.push_back(row_of("field.h5", FieldFile::component_name(bucket, comp), "value",
+      out.rows.push_back(row_of(a.path().filename().string(), FieldFile::component_name(bucket, comp), "value",
                                 bucket_text[0] == 'E' ? "V/m" : "T", acc));
     }
   }
@@ -107,7 +107,9 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-void compare_real(const SpectrumFile::Dataset& a, const SpectrumFile::Dataset& b, CompareResult& out) {
+// `file`: the name the rows give (the owner's file name: no file name is spelled here).
+void compare_real(const std::string& file, const SpectrumFile::Dataset& a, const SpectrumFile::Dataset& b,
+                  CompareResult& out) {
   // A principal-value phase map (harmonic_field/*_phase) is compared modulo 2π.
   const bool phase = ends_with(a.name, "_phase");
   Acc acc;
@@ -117,11 +119,12 @@ void compare_real(const SpectrumFile::Dataset& a, const SpectrumFile::Dataset& b
     else
       acc.add(a.real[i], b.real[i]);
   }
-  out.rows.push_back(row_of("spectrum.h5", a.name, "value", a.unit, acc));
+  out.rows.push_back(row_of(file, a.name, "value", a.unit, acc));
 }
 
 // A complex dataset: the complex difference, the amplitudes', and the phases' weighted by |b|².
-void compare_complex(const SpectrumFile::Dataset& a, const SpectrumFile::Dataset& b, CompareResult& out) {
+void compare_complex(const std::string& file, const SpectrumFile::Dataset& a, const SpectrumFile::Dataset& b,
+                     CompareResult& out) {
   Acc value, amp;
   double bmax = 0;
   for (std::size_t i = 0; i < b.real.size(); ++i) bmax = std::max(bmax, std::hypot(b.real[i], b.imag[i]));
@@ -139,31 +142,32 @@ void compare_complex(const SpectrumFile::Dataset& a, const SpectrumFile::Dataset
     wphi2 += ab * ab * dphi * dphi;
     if (ab >= kPhaseFloor * bmax) phi_max = std::max(phi_max, std::abs(dphi));
   }
-  out.rows.push_back(row_of("spectrum.h5", a.name, "value", a.unit, value));
-  out.rows.push_back(row_of("spectrum.h5", a.name, "amplitude", a.unit, amp));
+  out.rows.push_back(row_of(file, a.name, "value", a.unit, value));
+  out.rows.push_back(row_of(file, a.name, "amplitude", a.unit, amp));
   const double phase_rms = wphi2 == 0 ? 0 : (w2 > 0 ? std::sqrt(wphi2 / w2) : INFINITY);
-  out.rows.push_back({"spectrum.h5", a.name, "phase", "rad", phase_rms, phi_max, a.real.size()});
+  out.rows.push_back({file, a.name, "phase", "rad", phase_rms, phi_max, a.real.size()});
 }
 
 void compare_part(const SpectrumFile& a, const SpectrumFile& b, SpectrumPart part, CompareResult& out) {
+  const std::string file = a.path().filename().string();
   std::map<std::string, SpectrumFile::Dataset> bs;
   for (auto& d : b.datasets(part)) bs.emplace(d.name, std::move(d));
   for (const auto& da : a.datasets(part)) {
     const auto it = bs.find(da.name);
     if (it == bs.end()) {
-      out.only_a.push_back("spectrum.h5 " + da.name);
+      out.only_a.push_back(file + " " + da.name);
       continue;
     }
     const auto& db = it->second;
     if (da.shape != db.shape || da.complex != db.complex)
-      refuse("spectrum.h5 dataset " + da.name + " has another shape or type in A than in B");
+      refuse(file + " dataset " + da.name + " has another shape or type in A than in B");
     if (da.complex)
-      compare_complex(da, db, out);
+      compare_complex(file, da, db, out);
     else
-      compare_real(da, db, out);
+      compare_real(file, da, db, out);
     bs.erase(it);
   }
-  for (const auto& [name, d] : bs) out.only_b.push_back("spectrum.h5 " + name);
+  for (const auto& [name, d] : bs) out.only_b.push_back(file + " " + name);
 }
 
 }  // namespace
@@ -200,7 +204,7 @@ void check_comparable(const FieldFile& a, const FieldFile& b) {
     std::string ja, jb;
     for (const auto& s : sa.buckets) ja += (ja.empty() ? "" : ",") + s;
     for (const auto& s : sb.buckets) jb += (jb.empty() ? "" : ",") + s;
-    refuse("field.h5's buckets differ (" + ja + " in A, " + jb + " in B)");
+    refuse(a.path().filename().string() + "'s buckets differ (" + ja + " in A, " + jb + " in B)");
   }
 }
 
@@ -212,8 +216,10 @@ CompareResult compare_runs(const FieldFile& a, const FieldFile& b, const Spectru
     return s && (p == SpectrumPart::Direct ? s->has_direct() : s->has_analysis());
   };
   for (SpectrumPart p : {SpectrumPart::Direct, SpectrumPart::Analysis}) {
-    const char* label = p == SpectrumPart::Direct ? "spectrum.h5 /direct (edm run)" : "spectrum.h5 (edm spectrum)";
     const bool ha = part_of(sa, p), hb = part_of(sb, p);
+    const SpectrumFile* s = ha ? sa : sb;
+    const std::string label = (s ? s->path().filename().string() : std::string()) +
+                              (p == SpectrumPart::Direct ? " /direct (edm run)" : " (edm spectrum's part)");
     if (ha && hb)
       compare_part(*sa, *sb, p, out);
     else if (ha)
