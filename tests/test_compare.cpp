@@ -7,6 +7,7 @@
 #define BOOST_TEST_MODULE compare
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <fstream>
 
@@ -75,6 +76,45 @@ std::string fmt(double v) {
   return buf;
 }
 
+// The complex datasets of /direct: value, amplitude and phase rows against sums written here from
+// the datasets as SpectrumFile reads them (B the reference; phase weighted by |b|²). Returns how
+// many datasets were checked.
+int check_complex_rows(const edm::CompareResult& r, const fs::path& a, const fs::path& b) {
+  const auto sa = edm::SpectrumFile::open(edm::RunFolder(a).spectrum());
+  const auto sb = edm::SpectrumFile::open(edm::RunFolder(b).spectrum());
+  const auto da = sa.datasets(edm::SpectrumPart::Direct), db = sb.datasets(edm::SpectrumPart::Direct);
+  BOOST_REQUIRE_EQUAL(da.size(), db.size());
+  int checked = 0;
+  for (std::size_t k = 0; k < da.size(); ++k) {
+    if (!da[k].complex) continue;
+    double d2 = 0, b2 = 0, amp_d2 = 0, w = 0, wphi = 0;
+    for (std::size_t i = 0; i < da[k].real.size(); ++i) {
+      const std::complex<double> x(da[k].real[i], da[k].imag[i]), y(db[k].real[i], db[k].imag[i]);
+      d2 += std::norm(x - y);
+      b2 += std::norm(y);
+      amp_d2 += std::pow(std::abs(x) - std::abs(y), 2);
+      double dphi = std::arg(x) - std::arg(y);
+      while (dphi > M_PI) dphi -= 2 * M_PI;
+      while (dphi <= -M_PI) dphi += 2 * M_PI;
+      if (std::abs(x) > 0 && std::abs(y) > 0) w += std::norm(y), wphi += std::norm(y) * dphi * dphi;
+    }
+    const double expect[3] = {std::sqrt(d2 / b2), std::sqrt(amp_d2 / b2), std::sqrt(wphi / w)};
+    const char* measure[3] = {"value", "amplitude", "phase"};
+    for (int m = 0; m < 3; ++m) {
+      const edm::CompareRow* row = nullptr;
+      for (const auto& x : r.rows)
+        if (x.name == da[k].name && x.measure == measure[m]) row = &x;
+      BOOST_TEST_CONTEXT(da[k].name << " " << measure[m]) {
+        BOOST_REQUIRE(row);
+        BOOST_TEST(row->rel_l2 == expect[m], boost::test_tools::tolerance(1e-9));
+        BOOST_TEST(row->rel_l2 > 0.0);
+      }
+    }
+    ++checked;
+  }
+  return checked;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(same_campaign_compares_to_zero) {
@@ -123,6 +163,7 @@ BOOST_AUTO_TEST_CASE(newton_iters_2_vs_4_against_own_sums) {
     ++checked;
   }
   BOOST_TEST(checked == 6);
+  BOOST_TEST(check_complex_rows(r, run_newton4(), run_a()) > 0);
   const edm::CompareRow* worst = r.largest();
   BOOST_REQUIRE(worst);
   BOOST_TEST_MESSAGE("newton_iters 4 vs 2: largest rel L2 " << worst->rel_l2 << " (" << worst->name << " "
