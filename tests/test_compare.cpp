@@ -209,6 +209,13 @@ BOOST_AUTO_TEST_CASE(other_screen_is_refused_naming_the_key) {
   BOOST_TEST(axis.exit_code == 2, axis.output);
   BOOST_TEST(contains(axis.output, "[EDM-CMP-001]"), axis.output);
   BOOST_TEST(contains(axis.output, "x axis differs at index 0"), axis.output);
+
+  std::string split = cell_text("");
+  split.replace(split.find("mode = \"total\""), 14, "mode = \"split\"");
+  const auto mode = run_edm(cli(run_of("split", split), run_a()));
+  BOOST_TEST(mode.exit_code == 2, mode.output);
+  BOOST_TEST(contains(mode.output, "[EDM-CMP-001]"), mode.output);
+  BOOST_TEST(contains(mode.output, "mode differs (split in A, total in B)"), mode.output);
 }
 
 BOOST_AUTO_TEST_CASE(one_run_without_spectrum_is_compared_on_what_both_have) {
