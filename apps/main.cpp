@@ -78,6 +78,7 @@ const std::map<std::string, Command>& commands() {
       {"info", {edm::app::cmd_info, "summarise a run folder: config, timings, window, energy, files"}},
       {"sweep", {edm::app::cmd_sweep, "the cells of a campaign's [sweep] into OUTPUT/<label>/ (in turn, per device, SLURM)"}},
       {"campaign", {edm::app::cmd_campaign, "a sweep's table: status, collect into one HDF5 file"}},
+      {"compare", {edm::app::cmd_compare, "differences of two runs of one screen per dataset, a verdict against --tol"}},
       {"explain", {edm::app::cmd_explain, "what an error id means and what to do (no id: list them all)"}},
   };
   return table;
@@ -87,7 +88,7 @@ void usage(std::ostream& os) {
   os << "usage: edm <command> [options]   (edm <command> --help for its options)\n\ncommands:\n";
   for (const auto& [name, c] : commands()) os << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
   os << "\nErrors print a stable id, e.g. edm: error [EDM-CFG-006]; edm explain ID says what to do.\n"
-        "Exit codes: 0 success, 2 input, 3 device, 4 I/O, 5 plugin, 6 physics, 130 stopped, 1 other.\n";
+        "Exit codes: 0 success, 2 input, 3 device, 4 I/O, 5 plugin, 6 physics, 7 sweep cells failed, 8 compare differs, 130 stopped, 1 other.\n";
 }
 
 // The one error message: "edm: error [ID]: what" and, for a registered id, where to read more.

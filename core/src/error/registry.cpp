@@ -38,6 +38,7 @@ std::string_view exit_code_meaning(int exit_code) {
       {5, "scenario plugin"},
       {6, "physics or numerics that cannot go on"},
       {7, "some cells of a campaign failed (the others ran)"},
+      {8, "edm compare: the runs differ beyond --tol (not an error: the comparison ran)"},
       {130, "stopped on request, checkpoint written"},
   };
   for (const auto& [code, meaning] : kMeanings)
