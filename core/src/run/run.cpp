@@ -87,6 +87,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // Prepare and plan: every input problem surfaces before any device time is spent.
   refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
+  for (const auto& w : options.warnings) recorder.warning(w);
   for (const auto& w : cell.warnings()) recorder.warning(w);
   S.electrons = cell.electrons();
   S.screen = cell.screen();
