@@ -3,7 +3,7 @@
 // size and FNV-1a digest (checked here against a digest computed in the test); `edm run
 // RUN/run.toml` after one byte of the electron CSV changed is refused with EDM-RUN-072 naming the
 // file and both digests, writing nothing, and runs with --allow-changed-inputs, its run.toml
-// [warnings] saying so. A checkpoint whose /spectra electron count is one short, or whose weight sum
+// [warnings] saying so; another file named by --set is not compared. A checkpoint whose /spectra electron count is one short, or whose weight sum
 // is doubled, is refused on resume with EDM-CKP-086 naming the dataset; the untouched one resumes.
 #define BOOST_TEST_MODULE input_digests
 #include <boost/test/unit_test.hpp>
@@ -103,6 +103,11 @@ BOOST_AUTO_TEST_CASE(a_replay_whose_electron_list_changed_is_refused_or_warned) 
   BOOST_TEST(r.output.find("fnv1a " + fnv1a_hex(edited)) != std::string::npos, r.output);
   BOOST_TEST(!fs::exists(dir / "refused" / "field.h5"));
   BOOST_TEST(!fs::exists(dir / "refused" / "run.toml"));
+
+  // Another file named on purpose (an override of the path) is not the recorded input: it runs.
+  const fs::path copy = test::write_file(dir, "other.csv", edited);
+  r = edm_run(replay + (dir / "other").string() + " --set electrons.file=\"" + copy.string() + "\"");
+  BOOST_TEST(r.exit_code == 0, r.output);
 
   // Allowed on purpose: it runs, and its run.toml says which input changed.
   r = edm_run(replay + (dir / "allowed").string() + " --allow-changed-inputs");
