@@ -72,6 +72,7 @@ int cmd_run(const Args& args) {
       "max-host-memory", po::value<std::string>(), "host memory limit, MiB: bounds the run's peak and sizes electron_batch = auto")(
       "checkpoint-every", po::value(&checkpoint_every),
       "write RUN/checkpoint.h5 every K >= 1 batches (default 0: automatic for runs predicted > 10 min; -1: never)")(
+      "allow-changed-inputs", "replaying RUN/run.toml: run even where a data file changed since the run (a warning in the new run.toml) instead of refusing (EDM-RUN-072)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
@@ -81,7 +82,7 @@ int cmd_run(const Args& args) {
   for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
   // A campaign file or a run's run.toml (replayed), with only its scenario's plugin opened (another
   // plugin on the path cannot crash this run): edm/launch.hpp, the steps edm.run in Python takes too.
-  const LoadedCampaign loaded = load_campaign_for_run(campaign_file, overrides);
+  const LoadedCampaign loaded = load_campaign_for_run(campaign_file, overrides, vm.count("allow-changed-inputs") > 0);
   const Campaign& campaign = loaded.campaign;
   const PluginRegistry& registry = loaded.plugins;
   // A broken copy of the scenario's plugin ahead of the one that loaded (it crashed in its probe)
@@ -95,6 +96,7 @@ int cmd_run(const Args& args) {
   ro.dry_run = vm.count("dry-run") > 0;
   ro.max_host_memory = host_memory_option(vm);
   ro.checkpoint_every = checkpoint_every;
+  ro.warnings = loaded.warnings;  // said on the console and kept in run.toml [warnings]
   ro.stop = install_stop_handlers();
   // Under mpirun only rank 0 reports progress.
   const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");

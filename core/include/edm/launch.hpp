@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/manifest.hpp"
 #include "edm/plugins.hpp"
 
 namespace edm {
@@ -22,12 +23,26 @@ struct LoadedCampaign {
   std::string source;  // the file, or the name the text was given, for messages
   // load_campaign_to_resume: the checkpoint cadence the run was started with (RunOptions::checkpoint_every).
   std::int64_t checkpoint_every = 0;
+  // A replay's data files that changed since the run (allowed by --allow-changed-inputs): one
+  // message each, for RunOptions::warnings (the new run.toml's [warnings]).
+  std::vector<std::string> warnings;
 };
 
 // A campaign file, or a run folder's run.toml (its [campaign] replays the run), with overrides
 // (command line > environment > file > default). Errors are those of check_campaign_file,
 // load_campaign and PluginRegistry::get.
-LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides);
+// A replay digests every data file again (electrons.file, trajectory.file) and compares it with
+// run.toml [inputs]: a file at the recorded path whose digest differs is ConfigError EDM-RUN-072
+// naming the key, the file and both digests, or, with allow_changed_inputs, a warning in
+// LoadedCampaign::warnings. An input named by another path than the run's (an override) is a change
+// on purpose and not compared; an unreadable one is left to the stage that reads it.
+LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                                     bool allow_changed_inputs = false);
+// That comparison: `recorded` ([inputs] of `manifest`) against `now` (input_files of the replayed
+// campaign). Throws EDM-RUN-072 for the first changed file, or returns one warning each when allowed.
+std::vector<std::string> compare_replay_inputs(const std::vector<InputFile>& recorded,
+                                               const std::vector<InputFile>& now, const std::string& manifest,
+                                               bool allow_changed_inputs);
 // The same from campaign text (Python's dict and keyword form); `name` stands for the file in messages.
 LoadedCampaign parse_campaign_for_run(std::string_view text, const std::string& name,
                                       const std::vector<Override>& overrides);

@@ -2,7 +2,9 @@
 // came from, the physics inputs in SI, window coverage, timing, FLOPs and memory. It holds the whole
 // effective campaign under [campaign], so `edm run RUN/run.toml` replays the run.
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "edm/campaign.hpp"
@@ -11,6 +13,16 @@
 #include "edm/units.hpp"
 
 namespace edm {
+
+// One data file the campaign read (electrons.file of a list, the tracks file, an openPMD series), as
+// [inputs] records it: `edm run RUN/run.toml` digests the file again and refuses a replay whose
+// input changed since (EDM-RUN-072). The digest is the one the MPI ranks compare (run/ranks.hpp).
+struct InputFile {
+  std::string key;   // the campaign key that names it: "electrons.file", "trajectory.file"
+  std::string path;  // as the campaign names it
+  std::uint64_t bytes = 0;
+  std::string digest;  // "fnv1a <16 hex digits>" (a series: every file's name and bytes in order)
+};
 
 struct ManifestExtras {
   std::string device_names;       // "0: NVIDIA H200 (NVIDIA CUDA)"
@@ -34,6 +46,8 @@ struct ManifestExtras {
   // field.h5's root attribute) and bytes (its size once renamed into place), which `edm info`
   // checks, so a field.h5 and a run.toml from different runs are never shown as one. 0 = no file.
   std::uint64_t field_bytes = 0;
+  // [inputs]: every data file the campaign read; none writes no section.
+  std::vector<InputFile> inputs;
 };
 
 toml::table make_manifest(const Campaign& campaign, const RunSummary& summary,

@@ -39,6 +39,9 @@ struct RunOptions {
   const std::atomic<bool>* stop = nullptr;
   bool resume = false;           // continue from RUN/checkpoint.h5 (edm resume)
   double progress_interval = 0.5;  // s between progress reports while the device works
+  // Warnings of the front end (a replay with changed inputs): given to the observer and kept in
+  // run.toml [warnings] like the run's own.
+  std::vector<std::string> warnings;
 };
 
 // Progress of the batch loop, counted from finished device work: electrons whose field launches

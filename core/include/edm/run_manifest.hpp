@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "edm/kinematics.hpp"
+#include "edm/manifest.hpp"
 #include "edm/run_files.hpp"
 
 namespace edm {
@@ -70,6 +71,12 @@ class RunManifest {
   // absent for a run that wrote no field file.
   std::optional<std::string> field_run_id() const;
   std::optional<std::int64_t> field_bytes() const;
+  // [inputs] files: every data file the run read (key, path, bytes, digest); empty for a run that
+  // read none, or one of an edm before the record. EDM-INFO-005 naming the key for a damaged entry.
+  std::vector<InputFile> inputs() const;
+  // The same from a manifest parsed elsewhere (`edm run RUN/run.toml`: the replayed file may have
+  // any name and lie outside a run folder).
+  static std::vector<InputFile> inputs_of(const toml::table& manifest, const std::filesystem::path& file);
 
  private:
   std::filesystem::path file_;

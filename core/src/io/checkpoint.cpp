@@ -293,6 +293,23 @@ void write_cubes(hid_t root, RawCubes& acc, const std::filesystem::path& partial
   }
 }
 
+// FNV-1a of a vector's bytes as they are written and read back (native types both ways).
+template <class T>
+std::uint64_t bytes_digest(const std::vector<T>& v) {
+  return detail::fnv1a(std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
+
+// A /spectra dataset with its digest (attribute fnv1a): the sums are checked on resume like the
+// campaign is, so that an edited electron count or weight sum is refused rather than summed on.
+template <class T>
+void put_spectra_vec(hid_t g, const std::string& name, const std::vector<T>& v, hid_t type,
+                     const std::filesystem::path& partial) {
+  put_vec(g, name.c_str(), v, type, partial);
+  Handle d(H5Dopen2(g, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) io_fail("cannot reopen the dataset /spectra/" + name, partial);
+  put_attr_u64(d.get(), "fnv1a", bytes_digest(v));
+}
+
 // [spectra]: each device's direct-spectra sums in the group /spectra (share/docs/outputs.md
 // "Checkpoints"): the grid as attributes, the sums of device d in coherent_d<d> (6 doubles a bin:
 // x, y, z as re, im) and incoherent_d<d>, and per-device counters indexed by device. Nothing for a
@@ -313,17 +330,17 @@ void write_spectra_sums(hid_t root, const std::vector<SpectraSums>& spectra, con
   std::vector<double> weight_sum, kernel_seconds;
   for (std::size_t d = 0; d < spectra.size(); ++d) {
     const SpectraSums& s = spectra[d];
-    put_vec(g.get(), ("coherent_d" + std::to_string(d)).c_str(), s.coherent, H5T_NATIVE_DOUBLE, partial);
-    put_vec(g.get(), ("incoherent_d" + std::to_string(d)).c_str(), s.incoherent, H5T_NATIVE_DOUBLE, partial);
+    put_spectra_vec(g.get(), "coherent_d" + std::to_string(d), s.coherent, H5T_NATIVE_DOUBLE, partial);
+    put_spectra_vec(g.get(), "incoherent_d" + std::to_string(d), s.incoherent, H5T_NATIVE_DOUBLE, partial);
     electrons.push_back(s.electrons);
     launches.push_back(s.launches);
     weight_sum.push_back(s.weight_sum);
     kernel_seconds.push_back(s.kernel_seconds);
   }
-  put_vec(g.get(), "electrons", electrons, H5T_NATIVE_UINT64, partial);
-  put_vec(g.get(), "launches", launches, H5T_NATIVE_UINT64, partial);
-  put_vec(g.get(), "weight_sum", weight_sum, H5T_NATIVE_DOUBLE, partial);
-  put_vec(g.get(), "kernel_seconds", kernel_seconds, H5T_NATIVE_DOUBLE, partial);
+  put_spectra_vec(g.get(), "electrons", electrons, H5T_NATIVE_UINT64, partial);
+  put_spectra_vec(g.get(), "launches", launches, H5T_NATIVE_UINT64, partial);
+  put_spectra_vec(g.get(), "weight_sum", weight_sum, H5T_NATIVE_DOUBLE, partial);
+  put_spectra_vec(g.get(), "kernel_seconds", kernel_seconds, H5T_NATIVE_DOUBLE, partial);
 }
 
 // Durable before it replaces the previous checkpoint (power loss keeps one of the two), then the
@@ -660,6 +677,11 @@ std::vector<T> read_spectra_vec(hid_t g, const std::string& name, H5T_class_t cl
     for (std::size_t i = 0; i < n; ++i)
       if (!std::isfinite(v[i]))
         throw IoError("EDM-CKP-064", where + " holds a value that is not finite at " + std::to_string(i));
+  // Checkpoints of an edm before the digest have none: read as they are.
+  if (H5Aexists(d.get(), "fnv1a") > 0 && get_attr_u64(d.get(), "fnv1a", file) != bytes_digest(v))
+    throw IoError("EDM-CKP-086", where + " is not what edm wrote there (its digest, attribute fnv1a, differs): "
+                                 "edited or damaged, a resume would add the electrons after the stop to wrong "
+                                 "sums; run the campaign again");
   return v;
 }
 

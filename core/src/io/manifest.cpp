@@ -307,6 +307,14 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
     m.insert("field_file", toml::table{{"name", s.field_file.filename().string()},
                                        {"run_id", s.run_id},
                                        {"bytes", int64_t(x.field_bytes)}});
+  // Every data file the run read, so that a replay can tell the file it reads now from the one the
+  // run read (the path alone says nothing: the file may have been edited since).
+  if (!x.inputs.empty()) {
+    toml::array files;
+    for (const auto& f : x.inputs)
+      files.push_back(toml::table{{"key", f.key}, {"path", f.path}, {"bytes", int64_t(f.bytes)}, {"digest", f.digest}});
+    m.insert("inputs", toml::table{{"files", std::move(files)}});
+  }
   m.insert("campaign", campaign.to_toml());
   return m;
 }

@@ -200,4 +200,25 @@ std::optional<std::int64_t> RunManifest::field_bytes() const {
   return need_as<std::int64_t>("field_file.bytes", "an integer");
 }
 
+std::vector<InputFile> RunManifest::inputs() const { return inputs_of(t_, file_); }
+
+std::vector<InputFile> RunManifest::inputs_of(const toml::table& t, const fs::path& file) {
+  std::vector<InputFile> out;
+  if (!t.contains("inputs")) return out;
+  const toml::array* a = t["inputs"]["files"].as_array();
+  if (!a) refuse_value(file, "inputs.files", "an array of tables");
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const toml::table* e = a->get(i)->as_table();
+    const std::string at = "inputs.files[" + std::to_string(i) + "]";
+    if (!e) refuse_value(file, at, "a table");
+    const auto key = (*e)["key"].value<std::string>(), path = (*e)["path"].value<std::string>(),
+               digest = (*e)["digest"].value<std::string>();
+    const auto bytes = (*e)["bytes"].value<std::int64_t>();
+    if (!key || !path || !digest || !bytes || *bytes < 0)
+      refuse_value(file, at, "a table of key, path and digest (strings) and bytes (an integer >= 0)");
+    out.push_back({*key, *path, std::uint64_t(*bytes), *digest});
+  }
+  return out;
+}
+
 }  // namespace edm

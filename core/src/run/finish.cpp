@@ -12,6 +12,7 @@
 #include "edm/laser.hpp"
 #include "edm/manifest.hpp"
 #include "edm/run_files.hpp"
+#include "run/ranks.hpp"
 #include "run/stages.hpp"
 
 namespace edm::detail {
@@ -141,6 +142,7 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.ranks = plan.ranks.size;
   x.rank_timings = per_rank;
   x.kinematics = initial_kinematics(cell.plugin_scenario());
+  x.inputs = input_files(ctx.campaign);  // [inputs]: what a replay compares its files with
   return x;
 }
 

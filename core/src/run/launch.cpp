@@ -7,6 +7,8 @@
 #include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/manifest.hpp"
+#include "edm/run_manifest.hpp"
+#include "run/ranks.hpp"
 
 namespace edm {
 
@@ -36,13 +38,39 @@ LoadedCampaign with_plugin(const std::string& scenario, const std::string& sourc
 }
 }  // namespace
 
-LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides) {
+std::vector<std::string> compare_replay_inputs(const std::vector<InputFile>& recorded,
+                                               const std::vector<InputFile>& now, const std::string& manifest,
+                                               bool allow_changed_inputs) {
+  std::vector<std::string> warnings;
+  for (const InputFile& was : recorded)
+    for (const InputFile& is : now) {
+      // Another path is an override on purpose; an unreadable file is reported where it is read.
+      if (is.key != was.key || is.path != was.path || is.digest.rfind("unreadable", 0) == 0) continue;
+      if (is.digest == was.digest && is.bytes == was.bytes) continue;
+      const std::string what = is.key + " '" + is.path + "' is now " + is.digest + ", " + std::to_string(is.bytes) +
+                               " bytes; the run of " + manifest + " read " + was.digest + ", " +
+                               std::to_string(was.bytes) + " bytes ([inputs])";
+      if (!allow_changed_inputs)
+        throw ConfigError("EDM-RUN-072", what + ": the file changed since the run, and the replay would not be "
+                                                "the run it names; replay with the file the run read, or add "
+                                                "--allow-changed-inputs to run on this one");
+      warnings.push_back("replay with a changed input (--allow-changed-inputs): " + what);
+    }
+  return warnings;
+}
+
+LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                                     bool allow_changed_inputs) {
   // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
   check_campaign_file(file);
   if (is_manifest(file)) {
     // Replay: the manifest's [campaign] is the whole effective campaign.
     const std::string text = campaign_text_from_manifest(file);
-    return parse_campaign_for_run(text, file.string() + " [campaign]", overrides);
+    LoadedCampaign l = parse_campaign_for_run(text, file.string() + " [campaign]", overrides);
+    // The run's data files as it read them ([inputs]): the file parsed a moment ago parses again.
+    const auto recorded = RunManifest::inputs_of(toml::parse_file(file.string()), file);
+    l.warnings = compare_replay_inputs(recorded, input_files(l.campaign), file.string(), allow_changed_inputs);
+    return l;
   }
   const std::string scenario = peek_scenario(file, overrides);
   LoadedCampaign l = with_plugin(scenario, file.string());

@@ -313,15 +313,19 @@ FileDigest digest_file(const std::filesystem::path& path, std::uint64_t h = deta
   return d;
 }
 
-// A data file's entry: its digest compared, its path shown beside it. A series (every file of an
-// openPMD series) digests the files' names and contents in iteration order.
-CampaignEntry data_entry(const std::string& key, const std::string& path, bool series) {
+// A data file's digest. A series (every file of an openPMD series) digests the files' names and
+// contents in iteration order.
+struct InputDigest {
   FileDigest d;
   std::size_t files = 1;
+};
+InputDigest digest_input(const std::string& path, bool series) {
+  InputDigest r;
+  FileDigest& d = r.d;
   try {
     if (series) {
       const auto list = openpmd_series_files(path);
-      files = list.size();
+      r.files = list.size();
       for (const auto& f : list) {
         d.hash = detail::fnv1a(f.filename().string() + '\n', d.hash);
         const FileDigest one = digest_file(f, d.hash);
@@ -338,10 +342,32 @@ CampaignEntry data_entry(const std::string& key, const std::string& path, bool s
   } catch (const Error& e) {
     d.error = e.what();
   }
+  return r;
+}
+
+// A data file's entry: its digest compared, its path shown beside it.
+CampaignEntry data_entry(const std::string& key, const std::string& path, bool series) {
+  const InputDigest r = digest_input(path, series);
+  const FileDigest& d = r.d;
+  const std::size_t files = r.files;
   const std::string value = d.error.empty() ? "fnv1a " + hex(d.hash) + ", " + std::to_string(d.bytes) + " bytes"
                                             : "unreadable (" + d.error + ")";
   const std::string count = series ? std::to_string(files) + (files == 1 ? " file, " : " files, ") : "";
   return {key, value, "'" + path + "' (" + count + value + ")"};
+}
+
+// The data files the campaign reads: key, path and whether it is an openPMD series.
+struct DataFile {
+  const char* key;
+  std::string path;
+  bool series;
+};
+std::vector<DataFile> data_files(const Campaign& c) {
+  std::vector<DataFile> out;
+  if (c.electrons.distribution == Distribution::List) out.push_back({"electrons.file", c.electrons.file, false});
+  if (c.trajectory.model == TrajectoryModel::Tracks) out.push_back({"trajectory.file", c.trajectory.file, false});
+  if (c.trajectory.model == TrajectoryModel::OpenPMD) out.push_back({"trajectory.file", c.trajectory.file, true});
+  return out;
 }
 
 }  // namespace
@@ -355,14 +381,21 @@ std::vector<CampaignEntry> campaign_record(const Campaign& c) {
     for (auto& x : out)
       if (x.key == e.key) x = e;
   };
-  if (c.electrons.distribution == Distribution::List) replace(data_entry("electrons.file", c.electrons.file, false));
-  if (c.trajectory.model == TrajectoryModel::Tracks) replace(data_entry("trajectory.file", c.trajectory.file, false));
-  if (c.trajectory.model == TrajectoryModel::OpenPMD) replace(data_entry("trajectory.file", c.trajectory.file, true));
+  for (const auto& f : data_files(c)) replace(data_entry(f.key, f.path, f.series));
   // Not a key, but it replaces the kernel source the field is computed with.
   const char* cl = std::getenv("EDM_CL_PATH");
   const std::string cl_path = cl && *cl ? std::string("'") + cl + "'" : "unset";
   out.push_back({"the environment variable EDM_CL_PATH", cl_path, cl_path});
   std::sort(out.begin(), out.end(), [](const CampaignEntry& a, const CampaignEntry& b) { return a.key < b.key; });
+  return out;
+}
+
+std::vector<InputFile> input_files(const Campaign& c) {
+  std::vector<InputFile> out;
+  for (const auto& f : data_files(c)) {
+    const FileDigest d = digest_input(f.path, f.series).d;
+    out.push_back({f.key, f.path, d.bytes, d.error.empty() ? "fnv1a " + hex(d.hash) : "unreadable (" + d.error + ")"});
+  }
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "edm/campaign.hpp"
+#include "edm/manifest.hpp"
 #include "edm/run_summary.hpp"
 #include "edm/trajectory.hpp"
 
@@ -47,6 +48,9 @@ struct CampaignEntry {
 // of an openPMD series) and EDM_CL_PATH (another kernel source). Never throws for an unreadable
 // file: it records why, and the stage that reads the file reports it.
 std::vector<CampaignEntry> campaign_record(const Campaign& campaign);
+// The data files of campaign_record (the same digests), for run.toml's [inputs] and the replay
+// check (edm/launch.hpp). An unreadable file's digest is "unreadable (why)".
+std::vector<InputFile> input_files(const Campaign& campaign);
 // The first entry of rank 0's record (in its order) that `mine` lacks or holds with another value, or
 // else the first that only `mine` has, as "KEY is A on rank R and B on rank 0"; empty when they agree.
 std::string first_difference(const std::vector<CampaignEntry>& root, const std::vector<CampaignEntry>& mine, int rank);

@@ -40,7 +40,11 @@ namespace {
 struct WarningRecorder final : RunObserver {
   RunObserver& inner;
   std::vector<std::string>& kept;
-  WarningRecorder(RunObserver& o, std::vector<std::string>& k) : inner(o), kept(k) {}
+  // `given`: the front end's warnings (RunOptions::warnings), said and kept first.
+  WarningRecorder(RunObserver& o, std::vector<std::string>& k, const std::vector<std::string>& given)
+      : inner(o), kept(k) {
+    for (const auto& w : given) warning(w);
+  }
   void phase(const std::string& name, const std::string& detail) override { inner.phase(name, detail); }
   void progress(const RunProgress& p) override { inner.progress(p); }
   void batch_done(std::uint64_t d, std::uint64_t t, double e) override { inner.batch_done(d, t, e); }
@@ -76,7 +80,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
                         RunObserver& observer) {
   using namespace detail;
   RunSummary S;
-  WarningRecorder recorder(observer, S.warnings);
+  WarningRecorder recorder(observer, S.warnings, options.warnings);
   const RunContext ctx{campaign, options, recorder, Clock::now()};
   S.run_id = make_run_id();
 
