@@ -47,6 +47,10 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
     BOOST_FAIL("run A finished before it could be caught holding the lock");
   const bool busy = waited == edm::test::Waited::Ready;
   BOOST_REQUIRE_MESSAGE(busy, "run A never recorded itself in " << (run / ".edm.lock"));
+  // A is held still while B and the resume try the folder: otherwise A could finish, release its
+  // lock and leave its results between the two (on a loaded CI machine the resume then met a free
+  // lock and a finished folder, EDM-RUN-001: issue 30). Stopped, it holds its lock for certain.
+  BOOST_REQUIRE(::kill(a, SIGSTOP) == 0);
   // Run B, with --overwrite even: refused at once, naming A.
   const auto t0 = std::chrono::steady_clock::now();
   const auto b = edm::test::run_command(edm_bin() + " run " + campaign.string() + " --quiet --overwrite --output " +
@@ -61,7 +65,8 @@ BOOST_AUTO_TEST_CASE(second_run_into_a_busy_folder_is_refused_naming_the_holder)
   BOOST_TEST_MESSAGE("resume while A runs: exit " << r.exit_code << ": " << r.output);
   BOOST_TEST(r.exit_code == 2);
   if (r.output.find("EDM-CKP-005") == std::string::npos)  // A had written a checkpoint to resume
-    BOOST_TEST(r.output.find("EDM-RUN-040") != std::string::npos);
+    BOOST_TEST(r.output.find("EDM-RUN-040") != std::string::npos, r.output);
+  BOOST_REQUIRE(::kill(a, SIGCONT) == 0);
   BOOST_TEST(wait_exit(a) == 0);
 
   // A's results: whole, one run's field and manifest, recognised by edm info.
