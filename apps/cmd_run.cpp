@@ -19,7 +19,6 @@
 #include "edm/campaign.hpp"
 #include "edm/error.hpp"
 #include "edm/launch.hpp"
-#include "edm/launch.hpp"
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 

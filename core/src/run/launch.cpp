@@ -15,13 +15,10 @@ namespace edm {
 std::string scenario_of(std::string_view text, const std::vector<Override>& overrides) {
   for (auto it = overrides.rbegin(); it != overrides.rend(); ++it)
     if (it->key == "run.scenario") {
-      // An override holds the value as typed: a TOML string ("\"thomson\"") or a bare word.
-      try {
-        const toml::table v = toml::parse("v = " + it->value);
-        if (auto s = v["v"].value<std::string>()) return *s;
-      } catch (const toml::parse_error&) {
-      }
-      return it->value;
+      // An override holds the value as typed, read as the key table reads it (values.hpp from_text):
+      // between double quotes, as it is; else the bare word.
+      const std::string& v = it->value;
+      return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : v;
     }
   try {
     return toml::parse(text)["run"]["scenario"].value_or(std::string());
