@@ -195,11 +195,17 @@ void SpectrumWriter::commit() {
 namespace {
 
 // Complex datasets as HDF5 compounds {r, i} of float64 (h5py: complex128), like /harmonic_field.
-void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
-                   const std::vector<std::complex<double>>& data, const Path& where) {
+// edm's complex: the compound {r, i} of two doubles, written and read with one type.
+h5::Handle complex_type(const Path& where) {
   h5::Handle type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
   h5::check(H5Tinsert(type.get(), "r", 0, H5T_NATIVE_DOUBLE), "complex type", where);
   h5::check(H5Tinsert(type.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE), "complex type", where);
+  return type;
+}
+
+void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
+                   const std::vector<std::complex<double>>& data, const Path& where) {
+  const h5::Handle type = complex_type(where);
   h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
   h5::Handle d(H5Dcreate2(parent, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   if (!d.valid()) throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
@@ -489,9 +495,7 @@ std::optional<SpectrumFile::Dataset> read_numeric(hid_t file, const std::string&
   for (hsize_t v : dims) n *= v, out.shape.push_back(std::size_t(v));
   h5::check_stored(d.get(), n, "EDM-IO-073", path.string() + ": /" + name);
   if (complex) {
-    h5::Handle mem(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
-    H5Tinsert(mem.get(), "r", 0, H5T_NATIVE_DOUBLE);
-    H5Tinsert(mem.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE);
+    const h5::Handle mem = complex_type(path);
     std::vector<double> pairs(2 * n);
     if (n && H5Dread(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()) < 0)
       throw IoError("EDM-IO-011", path.string() + ": cannot read /" + name);
