@@ -13,23 +13,6 @@ namespace {
 
 using Path = std::filesystem::path;
 
-void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
-                   const std::vector<std::complex<double>>& data, const char* unit, const Path& where) {
-  // std::complex<double> is two doubles (real, imaginary) in that order by the standard.
-  h5::Handle type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
-  h5::check(H5Tinsert(type.get(), "r", 0, H5T_NATIVE_DOUBLE), "complex type", where);
-  h5::check(H5Tinsert(type.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE), "complex type", where);
-  h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  h5::Handle d(H5Dcreate2(parent, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-               H5Dclose);
-  if (!d.valid())
-    throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
-  if (!data.empty() && H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
-    throw IoError("EDM-IO-032",
-                  std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
-  h5::write_attr(d.get(), "unit", std::string(unit));
-}
-
 template <class F>
 std::vector<double> map_values(const std::vector<std::complex<double>>& v, F f) {
   std::vector<double> out(v.size());
@@ -50,8 +33,8 @@ void write_harmonic_field(hid_t f, const TwistedLightResult& t, const SpectrumRe
   h5::write_dataset(id, "band_share", {nh}, t.band_share.data(), "", where);
   const double sigma[2] = {double(kSigmas[0]), double(kSigmas[1])};
   h5::write_dataset(id, "sigma", {2}, sigma, "", where);
-  write_complex(id, "cartesian", {nh, 3, ny, nx}, m.cartesian, "V*s", where);
-  write_complex(id, "circular", {nh, 2, ny, nx}, m.circular, "V*s", where);
+  h5::write_complex(id, "cartesian", {nh, 3, ny, nx}, m.cartesian, "V*s", where);
+  h5::write_complex(id, "circular", {nh, 2, ny, nx}, m.circular, "V*s", where);
   auto abs_f = [](std::complex<double> z) { return std::abs(z); };
   auto arg_f = [](std::complex<double> z) { return std::arg(z); };
   h5::write_dataset(id, "cartesian_amplitude", {nh, 3, ny, nx}, map_values(m.cartesian, abs_f).data(), "V*s",

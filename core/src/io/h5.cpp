@@ -235,4 +235,26 @@ void write_dataset(hid_t parent, const char* name, const std::vector<hsize_t>& d
   if (unit) write_attr(d.get(), "unit", std::string(unit));
 }
 
+Handle complex_type(const std::filesystem::path& where) {
+  // std::complex<double> is two doubles (real, imaginary) in that order by the standard.
+  Handle type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
+  check(H5Tinsert(type.get(), "r", 0, H5T_NATIVE_DOUBLE), "complex type", where);
+  check(H5Tinsert(type.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE), "complex type", where);
+  return type;
+}
+
+void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
+                   const std::vector<std::complex<double>>& data, const char* unit,
+                   const std::filesystem::path& where) {
+  const Handle type = complex_type(where);
+  Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle d(H5Dcreate2(parent, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+  if (!d.valid())
+    throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
+  if (!data.empty() && H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+    throw IoError("EDM-IO-032",
+                  std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
+  write_attr(d.get(), "unit", std::string(unit));
+}
+
 }  // namespace edm::h5

@@ -7,6 +7,7 @@
 #include <hdf5.h>
 
 #include <array>
+#include <complex>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -100,6 +101,13 @@ Handle create_group(hid_t parent, const char* name, const std::filesystem::path&
 // A float64 dataset of the given shape (1–3 dims) with a `unit` attribute.
 void write_dataset(hid_t parent, const char* name, const std::vector<hsize_t>& dims, const double* data,
                    const char* unit, const std::filesystem::path& where);
+// edm's complex number on disk: the compound {r, i} of two float64 (h5py reads it as complex128),
+// one type for every complex dataset edm writes or reads (spectrum.h5's /direct and /harmonic_field).
+Handle complex_type(const std::filesystem::path& where);
+// A complex dataset of that type with a `unit` attribute.
+void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
+                   const std::vector<std::complex<double>>& data, const char* unit,
+                   const std::filesystem::path& where);
 
 // Writer-side error translation: every failed HDF5 call of a writer becomes EDM-IO-001 naming the path.
 [[noreturn]] inline void io_fail(const std::string& what, const std::filesystem::path& path) {

@@ -194,26 +194,6 @@ void SpectrumWriter::commit() {
 
 namespace {
 
-// Complex datasets as HDF5 compounds {r, i} of float64 (h5py: complex128), like /harmonic_field.
-// edm's complex: the compound {r, i} of two doubles, written and read with one type.
-h5::Handle complex_type(const Path& where) {
-  h5::Handle type(H5Tcreate(H5T_COMPOUND, 2 * sizeof(double)), H5Tclose);
-  h5::check(H5Tinsert(type.get(), "r", 0, H5T_NATIVE_DOUBLE), "complex type", where);
-  h5::check(H5Tinsert(type.get(), "i", sizeof(double), H5T_NATIVE_DOUBLE), "complex type", where);
-  return type;
-}
-
-void write_complex(hid_t parent, const char* name, const std::vector<hsize_t>& dims,
-                   const std::vector<std::complex<double>>& data, const Path& where) {
-  const h5::Handle type = complex_type(where);
-  h5::Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
-  h5::Handle d(H5Dcreate2(parent, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) throw IoError("EDM-IO-031", std::string("cannot create dataset ") + name + " in " + where.string());
-  if (H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
-    throw IoError("EDM-IO-032", std::string("cannot write ") + name + " to " + where.string() + " (disk full?)");
-  h5::write_attr(d.get(), "unit", std::string("V*s"));
-}
-
 // One sum's group: d²W/dωdΩ and its two photon units, shaped (directions…, nω).
 void write_density(hid_t parent, const char* name, const std::vector<double>& d2W, const std::vector<double>& omega,
                    const std::vector<hsize_t>& dims, const Path& where) {
@@ -304,7 +284,7 @@ void write_direct_spectra(SpectrumWriter& out, const SpectraFileInfo& info, cons
   if (info.section.sum != SpectraSum::Incoherent) {
     auto cdims = dims;
     cdims.push_back(3);
-    write_complex(direct.get(), "coherent_amplitude", cdims, p.coherent_amplitude, partial);
+    h5::write_complex(direct.get(), "coherent_amplitude", cdims, p.coherent_amplitude, "V*s", partial);
     write_density(direct.get(), "coherent", p.coherent, info.omega, dims, partial);
   }
   if (info.section.sum != SpectraSum::Coherent) write_density(direct.get(), "incoherent", p.incoherent, info.omega, dims, partial);
@@ -495,7 +475,7 @@ std::optional<SpectrumFile::Dataset> read_numeric(hid_t file, const std::string&
   for (hsize_t v : dims) n *= v, out.shape.push_back(std::size_t(v));
   h5::check_stored(d.get(), n, "EDM-IO-073", path.string() + ": /" + name);
   if (complex) {
-    const h5::Handle mem = complex_type(path);
+    const h5::Handle mem = h5::complex_type(path);
     std::vector<double> pairs(2 * n);
     if (n && H5Dread(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pairs.data()) < 0)
       throw IoError("EDM-IO-011", path.string() + ": cannot read /" + name);
