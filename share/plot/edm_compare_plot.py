@@ -13,7 +13,7 @@ quantity in run A, run B and A − B:
   value, |A| − |B| for an amplitude, the wrapped arg A − arg B for a phase, left blank where |B| is
   below 1e-3 of its largest, as edm compare's max column does).
 The title and the PNG's text chunks ("edm:dataset", "edm:measure", "edm:file", "edm:rel_l2",
-"edm:where") name what is drawn. The PNG is written under a temporary name beside OUT and renamed
+"edm:where", "edm:panels": the panels' titles) name what is drawn. The PNG is written under a temporary name beside OUT and renamed
 over it once whole (plotsave.py), so a plot cut short leaves no half-written file.
 Exit status 0 on success; 1 with one line "edm_compare_plot.py: error: ..." on stderr otherwise.
 """
@@ -207,7 +207,8 @@ def main(argv):
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     meta = {"Title": title, "edm:file": args.file, "edm:dataset": args.dataset, "edm:measure": args.measure,
-            "edm:rel_l2": args.rel_l2, "edm:where": where}
+            "edm:rel_l2": args.rel_l2, "edm:where": where,
+            "edm:panels": " | ".join(ax.get_title() for ax in axes.flat if ax.get_title())}
     try:
         plotsave.save_png(fig, out_dir, out_name, 110, metadata=meta)
     finally:
