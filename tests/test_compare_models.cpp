@@ -6,7 +6,7 @@
 //   the host reference and Newton in test_rk4_kernel: 3e-8), and not zero (two solvers, not one);
 // - LPWA against the numeric trajectories on the thomson LG campaign (share/campaigns/thomson_lg.toml,
 //   CI-sized: 8 electrons, 5 × 5 directions in the far field, where LPWA runs are meant to be
-//   compared), each field component within the LPWA error estimate ε (plugins/common/lpwa.hpp),
+//   compared), each field component within twice the LPWA error estimate ε (plugins/common/lpwa.hpp),
 //   computed here from the campaign's a0, waist and duration; the campaign at its own 4 µm waist is
 //   outside LPWA's validity and refused (EDM-CFG-731), which the test checks too.
 #define BOOST_TEST_MODULE compare_models
@@ -104,7 +104,7 @@ std::string lg_cell(const std::string& waist, const std::string& model) {
   return t +
          "[screen]\ntype = \"angular\"\ndistance = \"infinity\"\nnx = 5\nny = 5\n"
          "theta_x_min = -0.2\ntheta_x_max = 0.2\ntheta_y_min = -0.2\ntheta_y_max = 0.2\n"
-         "samples = 512\nsamples_per_period = 16\n[trajectory]\nmodel = \"" + model + "\"\n";
+         "samples = 512\nsamples_per_period = 16\nwindow = \"explicit\"\nt_start = -4.3e-14\n[trajectory]\nmodel = \"" + model + "\"\n";
 }
 
 }  // namespace
@@ -128,12 +128,18 @@ BOOST_AUTO_TEST_CASE(lpwa_against_numeric_on_the_lg_campaign) {
   const fs::path numeric = run_of("numeric", lg_cell("8e-6", "lorentz"));
   const auto r = compare(lpwa, numeric);
   BOOST_REQUIRE_EQUAL(r.rows.size(), 6u);
+  // ε bounds the error of u (test_lpwa: 0.7–0.8 ε). The far field is that of the quiver (a0 < 1):
+  // its transverse components carry u's error, and the emission direction's error, of the same
+  // order (the kick turns u⊥ by ~ε), adds at most as much again, most in E_z and B_z, which are
+  // of order θ u⊥: 2ε (share/docs/lpwa.md, "Through edm compare"; measured 1.0–1.2 ε).
+  const double bound = 2 * eps;
   for (const auto& row : r.rows) {
-    BOOST_TEST_MESSAGE("lpwa vs numeric: " << row.name << " rel L2 " << row.rel_l2);
-    BOOST_TEST(row.rel_l2 < eps, row.name << " rel L2 " << row.rel_l2 << " against ε " << eps);
+    BOOST_TEST_MESSAGE("lpwa vs numeric: " << row.name << " rel L2 " << row.rel_l2 << " (" << row.rel_l2 / eps
+                                           << " ε)");
+    BOOST_TEST(row.rel_l2 < bound, row.name << " rel L2 " << row.rel_l2 << " against 2ε " << bound);
     BOOST_TEST(row.rel_l2 > 0.0);
   }
-  const auto out = run_edm("compare " + lpwa.string() + " " + numeric.string() + " --tol " + fmt(eps));
+  const auto out = run_edm("compare " + lpwa.string() + " " + numeric.string() + " --tol " + fmt(bound));
   BOOST_TEST(out.exit_code == 0, out.output);
   BOOST_TEST(contains(out.output, "PASS: largest relative L2 "), out.output);
 }
