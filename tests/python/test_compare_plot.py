@@ -40,7 +40,7 @@ def run_of(name, edit=lambda text: text, spectrum=False):
         out = os.path.join(WS.dir, name)
         edm_testrun.run_edm(BINARY, "run", path, "--quiet", "--output", out)
         if spectrum:
-            edm_testrun.run_edm(BINARY, "spectrum", out, "--harmonics", "1,2")
+            edm_testrun.run_edm(BINARY, "spectrum", out, "--harmonics", "1")
         RUNS[name] = out
     return RUNS[name]
 
@@ -56,6 +56,14 @@ def reference():
 def edm(*args):
     p = subprocess.run([BINARY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=280)
     return p.returncode, p.stdout, p.stderr
+
+
+def script(out, row):
+    """edm_compare_plot.py on newton1 against the reference for one row of edm compare's --json."""
+    return subprocess.run([sys.executable, SCRIPT, newton1(), reference(), out, "--file", row["file"], "--dataset",
+                           row["dataset"], "--measure", row["measure"], "--rel-l2", str(row["rel_l2"])],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
 
 
 def leftovers(folder):
@@ -82,17 +90,29 @@ class ComparePlot(unittest.TestCase):
         self.assertIn(f"edm compare: {worst['dataset']} {worst['measure']} ({worst['file']})", text["Title"])
         panels = text["edm:panels"].split(" | ")
         self.assertEqual(len(panels), 5 if worst["file"] == "field.h5" else 3, panels)
+        print(f"largest: {worst['file']} {worst['dataset']} {worst['measure']} {worst['rel_l2']}", file=sys.stderr)
         for p in panels[:3]:
             self.assertIn(worst["dataset"].strip("/"), p)
         self.assertTrue(panels[0].startswith("A: ") and panels[1].startswith("B (reference): ")
                         and panels[2].startswith("A − B: "), panels)
-        self.assertEqual(worst["file"], "field.h5", "the Newton steps move the field, not the spectra's maps")
-        # The sample drawn is the one of largest |A − B| over the whole cube, found here.
+        # The field path, for the field.h5 row of largest difference (what edm compare draws when a
+        # field component leads): the sample drawn is the one of largest |A − B| over the cube, found here.
+        field = max((r for r in result["rows"] if r["file"] == "field.h5"), key=lambda r: float(r["rel_l2"]))
+        self.assertGreater(float(field["rel_l2"]), 0.0, "the Newton steps move the field")
+        fpng = os.path.join(WS.dir, "field.png")
+        p = script(fpng, field)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        ftext = png_text(fpng)
         with h5py.File(os.path.join(newton1(), "field.h5")) as fa, h5py.File(os.path.join(reference(), "field.h5")) as fb:
-            d = np.abs(fa[worst["dataset"]][...] - fb[worst["dataset"]][...])
+            d = np.abs(fa[field["dataset"]][...] - fb[field["dataset"]][...])
         it = int(np.unravel_index(np.argmax(d), d.shape)[2])
-        self.assertIn(f"(sample {it})", text["edm:where"])
-        self.assertIn("harmonic_field/", text["edm:panels"], "the harmonic maps' differences are drawn too")
+        self.assertIn(f"(sample {it})", ftext["edm:where"])
+        fpanels = ftext["edm:panels"].split(" | ")
+        self.assertEqual(len(fpanels), 5, fpanels)
+        self.assertIn(f"A: {field['dataset'].strip('/')} at t = ", fpanels[0])
+        self.assertIn("|A| − |B|: harmonic_field/", fpanels[3], "the harmonic maps' differences are drawn too")
+        self.assertIn("arg A − arg B: harmonic_field/", fpanels[4])
+        os.unlink(fpng)
         self.assertEqual(leftovers(WS.dir), ["diff.png"])
         os.unlink(out)
 
@@ -108,10 +128,8 @@ class ComparePlot(unittest.TestCase):
     def test_spectrum_dataset_phase_panels(self):
         """The script's spectrum path (a dataset edm compare would pick when only the spectra differ)."""
         out = os.path.join(WS.dir, "phase.png")
-        p = subprocess.run([sys.executable, SCRIPT, newton1(), reference(), out, "--file", "spectrum.h5", "--dataset",
-                            "harmonic_field/circular", "--measure", "phase", "--rel-l2", "0.5"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ,
-                                                                                              "MPLBACKEND": "Agg"})
+        p = script(out, {"file": "spectrum.h5", "dataset": "harmonic_field/circular", "measure": "phase",
+                         "rel_l2": 0.5})
         self.assertEqual(p.returncode, 0, p.stdout)
         text = png_text(out)
         self.assertIn("edm compare: harmonic_field/circular phase (spectrum.h5)", text["Title"])
