@@ -85,7 +85,7 @@ def draw_maps(axes, maps, titles, x, y, screen, units, cmaps):
                        vmin=vmin, vmax=vmax)
         screen.label_map(ax)
         ax.set_title(title, fontsize=9)
-        plt.colorbar(im, ax=ax).set_label(unit)
+        plt.colorbar(im, ax=ax, pad=0.04 if screen.angles else 0.16).set_label(unit)
 
 
 def field_row(ra, rb, name, screen, axes):
@@ -170,7 +170,7 @@ def harmonic_row(sa, sb, screen, ny, nx, x, y, axes):
                                cmap="PuOr_r", vmin=-dmax or -1.0, vmax=dmax or 1.0)
                 ax.set_title(title, fontsize=9)
                 screen.label_map(ax)
-                plt.colorbar(im, ax=ax).set_label(u)
+                plt.colorbar(im, ax=ax, pad=0.04 if screen.angles else 0.16).set_label(u)
             axes[2].axis("off")
             return True
     return False
