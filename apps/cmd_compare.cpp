@@ -95,6 +95,7 @@ void print_table(const CompareResult& r) {
                 row.rel_l2, row.max_abs, row.unit.c_str());
   for (const auto& s : r.only_a) std::printf("only in A: %s\n", s.c_str());
   for (const auto& s : r.only_b) std::printf("only in B: %s\n", s.c_str());
+  for (const auto& s : r.not_compared) std::printf("not compared: %s\n", s.c_str());
 }
 
 void print_json(const CompareResult& r, double tol, bool pass, const std::string& verdict) {
@@ -112,7 +113,8 @@ void print_json(const CompareResult& r, double tol, bool pass, const std::string
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_str(v[i]);
     return s + "]";
   };
-  std::cout << "],\n \"only_a\": " << list(r.only_a) << ", \"only_b\": " << list(r.only_b) << "}\n";
+  std::cout << "],\n \"only_a\": " << list(r.only_a) << ", \"only_b\": " << list(r.only_b)
+            << ", \"not_compared\": " << list(r.not_compared) << "}\n";
 }
 
 // --plot's target: a folder gets compare.png inside it; a file must be named *.png in a folder that
@@ -165,11 +167,14 @@ std::string full(double v) {
 
 // The difference plot of the row of largest relative L2 (the script checks nothing edm compare has
 // checked: the runs are of one screen). IoError EDM-CMP-005 when the script fails; it leaves no file.
-void draw_plot(const std::vector<std::string>& runs, const CompareRow& worst, const std::filesystem::path& png,
-               const std::string& python, const std::filesystem::path& script) {
+void draw_plot(const std::vector<std::string>& runs, const CompareRow& worst, bool mirror_z,
+               const std::filesystem::path& png, const std::string& python, const std::filesystem::path& script) {
   setenv("MPLBACKEND", "Agg", 1);
-  const int rc = spawn_wait({python, script.string(), runs[0], runs[1], png.string(), "--file", worst.file,
-                             "--dataset", worst.name, "--measure", worst.measure, "--rel-l2", full(worst.rel_l2)});
+  std::vector<std::string> argv = {python,        script.string(), runs[0],     runs[1],      png.string(),
+                                   "--file",      worst.file,      "--dataset", worst.name,   "--measure",
+                                   worst.measure, "--rel-l2",      full(worst.rel_l2)};
+  if (mirror_z) argv.push_back("--mirror-z");
+  const int rc = spawn_wait(argv);
   if (rc != 0)
     throw IoError("EDM-CMP-005", script.string() + " failed (exit " + std::to_string(rc) + ") drawing " + png.string());
   std::cerr << "[compare] plot of " << worst.name << " (" << worst.measure << ") written to " << png.string() << "\n";
@@ -184,6 +189,9 @@ int cmd_compare(const Args& args) {
       "tol", po::value(&tol)->default_value(1e-6, "1e-6"),
       "largest relative L2 difference ‖a−b‖/‖b‖ of any dataset that passes (exit 0; above: FAIL, exit 8)")(
       "json", "print the comparison as JSON (rows, verdict, what only one run has) instead of the table")(
+      "mirror-z",
+      "B is A's mirror run in z → −z (thomson against inverse_thomson at γ = 1): flat screens, B's at minus A's "
+      "distance, B's E_z, B_x, B_y negated; field.h5 only")(
       "plot", po::value<std::string>(),
       "FILE.png (or a folder: FOLDER/compare.png): run A, run B and A−B of the dataset of largest relative L2");
   std::vector<std::string> runs;
@@ -214,7 +222,8 @@ int cmd_compare(const Args& args) {
     python = find_python();
   }
   const OpenRun a = open_run(runs[0]), b = open_run(runs[1]);
-  const CompareResult r = compare_runs(*a.field, *b.field, a.spectrum.get(), b.spectrum.get());
+  const CompareResult r =
+      compare_runs(*a.field, *b.field, a.spectrum.get(), b.spectrum.get(), vm.count("mirror-z") > 0);
   const CompareRow* worst = r.largest();
   const bool pass = !worst || worst->rel_l2 <= tol;  // NaN fails
   const std::string verdict = verdict_line(worst, tol, pass);
@@ -226,7 +235,7 @@ int cmd_compare(const Args& args) {
     std::cout << verdict << "\n";
   }
   std::cout.flush();
-  if (!png.empty() && worst) draw_plot(runs, *worst, png, python, script);
+  if (!png.empty() && worst) draw_plot(runs, *worst, vm.count("mirror-z") > 0, png, python, script);
   return pass ? 0 : kExitDiffers;
 }
 

@@ -7,7 +7,8 @@ largest relative L2 (file F, dataset D, measure M: value | amplitude | phase); t
 quantity in run A, run B and A − B:
 - a field.h5 component (/E/x …): the screen map at the time sample of largest |A − B| (the cube is
   read one screen row at a time to find it), and, when both runs hold spectrum.h5's harmonic maps,
-  a second row with the amplitude and the phase difference of the harmonic map where |A − B| is largest;
+  a second row with the amplitude and the phase difference of the harmonic map where |A − B| is largest
+  (not with --mirror-z: B is then reflected, E_z, B_x and B_y negated, and spectrum.h5 is not compared);
 - a spectrum.h5 dataset: the map (ny, nx) of the slice (harmonic, component or ω) where |A − B| is
   largest, or the curve of a 1-D dataset; a complex one drawn as the measure says (|A − B| for a
   value, |A| − |B| for an amplitude, the wrapped arg A − arg B for a phase, left blank where |B| is
@@ -49,6 +50,7 @@ def parse_args(argv):
     p.add_argument("--dataset", required=True)
     p.add_argument("--measure", required=True, choices=("value", "amplitude", "phase"))
     p.add_argument("--rel-l2", required=True)
+    p.add_argument("--mirror-z", action="store_true", help="B is A's mirror run in z → −z: E_z, B_x, B_y negated")
     return p.parse_args(argv[1:])
 
 
@@ -61,11 +63,19 @@ def wrapped(d):
     return np.pi - np.mod(np.pi - d, 2 * np.pi)
 
 
-def largest_field_difference(ra, rb, name):
+def mirror_sign(name, mirror_z):
+    """The sign of B's component under z → −z (edm compare --mirror-z): E a vector, B an axial vector."""
+    if not mirror_z:
+        return 1.0
+    record, comp = name.strip("/").split("/")
+    return -1.0 if (comp == "z") == record.startswith("E") else 1.0
+
+
+def largest_field_difference(ra, rb, name, sign):
     """(iy, ix, it, |A − B| there) of largest |A − B| in a field component, one screen row at a time."""
     best = (0, 0, 0, -1.0)
     for iy in range(len(ra.axes["y"])):
-        d = np.abs(ra.field(name, iy=iy).data - rb.field(name, iy=iy).data)
+        d = np.abs(ra.field(name, iy=iy).data - sign * rb.field(name, iy=iy).data)
         d = np.where(np.isnan(d), np.inf, d)
         k = np.unravel_index(int(np.argmax(d)), d.shape)
         if d[k] > best[3]:
@@ -88,14 +98,16 @@ def draw_maps(axes, maps, titles, x, y, screen, units, cmaps):
         plt.colorbar(im, ax=ax, pad=0.04 if screen.angles else 0.16).set_label(unit)
 
 
-def field_row(ra, rb, name, screen, axes):
+def field_row(ra, rb, name, screen, axes, mirror_z):
     """The component's screen maps at the time sample of largest |A − B|; returns where that is."""
-    iy, ix, it, _ = largest_field_difference(ra, rb, name)
+    sign = mirror_sign(name, mirror_z)
+    iy, ix, it, _ = largest_field_difference(ra, rb, name, sign)
     a, b = ra.field(name, it=it), rb.field(name, it=it)
     t_fs = a.coords["t"] * 1e15
     x, y = ra.axes["x"], ra.axes["y"]
-    draw_maps(axes, [a.data, b.data, a.data - b.data],
-              [f"A: {name} at t = {t_fs:.6g} fs", f"B (reference): {name}", f"A − B: {name}"],
+    mirrored = " mirrored" if mirror_z else ""
+    draw_maps(axes, [a.data, sign * b.data, a.data - sign * b.data],
+              [f"A: {name} at t = {t_fs:.6g} fs", f"B (reference){mirrored}: {name}", f"A − B: {name}"],
               x, y, screen, [a.unit] * 3, ["RdBu_r", "RdBu_r", "PuOr_r"])
     return f"t = {t_fs:.6g} fs (sample {it}), largest |A − B| at {screen.where(x, y, ix, iy)}"
 
@@ -190,11 +202,11 @@ def main(argv):
                                            **ra.manifest.get("screen", {})})
     x, y = ra.axes["x"], ra.axes["y"]
     field = args.file == "field.h5"
-    rows = 2 if field and sa is not None and sb is not None and any(
+    rows = 2 if field and not args.mirror_z and sa is not None and sb is not None and any(
         "/" + n in sa and "/" + n in sb for n in HARMONIC_MAPS) else 1
     fig, axes = plt.subplots(rows, 3, figsize=(15, 4.4 * rows), squeeze=False)
     if field:
-        where = field_row(ra, rb, args.dataset.strip("/"), screen, axes[0])
+        where = field_row(ra, rb, args.dataset.strip("/"), screen, axes[0], args.mirror_z)
     else:
         if sa is None or sb is None:
             raise CompareError(f"{args.dataset}: both runs need spectrum.h5")
