@@ -2,7 +2,8 @@
 """edm compare --plot (issue 31 item 5, share/docs/compare.md): the PNG is written, is a PNG, and its
 title and panels name the component of largest relative L2 (read from --json); the time sample it
 draws is the one of largest |A − B|, found here from field.h5 with h5py; a FAIL verdict still plots;
-a folder gets compare.png; the spectrum path of the script draws a harmonic map's phase; and a
+a folder gets compare.png; the spectrum path of the script draws a harmonic map's phase; --mirror-z
+draws B reflected (thomson against inverse_thomson at γ = 1: A − B is 0); and a
 refusal (runs of other screens, a bad --plot path) writes nothing, not even a temporary file.
 
 usage: python3 tests/python/test_compare_plot.py EDM_BINARY
@@ -135,6 +136,26 @@ class ComparePlot(unittest.TestCase):
         self.assertIn("edm compare: harmonic_field/circular phase (spectrum.h5)", text["Title"])
         self.assertIn("A − B: arg harmonic_field/circular phase", text["edm:panels"])
         self.assertRegex(text["edm:where"], r"slice index \d+")
+        os.unlink(out)
+
+    def test_mirror_runs_plot_b_reflected(self):
+        """--mirror-z: thomson against inverse_thomson at γ = 1 (screens at ±2 cm) compare to 0, and the
+        plot draws B reflected: a panel says so, and A − B is 0 (the largest |A − B| is 0)."""
+        th = run_of("mirror_th", lambda t: t.replace('scenario = "inverse_thomson"', 'scenario = "thomson"'))
+        it = run_of("mirror_it", lambda t: t.replace("gamma = 3.0", "gamma = 1.0").replace("distance = 0.02",
+                                                                                          "distance = -0.02"))
+        out = os.path.join(WS.dir, "mirror.png")
+        rc, stdout, stderr = edm("compare", th, it, "--mirror-z", "--tol", "0", "--json", "--plot", out)
+        self.assertEqual(rc, 0, stdout + stderr)
+        result = json.loads(stdout)
+        self.assertEqual({float(r["rel_l2"]) for r in result["rows"]}, {0.0})
+        text = png_text(out)
+        self.assertIn("B (reference) mirrored: ", text["edm:panels"])
+        self.assertEqual(float(text["edm:rel_l2"]), 0.0)
+        rc, stdout, stderr = edm("compare", th, it, "--plot", out + ".2.png")
+        self.assertEqual(rc, 2, stdout + stderr)
+        self.assertIn("screen.distance differs", stderr)
+        self.assertFalse(os.path.exists(out + ".2.png"))
         os.unlink(out)
 
     def test_refusals_write_nothing(self):
