@@ -122,11 +122,13 @@ void print_json(const CompareResult& r, double tol, bool pass, const std::string
 std::filesystem::path plot_target(const std::string& arg) {
   const std::filesystem::path p(arg);
   if (std::filesystem::is_directory(p)) return p / "compare.png";
-  if (p.extension() != ".png")
-    throw ConfigError("EDM-CMP-003", "edm compare --plot " + arg + ": neither a folder nor a file name ending in .png");
   const std::filesystem::path dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
-  if (!std::filesystem::is_directory(dir))
-    throw ConfigError("EDM-CMP-003", "edm compare --plot " + arg + ": the folder " + dir.string() + " does not exist");
+  std::string why;
+  if (p.extension() != ".png")
+    why = "neither a folder nor a file name ending in .png";
+  else if (!std::filesystem::is_directory(dir))
+    why = "the folder " + dir.string() + " does not exist";
+  if (!why.empty()) throw ConfigError("EDM-CMP-003", "edm compare --plot " + arg + ": " + why);
   return p;
 }
 
