@@ -89,6 +89,8 @@ def draw_maps(axes, maps, titles, x, y, screen, units, cmaps):
     lo = min((float(f.min()) for f in finite if f.size), default=0.0)
     hi = max((float(f.max()) for f in finite if f.size), default=1.0)
     dmax = float(np.nanmax(np.abs(maps[2]))) if np.isfinite(maps[2]).any() else 1.0
+    if lo < 0 < hi:  # a signed field: white at 0
+        lo, hi = -max(-lo, hi), max(-lo, hi)
     limits = [(lo, hi), (lo, hi), (-dmax or -1.0, dmax or 1.0)]
     for ax, m, title, unit, cmap, (vmin, vmax) in zip(axes, maps, titles, units, cmaps, limits):
         im = ax.imshow(m, origin="lower", extent=edm_plot.extent_mm(x, y, screen.sy), aspect="auto", cmap=cmap,
