@@ -1,18 +1,29 @@
-// edm compare RUN_A RUN_B [--tol T] [--json]: how far run A differs from run B (the reference),
-// dataset by dataset (edm/compare.hpp does the reading and the arithmetic; this file opens the two
-// folders through their owners, prints the table or the JSON and the verdict). Exit 0 when the
-// largest relative L2 difference is within --tol, 8 when it is not (share/docs/compare.md).
+// edm compare RUN_A RUN_B [--tol T] [--json] [--plot FILE.png]: how far run A differs from run B
+// (the reference), dataset by dataset (edm/compare.hpp does the reading and the arithmetic; this file
+// opens the two folders through their owners, prints the table or the JSON and the verdict, and
+// hands the row of largest difference to share/plot/edm_compare_plot.py for the difference plot).
+// Exit 0 when the largest relative L2 difference is within --tol, 8 when it is not
+// (share/docs/compare.md).
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "edm/compare.hpp"
 #include "edm/error.hpp"
 #include "edm/run_files.hpp"
+
+extern char** environ;
 
 namespace po = boost::program_options;
 
@@ -84,6 +95,7 @@ void print_table(const CompareResult& r) {
                 row.rel_l2, row.max_abs, row.unit.c_str());
   for (const auto& s : r.only_a) std::printf("only in A: %s\n", s.c_str());
   for (const auto& s : r.only_b) std::printf("only in B: %s\n", s.c_str());
+  for (const auto& s : r.not_compared) std::printf("not compared: %s\n", s.c_str());
 }
 
 void print_json(const CompareResult& r, double tol, bool pass, const std::string& verdict) {
@@ -101,7 +113,73 @@ void print_json(const CompareResult& r, double tol, bool pass, const std::string
     for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_str(v[i]);
     return s + "]";
   };
-  std::cout << "],\n \"only_a\": " << list(r.only_a) << ", \"only_b\": " << list(r.only_b) << "}\n";
+  std::cout << "],\n \"only_a\": " << list(r.only_a) << ", \"only_b\": " << list(r.only_b)
+            << ", \"not_compared\": " << list(r.not_compared) << "}\n";
+}
+
+// --plot's target: a folder gets compare.png inside it; a file must be named *.png in a folder that
+// exists. Checked before anything is compared, so a bad path costs nothing and writes nothing.
+std::filesystem::path plot_target(const std::string& arg) {
+  const std::filesystem::path p(arg);
+  if (std::filesystem::is_directory(p)) return p / "compare.png";
+  const std::filesystem::path dir = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  std::string why;
+  if (p.extension() != ".png")
+    why = "neither a folder nor a file name ending in .png";
+  else if (!std::filesystem::is_directory(dir))
+    why = "the folder " + dir.string() + " does not exist";
+  if (!why.empty()) throw ConfigError("EDM-CMP-003", "edm compare --plot " + arg + ": " + why);
+  return p;
+}
+
+// edm_compare_plot.py: EDM_COMPARE_PLOT_SCRIPT, else beside edm_plot.py (build tree or install prefix).
+std::filesystem::path find_compare_script() {
+  if (const char* p = std::getenv("EDM_COMPARE_PLOT_SCRIPT")) return p;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::string where;
+  if (!ec)
+    for (const char* rel : {"../../share/plot/edm_compare_plot.py", "../share/edm/plot/edm_compare_plot.py"}) {
+      const auto p = exe.parent_path() / rel;
+      if (std::filesystem::exists(p)) return std::filesystem::weakly_canonical(p);
+      where += " " + p.string();
+    }
+  throw IoError("EDM-CMP-004", "edm compare --plot: cannot find edm_compare_plot.py (looked at" + where +
+                                   "; set EDM_COMPARE_PLOT_SCRIPT)");
+}
+
+int spawn_wait(const std::vector<std::string>& argv) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ) != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string full(double v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << v;
+  return o.str();
+}
+
+// The difference plot of the row of largest relative L2 (the script checks nothing edm compare has
+// checked: the runs are of one screen). IoError EDM-CMP-005 when the script fails; it leaves no file.
+void draw_plot(const std::vector<std::string>& runs, const CompareRow& worst, bool mirror_z,
+               const std::filesystem::path& png, const std::string& python, const std::filesystem::path& script) {
+  setenv("MPLBACKEND", "Agg", 1);
+  std::vector<std::string> argv = {python,        script.string(), runs[0],     runs[1],      png.string(),
+                                   "--file",      worst.file,      "--dataset", worst.name,   "--measure",
+                                   worst.measure, "--rel-l2",      full(worst.rel_l2)};
+  if (mirror_z) argv.push_back("--mirror-z");
+  const int rc = spawn_wait(argv);
+  if (rc != 0)
+    throw IoError("EDM-CMP-005", script.string() + " failed (exit " + std::to_string(rc) + ") drawing " + png.string());
+  std::cerr << "[compare] plot of " << worst.name << " (" << worst.measure << ") written to " << png.string() << "\n";
 }
 
 }  // namespace
@@ -112,7 +190,12 @@ int cmd_compare(const Args& args) {
   desc.add_options()("help,h", "this help")(
       "tol", po::value(&tol)->default_value(1e-6, "1e-6"),
       "largest relative L2 difference ‖a−b‖/‖b‖ of any dataset that passes (exit 0; above: FAIL, exit 8)")(
-      "json", "print the comparison as JSON (rows, verdict, what only one run has) instead of the table");
+      "json", "print the comparison as JSON (rows, verdict, what only one run has) instead of the table")(
+      "mirror-z",
+      "B is A's mirror run in z → −z (thomson against inverse_thomson at γ = 1): flat screens, B's at minus A's "
+      "distance, B's E_z, B_x, B_y negated; field.h5 only")(
+      "plot", po::value<std::string>(),
+      "FILE.png (or a folder: FOLDER/compare.png): run A, run B and A−B of the dataset of largest relative L2");
   std::vector<std::string> runs;
   po::options_description hidden;
   hidden.add_options()("runs", po::value(&runs));
@@ -133,8 +216,16 @@ int cmd_compare(const Args& args) {
   if (!std::isfinite(tol) || tol < 0)
     throw ConfigError("EDM-CMP-002", "edm compare --tol " + std::to_string(tol) + ": not a finite number of 0 or more");
 
+  std::filesystem::path png, script;
+  std::string python;
+  if (vm.count("plot")) {  // the path and the tools first: a refusal writes nothing
+    png = plot_target(vm["plot"].as<std::string>());
+    script = find_compare_script();
+    python = find_python();
+  }
   const OpenRun a = open_run(runs[0]), b = open_run(runs[1]);
-  const CompareResult r = compare_runs(*a.field, *b.field, a.spectrum.get(), b.spectrum.get());
+  const CompareResult r =
+      compare_runs(*a.field, *b.field, a.spectrum.get(), b.spectrum.get(), vm.count("mirror-z") > 0);
   const CompareRow* worst = r.largest();
   const bool pass = !worst || worst->rel_l2 <= tol;  // NaN fails
   const std::string verdict = verdict_line(worst, tol, pass);
@@ -145,6 +236,8 @@ int cmd_compare(const Args& args) {
     print_table(r);
     std::cout << verdict << "\n";
   }
+  std::cout.flush();
+  if (!png.empty() && worst) draw_plot(runs, *worst, vm.count("mirror-z") > 0, png, python, script);
   return pass ? 0 : kExitDiffers;
 }
 

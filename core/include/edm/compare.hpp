@@ -30,6 +30,7 @@ struct CompareRow {
 struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<std::string> only_a, only_b;  // datasets (or spectrum.h5 parts) that one run has
+  std::vector<std::string> not_compared;    // what both have but the comparison leaves out (mirror_z: spectrum.h5)
   // The row of largest rel_l2 (NaN and inf first); nullptr without rows.
   const CompareRow* largest() const;
 };
@@ -42,12 +43,17 @@ inline constexpr double kAxisTolerance = 1e-12;
 
 // ConfigError EDM-CMP-001 naming the first difference (screen type, nx, ny, samples, an axis x,
 // y or t beyond kAxisTolerance relative, the screen distance, mode, buckets) when the two field
-// files are not of one screen.
-void check_comparable(const FieldFile& a, const FieldFile& b);
+// files are not of one screen. mirror_z: B is a mirror run of A, reflected in z → −z (thomson
+// against inverse_thomson at γ = 1, whose lasers run along +z and −z): flat screens only (an
+// angular screen's mirror reverses its θy grid: refused), B's at −distance of A's.
+void check_comparable(const FieldFile& a, const FieldFile& b, bool mirror_z = false);
 
 // check_comparable, then every component of field.h5, then the spectrum.h5 parts both have (a or
 // b may be null: that run has no spectrum.h5, and what the other has is listed as only its own).
-// A dataset both have in other shapes is EDM-CMP-001 naming it.
-CompareResult compare_runs(const FieldFile& a, const FieldFile& b, const SpectrumFile* sa, const SpectrumFile* sb);
+// A dataset both have in other shapes is EDM-CMP-001 naming it. mirror_z: B's field reflected
+// before it is compared (E a vector, B an axial vector: E_z, B_x and B_y change sign); spectrum.h5
+// is then listed as not compared (its components and polarisations do not reflect component-wise).
+CompareResult compare_runs(const FieldFile& a, const FieldFile& b, const SpectrumFile* sa, const SpectrumFile* sb,
+                           bool mirror_z = false);
 
 }  // namespace edm

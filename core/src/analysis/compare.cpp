@@ -1,5 +1,6 @@
-// edm compare's arithmetic (edm/compare.hpp): the screens checked to be one, then the differences
-// of every dataset both runs hold, accumulated so that field.h5 is never held whole.
+// edm compare's arithmetic (edm/compare.hpp): the screens checked to be one (or mirror images),
+// then the differences of every dataset both runs hold, accumulated so that field.h5 is never held
+// whole.
 #include "edm/compare.hpp"
 
 #include <algorithm>
@@ -78,7 +79,14 @@ CompareRow row_of(const std::string& file, const std::string& name, const char* 
 // A phase in (−π, π]: a vortex map's principal values jump by 2π where the runs barely differ.
 double wrapped(double d) { return std::remainder(d, 2 * std::numbers::pi); }
 
-void compare_field(const FieldFile& a, const FieldFile& b, CompareResult& out) {
+// The sign a component of B takes under the reflection z → −z: E is a vector (E_z flips), B an
+// axial vector (B_x and B_y flip).
+double mirror_sign(const std::string& bucket_text, int comp) {
+  const bool electric = bucket_text[0] == 'E';
+  return (electric ? comp == 2 : comp < 2) ? -1.0 : 1.0;
+}
+
+void compare_field(const FieldFile& a, const FieldFile& b, bool mirror_z, CompareResult& out) {
   const FieldGeometry& g = a.geometry();
   // About 4 Mi doubles per slab and side, whatever the screen.
   const std::size_t row_elems = std::max<std::size_t>(1, g.nx * g.samples);
@@ -90,12 +98,13 @@ void compare_field(const FieldFile& a, const FieldFile& b, CompareResult& out) {
       if (bucket_text == bucket_name(k)) bucket = k;
     if (bucket < 0) continue;  // FieldFile::open admits only these four
     for (int comp = 0; comp < 3; ++comp) {
+      const double sign = mirror_z ? mirror_sign(bucket_text, comp) : 1.0;
       Acc acc;
       for (std::size_t iy = 0; iy < g.ny; iy += slab) {
         const std::size_t iy1 = std::min(g.ny, iy + slab);
         a.read_rows(bucket, comp, iy, iy1, ra);
         b.read_rows(bucket, comp, iy, iy1, rb);
-        for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], rb[i]);
+        for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], sign * rb[i]);
       }
       out.rows.push_back(row_of(a.path().filename().string(), FieldFile::component_name(bucket, comp), "value",
                                 bucket_text[0] == 'E' ? "V/m" : "T", acc));
@@ -182,10 +191,14 @@ const CompareRow* CompareResult::largest() const {
   return best;
 }
 
-void check_comparable(const FieldFile& a, const FieldFile& b) {
+void check_comparable(const FieldFile& a, const FieldFile& b, bool mirror_z) {
   const FieldFileSummary &sa = a.summary(), &sb = b.summary();
   if (sa.screen_type != sb.screen_type)
     refuse("screen.type differs (" + sa.screen_type + " in A, " + sb.screen_type + " in B)");
+  if (mirror_z && a.geometry().angular)
+    refuse("a mirror comparison (z → −z) takes flat screens; screen.type is " + sa.screen_type +
+           " (the mirror of an angular screen about one axis is the screen about the opposite axis, whose θy "
+           "runs the other way)");
   const FieldGeometry &ga = a.geometry(), &gb = b.geometry();
   same_count("screen.nx", ga.nx, gb.nx);
   same_count("screen.ny", ga.ny, gb.ny);
@@ -193,9 +206,11 @@ void check_comparable(const FieldFile& a, const FieldFile& b) {
   same_axis("the screen's x axis", ga.x, gb.x);
   same_axis("the screen's y axis", ga.y, gb.y);
   same_axis("the observer time axis t", ga.t, gb.t);
-  const bool both_inf = std::isinf(ga.screen_z) && std::isinf(gb.screen_z) && ga.screen_z == gb.screen_z;
-  if (!both_inf && !(std::abs(ga.screen_z - gb.screen_z) <= kAxisTolerance * std::abs(gb.screen_z)))
-    refuse("screen.distance differs (" + num(ga.screen_z) + " m in A, " + num(gb.screen_z) + " m in B)");
+  const double zb = mirror_z ? -gb.screen_z : gb.screen_z;  // B's screen reflected onto A's side
+  const bool both_inf = std::isinf(ga.screen_z) && std::isinf(zb) && ga.screen_z == zb;
+  if (!both_inf && !(std::abs(ga.screen_z - zb) <= kAxisTolerance * std::abs(zb)))
+    refuse(std::string(mirror_z ? "screen.distance is not mirrored (B's must be minus A's: " : "screen.distance differs (") +
+           num(ga.screen_z) + " m in A, " + num(gb.screen_z) + " m in B)");
   if (ga.angular && (ga.screen_angles != gb.screen_angles || ga.screen_axis != gb.screen_axis))
     refuse("screen.angles or screen.axis differs (" + ga.screen_angles + "/" + ga.screen_axis + " in A, " +
            gb.screen_angles + "/" + gb.screen_axis + " in B)");
@@ -208,10 +223,15 @@ void check_comparable(const FieldFile& a, const FieldFile& b) {
   }
 }
 
-CompareResult compare_runs(const FieldFile& a, const FieldFile& b, const SpectrumFile* sa, const SpectrumFile* sb) {
-  check_comparable(a, b);
+CompareResult compare_runs(const FieldFile& a, const FieldFile& b, const SpectrumFile* sa, const SpectrumFile* sb,
+                           bool mirror_z) {
+  check_comparable(a, b, mirror_z);
   CompareResult out;
-  compare_field(a, b, out);
+  compare_field(a, b, mirror_z, out);
+  if (mirror_z) {
+    if (sa && sb) out.not_compared.push_back(sa->path().filename().string() + " (under the mirror z → −z)");
+    return out;
+  }
   const auto part_of = [](const SpectrumFile* s, SpectrumPart p) {
     return s && (p == SpectrumPart::Direct ? s->has_direct() : s->has_analysis());
   };
