@@ -317,7 +317,7 @@ std::vector<std::string> mpi_cell_words(const SweepArgs& a, const std::string& m
   if (ro.resume) {
     w.insert(w.end(), {"resume", folder.string()});
   } else {
-    w.insert(w.end(), {"run", fs::absolute(file).string()});
+    w.insert(w.end(), {"run", file.string(), "--sweep-cell"});  // as given: mpirun keeps the folder
     for (const auto& o : overrides) w.insert(w.end(), {"--set", o.key + "=" + o.value});
     if (ro.overwrite) w.push_back("--overwrite");
   }

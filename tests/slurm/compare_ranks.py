@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A campaign run with --ranks-per-cell K against the same campaign run with one rank per cell: every
 cell done in both; each K-rank cell's run.toml records K ranks ([provenance] ranks, one [timing.ranks]
-entry per rank) and the one-rank cell's 1; the field cubes agree within the MPI tolerance of
+entry per rank) and the one-rank cell's 1; both run the same effective campaign with the same origin of
+every key ([config.origin]; run.output aside); the field cubes agree within the MPI tolerance of
 tests/test_mpi.cpp (tol::sharded = 1e-12, relative L2: the ranks sum their electrons in another order
 before the reduce), the other datasets of field.h5 (axes, γ trace) bit for bit.
 usage: compare_ranks.py ONE_RANK K_RANKS K   (exit 1 naming the first difference)"""
@@ -32,6 +33,17 @@ def ranks_of(folder):
     return m["provenance"].get("ranks"), (len(per_rank) if isinstance(per_rank, list) else None)
 
 
+def campaign_of(folder):
+    """run.toml's effective [campaign] and where each key came from, run.output aside."""
+    with open(os.path.join(folder, "run.toml"), "rb") as f:
+        m = tomllib.load(f)
+    c = m["campaign"]
+    c["run"].pop("output")
+    origin = dict(m["config"]["origin"])
+    origin.pop("run.output", None)
+    return c, origin
+
+
 def datasets(path):
     out = {}
     with h5py.File(path, "r") as f:
@@ -49,6 +61,9 @@ def main(one, many, k):
         a, b = os.path.join(one, x["label"]), os.path.join(many, y["label"])
         if ranks_of(a)[0] != 1 or ranks_of(b) != (k, k):
             fail(f"{x['label']}: ranks {ranks_of(a)} with one rank, {ranks_of(b)} with {k} (want {k}, {k} timings)")
+        ca, cb = campaign_of(a), campaign_of(b)
+        if ca != cb:
+            fail(f"{x['label']}/run.toml: the effective campaigns differ (the mpirun cell is not the sweep's cell)")
         da, db = datasets(os.path.join(a, "field.h5")), datasets(os.path.join(b, "field.h5"))
         if sorted(da) != sorted(db):
             fail(f"{x['label']}: field.h5 datasets differ")
