@@ -107,6 +107,21 @@ with edm_testrun.Workspace("pysweep") as ws:
         check(s.run(s.labels[1]).field("E/x").data.tobytes() == ex.tobytes(), "Sweep.run(label).field('E/x')")
     check(set(seen) >= set(s.labels), f"the progress reports name the cell ({sorted(set(map(str, seen)))})")
 
+    # The same campaign as a dict gives the same table; jobs other than 1 and a cell past the last
+    # are refused.
+    as_dict = tomllib.loads(open(camp).read())
+    py_dict = os.path.join(ws.dir, "py_dict")
+    s_dict = edm.sweep(as_dict, output=py_dict, progress=None)
+    check(table_rows(py_dict) == table_rows(cli) and s_dict.labels == s.labels,
+          "a dict with a sweep section gives the file's table")
+    for kwargs, want in (({"jobs": 2}, "EDM-PY-002"), ({"cell": 2}, "EDM-PY-003")):
+        try:
+            edm.sweep(camp, output=os.path.join(ws.dir, "refused"), progress=None, **kwargs)
+            check(False, f"edm.sweep({kwargs}) raises")
+        except edm.ConfigError as e:
+            check(e.id == want and e.exit_code == 2, f"edm.sweep({kwargs}): {e.id}")
+    check(not os.path.exists(os.path.join(ws.dir, "refused")), "a refused edm.sweep writes nothing")
+
     # 2. A failed cell: its folder holds a complete run of another campaign (a0 = 0.4).
     other = os.path.join(ws.dir, "other")
     subprocess.run([EDM, "run", ws.campaign("other"), "--set", "laser.a0=0.4", "--output", other, "--quiet"],
