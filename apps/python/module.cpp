@@ -118,7 +118,11 @@ struct PyObserver : edm::RunObserver {
   void phase(const std::string& name, const std::string& detail) override {
     if (on_progress.is_none()) return;
     py::gil_scoped_acquire gil;
-    if (name == "cell") cell = detail.substr(0, detail.find(' '));
+    if (name == "cell") {  // a sweep's next cell: its own count of electrons starts
+      cell = detail.substr(0, detail.find(' '));
+      last["done"] = 0;
+      last["total"] = 0;
+    }
     current_phase = name;
     report();
   }

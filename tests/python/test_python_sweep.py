@@ -161,6 +161,22 @@ with edm_testrun.Workspace("pysweep") as ws:
     except edm.Interrupted as e:
         check(e.id == "EDM-SWP-026" and e.exit_code == 130 and isinstance(e, KeyboardInterrupt),
               f"stopped sweep: {e.id}/{e.exit_code}")
+    # And a real SIGINT (Ctrl-C) in a Python process running edm.sweep, as test_python_module does
+    # for edm.run: the same Interrupted.
+    sig3 = os.path.join(ws.dir, "sig3")
+    script = (f"import os, signal, sys\nsys.path.insert(0, {os.path.join(os.environ['EDM_BUILD_DIR'], 'python')!r})\n"
+              "import edm\nsent = []\n"
+              "def progress(p):\n"
+              "    if not sent and p['done'] > 0:\n"
+              "        sent.append(1)\n"
+              "        os.kill(os.getpid(), signal.SIGINT)\n"
+              "try:\n"
+              f"    edm.sweep({camp3!r}, output={sig3!r}, progress=progress, checkpoint_every=1)\n"
+              "    print('FINISHED')\n"
+              "except edm.Interrupted as e:\n"
+              "    print('INTERRUPTED', e.id)\n")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    check(p.stdout.strip() == "INTERRUPTED EDM-SWP-026", f"SIGINT during edm.sweep: {p.stdout.strip()} {p.stderr[-300:]}")
     rows = table_rows(py3)
     check(rows[0]["state"] == "pending" and "checkpoint kept" in rows[0].get("error", ""),
           f"the stopped cell is pending with its checkpoint ({rows[0].get('error')})")
