@@ -513,6 +513,12 @@ SweepArgs parse(const Args& args, bool& help) {
   a.yes = vm.count("yes");
   a.retry_failed = vm.count("retry-failed");
   a.parallel = vm.count("parallel-devices");
+#ifndef EDM_WITH_MPI
+  if (a.ranks_per_cell > 1)
+    throw ConfigError("EDM-SWP-044", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
+                                         ": this edm was built without MPI (cmake -DEDM_WITH_MPI=ON), so a run "
+                                         "cannot share its cell among ranks");
+#endif
   if (a.parallel && a.ranks_per_cell > 1)
     throw ConfigError("EDM-SWP-044", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
                                          " with --parallel-devices: a cell of several ranks takes more than one "
