@@ -72,8 +72,7 @@ int cmd_run(const Args& args) {
       "checkpoint-every", po::value(&checkpoint_every),
       "write RUN/checkpoint.h5 every K >= 1 batches (default 0: automatic for runs predicted > 10 min; -1: never)")(
       "allow-changed-inputs", "replaying RUN/run.toml: run even where a data file changed since the run (a warning in the new run.toml) instead of refusing (EDM-RUN-072)")(
-      "sweep-cell", "run one cell of a sweep's campaign file, its axes' values given with --set: the [sweep] table "
-      "is skipped (what edm sweep --ranks-per-cell starts under mpirun)")(
+      "sweep-cell", "one cell of a sweep's file, its values given with --set: skip [sweep] (edm sweep --ranks-per-cell)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
