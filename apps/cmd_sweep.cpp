@@ -364,8 +364,8 @@ int run_copying_output(std::vector<std::string> words, std::string& error_line) 
 // --ranks-per-cell K: each cell's run is started as `mpirun -n K edm run …`, its K ranks in one
 // MPI_COMM_WORLD (under SLURM, mpirun takes the K tasks of the array task: #SBATCH --ntasks=K). This
 // process stays one: it claims the cell and records its row, as for a run in-process. The run's
-// error, read from its error line, is the cell's: stopped (exit 130) leaves the cell pending with
-// its checkpoint, anything else fails it with the run's id.
+// error, read from its error line, is the cell's: stopped (an id of exit code 130) leaves the cell
+// pending with its checkpoint, anything else fails it with the run's id.
 CellRunner mpi_cell_runner(const SweepArgs& a) {
   return [a](const fs::path& file, const std::vector<Override>& overrides, const fs::path& folder,
              const RunOptions& ro) {
@@ -384,7 +384,10 @@ CellRunner mpi_cell_runner(const SweepArgs& a) {
       throw Error("EDM-SWP-046", "mpirun -n " + std::to_string(a.ranks_per_cell) + " " + self_exe() +
                                      (ro.resume ? " resume " : " run ") + "exited with " + std::to_string(rc) +
                                      " and no edm error line; its output is in this cell's log");
-    if (rc == 130) throw Interrupted(m[1].str(), m[2].str() + where);
+    // Stopped: a rank under mpirun ends with MPI_Abort, whose code is not 130, so the run's id says it
+    // (its registered exit code; found by stopping a 2-rank cell, which was recorded failed).
+    const ErrorIdInfo* info = find_error_id(m[1].str());
+    if (rc == 130 || (info && info->exit_code == 130)) throw Interrupted(m[1].str(), m[2].str() + where);
     throw Error(m[1].str(), m[2].str() + where);
   };
 }

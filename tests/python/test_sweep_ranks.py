@@ -6,14 +6,18 @@ is tests/slurm/test_slurm.sh): each cell's run is started as `mpirun -n K edm ru
   origins as the one-rank sweep's cell; the field cubes agree within tol::sharded (relative L2
   1e-12, as tests/test_mpi.cpp), the other datasets of field.h5 bit for bit
   (tests/slurm/compare_ranks.py, the SLURM test's comparison).
+- Ctrl-C while a 2-rank cell runs leaves it pending with its checkpoint (EDM-SWP-026, exit 130);
+  the same sweep again resumes it, within tol::sharded of the one-rank run.
 - --ranks-per-cell 2 with --parallel-devices, and --ranks-per-cell 0, are refused before anything is
   written (EDM-SWP-044, EDM-SWP-032; exit 2).
 - No mpirun on PATH: the cell fails with EDM-SWP-045 in its row and the sweep exits 7 (EDM-SWP-020).
 Registered only in an MPI build (tests/CMakeLists.txt).
 """
 import os
+import signal
 import subprocess
 import sys
+import time
 import tomllib
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -49,6 +53,31 @@ with edm_testrun.Workspace("sweepranks") as ws:
     c = subprocess.run([sys.executable, COMPARE, one, two, "2"], capture_output=True, text=True)
     print(c.stdout.strip(), c.stderr.strip())
     check(c.returncode == 0, "2-rank cells: run.toml records 2 ranks, the field agrees within tol::sharded")
+
+    # Ctrl-C (SIGINT to the terminal's process group: the sweep and its mpirun) while a 2-rank cell
+    # runs: its ranks write their checkpoints and the cell stays pending (EDM-SWP-026, exit 130), not
+    # failed; the same sweep again resumes it under mpirun, and the field equals the one-rank run's.
+    big = ws.campaign("big", count=64, batch=4)
+    with open(big, "a") as f:
+        f.write('\n[sweep]\n"laser.a0" = [0.2]\n')
+    stopped, big_one = os.path.join(ws.dir, "stopped"), os.path.join(ws.dir, "big_one")
+    cell_dir = os.path.join(stopped, "a0=0.2")
+    a = subprocess.Popen([EDM, "sweep", big, "-o", stopped, "--ranks-per-cell", "2", "--checkpoint-every", "1"],
+                         env=ENV, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while a.poll() is None and time.monotonic() < deadline and not os.path.exists(os.path.join(cell_dir, "checkpoint.h5")):
+        time.sleep(0.005)
+    os.killpg(a.pid, signal.SIGINT)
+    out, _ = a.communicate(timeout=240)
+    rows = tomllib.load(open(os.path.join(stopped, "campaign.toml"), "rb"))["cell"]
+    check(a.returncode == 130 and "EDM-SWP-026" in out and rows[0]["state"] == "pending"
+          and "checkpoint kept" in rows[0].get("error", ""),
+          f"a stopped 2-rank cell: exit {a.returncode}, {rows[0]['state']}: {rows[0].get('error', '')[:160]}")
+    p = sweep(big, "-o", stopped, "--ranks-per-cell", "2", "--quiet")
+    check(p.returncode == 0, f"the same sweep again resumes it (exit {p.returncode}) {p.stderr[-300:]}")
+    p = sweep(big, "-o", big_one, "--quiet")
+    c = subprocess.run([sys.executable, COMPARE, big_one, stopped, "2"], capture_output=True, text=True)
+    check(p.returncode == 0 and c.returncode == 0, f"the resumed 2-rank cell agrees with one rank: {c.stderr.strip()}")
 
     for args, want in ((["--ranks-per-cell", "2", "--parallel-devices"], "EDM-SWP-044"),
                        (["--ranks-per-cell", "0"], "EDM-SWP-032")):
