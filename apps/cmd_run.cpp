@@ -72,6 +72,7 @@ int cmd_run(const Args& args) {
       "checkpoint-every", po::value(&checkpoint_every),
       "write RUN/checkpoint.h5 every K >= 1 batches (default 0: automatic for runs predicted > 10 min; -1: never)")(
       "allow-changed-inputs", "replaying RUN/run.toml: run even where a data file changed since the run (a warning in the new run.toml) instead of refusing (EDM-RUN-072)")(
+      "sweep-cell", "one cell of a sweep's file, its values given with --set: skip [sweep] (edm sweep --ranks-per-cell)")(
       "quiet,q", "no progress output")("verbose,v", "more progress output");
   po::variables_map vm;
   if (!parse_command(args, desc, "campaign", campaign_file, vm)) return 0;  // --help
@@ -81,7 +82,8 @@ int cmd_run(const Args& args) {
   for (auto& o : key_flag_overrides(vm)) overrides.push_back(std::move(o));
   // A campaign file or a run's run.toml (replayed), with only its scenario's plugin opened (another
   // plugin on the path cannot crash this run): edm/launch.hpp, the steps edm.run in Python takes too.
-  const LoadedCampaign loaded = load_campaign_for_run(campaign_file, overrides, vm.count("allow-changed-inputs") > 0);
+  const LoadedCampaign loaded = load_campaign_for_run(campaign_file, overrides, vm.count("allow-changed-inputs") > 0,
+                                                     vm.count("sweep-cell") > 0);
   const Campaign& campaign = loaded.campaign;
   const PluginRegistry& registry = loaded.plugins;
   // A broken copy of the scenario's plugin ahead of the one that loaded (it crashed in its probe)

@@ -12,6 +12,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <cerrno>
 #include <deque>
 #include <fstream>
 #include <iostream>
@@ -48,6 +50,7 @@ struct SweepArgs {
   bool parallel = false, slurm = false, print_only = false;
   std::string partition, time;
   int gpus_per_cell = 0, array_limit = 0;
+  int ranks_per_cell = 1;  // MPI ranks of each cell's run (> 1: started under mpirun)
 };
 
 struct Log : RunObserver {
@@ -83,6 +86,10 @@ std::vector<std::string> forwarded(const SweepArgs& a) {
   if (a.checkpoint_every) {
     out.push_back("--checkpoint-every");
     out.push_back(std::to_string(a.checkpoint_every));
+  }
+  if (a.ranks_per_cell > 1) {
+    out.push_back("--ranks-per-cell");
+    out.push_back(std::to_string(a.ranks_per_cell));
   }
   out.push_back("--quiet");
   return out;
@@ -204,7 +211,7 @@ std::string sbatch_script(const SweepArgs& a, const std::vector<std::size_t>& pe
   s << "#!/bin/bash\n# edm sweep: a SLURM job array, one task per cell still to run (share/docs/sweeps.md).\n"
     << "#SBATCH --job-name=edm-sweep\n#SBATCH --array=" << indices
     << (a.array_limit > 0 ? "%" + std::to_string(a.array_limit) : "") << "\n"
-    << "#SBATCH --ntasks=1\n#SBATCH --output=" << (out / ".cells" / "slurm-%A_%a.log").string() << "\n";
+    << "#SBATCH --ntasks=" << a.ranks_per_cell << "\n#SBATCH --output=" << (out / ".cells" / "slurm-%A_%a.log").string() << "\n";
   if (!a.partition.empty()) s << "#SBATCH --partition=" << a.partition << "\n";
   if (a.gpus_per_cell > 0) s << "#SBATCH --gres=gpu:" << a.gpus_per_cell << "\n";
   if (!a.time.empty()) s << "#SBATCH --time=" << a.time << "\n";
@@ -223,6 +230,51 @@ std::string find_on_path(const std::string& name) {
     if (::access(p.c_str(), X_OK) == 0) return p.string();
   }
   return "";
+}
+
+// The output of a command (stdout, stderr dropped) and its exit status; -1 when it cannot start.
+int command_output(const std::string& cmd, std::string& out) {
+  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return -1;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  return ::pclose(p);
+}
+
+// The CPUs the job's partition offers (sinfo: --partition's first name, else the default one marked
+// '*'), or -1 where sinfo cannot tell (none on PATH with --print-only): the whole partition, since
+// SLURM places a task's ranks on any of its nodes.
+long partition_cpus(const SweepArgs& a, std::string& name) {
+  const std::string sinfo = find_on_path("sinfo");
+  std::string out;
+  if (sinfo.empty() || command_output(quote(sinfo) + " -h -o '%P %C'", out) != 0) return -1;
+  const std::string wanted = a.partition.substr(0, a.partition.find(','));
+  std::istringstream lines(out);
+  std::string part, cpus;
+  while (lines >> part >> cpus) {  // "edm* 0/2/0/2": allocated/idle/other/total
+    const bool dflt = !part.empty() && part.back() == '*';
+    if (dflt) part.pop_back();
+    if (wanted.empty() ? !dflt : part != wanted) continue;
+    name = part;
+    const auto slash = cpus.rfind('/');
+    return std::strtol(cpus.c_str() + (slash == std::string::npos ? 0 : slash + 1), nullptr, 10);
+  }
+  name = wanted.empty() ? "(default)" : wanted;
+  return 0;
+}
+
+// --ranks-per-cell K asks SLURM for K tasks per array task: more than the partition's CPUs would
+// leave every task pending for ever (SLURM queues what no node set can hold), so it is refused
+// naming the option and the partition (EDM-SWP-044).
+void check_ranks_per_cell(const SweepArgs& a) {
+  if (a.ranks_per_cell <= 1) return;
+  std::string name;
+  const long cpus = partition_cpus(a, name);
+  if (cpus < 0 || a.ranks_per_cell <= cpus) return;
+  throw ConfigError("EDM-SWP-044", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
+                                       ": the SLURM partition " + name + " offers " + std::to_string(cpus) +
+                                       " CPUs (sinfo), fewer than the ranks of one cell; give --ranks-per-cell " +
+                                       "at most " + std::to_string(cpus) + " or another --partition");
 }
 
 int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output) {
@@ -254,6 +306,90 @@ int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const 
   std::cout << "submitted job array " << reply << ": " << pending.size() << " cells (" << script.string()
             << "); edm campaign status " << output.string() << "\n";
   return 0;
+}
+
+// The words of a cell's run under --ranks-per-cell K: `mpirun -n K edm run FILE --set … --quiet`, or
+// `edm resume FOLDER` for a cell with a checkpoint (the campaign the checkpoint stores, as in-process).
+std::vector<std::string> mpi_cell_words(const SweepArgs& a, const std::string& mpirun, const fs::path& file,
+                                        const std::vector<Override>& overrides, const fs::path& folder,
+                                        const RunOptions& ro) {
+  std::vector<std::string> w{mpirun, "-n", std::to_string(a.ranks_per_cell), self_exe()};
+  if (ro.resume) {
+    w.insert(w.end(), {"resume", folder.string()});
+  } else {
+    w.insert(w.end(), {"run", file.string(), "--sweep-cell"});  // as given: mpirun keeps the folder
+    for (const auto& o : overrides) w.insert(w.end(), {"--set", o.key + "=" + o.value});
+    if (ro.overwrite) w.push_back("--overwrite");
+  }
+  if (ro.checkpoint_every) w.insert(w.end(), {"--checkpoint-every", std::to_string(ro.checkpoint_every)});
+  w.push_back("--quiet");
+  return w;
+}
+
+// Runs `words` with its output (stdout and stderr) copied to this process's stderr, line by line;
+// returns its exit status (128 + N for signal N) and its last error line ("edm: … [EDM-…]: …").
+int run_copying_output(std::vector<std::string> words, std::string& error_line) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw Error("EDM-SWP-047", "pipe failed: cannot start a cell's mpirun");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    throw Error("EDM-SWP-047", "fork failed: cannot start a cell's mpirun");
+  }
+  FILE* in = ::fdopen(fds[0], "r");
+  char buf[4096];
+  while (in && std::fgets(buf, sizeof buf, in)) {
+    std::cerr << buf;
+    if (std::strstr(buf, "[EDM-")) error_line = buf;
+  }
+  if (in) std::fclose(in);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// --ranks-per-cell K: each cell's run is started as `mpirun -n K edm run …`, its K ranks in one
+// MPI_COMM_WORLD (under SLURM, mpirun takes the K tasks of the array task: #SBATCH --ntasks=K). This
+// process stays one: it claims the cell and records its row, as for a run in-process. The run's
+// error, read from its error line, is the cell's: stopped (an id of exit code 130) leaves the cell
+// pending with its checkpoint, anything else fails it with the run's id.
+CellRunner mpi_cell_runner(const SweepArgs& a) {
+  return [a](const fs::path& file, const std::vector<Override>& overrides, const fs::path& folder,
+             const RunOptions& ro) {
+    const std::string mpirun = find_on_path("mpirun");
+    if (mpirun.empty())
+      throw ConfigError("EDM-SWP-045", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
+                                           ": no mpirun on PATH (each cell's run is started as mpirun -n " +
+                                           std::to_string(a.ranks_per_cell) + " edm run …)");
+    std::string line;
+    const int rc = run_copying_output(mpi_cell_words(a, mpirun, file, overrides, folder, ro), line);
+    if (rc == 0) return;
+    static const std::regex id_and_message(R"(\[(EDM-[A-Z0-9]+-[0-9]+)\]: ([^\n]*))");
+    std::smatch m;
+    const std::string where = " (the cell's run under mpirun -n " + std::to_string(a.ranks_per_cell) + ")";
+    if (!std::regex_search(line, m, id_and_message))
+      throw Error("EDM-SWP-046", "mpirun -n " + std::to_string(a.ranks_per_cell) + " " + self_exe() +
+                                     (ro.resume ? " resume " : " run ") + "exited with " + std::to_string(rc) +
+                                     " and no edm error line; its output is in this cell's log");
+    // Stopped: a rank under mpirun ends with MPI_Abort, whose code is not 130, so the run's id says it
+    // (its registered exit code; found by stopping a 2-rank cell, which was recorded failed).
+    const ErrorIdInfo* info = find_error_id(m[1].str());
+    if (rc == 130 || (info && info->exit_code == 130)) throw Interrupted(m[1].str(), m[2].str() + where);
+    throw Error(m[1].str(), m[2].str() + where);
+  };
 }
 
 // Children: one `edm sweep --cell K --device D` per device at a time, each logging to its cell's log.
@@ -323,31 +459,16 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
 
 // The end of a sweep: the counts, and an error when cells failed or the campaign was stopped.
 int finish(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output, bool stopped) {
-  std::size_t done = 0, failed = 0, other = 0;
-  std::string first_error, suspect;  // suspect: the done cells whose run says their field is wrong
-  std::size_t suspects = 0;
-  for (const auto& c : cells) {
-    if (a.cell >= 0 && std::size_t(a.cell) != c.index) continue;
-    const CellRecord r = cell_record(output, c);
-    if (r.state == CellState::Done) {
-      ++done;
-      if (!r.suspect.empty()) suspect += (suspects++ ? ", " : "") + r.label;
-    } else if (r.state == CellState::Failed) {
-      ++failed;
-      if (first_error.empty()) first_error = r.label + ": " + r.error;
-    } else ++other;
-  }
+  const SweepTally t = tally_cells(cells, output, a.cell);
+  std::string suspect;  // the done cells whose run says their field is wrong
+  for (const auto& l : t.suspect) suspect += (suspect.empty() ? "" : ", ") + l;
   if (!a.quiet)
-    std::cout << "edm sweep " << output.string() << ": " << done << " done"
-              << (suspects ? " (" + std::to_string(suspects) + " suspect: " + suspect + "; edm campaign status)" : "")
-              << ", " << failed << " failed, " << other
-              << " not run; table " << table_path(output).string() << "\n";
-  if (stopped)
-    throw Interrupted("EDM-SWP-026", "the campaign was stopped on request; run the same edm sweep again to "
-                                     "resume (" + std::to_string(done) + " cells done)");
-  if (failed)
-    throw CellsFailed("EDM-SWP-020", std::to_string(failed) + " of " + std::to_string(done + failed + other) +
-                                   " cells failed (first: " + first_error + "); edm campaign status " + output.string());
+    std::cout << "edm sweep " << output.string() << ": " << t.done << " done"
+              << (t.suspect.empty() ? "" : " (" + std::to_string(t.suspect.size()) + " suspect: " + suspect +
+                                               "; edm campaign status)")
+              << ", " << t.failed << " failed, " << t.other << " not run; table " << table_path(output).string()
+              << "\n";
+  throw_sweep_outcome(t, output, stopped);
   return 0;
 }
 
@@ -375,6 +496,8 @@ SweepArgs parse(const Args& args, bool& help) {
       "gpus-per-cell", po::value(&a.gpus_per_cell), "GPUs per array task (--gres=gpu:N)")(
       "time", po::value(&a.time), "SLURM time limit per task (e.g. 02:00:00)")(
       "array-limit", po::value(&a.array_limit), "at most N array tasks at once (%N)")(
+      "ranks-per-cell", po::value(&a.ranks_per_cell),
+      "MPI ranks of each cell's run (mpirun -n K; with --slurm, K tasks per array task)")(
       "print-only", "with --slurm: print the script, submit nothing")("quiet,q", "no progress output");
   po::variables_map vm;
   help = !parse_command(args, desc, "campaign", a.file, vm);
@@ -384,6 +507,7 @@ SweepArgs parse(const Args& args, bool& help) {
   a.cell_given = vm.count("cell") > 0;  // checked against the cells once they are known (EDM-SWP-022)
   check_slurm_count(vm, "array-limit", a.array_limit, 1, "at most N array tasks at once");
   check_slurm_count(vm, "gpus-per-cell", a.gpus_per_cell, 0, "GPUs per array task; 0 asks for none");
+  check_slurm_count(vm, "ranks-per-cell", a.ranks_per_cell, 1, "MPI ranks of each cell's run");
   check_slurm_words(a);
   if (!fs::exists(a.file)) throw ConfigError("EDM-CFG-002", a.file + ": no such campaign file");
   a.base = parse_set_options(a.sets);
@@ -392,6 +516,16 @@ SweepArgs parse(const Args& args, bool& help) {
   a.yes = vm.count("yes");
   a.retry_failed = vm.count("retry-failed");
   a.parallel = vm.count("parallel-devices");
+#ifndef EDM_WITH_MPI
+  if (a.ranks_per_cell > 1)
+    throw ConfigError("EDM-SWP-044", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
+                                         ": this edm was built without MPI (cmake -DEDM_WITH_MPI=ON), so a run "
+                                         "cannot share its cell among ranks");
+#endif
+  if (a.parallel && a.ranks_per_cell > 1)
+    throw ConfigError("EDM-SWP-044", "edm sweep --ranks-per-cell " + std::to_string(a.ranks_per_cell) +
+                                         " with --parallel-devices: a cell of several ranks takes more than one "
+                                         "device's slot; give one of the two");
   a.slurm = vm.count("slurm");
   a.print_only = vm.count("print-only");
   a.quiet = vm.count("quiet");
@@ -425,49 +559,23 @@ void refuse_mpi_ranks() {
 
 }  // namespace
 
-// Up to this many cells every cell's whole campaign is loaded before anything runs.
-constexpr std::size_t kCheckEveryCell = 1000;
-
-// Every cell's campaign is checked before anything runs: a bad value fails now, not hours in. A
-// campaign loads in about 0.2 ms (the file parsed, every key checked), so 10⁶ cells took minutes
-// even with --print-only (found by profiling: load_campaign under cell_campaign was nearly all of
-// it). Past kCheckEveryCell cells, each value of each axis is loaded once over the base, and the
-// first and the last cell whole: a value no cell may take still fails now; a combination that only
-// a rule across keys refuses fails its own cell when that runs (share/docs/sweeps.md).
-void check_cells(const SweepSpec& spec, const std::vector<SweepCell>& cells, const std::vector<Override>& base,
-                 const fs::path& output, const PluginRegistry& plugins) {
-  if (cells.size() <= kCheckEveryCell) {
-    for (const auto& c : cells) (void)cell_campaign(spec, c, base, output, plugins);
-    return;
-  }
-  for (const auto& axis : spec.axes)
-    for (const auto& v : std::set<std::string>(axis.values.begin(), axis.values.end())) {
-      SweepCell one = cells.front();
-      one.overrides = {{axis.key, v, Origin::CommandLine}};
-      (void)cell_campaign(spec, one, base, output, plugins);
-    }
-  (void)cell_campaign(spec, cells.front(), base, output, plugins);
-  (void)cell_campaign(spec, cells.back(), base, output, plugins);
-}
-
 int cmd_sweep(const Args& args) {
   bool help = false;
   const SweepArgs a = parse(args, help);
   if (help) return 0;
   refuse_mpi_ranks();
   const PluginRegistry plugins = PluginRegistry::discover();
-  const std::string scenario = peek_scenario(a.file, a.base);
-  const SweepSpec spec = read_sweep(a.file, scenario, plugins.get(scenario).keys(), a.yes);
-  const std::vector<SweepCell> cells = expand_sweep(spec, a.yes);
+  const LoadedSweep sweep = load_sweep(a.file, a.base, plugins, a.yes);
+  const std::vector<SweepCell>& cells = sweep.cells;
   // --cell -1 used to mean every cell (the default's value): a negative K names no cell.
   if (a.cell_given && (a.cell < 0 || std::size_t(a.cell) >= cells.size()))
     throw ConfigError("EDM-SWP-022", "edm sweep --cell " + std::to_string(a.cell) + ": the campaign has " +
                                          std::to_string(cells.size()) + " cells (0 to " +
                                          std::to_string(cells.size() - 1) + ")");
-  const fs::path output = campaign_output(a.file, a.base, plugins);
-  check_cells(spec, cells, a.base, output, plugins);
-  if (a.dry_run) return dry_run(a, spec, cells, output, plugins);
-  open_campaign_folder(output, spec, cells, campaign_fingerprint(spec, cells, a.base, plugins));
+  const fs::path& output = sweep.output;
+  if (a.dry_run) return dry_run(a, sweep.spec, cells, output, plugins);
+  if (a.slurm) check_ranks_per_cell(a);  // before the folder is made: a refusal writes nothing
+  open_campaign_folder(output, sweep.spec, cells, campaign_fingerprint(sweep.spec, cells, a.base, plugins));
   if (a.slurm) return submit_slurm(a, cells, output);
   const std::atomic<bool>* stop = install_stop_handlers();
   if (a.parallel && a.cell < 0) {
@@ -475,23 +583,17 @@ int cmd_sweep(const Args& args) {
     return finish(a, cells, output, stop->load());
   }
   Log log(a.quiet);
-  CellRunOptions opt{stop, a.checkpoint_every, a.retry_failed};
-  bool stopped = false;
-  for (const auto& c : cells) {
-    if (a.cell >= 0 && std::size_t(a.cell) != c.index) continue;
-    if (stop->load()) {
-      stopped = true;
-      break;
-    }
-    std::string err;
-    const CellOutcome out = run_cell(spec, c, a.base, output, plugins, opt, log, &err);
-    if (out == CellOutcome::Failed) std::cerr << "edm sweep: cell " << c.label << " failed: " << err << "\n";
-    if (out == CellOutcome::Busy && !a.quiet) std::cerr << "[cell] " << c.label << " is running elsewhere: skipped\n";
-    if (out == CellOutcome::Stopped) {
-      stopped = true;
-      break;
-    }
-  }
+  // The cells in turn: the same executor edm.sweep runs from Python (edm/sweep.hpp).
+  const bool stopped = run_cells_in_turn(
+      sweep, a.base, plugins,
+      CellRunOptions{stop, a.checkpoint_every, a.retry_failed,
+                     a.ranks_per_cell > 1 ? mpi_cell_runner(a) : CellRunner()},
+      a.cell, log,
+      [&](const SweepCell& c, CellOutcome out, const std::string& err) {
+        if (out == CellOutcome::Failed) std::cerr << "edm sweep: cell " << c.label << " failed: " << err << "\n";
+        if (out == CellOutcome::Busy && !a.quiet)
+          std::cerr << "[cell] " << c.label << " is running elsewhere: skipped\n";
+      });
   return finish(a, cells, output, stopped);
 }
 

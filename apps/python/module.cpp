@@ -29,6 +29,7 @@
 #include "edm/plugins.hpp"
 #include "edm/run.hpp"
 #include "edm/schema.hpp"
+#include "edm/sweep.hpp"
 
 namespace py = pybind11;
 
@@ -42,6 +43,7 @@ py::dict& g_error_classes = *new py::dict();
 void raise_python(const edm::Error& e) {
   const char* family = "Error";
   if (dynamic_cast<const edm::Interrupted*>(&e)) family = "Interrupted";
+  else if (dynamic_cast<const edm::CellsFailed*>(&e)) family = "CellsFailed";
   else if (dynamic_cast<const edm::ConfigError*>(&e)) family = "ConfigError";
   else if (dynamic_cast<const edm::DeviceError*>(&e)) family = "DeviceError";
   else if (dynamic_cast<const edm::IoError*>(&e)) family = "IoError";
@@ -78,24 +80,63 @@ struct PyCampaign {
   }
 };
 
-// Progress and warnings go to Python callables, called with the GIL held from the run's thread.
+// Progress, phases and warnings go to Python callables, called with the GIL held from the run's
+// thread. A progress callable gets a dict per report and per phase of the run ("phase": the stage
+// the run is in, e.g. "download" while field.h5.partial is written); one that raises
+// KeyboardInterrupt stops the run as Ctrl-C does (the stop flag, at once: the run's thread raised it,
+// so no signal has to reach the waiting thread first), which makes "stopped during the write" a
+// point a script (and the tests) can reach for certain.
 struct PyObserver : edm::RunObserver {
   py::object on_progress, on_warning;
-  void progress(const edm::RunProgress& p) override {
+  std::atomic<bool>* stop = nullptr;
+  py::dict last;  // the last progress report, repeated with each phase
+  std::string current_phase, cell;
+  PyObserver() {
+    last["done"] = 0;
+    last["total"] = 0;
+    last["resumed"] = 0;
+    last["elapsed"] = 0.0;
+    last["eta"] = std::nan("");
+    last["spectra_behind"] = 0;
+  }
+  void report() {
     if (on_progress.is_none()) return;
-    py::gil_scoped_acquire gil;
     py::dict d;
-    d["done"] = p.done;
-    d["total"] = p.total;
-    d["resumed"] = p.resumed;
-    d["elapsed"] = p.elapsed;
-    d["eta"] = p.eta;
-    d["spectra_behind"] = p.spectra_behind;
+    for (auto item : last) d[item.first] = item.second;
+    d["phase"] = current_phase;
+    if (!cell.empty()) d["cell"] = cell;
     try {
       on_progress(d);
     } catch (py::error_already_set& e) {
+      if (e.matches(PyExc_KeyboardInterrupt) && stop) {
+        *stop = true;
+        return;
+      }
       e.discard_as_unraisable("edm progress callback");  // a broken callback never breaks the run
     }
+  }
+  void phase(const std::string& name, const std::string& detail) override {
+    if (on_progress.is_none()) return;
+    py::gil_scoped_acquire gil;
+    if (name == "cell") {  // a sweep's next cell: its own count of electrons starts
+      cell = detail.substr(0, detail.find(' '));
+      last["done"] = 0;
+      last["total"] = 0;
+    }
+    current_phase = name;
+    report();
+  }
+  void progress(const edm::RunProgress& p) override {
+    if (on_progress.is_none()) return;
+    py::gil_scoped_acquire gil;
+    last["done"] = p.done;
+    last["total"] = p.total;
+    last["resumed"] = p.resumed;
+    last["elapsed"] = p.elapsed;
+    last["eta"] = p.eta;
+    last["spectra_behind"] = p.spectra_behind;
+    if (current_phase.empty() || current_phase == "cell") current_phase = "batches";
+    report();
   }
   void warning(const std::string& message) override {
     if (on_warning.is_none()) return;
@@ -123,14 +164,13 @@ py::dict summary_dict(const edm::RunSummary& s) {
   return d;
 }
 
-// run_campaign on a thread of its own while this (the Python) thread waits without the GIL and
-// looks for signals every 0.1 s: Ctrl-C (KeyboardInterrupt) sets the stop flag, exactly as SIGINT
-// does for `edm run`, so the run writes its checkpoint and ends with Interrupted (edm.Interrupted,
-// a KeyboardInterrupt), and `edm.resume` continues it.
-edm::RunSummary run_with_interrupts(const edm::LoadedCampaign& l, edm::RunOptions ro, PyObserver& obs) {
-  std::atomic<bool> stop{false};
-  ro.stop = &stop;
-  auto job = std::async(std::launch::async, [&] { return edm::run_campaign(l.campaign, l.plugins, ro, obs); });
+// `work` on a thread of its own while this (the Python) thread waits without the GIL and looks for
+// signals every 0.1 s: Ctrl-C (KeyboardInterrupt) sets the stop flag, exactly as SIGINT does for
+// `edm run` and `edm sweep`, so the run writes its checkpoint and ends with Interrupted
+// (edm.Interrupted, a KeyboardInterrupt), and `edm.resume` (or the same edm.sweep) continues it.
+template <class Work>
+auto with_interrupts(std::atomic<bool>& stop, Work work) {
+  auto job = std::async(std::launch::async, std::move(work));
   for (;;) {
     std::future_status st;
     {
@@ -143,7 +183,14 @@ edm::RunSummary run_with_interrupts(const edm::LoadedCampaign& l, edm::RunOption
       stop = true;
     }
   }
-  return job.get();  // rethrows the run's edm::Error (Interrupted after a stop)
+  return job.get();  // rethrows the work's edm::Error (Interrupted after a stop)
+}
+
+edm::RunSummary run_with_interrupts(const edm::LoadedCampaign& l, edm::RunOptions ro, PyObserver& obs) {
+  std::atomic<bool> stop{false};
+  ro.stop = &stop;
+  obs.stop = &stop;
+  return with_interrupts(stop, [&] { return edm::run_campaign(l.campaign, l.plugins, ro, obs); });
 }
 
 py::dict run(const PyCampaign& c, bool overwrite, bool dry_run, std::int64_t checkpoint_every, py::object progress,
@@ -169,6 +216,75 @@ py::dict resume(const std::filesystem::path& folder, py::object progress, py::ob
   obs.on_progress = std::move(progress);
   obs.on_warning = std::move(warning);
   return summary_dict(run_with_interrupts(*l, ro, obs));
+}
+
+// A campaign file's sweep read and checked (edm/sweep.hpp load_sweep: what `edm sweep` reads), with
+// the overrides of every cell.
+struct PySweep {
+  std::shared_ptr<edm::PluginRegistry> plugins;
+  std::shared_ptr<edm::LoadedSweep> sweep;
+  std::vector<edm::Override> base;
+};
+
+PySweep load_sweep(const std::filesystem::path& file, const std::vector<std::pair<std::string, std::string>>& o,
+                   bool allow_large) {
+  PySweep s;
+  s.plugins = std::make_shared<edm::PluginRegistry>(edm::PluginRegistry::discover());
+  s.base = to_overrides(o);
+  s.sweep = std::make_shared<edm::LoadedSweep>(edm::load_sweep(file, s.base, *s.plugins, allow_large));
+  return s;
+}
+
+// The cells in turn, as `edm sweep` without --parallel-devices or --slurm runs them: the same
+// campaign folder checks, the same executor (run_cells_in_turn) and the same end (Interrupted
+// EDM-SWP-026 after Ctrl-C, CellsFailed EDM-SWP-020 when cells failed). on_cell(label, outcome,
+// error) is told of each cell tried.
+void run_sweep(const PySweep& s, bool retry_failed, std::int64_t checkpoint_every, std::int64_t only,
+               py::object progress, py::object warning, py::object on_cell) {
+  edm::set_command_name("edm.sweep (Python)");
+  const edm::LoadedSweep& w = *s.sweep;
+  if (only >= 0 && std::size_t(only) >= w.cells.size())
+    throw edm::ConfigError("EDM-PY-003", "edm.sweep(cell=" + std::to_string(only) + "): the campaign has " +
+                                             std::to_string(w.cells.size()) + " cells (0 to " +
+                                             std::to_string(w.cells.size() - 1) + ")");
+  edm::open_campaign_folder(w.output, w.spec, w.cells, edm::campaign_fingerprint(w.spec, w.cells, s.base, *s.plugins));
+  std::atomic<bool> stop{false};
+  PyObserver obs;
+  obs.on_progress = std::move(progress);
+  obs.on_warning = std::move(warning);
+  obs.stop = &stop;
+  const edm::CellRunOptions opt{&stop, checkpoint_every, retry_failed};
+  const bool stopped = with_interrupts(stop, [&] {
+    return edm::run_cells_in_turn(w, s.base, *s.plugins, opt, only, obs,
+                                  [&](const edm::SweepCell& c, edm::CellOutcome out, const std::string& err) {
+                                    if (on_cell.is_none()) return;
+                                    static const char* names[] = {"skipped", "busy", "done", "failed", "stopped"};
+                                    py::gil_scoped_acquire gil;
+                                    on_cell(c.label, names[int(out)], err);
+                                  });
+  });
+  edm::throw_sweep_outcome(edm::tally_cells(w.cells, w.output, only), w.output, stopped);
+}
+
+// The campaign table (OUTPUT/campaign.toml merged with the cells' state files, as `edm campaign
+// status` reads it): one dict per cell.
+py::list read_table(const std::filesystem::path& output) {
+  py::list rows;
+  for (const edm::CellRecord& r : edm::read_campaign_table(output).cells) {
+    py::dict d;
+    d["label"] = r.label;
+    d["state"] = edm::cell_state_word(r);
+    d["overrides"] = r.overrides;
+    d["results"] = r.results;
+    d["wall_s"] = r.wall_s ? py::object(py::float_(*r.wall_s)) : py::object(py::none());
+    d["error"] = r.error;
+    d["host"] = r.host;
+    d["verdicts"] = r.verdicts;
+    d["suspect"] = r.suspect;
+    d["warnings"] = r.warnings;
+    rows.append(d);
+  }
+  return rows;
 }
 
 py::dict key_dict(const edm::KeySpec& k) {
@@ -280,19 +396,8 @@ py::dict analyse(const std::string& folder, const std::string& window, const std
   return d;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "libedm for the Python package edm (edm/__init__.py is the interface)";
-  m.def("_set_error_classes", [](py::dict d) { g_error_classes = std::move(d); });
-  py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const edm::Error& e) {
-      raise_python(e);
-    }
-  });
-
+// edm.Campaign's part of the module: a campaign loaded from a file or from text, with overrides.
+void def_campaign(py::module_& m) {
   py::class_<PyCampaign>(m, "_Campaign")
       .def_property_readonly("effective_toml", &PyCampaign::effective_toml)
       .def_property_readonly("origins", &PyCampaign::origins)
@@ -306,9 +411,41 @@ PYBIND11_MODULE(_core, m) {
                          const std::vector<std::pair<std::string, std::string>>& o) {
     return PyCampaign{std::make_shared<edm::LoadedCampaign>(edm::parse_campaign_for_run(text, name, to_overrides(o)))};
   });
+}
+
+// edm.sweep's part of the module: the loaded sweep, its run and the campaign table.
+void def_sweep(py::module_& m) {
+  py::class_<PySweep>(m, "_Sweep")
+      .def_property_readonly("output", [](const PySweep& s) { return s.sweep->output; })
+      .def_property_readonly("labels", [](const PySweep& s) {
+        std::vector<std::string> out;
+        for (const auto& c : s.sweep->cells) out.push_back(c.label);
+        return out;
+      });
+  m.def("load_sweep", &load_sweep);
+  m.def("run_sweep", &run_sweep, py::arg("sweep"), py::arg("retry_failed"), py::arg("checkpoint_every"),
+        py::arg("cell"), py::arg("progress"), py::arg("warning"), py::arg("on_cell"));
+  m.def("read_table", &read_table);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "libedm for the Python package edm (edm/__init__.py is the interface)";
+  m.def("_set_error_classes", [](py::dict d) { g_error_classes = std::move(d); });
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const edm::Error& e) {
+      raise_python(e);
+    }
+  });
+
+  def_campaign(m);
   m.def("run", &run, py::arg("campaign"), py::arg("overwrite"), py::arg("dry_run"), py::arg("checkpoint_every"),
         py::arg("progress"), py::arg("warning"));
   m.def("resume", &resume, py::arg("folder"), py::arg("progress"), py::arg("warning"));
+  def_sweep(m);
   py::class_<PyFieldFile>(m, "_FieldFile")
       .def_property_readonly("geometry", &PyFieldFile::geometry)
       .def("read_rows", &PyFieldFile::read_rows);

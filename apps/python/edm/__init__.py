@@ -16,8 +16,9 @@ import tomllib
 
 from . import _core
 
-__all__ = ["Campaign", "Run", "run", "resume", "devices", "plugins", "schema", "open_run",
-           "Error", "ConfigError", "DeviceError", "IoError", "PluginError", "PhysicsError", "Interrupted"]
+__all__ = ["Campaign", "Run", "Sweep", "run", "resume", "sweep", "devices", "plugins", "schema", "open_run",
+           "open_sweep", "Error", "ConfigError", "DeviceError", "IoError", "PluginError", "PhysicsError",
+           "CellsFailed", "Interrupted"]
 
 
 class Error(Exception):
@@ -52,6 +53,15 @@ class PhysicsError(Error):
     """The physics refused the input (exit code 6)."""
 
 
+class CellsFailed(Error):
+    """Some cells of a sweep failed and the others ran (EDM-SWP-020, exit code 7 of `edm sweep`):
+    .sweep is the campaign (edm.Sweep) with each cell's state and error."""
+
+    def __init__(self, message, id=None, exit_code=7):
+        super().__init__(message, id, exit_code)
+        self.sweep = None
+
+
 class Interrupted(KeyboardInterrupt):
     """A run stopped by Ctrl-C (KeyboardInterrupt): its checkpoint is written; edm.resume(folder)
     continues it, as `edm resume` does after SIGINT."""
@@ -66,7 +76,8 @@ class Interrupted(KeyboardInterrupt):
 
 
 _core._set_error_classes({c.__name__: c for c in
-                          (Error, ConfigError, DeviceError, IoError, PluginError, PhysicsError, Interrupted)})
+                          (Error, ConfigError, DeviceError, IoError, PluginError, PhysicsError, CellsFailed,
+                           Interrupted)})
 
 
 def _toml_value(v):
@@ -186,13 +197,16 @@ class _Bar:
         self.last = 0.0
 
     def __call__(self, p):
+        if not p["total"]:
+            return  # a phase before the first batch: nothing to draw yet
         total = max(int(p["total"]), 1)
         frac = min(int(p["done"]) / total, 1.0)
         eta = p["eta"]
         eta_text = f", {eta:.0f} s to go" if isinstance(eta, float) and math.isfinite(eta) and frac < 1 else ""
         width = 30
         bar = "#" * int(round(frac * width))
-        self.stream.write(f"\r[{bar:<{width}}] {int(p['done'])}/{total} electrons, {p['elapsed']:.1f} s{eta_text}  ")
+        cell = f"{p['cell']}: " if p.get("cell") else ""
+        self.stream.write(f"\r{cell}[{bar:<{width}}] {int(p['done'])}/{total} electrons, {p['elapsed']:.1f} s{eta_text}  ")
         self.stream.flush()
 
     def end(self):
@@ -258,6 +272,63 @@ def resume(folder, progress="auto"):
     return Run(s["folder"], summary=s)
 
 
+def _sweep_file(source, output, workdir):
+    """A sweep's campaign file: a path as it is; a dict written as TOML into `workdir` (its data
+    files' relative paths made absolute from the current folder, as edm.Campaign(dict) reads them)."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    if not isinstance(source, dict):
+        raise ConfigError(f"a sweep comes from a campaign file or a dict, not {type(source).__name__}",
+                          "EDM-PY-002", 2)
+    d = {k: (dict(v) if isinstance(v, dict) else v) for k, v in source.items()}
+    for section in d.values():
+        if isinstance(section, dict) and isinstance(section.get("file"), (str, os.PathLike)):
+            section["file"] = os.path.abspath(os.fspath(section["file"]))
+    if output is None and not (isinstance(d.get("run"), dict) and "output" in d["run"]):
+        raise ConfigError("a sweep given as a dict needs output= (or [run] output): the campaign folder",
+                          "EDM-PY-002", 2)
+    path = os.path.join(workdir, "sweep.toml")
+    with open(path, "w") as f:
+        f.write(_toml_text(d))
+    return path
+
+
+def sweep(campaign, output=None, device=None, jobs=1, progress="auto", retry_failed=False, allow_large=False,
+          checkpoint_every=0, cell=None, **overrides):
+    """Runs the cells of a campaign's [sweep] table (a file, or a dict with a "sweep" section) in
+    turn into `output`/<label>/, as `edm sweep CAMPAIGN` does (the same executor in libedm), and
+    returns the campaign as an edm.Sweep. Done cells are skipped and stopped ones resumed.
+    device: the device spec of every cell (`--device`); jobs: 1 (cells in turn; for one cell per
+    device at a time use `edm sweep --parallel-devices`); progress as for edm.run, its dicts with
+    the "cell" label; retry_failed, allow_large (`--yes`), checkpoint_every and cell (`--cell K`) as
+    the options of edm sweep. Ctrl-C stops the running cell at its checkpoint and raises
+    edm.Interrupted (EDM-SWP-026); failed cells raise edm.CellsFailed (EDM-SWP-020), whose .sweep
+    holds the table."""
+    import tempfile
+    if jobs != 1:
+        raise ConfigError(f"edm.sweep(jobs={jobs!r}): cells run in turn in this process (jobs=1); "
+                          "`edm sweep --parallel-devices` runs one cell per device at a time", "EDM-PY-002", 2)
+    extra = dict(overrides)
+    if output is not None:
+        extra["run__output"] = os.fspath(output)
+    if device is not None:
+        extra["accumulator__devices"] = str(device)
+    bar = _progress(progress)
+    with tempfile.TemporaryDirectory(prefix="edm_sweep_") as workdir:
+        loaded = _core.load_sweep(_sweep_file(campaign, output, workdir), _overrides(extra), bool(allow_large))
+        result = Sweep(loaded.output, labels=loaded.labels, read=False)
+        try:
+            _core.run_sweep(loaded, bool(retry_failed), int(checkpoint_every), -1 if cell is None else int(cell),
+                            bar, _warn, None)
+        except CellsFailed as e:
+            e.sweep = result
+            raise
+        finally:
+            if isinstance(bar, _Bar):
+                bar.end()
+    return result
+
+
 def devices():
     """The OpenCL devices as `edm devices` lists them."""
     return _core.devices()
@@ -274,3 +345,4 @@ def schema(scenario=""):
 
 
 from ._run import Run, open_run  # noqa: E402  (Run reads results through libedm's io owners)
+from ._sweep import Sweep, open_sweep  # noqa: E402

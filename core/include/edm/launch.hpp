@@ -36,8 +36,10 @@ struct LoadedCampaign {
 // naming the key, the file and both digests, or, with allow_changed_inputs, a warning in
 // LoadedCampaign::warnings. An input named by another path than the run's (an override) is a change
 // on purpose and not compared; an unreadable one is left to the stage that reads it.
+// With `sweep_cell`, a [sweep] table in the file is skipped (one cell of a sweep, its axes' values
+// among the overrides: what `edm sweep --ranks-per-cell` starts under mpirun), not EDM-SWP-012.
 LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                                     bool allow_changed_inputs = false);
+                                     bool allow_changed_inputs = false, bool sweep_cell = false);
 // That comparison: `recorded` ([inputs] of `manifest`) against `now` (input_files of the replayed
 // campaign). Throws EDM-RUN-072 for the first changed file, or returns one warning each when allowed.
 std::vector<std::string> compare_replay_inputs(const std::vector<InputFile>& recorded,

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -77,6 +78,10 @@ std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std
 // A string as TOML text in double quotes (an override's value for a string key).
 std::string toml_string(const std::string& s);
 
+// The overrides of one cell over its campaign file: the base's, the cell's, then run.output =
+// OUTPUT/<label> (what cell_campaign applies, and what a CellRunner passes on as --set).
+std::vector<Override> cell_overrides(const SweepCell& cell, const std::vector<Override>& base,
+                                     const std::filesystem::path& output);
 // The campaign of one cell: the base file with the base overrides, then the cell's, then
 // run.output = OUTPUT/<label>. `output` is the campaign folder.
 Campaign cell_campaign(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
@@ -162,10 +167,18 @@ class CellClaim {
   int fd_ = -1;
 };
 
+// How a cell's run is started in another process (edm sweep --ranks-per-cell: under mpirun, all
+// ranks in one MPI_COMM_WORLD): given the cell's campaign file, overrides (the base's, then the
+// cell's, then run.output) and folder, and the run's options (resume, overwrite, checkpoint_every),
+// it returns when the run has ended and throws its error (Interrupted when it was stopped).
+using CellRunner = std::function<void(const std::filesystem::path& file, const std::vector<Override>& overrides,
+                                      const std::filesystem::path& folder, const RunOptions& run)>;
+
 struct CellRunOptions {
   const std::atomic<bool>* stop = nullptr;  // the run driver's stop flag (checkpoint, then stop)
   std::int64_t checkpoint_every = 0;
   bool retry_failed = false;
+  CellRunner runner;  // empty: the run in this process (run_campaign)
 };
 
 enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
@@ -183,6 +196,45 @@ enum class CellOutcome { Skipped, Busy, Done, Failed, Stopped };
 CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base,
                      const std::filesystem::path& output, const PluginRegistry& plugins,
                      const CellRunOptions& options, RunObserver& observer, std::string* error = nullptr);
+
+// ---- A whole campaign in this process (edm sweep's default executor, and edm.sweep in Python) ----
+
+// A campaign file's sweep, read and checked as every executor starts from it: the [sweep] table
+// (read_sweep), its cells (expand_sweep), the campaign folder (campaign_output) and every cell's
+// campaign loaded before anything runs (past 1000 cells, each axis value once and the first and
+// last cell whole), so that a bad value fails now, not hours in. Errors as read_sweep, expand_sweep
+// and load_campaign.
+struct LoadedSweep {
+  SweepSpec spec;
+  std::vector<SweepCell> cells;
+  std::filesystem::path output;  // the campaign folder
+};
+LoadedSweep load_sweep(const std::filesystem::path& file, const std::vector<Override>& base,
+                       const PluginRegistry& plugins, bool allow_large);
+
+// What the cells' rows say now (of cell `only` alone when it is >= 0): the counts, the labels of the
+// done (suspect) cells and the first failed cell's "label: error".
+struct SweepTally {
+  std::size_t done = 0, failed = 0, other = 0;
+  std::vector<std::string> suspect;
+  std::string first_error;
+};
+SweepTally tally_cells(const std::vector<SweepCell>& cells, const std::filesystem::path& output,
+                       std::int64_t only = -1);
+
+// Called after each cell the in-turn executor tried, with its outcome and, for a failed or stopped
+// cell, its error ("EDM-…: message"). The front end says it (the command prints; core never does).
+using CellReport = std::function<void(const SweepCell&, CellOutcome, const std::string&)>;
+
+// Runs the cells in turn in this process (each through run_cell, of cell `only` alone when it is
+// >= 0) until they are all tried or the stop flag of `options` ends one; returns whether it stopped.
+bool run_cells_in_turn(const LoadedSweep& sweep, const std::vector<Override>& base, const PluginRegistry& plugins,
+                       const CellRunOptions& options, std::int64_t only, RunObserver& observer,
+                       const CellReport& report);
+
+// The end of a sweep as its error: Interrupted EDM-SWP-026 when it was stopped, CellsFailed
+// EDM-SWP-020 (exit 7) when cells failed; returns when neither.
+void throw_sweep_outcome(const SweepTally& tally, const std::filesystem::path& output, bool stopped);
 
 // The results of a finished run folder (CellRecord::results) from the spectrum `edm spectrum`
 // computes with its defaults, written as spectrum.h5 unless `keep` and one is there already: the

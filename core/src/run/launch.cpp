@@ -57,7 +57,7 @@ std::vector<std::string> compare_replay_inputs(const std::vector<InputFile>& rec
 }
 
 LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const std::vector<Override>& overrides,
-                                     bool allow_changed_inputs) {
+                                     bool allow_changed_inputs, bool sweep_cell) {
   // Before anything opens it (is_manifest reads it): a FIFO would block, a directory would not be refused.
   check_campaign_file(file);
   if (is_manifest(file)) {
@@ -71,7 +71,7 @@ LoadedCampaign load_campaign_for_run(const std::filesystem::path& file, const st
   }
   const std::string scenario = peek_scenario(file, overrides);
   LoadedCampaign l = with_plugin(scenario, file.string());
-  l.campaign = load_campaign(file, overrides, l.plugins.get(scenario).keys());
+  l.campaign = load_campaign(file, overrides, l.plugins.get(scenario).keys(), true, sweep_cell);
   return l;
 }
 

@@ -188,6 +188,24 @@ std::string foreign_run(const fs::path& folder, const Campaign& cell, const Plug
   return theirs == ours ? std::string() : first_difference(theirs, ours);
 }
 
+// The cell's run, resumed from its checkpoint or started afresh, in this process or through the
+// options' runner (edm sweep --ranks-per-cell: under mpirun).
+void start_run(const SweepSpec& spec, const SweepCell& cell, const std::vector<Override>& base, const fs::path& output,
+               const PluginRegistry& plugins, const CellRunOptions& options, RunObserver& observer, bool resume) {
+  const fs::path folder = output / cell.label;
+  RunOptions ro;
+  ro.stop = options.stop;
+  ro.checkpoint_every = options.checkpoint_every;
+  ro.resume = resume;
+  ro.overwrite = !resume;  // an unfinished folder (no complete run, no checkpoint) is started again
+  const Campaign c = resume ? resumed_campaign(folder, plugins) : cell_campaign(spec, cell, base, output, plugins);
+  observer.phase("cell", cell.label + (resume ? " (resumed from its checkpoint)" : ""));
+  if (options.runner)
+    options.runner(spec.file, cell_overrides(cell, base, output), folder, ro);
+  else
+    run_campaign(c, plugins, ro, observer);
+}
+
 }  // namespace
 
 std::map<std::string, double> cell_results(const fs::path& folder, bool keep) {
@@ -235,14 +253,7 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
       record_cell(output, rec);
       return CellOutcome::Done;
     }
-    RunOptions ro;
-    ro.stop = options.stop;
-    ro.checkpoint_every = options.checkpoint_every;
-    ro.resume = resume;
-    ro.overwrite = !resume;  // an unfinished folder (no complete run, no checkpoint) is started again
-    const Campaign c = resume ? resumed_campaign(folder, plugins) : cell_campaign(spec, cell, base, output, plugins);
-    observer.phase("cell", cell.label + (resume ? " (resumed from its checkpoint)" : ""));
-    run_campaign(c, plugins, ro, observer);
+    start_run(spec, cell, base, output, plugins, options, observer, resume);
     record_outcome(folder, rec, false);
     rec.state = CellState::Done;
     rec.wall_s = elapsed();
@@ -295,6 +306,48 @@ RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std
   ro.dry_run = true;
   RunObserver quiet;
   return run_campaign(cell_campaign(spec, cell, base, output, plugins), plugins, ro, quiet);
+}
+
+SweepTally tally_cells(const std::vector<SweepCell>& cells, const fs::path& output, std::int64_t only) {
+  SweepTally t;
+  for (const auto& c : cells) {
+    if (only >= 0 && std::size_t(only) != c.index) continue;
+    const CellRecord r = cell_record(output, c);
+    if (r.state == CellState::Done) {
+      ++t.done;
+      if (!r.suspect.empty()) t.suspect.push_back(r.label);
+    } else if (r.state == CellState::Failed) {
+      ++t.failed;
+      if (t.first_error.empty()) t.first_error = r.label + ": " + r.error;
+    } else {
+      ++t.other;
+    }
+  }
+  return t;
+}
+
+bool run_cells_in_turn(const LoadedSweep& sweep, const std::vector<Override>& base, const PluginRegistry& plugins,
+                       const CellRunOptions& options, std::int64_t only, RunObserver& observer,
+                       const CellReport& report) {
+  for (const auto& c : sweep.cells) {
+    if (only >= 0 && std::size_t(only) != c.index) continue;
+    if (options.stop && options.stop->load()) return true;
+    std::string err;
+    const CellOutcome out = run_cell(sweep.spec, c, base, sweep.output, plugins, options, observer, &err);
+    if (report) report(c, out, err);
+    if (out == CellOutcome::Stopped) return true;
+  }
+  return false;
+}
+
+void throw_sweep_outcome(const SweepTally& t, const fs::path& output, bool stopped) {
+  if (stopped)
+    throw Interrupted("EDM-SWP-026", "the campaign was stopped on request; run the same edm sweep again to "
+                                     "resume (" + std::to_string(t.done) + " cells done)");
+  if (t.failed)
+    throw CellsFailed("EDM-SWP-020", std::to_string(t.failed) + " of " + std::to_string(t.done + t.failed + t.other) +
+                                         " cells failed (first: " + t.first_error + "); edm campaign status " +
+                                         output.string());
 }
 
 }  // namespace edm
