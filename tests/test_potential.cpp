@@ -32,11 +32,12 @@ namespace {
 
 // The kernel's potential of a spline of the exact plane-wave orbit (16 knots per laser period)
 // against the orbit's own closed form, relative L2 over every component: the spline's
-// interpolation error at the retarded point (no acceleration enters A^μ). Measured (PoCL): see the
-// test's message; the bound leaves a factor of ten.
-constexpr double kPotentialVsExact = 1e-8;
+// interpolation error at the retarded point (no acceleration enters A^μ). Measured (PoCL) at 64
+// knots per period: 7.6e-10 (figure-8), 6.6e-10 (elliptical); 2.5e-8 and 2.0e-8 at 32.
+constexpr double kPotentialVsExact = 5e-9;
 // The Lorenz-gauge residual the potential of the gauge fixture must stay under at the finer grid,
-// and that a φ scaled by 1.01 must exceed (measured: see the test's message).
+// and that a φ scaled by 1.01 must exceed. Measured (PoCL): 2.2e-3 (coarse), 5.5e-4 (fine, ratio
+// 4.00); φ × 1.01 on the fine grid: 4.7e-3.
 constexpr double kGaugeTol = 1e-3;
 
 std::vector<double> kernel_potential(const Screen& s, const SplineBatch& batch) {
@@ -52,9 +53,9 @@ double cube_A(const std::vector<double>& cube, const Screen& s, int mu, int iy, 
 
 // The plane-wave orbit splined on τ ∈ [0, 80] (its light reaches the screens below from t ≈ |Z| to
 // t ≈ 90 + |Z|: the windows lie inside).
-SplineBatch plane_wave_batch(const test::Worldline& w) {
+SplineBatch plane_wave_batch(const test::Worldline& w, int knots_per_period = 16) {
   SplineBatch b;
-  const double dtau = 2 * std::numbers::pi / 16;
+  const double dtau = 2 * std::numbers::pi / knots_per_period;
   test::append_electron(b, w, 0.0, dtau, std::uint32_t(std::ceil(80.0 / dtau)), 0);
   return b;
 }
@@ -96,7 +97,7 @@ struct GaugeFixture {
   std::array<PotentialPlane, 3> planes;
 };
 GaugeFixture gauge_planes(const SplineBatch& batch, int refine) {
-  const double Z = -8, h = 0.5 / refine, dx = 0.5 / refine, dt = 2 * std::numbers::pi / 32 / refine;
+  const double Z = -8, h = 0.125 / refine, dx = 0.125 / refine, dt = 2 * std::numbers::pi / 128 / refine;
   const int n = 6 * refine + 1, samples = 32 * refine + 1;
   GaugeFixture g;
   g.grid = {std::size_t(n), std::size_t(n), std::size_t(samples), dx, dx, dt / si::c};
@@ -116,28 +117,34 @@ GaugeFixture gauge_planes(const SplineBatch& batch, int refine) {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(exact_plane_wave_potential) {
-  // Thomson figure-8 (a0 = 0.5, h = 1) and a circular orbit (a0 = 0.4 each axis), screen behind at
-  // Z = −30: the kernel's A^μ against the closed form of the exact orbit.
-  for (const auto& w : {test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.3), test::plane_wave_orbit(0.4, 0.4, 1.2, +1)}) {
+  // Thomson figure-8 (a0 = 0.5, h = 1) and an elliptical orbit (a0 = 0.4, 0.3), screen behind at
+  // Z = −30: the kernel's A^μ against the closed form of the exact orbit. What is left is the
+  // spline's interpolation of u at the retarded point: O(dτ⁵), so doubling the knots divides it by
+  // about 32.
+  for (const auto& w : {test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.3), test::plane_wave_orbit(0.4, 0.3, 1.2, +1)}) {
     const Screen s = flat(5, 6.0, -30.0, 64, 2 * std::numbers::pi / 32, 60.0);
-    const SplineBatch batch = plane_wave_batch(w);
-    const auto cube = kernel_potential(s, batch);
-    double d2 = 0, r2 = 0;
-    for (int iy = 0; iy < s.ny; ++iy)
-      for (int ix = 0; ix < s.nx; ++ix)
-        for (int k = 0; k < s.samples; ++k) {
-          const auto A = exact_A(w, s.pixel_x(ix), s.pixel_y(iy), s.z, s.t_rel(k) + std::abs(s.z));
-          for (int mu = 0; mu < 4; ++mu) {
-            const double d = cube_A(cube, s, mu, iy, ix, k) - A[mu];
-            d2 += d * d;
-            r2 += A[mu] * A[mu];
+    double rel[2];
+    for (int level = 0; level < 2; ++level) {
+      const auto cube = kernel_potential(s, plane_wave_batch(w, 32 << level));
+      double d2 = 0, r2 = 0;
+      for (int iy = 0; iy < s.ny; ++iy)
+        for (int ix = 0; ix < s.nx; ++ix)
+          for (int k = 0; k < s.samples; ++k) {
+            const auto A = exact_A(w, s.pixel_x(ix), s.pixel_y(iy), s.z, s.t_rel(k) + std::abs(s.z));
+            for (int mu = 0; mu < 4; ++mu) {
+              const double d = cube_A(cube, s, mu, iy, ix, k) - A[mu];
+              d2 += d * d;
+              r2 += A[mu] * A[mu];
+            }
+            // Bucket 1's y and z hold nothing in potential mode.
+            BOOST_REQUIRE(test::cube_at(cube, s, 1, 1, iy, ix, k) == 0.0 && test::cube_at(cube, s, 1, 2, iy, ix, k) == 0.0);
           }
-          // Bucket 1's y and z hold nothing in potential mode.
-          BOOST_REQUIRE(test::cube_at(cube, s, 1, 1, iy, ix, k) == 0.0 && test::cube_at(cube, s, 1, 2, iy, ix, k) == 0.0);
-        }
-    const double rel = std::sqrt(d2 / r2);
-    BOOST_TEST_MESSAGE("plane-wave orbit: kernel A^mu vs closed form, rel L2 " << rel);
-    BOOST_TEST(rel < kPotentialVsExact);
+      rel[level] = std::sqrt(d2 / r2);
+    }
+    BOOST_TEST_MESSAGE("plane-wave orbit: kernel A^mu vs closed form, rel L2 " << rel[0] << " (32 knots per period), "
+                                                                              << rel[1] << " (64)");
+    BOOST_TEST(rel[1] < kPotentialVsExact);
+    BOOST_TEST(rel[0] / rel[1] > 16);
   }
 }
 
@@ -149,7 +156,7 @@ BOOST_AUTO_TEST_CASE(kernel_matches_the_host_double_sum) {
   s.dt = 2 * std::numbers::pi / 32;
   auto st = test::covered_batch(s,
                                 {test::plane_wave_orbit(0.5, 0, 1.0, +1),
-                                 test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.7, {1.0, -0.5, 0.3})},
+                                 test::plane_wave_orbit(0.4, 0.3, 1.0, +1, 0.7, {1.0, -0.5, 0.3})},
                                 2 * std::numbers::pi / 16);
   st.batch.electrons[1].weight = 2.5;
   const auto dev = kernel_potential(st.screen, st.batch);
@@ -210,10 +217,10 @@ BOOST_AUTO_TEST_CASE(static_charge_in_si_through_field_h5) {
 }
 
 BOOST_AUTO_TEST_CASE(lorenz_gauge_at_second_order_and_broken_potential_fails) {
-  // Three planes Z − h, Z, Z + h (Z = −8 behind the figure-8 orbit), central differences in x, y, t
+  // Three planes Z − h, Z, Z + h (Z = −8 behind an elliptical orbit), central differences in x, y, t
   // and z. The residual is the differences' truncation error: halving dx, dy, dt and h divides it
   // by about 4, and the same physical patch is checked at both grids.
-  const SplineBatch batch = plane_wave_batch(test::plane_wave_orbit(0.5, 0, 1.0, +1, 0.3));
+  const SplineBatch batch = plane_wave_batch(test::plane_wave_orbit(0.4, 0.3, 1.0, +1, 0.3));  // elliptical: A_y ≠ 0
   const GaugeFixture coarse = gauge_planes(batch, 1), fine = gauge_planes(batch, 2);
   const GaugeResult rc = lorenz_gauge_residual(coarse.grid, coarse.planes[0], coarse.planes[1], coarse.planes[2]);
   const GaugeResult rf = lorenz_gauge_residual(fine.grid, fine.planes[0], fine.planes[1], fine.planes[2],
@@ -226,8 +233,8 @@ BOOST_AUTO_TEST_CASE(lorenz_gauge_at_second_order_and_broken_potential_fails) {
   BOOST_TEST(rc.residual / rf.residual > 3.5);
   BOOST_TEST(rc.residual / rf.residual < 4.5);
   BOOST_CHECK_NO_THROW(check_lorenz_gauge(rf, kGaugeTol));
-  // Every term matters: none is below a tenth of the largest (a check that only one term carried
-  // would not test the gauge).
+  // Every term takes part: none is below a thousandth of the largest (a check that one term
+  // carried alone would not test the gauge).
   const double largest = *std::max_element(rf.term_rms.begin(), rf.term_rms.end());
   for (double t : rf.term_rms) BOOST_TEST(t > 1e-3 * largest);
   // φ scaled by 1.01 on the middle plane: the residual jumps to the percent level and the check fails.
@@ -236,7 +243,7 @@ BOOST_AUTO_TEST_CASE(lorenz_gauge_at_second_order_and_broken_potential_fails) {
   const GaugeResult rb = lorenz_gauge_residual(broken.grid, broken.planes[0], broken.planes[1], broken.planes[2],
                                                GaugePatch{2, 11, 2, 11, 2, 63});
   BOOST_TEST_MESSAGE("phi x 1.01: residual " << rb.residual);
-  BOOST_TEST(rb.residual > 10 * rf.residual);
+  BOOST_TEST(rb.residual > 5 * rf.residual);
   BOOST_CHECK_EXCEPTION(check_lorenz_gauge(rb, kGaugeTol), PhysicsError,
                         [](const PhysicsError& e) { return std::string(e.id()) == "EDM-GAUGE-001"; });
 }
