@@ -4,7 +4,8 @@
 // u^μ/(X·u) as a Minkowski product), against the host double sum (host_reference_field), the SI
 // units through field.h5 on a static charge (φ = q/(4πε0 R)), the Lorenz gauge ∂_μA^μ = 0 by
 // central differences over three planes (second order: halving every step divides the residual by
-// about 4; a φ scaled by 1.01 fails loudly), and the far-field screen refused with the key named.
+// about 4; a φ scaled by 1.01 fails loudly; edm gauge on three runs), and the far-field screen
+// refused with the key named.
 #define BOOST_TEST_MODULE potential
 #include <boost/test/unit_test.hpp>
 
@@ -275,5 +276,44 @@ BOOST_AUTO_TEST_CASE(far_field_screen_is_refused_with_the_key_named) {
   BOOST_TEST(r.output.find("EDM-ACC-090") != std::string::npos, r.output);
   BOOST_TEST(r.output.find("screen.distance") != std::string::npos, r.output);
   BOOST_TEST(!std::filesystem::exists(dir / "run" / "field.h5"));
+  std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(edm_gauge_on_three_potential_runs) {
+  // The whole chain through the binary: a thomson electron from rest in a plane wave (a0 = 0.5),
+  // three flat screens 1 µm behind it, 7.5 nm apart (one pixel pitch), one absolute time axis;
+  // edm gauge passes at its default tolerance (residual measured: 3.4e-4), fails loudly (exit 6,
+  // EDM-GAUGE-001) at a tolerance below the residual, and refuses runs of other time axes.
+  const auto dir = std::filesystem::temp_directory_path() / ("edm_gauge_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto toml = test::write_file(
+      dir, "cell.toml",
+      "[run]\nscenario = \"thomson\"\nmode = \"potential\"\n[laser]\nprofile = \"plane_wave\"\na0 = 0.5\n"
+      "duration = 10.7e-15\n[electrons]\ndistribution = \"sunflower\"\ncount = 1\nradius = 0.0\ngamma = 1.0\n"
+      "[trajectory]\nknots_per_period = 64\n[screen]\nhalf_width = 1.5e-8\nnx = 5\nny = 5\nsamples = 65\n"
+      "samples_per_period = 128\nwindow = \"explicit\"\nt_start = -2e-15\n");
+  std::string runs;
+  for (const char* d : {"-1.0261e-6", "-1.0111e-6", "-1.0186e-6"}) {  // any order
+    const auto out = dir / (std::string("z") + d);
+    const auto r = test::run_edm("run " + toml.string() + " --set screen.distance=" + d + " -o " + out.string());
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    runs += " " + out.string();
+  }
+  const auto pass = test::run_edm("gauge" + runs);
+  BOOST_TEST(pass.exit_code == 0, pass.output);
+  BOOST_TEST(pass.output.find("PASS") != std::string::npos, pass.output);
+  const auto fail = test::run_edm("gauge" + runs + " --tol 1e-5");
+  BOOST_TEST(fail.exit_code == 6, fail.output);
+  BOOST_TEST(fail.output.find("EDM-GAUGE-001") != std::string::npos, fail.output);
+  // A fourth plane on another window: not one grid.
+  const auto other = dir / "auto";
+  BOOST_REQUIRE(test::run_edm("run " + toml.string() + " --set screen.distance=-1.0186e-6 --set screen.window=auto -o " +
+                              other.string()).exit_code == 0);
+  const auto refused = test::run_edm("gauge " + (dir / "z-1.0261e-6").string() + " " + (dir / "z-1.0111e-6").string() +
+                                     " " + other.string());
+  BOOST_TEST(refused.exit_code == 2, refused.output);
+  BOOST_TEST(refused.output.find("EDM-GAUGE-002") != std::string::npos, refused.output);
+  BOOST_TEST(refused.output.find("/axes/t") != std::string::npos, refused.output);
   std::filesystem::remove_all(dir);
 }
