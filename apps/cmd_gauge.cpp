@@ -33,7 +33,7 @@ GaugePatch parse_patch(const std::string& text) {
   int used = 0;
   if (std::sscanf(text.c_str(), "%lu:%lu,%lu:%lu,%lu:%lu%n", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &used) != 6 ||
       used != int(text.size()) || v[0] >= v[1] || v[2] >= v[3] || v[4] >= v[5])
-    throw ConfigError("EDM-GAUGE-004", "edm gauge --patch " + text +
+    throw ConfigError("EDM-GAUGE-005", "edm gauge --patch " + text +
                                            ": not ix0:ix1,iy0:iy1,k0:k1 with each range non-empty (e.g. 2:10,2:8,5:60)");
   p.ix0 = v[0], p.ix1 = v[1], p.iy0 = v[2], p.iy1 = v[3], p.k0 = v[4], p.k1 = v[5];
   return p;
