@@ -227,7 +227,7 @@ BOOST_AUTO_TEST_CASE(sphere_and_fast_recip_match_the_host) {
 
 BOOST_AUTO_TEST_CASE(static_charge_in_si_through_field_h5) {
   // A charge at rest at the origin: φ = q/(4πε0 R), A = 0 exactly. Through FieldWriter and
-  // FieldFile: /A/t = φ/c in V·s/m with q = −e, the other components 0.
+  // FieldFile: /A0 = φ/c in V·s/m with q = −e, /A/x, /A/y, /A/z 0.
   Screen s;
   s.nx = 4, s.ny = 3, s.samples = 6, s.half_x = 3, s.half_y = 2, s.z = 25, s.dt = 0.5;
   const auto st = test::covered_batch(s, {test::static_charge(0, 0, 0)}, 0.5);
@@ -245,7 +245,7 @@ BOOST_AUTO_TEST_CASE(static_charge_in_si_through_field_h5) {
   const FieldFile f = FieldFile::open(dir / "field.h5");
   BOOST_TEST(f.summary().mode == "potential");
   BOOST_TEST(f.geometry().potential);
-  const auto At = f.component("/A/t");
+  const auto At = f.component("/A0");
   for (const char* name : {"/A/x", "/A/y", "/A/z"})
     for (double v : f.component(name)) BOOST_REQUIRE(v == 0.0);
   const double L = units.length();
@@ -257,7 +257,7 @@ BOOST_AUTO_TEST_CASE(static_charge_in_si_through_field_h5) {
       for (int k = 0; k < s.samples; ++k)
         worst = std::max(worst, std::abs(At[(std::size_t(iy) * s.nx + ix) * s.samples + k] / want - 1));
     }
-  BOOST_TEST_MESSAGE("static charge: /A/t vs q/(4 pi eps0 c R), worst relative " << worst);
+  BOOST_TEST_MESSAGE("static charge: /A0 vs q/(4 pi eps0 c R), worst relative " << worst);
   BOOST_TEST(worst < 1e-13);
   // A file of the fields is no potential: its reader names the mode.
   BOOST_CHECK_EXCEPTION(

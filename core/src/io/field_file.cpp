@@ -121,7 +121,7 @@ struct FieldFile::Impl {
   FieldGeometry geometry;
   FieldFileSummary summary;
   std::array<std::array<Dataset, 3>, 4> components;  // [bucket][comp]; buckets absent stay invalid
-  std::array<Dataset, 4> potential;  // mode potential: /A/x, /A/y, /A/z, /A/t (the field buckets stay invalid)
+  std::array<Dataset, 4> potential;  // mode potential: /A/x, /A/y, /A/z, /A0 (the field buckets stay invalid)
   void open_components();
   void open_potential();
   void read_axes();
@@ -305,7 +305,7 @@ void FieldFile::read_rows(int bucket, int comp, std::size_t iy0, std::size_t iy1
 }
 
 std::string FieldFile::potential_name(int comp) {
-  static const char* const names[4] = {"/A/x", "/A/y", "/A/z", "/A/t"};
+  static const char* const names[4] = {"/A/x", "/A/y", "/A/z", "/A0"};
   return comp >= 0 && comp < 4 ? names[comp] : "/A/?";
 }
 

@@ -161,7 +161,7 @@ void write_root_attributes(hid_t f, const Screen& screen, const Normalization& u
   attr_string(f, "run_id", info.run_id);
   attr_string(f, "scenario", info.scenario);
   attr_string(f, "mode", name(info.mode));
-  attr_string(f, "units", info.mode == Mode::Potential ? "SI: A^mu (A/t = phi/c, A/x, A/y, A/z) in V s/m, lengths in m, times in s"
+  attr_string(f, "units", info.mode == Mode::Potential ? "SI: A^mu = (A0, A) with A0 = phi/c, in V s/m, lengths in m, times in s"
                                                        : "SI: E in V/m, B in T, lengths in m, times in s");
   attr_u64(f, "electron_count", info.electrons);
   attr_doubles(f, "screen_z", {screen.z * units.length()});
@@ -319,34 +319,41 @@ struct FieldWriter::Impl {
   void create_potential(hid_t meshes);
 };
 
-// The potential's one record /A (a hard link to /data/0/meshes/A) with components t (A⁰ = φ/c), x, y,
-// z in V·s/m, the accumulator's bucket 0 (A) and bucket 1's first component (A⁰) (cl/lw_slot.cl,
+// The potential's two records (openPMD allows a Cartesian vector only x, y, z): the vector /A (a
+// hard link to /data/0/meshes/A: components x, y, z, the accumulator's bucket 0) and the scalar
+// /A0 = φ/c (/data/0/meshes/A0: bucket 1's first component), both in V·s/m (cl/lw_slot.cl,
 // LW_POTENTIAL); bucket 1's other two components hold nothing and are not written.
 void FieldWriter::Impl::create_potential(hid_t meshes) {
   potential = true;
   const hid_t f = file.get();
-  Handle g = create_group(meshes, "A", partial_path);
-  check(H5Lcreate_hard(meshes, "A", f, "A", H5P_DEFAULT, H5P_DEFAULT), "cannot link /A", partial_path);
-  write_mesh_attributes(g.get(), "A", true, screen, units);
-  H5Adelete(g.get(), "unitDimension");
-  attr_doubles(g.get(), "unitDimension", std::vector<double>(kDimA.begin(), kDimA.end()));
-  replace_attr_string(g.get(), "comment",
-                      "the Lienard-Wiechert four-potential A^mu = (phi/c, A) in V s/m: A/t = phi/c, A/x, A/y, A/z, "
-                      "on the screen's grid (axis t is the absolute lab-frame observer time, s)");
   hsize_t dims[3] = {hsize_t(screen.ny), hsize_t(screen.nx), hsize_t(screen.samples)};
   Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
-  const char* cname[4] = {"x", "y", "z", "t"};
-  datasets.resize(2);
-  for (int i = 0; i < 4; ++i) {
-    Handle d(H5Dcreate2(g.get(), cname[i], H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-             H5Dclose);
-    if (!d.valid()) io_fail(std::string("cannot create dataset /A/") + cname[i], partial_path);
+  // The record's attributes (the fields' mesh attributes, the potential's unit and comment) on the
+  // group of A or on the dataset of the scalar A0.
+  const auto record = [&](hid_t r, const char* name, const std::string& comment) {
+    write_mesh_attributes(r, name, true, screen, units);
+    H5Adelete(r, "unitDimension");
+    attr_doubles(r, "unitDimension", std::vector<double>(kDimA.begin(), kDimA.end()));
+    replace_attr_string(r, "comment", comment + " on the screen's grid (axis t is the absolute lab-frame observer time, s)");
+    check(H5Lcreate_hard(meshes, name, f, name, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot link /") + name,
+          partial_path);
+  };
+  const auto component = [&](hid_t parent, const char* name, const std::string& comment) {
+    Handle d(H5Dcreate2(parent, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) io_fail(std::string("cannot create dataset ") + name, partial_path);
     attr_doubles(d.get(), "unitSI", {1.0});
     attr_string(d.get(), "unit", "V s/m");
     attr_doubles(d.get(), "position", {0.0, 0.0, 0.0});
-    attr_string(d.get(), "comment", i == 3 ? "A^0 = phi/c in V s/m" : std::string("A_") + cname[i] + " in V s/m");
-    datasets[i / 3][i % 3] = std::move(d);
-  }
+    attr_string(d.get(), "comment", comment);
+    return d;
+  };
+  datasets.resize(2);
+  Handle g = create_group(meshes, "A", partial_path);
+  const char* cname[3] = {"x", "y", "z"};
+  for (int c = 0; c < 3; ++c) datasets[0][c] = component(g.get(), cname[c], std::string("A_") + cname[c] + " in V s/m");
+  record(g.get(), "A", "the vector potential A of the Lienard-Wiechert four-potential (A0, A) in V s/m");
+  datasets[1][0] = component(meshes, "A0", "A^0 = phi/c in V s/m");
+  record(datasets[1][0].get(), "A0", "A^0 = phi/c of the Lienard-Wiechert four-potential in V s/m");
 }
 
 FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
