@@ -67,6 +67,7 @@ int cmd_gauge(const Args& args) {
   if (runs.size() != 3)
     throw ConfigError("EDM-GAUGE-004", "edm gauge: give three run folders of run.mode = \"potential\" (" +
                                            std::to_string(runs.size()) + " given)");
+  check_lorenz_gauge(GaugeResult{}, tol);  // --tol itself (EDM-GAUGE-003) before any file is read
   const GaugePatch p = patch.empty() ? GaugePatch{} : parse_patch(patch);
   const FieldFile a = open_field(runs[0]), b = open_field(runs[1]), c = open_field(runs[2]);
   const GaugeResult r = lorenz_gauge(a, b, c, p);

@@ -391,6 +391,13 @@ BOOST_AUTO_TEST_CASE(edm_gauge_on_three_potential_runs) {
   const auto fail = test::run_edm("gauge" + runs + " --tol 1e-5");
   BOOST_TEST(fail.exit_code == 6, fail.output);
   BOOST_TEST(fail.output.find("EDM-GAUGE-001") != std::string::npos, fail.output);
+  // Bad input of the check itself: a tolerance of 0 and an empty patch range, each with its id.
+  const auto tol0 = test::run_edm("gauge" + runs + " --tol 0");
+  BOOST_TEST(tol0.exit_code == 2, tol0.output);
+  BOOST_TEST(tol0.output.find("EDM-GAUGE-003") != std::string::npos, tol0.output);
+  const auto empty = test::run_edm("gauge" + runs + " --patch 3:3,1:4,1:4");
+  BOOST_TEST(empty.exit_code == 2, empty.output);
+  BOOST_TEST(empty.output.find("EDM-GAUGE-005") != std::string::npos, empty.output);
   // edm compare reads the potential's records (it said "nothing to compare" before): a run
   // against itself passes with a row per record component.
   const auto cmp = test::run_edm("compare " + (dir / "z-1.0186e-6").string() + " " + (dir / "z-1.0186e-6").string());
