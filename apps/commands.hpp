@@ -27,6 +27,8 @@ int cmd_sweep(const Args& args);
 int cmd_campaign(const Args& args);
 // edm compare RUN_A RUN_B: 0 within --tol, 8 beyond it (cmd_compare.cpp).
 int cmd_compare(const Args& args);
+// edm gauge RUN_A RUN_B RUN_C: the Lorenz-gauge check of three potential runs (cmd_gauge.cpp).
+int cmd_gauge(const Args& args);
 // `edm plot OUTPUT` on a campaign folder (campaign.toml, no run.toml): a result against a sweep axis.
 bool is_campaign_folder(const std::filesystem::path& dir);
 int plot_campaign(const Args& args);

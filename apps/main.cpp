@@ -79,6 +79,7 @@ const std::map<std::string, Command>& commands() {
       {"sweep", {edm::app::cmd_sweep, "the cells of a campaign's [sweep] into OUTPUT/<label>/ (in turn, per device, SLURM)"}},
       {"campaign", {edm::app::cmd_campaign, "a sweep's table: status, collect into one HDF5 file"}},
       {"compare", {edm::app::cmd_compare, "differences of two runs of one screen per dataset, a verdict against --tol"}},
+      {"gauge", {edm::app::cmd_gauge, "the Lorenz gauge of three potential runs on planes Z - h, Z, Z + h"}},
       {"explain", {edm::app::cmd_explain, "what an error id means and what to do (no id: list them all)"}},
   };
   return table;

@@ -23,6 +23,9 @@
 //   LW_RK4         1: the retarded time marched by RK4 from each chunk's first (Newton) root
 //                  (lw_rk4_solve; flat screen, scalar kernel, no interleave); absent/0: Newton
 //   LW_SUBSTEPS    with LW_RK4: RK4 sub-steps per sample interval, 0 = "auto" (lw_rk4_substeps)
+//   LW_POTENTIAL   1 (run.mode = "potential"): the four-potential A^μ instead of the fields (lw_slot.cl):
+//                  A into E, A⁰ = φ/c into B's first component; SPLIT_MODE 0, LW_SIMD 0, flat screen or
+//                  sphere (the far field is refused on the host: A^μ falls as 1/R)
 //   LW_ANGULAR     (angular screens only; lw_direction.cl before this file) 1: observers on the
 //                  sphere of radius zs, 2: at infinity (R·E of the far field), one direction per
 //                  pixel from `dirs`; absent (0): the flat screen, whose code is unchanged
@@ -65,7 +68,7 @@ typedef struct lw_group {
     const double w_ = grp.v[LW_STRIDE * (e) + 6];            \
     for (int c_ = 0; c_ < 3; ++c_) {                         \
       (ev)[c_] *= w_;                                        \
-      if (SPLIT_MODE) (fv)[c_] *= w_; /* total: f unformed */ \
+      if (SPLIT_MODE || (LW_POTENTIAL && c_ == 0)) (fv)[c_] *= w_; /* total: f unformed; potential: f[0] = A0 */ \
     }                                                        \
   }
 #else

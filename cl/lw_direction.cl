@@ -108,6 +108,14 @@ inline lw_real lw_dir_fields(const lw_real* c, const lw_real s, const lw_dir* o,
   const lw_real invD = lw_div(gam + nu, 1.0 + fma(cx, cx, fma(cy, cy, cz * cz)), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real rd = invR * invD;
+#if LW_POTENTIAL && LW_ANGULAR != 2
+  // The four-potential on the sphere, as lw_fields_mode: A^μ = u^μ/(R D) (the far field has none).
+  e[0] = ux * rd;
+  e[1] = uy * rd;
+  e[2] = uz * rd;
+  f[0] = gam * rd;
+  return invD;
+#endif
   const lw_real far_a = rd * invD;
   const lw_real far_2 = 2.0 * far_a;
   const lw_real nah = fma(n[0], ahx, fma(n[1], ahy, n[2] * ahz));

@@ -308,6 +308,13 @@ inline lw_real lw_newton_step(const lw_real* c, const lw_real s, const lw_real t
 #ifndef LW_TOTAL_FIELDS
 #define LW_TOTAL_FIELDS 1
 #endif
+// LW_POTENTIAL 1 (run.mode = "potential"): the slot sums the Liénard–Wiechert four-potential
+// instead of the fields, A^μ = u^μ/(X·u) at the same retarded root (unit positive charge, c = 1,
+// 1/(4πε0) = 1; X·u = R D with X = (R, R n̂)): e = A (the spatial part, u/(R D)), f[0] = A⁰ = φ/c =
+// γ/(R D); no acceleration term. n is formed as for the fields (unused by lw_add then).
+#ifndef LW_POTENTIAL
+#define LW_POTENTIAL 0
+#endif
 inline lw_real lw_fields_mode(const lw_real* c, const lw_real s, const lw_real px, const lw_real py,
                               const lw_real sz, const lw_real absZ, const int fast, const int split, lw_real* e,
                               lw_real* f, lw_real* n) {
@@ -327,6 +334,13 @@ inline lw_real lw_fields_mode(const lw_real* c, const lw_real s, const lw_real p
   const lw_real invD = lw_div(gam + nu, fma(cx, cx, fma(cy, cy, fma(cz, cz, 1.0))), fast);
   const lw_real w0 = fma(n[0], gam, -ux), w1 = fma(n[1], gam, -uy), w2 = fma(n[2], gam, -uz);
   const lw_real rd = invR * invD;
+  if (LW_POTENTIAL) {  // A^μ = u^μ/(R D): the fields' 1/R and 1/D, nothing else
+    e[0] = ux * rd;
+    e[1] = uy * rd;
+    e[2] = uz * rd;
+    f[0] = gam * rd;
+    return invD;
+  }
   const lw_real far_a = rd * invD;     // 1/(R D²)
   const lw_real near_f = rd * far_a;   // 1/(R² D³)
   const lw_real far_2 = 2.0 * far_a;   // exact
@@ -433,6 +447,13 @@ inline void lw_solve(lw_electron* el, const lw_spline* sp, const lw_real t_rel, 
 
 // Adds one contribution to the slot's sums (E, B, and in split mode E_far, B_far), B = n̂ × E.
 inline void lw_add(lw_real* acc, const lw_real* e, const lw_real* f, const lw_real* n, const int split) {
+  if (LW_POTENTIAL) {  // A in E's slots, A⁰ = φ/c in B's first (the host writes them as /A)
+    acc[0] += e[0];
+    acc[1] += e[1];
+    acc[2] += e[2];
+    acc[3] += f[0];
+    return;
+  }
   acc[0] += e[0];
   acc[1] += e[1];
   acc[2] += e[2];

@@ -23,7 +23,7 @@
 namespace edm {
 
 // The choices of the enumerated keys. The enum's order is the order of its names in Choices<E>.
-enum class Mode { Total, Split };                                 // run.mode: E, B [+ E_far, B_far]
+enum class Mode { Total, Split, Potential };                      // run.mode: E, B [+ E_far, B_far] | A^μ
 enum class LaserProfile { PlaneWave, Gaussian, LaguerreGauss };   // laser.profile
 enum class Polarization { Linear, CircularPlus, CircularMinus };  // laser.polarization
 enum class Envelope { Gaussian, Constant, SuperGaussian };        // laser.envelope
@@ -54,7 +54,7 @@ template <class E>
 struct Choices;
 template <>
 struct Choices<Mode> {
-  static constexpr std::array names{"total", "split"};
+  static constexpr std::array names{"total", "split", "potential"};
 };
 template <>
 struct Choices<LaserProfile> {

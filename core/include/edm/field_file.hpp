@@ -40,6 +40,7 @@ struct FieldGeometry {
   bool angular = false, far_field = false;
   std::string screen_angles = "xy", screen_axis = "z";  // angular only
   bool split = false;  // the run's mode is split: E_far, B_far beside E, B
+  bool potential = false;  // the run's mode is potential: /A/{x,y,z} and /A0 = φ/c (V·s/m) instead of the fields
   // Angular only: the directions n̂ (ny, nx, 3) and their cells' solid angles (ny, nx, sr).
   std::vector<double> direction, solid_angle;
 };
@@ -68,7 +69,11 @@ class FieldFile {
   // (iy1 − iy0)·nx·samples, SI. The buckets the spectrum integrates are (kBucketEFar, kBucketBFar)
   // when geometry().split, else (kBucketE, kBucketB).
   void read_rows(int bucket, int comp, std::size_t iy0, std::size_t iy1, std::vector<double>& out) const;
-  // The same, addressed by the dataset's name ("/E/x"): for tests and tools.
+  // Rows of the four-potential (mode potential): comp 0, 1, 2, 3 = A_x, A_y, A_z, A⁰ = φ/c, V·s/m.
+  // EDM-IO-011 naming the mode in a file of the fields.
+  void read_potential_rows(int comp, std::size_t iy0, std::size_t iy1, std::vector<double>& out) const;
+  static std::string potential_name(int comp);  // "/A/x", "/A/y", "/A/z", "/A0"
+  // The same, addressed by the dataset's name ("/E/x", "/A0"): for tests and tools.
   std::vector<double> component(const std::string& name) const;
   // "/E/x" for (kBucketE, 0): the name a message gives.
   static std::string component_name(int bucket, int comp);

@@ -19,7 +19,7 @@
 namespace edm {
 
 // Mode (run.mode) is a campaign choice: campaign.hpp.
-inline int bucket_count(Mode m) { return m == Mode::Total ? 2 : 4; }  // E, B [, E_far, B_far]
+inline int bucket_count(Mode m) { return m == Mode::Split ? 4 : 2; }  // E, B [, E_far, B_far]; potential: A, (A⁰, –, –)
 const char* bucket_name(int bucket);  // "E", "B", "E_far", "B_far"
 
 struct Screen {

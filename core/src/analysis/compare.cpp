@@ -92,6 +92,19 @@ void compare_field(const FieldFile& a, const FieldFile& b, bool mirror_z, Compar
   const std::size_t row_elems = std::max<std::size_t>(1, g.nx * g.samples);
   const std::size_t slab = std::max<std::size_t>(1, (std::size_t{1} << 22) / row_elems);
   std::vector<double> ra, rb;
+  if (g.potential) {  // run.mode = "potential": /A/x, /A/y, /A/z, /A0 (V·s/m) instead of the buckets
+    for (int comp = 0; comp < 4; ++comp) {
+      Acc acc;
+      for (std::size_t iy = 0; iy < g.ny; iy += slab) {
+        const std::size_t iy1 = std::min(g.ny, iy + slab);
+        a.read_potential_rows(comp, iy, iy1, ra);
+        b.read_potential_rows(comp, iy, iy1, rb);
+        for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], rb[i]);
+      }
+      out.rows.push_back(row_of(a.path().filename().string(), FieldFile::potential_name(comp), "value", "V s/m", acc));
+    }
+    return;
+  }
   for (const std::string& bucket_text : a.summary().buckets) {
     int bucket = -1;
     for (int k = kBucketE; k <= kBucketBFar; ++k)

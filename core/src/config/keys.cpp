@@ -104,7 +104,7 @@ std::vector<CoreKey> run_keys() {
       EDM_KEY(run, scenario, "", "",
               "scenario plugin (`edm plugins` lists them); its own keys live in section [<scenario>]"),
       EDM_KEY(run, output, "", "", "run folder: field.h5, run.toml, plots", {.flag = "output,o"}),
-      EDM_KEY(run, mode, "", "", "field buckets: total (E, B) or split (adds E_far, B_far)"),
+      EDM_KEY(run, mode, "", "", "field buckets: total (E, B), split (adds E_far, B_far) or potential (the four-potential A^mu: phi/c and A)"),
       EDM_KEY(run, seed, "", ">=0", "seed of every random draw (gaussian ensembles)"),
   };
 }

@@ -204,6 +204,14 @@ KernelOptions select_field_kernel(KernelOptions o, const DeviceInfo& info, const
   return o;
 }
 
+// The four-potential (run.mode = "potential") is summed by the scalar kernel (the vector lanes form
+// the fields only): the lanes are switched off, as for any request they cannot meet (tuning.cpp,
+// resolve_simd), and the manifest's [config] simd records it.
+KernelOptions select_mode_kernel(KernelOptions o, Mode mode) {
+  if (mode == Mode::Potential) o.simd = -1;
+  return o;
+}
+
 // The compile-time defines of the field program (cl/lienard_wiechert.cl lists them).
 std::map<std::string, std::string> program_defines(const detail::KernelTuning& t, Mode mode, const Screen& screen) {
   const KernelOptions& o = t.options;
@@ -222,6 +230,7 @@ std::map<std::string, std::string> program_defines(const detail::KernelTuning& t
   // The angular screen's observer (cl/lw_direction.cl); absent for the flat screen, whose program
   // stays what it was.
   if (screen.angular()) d["LW_ANGULAR"] = screen.far_field() ? "2" : "1";
+  if (mode == Mode::Potential) d["LW_POTENTIAL"] = "1";  // absent for the fields: their program stays what it was
   if (o.kernel == FieldKernel::Rk4) {  // absent for Newton: its program stays what it was
     d["LW_RK4"] = "1";
     d["LW_SUBSTEPS"] = std::to_string(std::max(0, o.substeps));
@@ -302,9 +311,21 @@ std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, i
   return out;
 }
 
+// A potential run needs a finite observer distance: refused on the far-field screen before anything
+// is allocated or written (the driver's memory guard calls this first).
+static void check_mode_screen(const Screen& screen, Mode mode) {
+  if (mode == Mode::Potential && screen.far_field())
+    throw ConfigError("EDM-ACC-090",
+                      "run.mode = \"potential\" with screen.type = \"angular\" and screen.distance = \"infinity\": "
+                      "the four-potential A^mu = K u^mu/(X.u) falls as 1/R and needs an observer at a finite "
+                      "distance (share/docs/potential.md); set screen.distance to the sphere's radius in m, or "
+                      "use a flat screen");
+}
+
 // The memory guard: one buffer of 3 × samples × pixels doubles per bucket must fit the device's
 // maximum allocation, and all buckets its global memory. Returns the bytes per bucket.
 std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode) {
+  check_mode_screen(screen, mode);
   const int nb = bucket_count(mode);
   const std::string where = "device " + std::to_string(info.index) + " (" + info.name + ")";
   // In long double first: nx·ny and samples may each approach 2^31, so 24 × samples × pixels can
@@ -317,7 +338,7 @@ std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, 
   const std::string shown_bytes = exact_bytes < 0x1p63L ? std::to_string(bucket_bytes) : std::string(shown);
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
                               ", samples = " + std::to_string(screen.samples) + ", mode = " +
-                              (mode == Mode::Total ? "total" : "split");
+                              name(mode);
   if (exact_bytes > static_cast<long double>(info.max_allocation))
     throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
                                          " bytes per bucket (3 × samples × pixels doubles; " + setting +
@@ -343,7 +364,7 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   const DeviceInfo& info = m.device->info();
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
-  const KernelOptions selected = select_field_kernel(options, info, screen, m.where());
+  const KernelOptions selected = select_mode_kernel(select_field_kernel(options, info, screen, m.where()), mode);
   detail::KernelTuning tuning = detail::resolve_tuning(selected, info, max_parameter_bytes(*m.device), screen, m.where());
   m.options = tuning.options;
   // The memory guard before any allocation (the driver also calls it before anything else).

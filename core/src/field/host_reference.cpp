@@ -3,7 +3,8 @@
 // residual, evaluated in long double), and the textbook 3-vector form of the field. Slow; for tests
 // and spot checks of small screens. The angular screen's observers (edm/directions.hpp) are the
 // plain ones too: a point R n̂ of the sphere with t_obs = t_rel + R, or at infinity the phase
-// t_obs = t − n̂·x and the textbook far field times R.
+// t_obs = t − n̂·x and the textbook far field times R. In potential mode, the four-potential from
+// its covariant definition (lw_potential).
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_roots.h>
 
@@ -136,6 +137,22 @@ void lw_field(const Spline& sp, double tau, const Observer& o, double Enear[3], 
   }
 }
 
+// The four-potential at the observer of the spline's state at τ, from its definition (unit positive
+// charge, c = 1, 1/(4πε0) = 1): A^μ = u^μ/(X·u) with X = (t_obs − t, r − x) the light-like
+// separation, X·u = X⁰u⁰ − X·u written as the plain Minkowski product (not the kernel's R D), u⁰ = γ
+// from the mass shell. A[0] = A⁰ = φ/c, A[1..3] = A.
+void lw_potential(const Spline& sp, double tau, const Observer& o, double A[4]) {
+  double y[kSplineComponents];
+  sp.eval(tau, y);
+  const double r[3] = {o.px - y[1], o.py - y[2], o.pz - y[3]};
+  const double R = std::sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]);  // X⁰ = R on the light cone
+  const double u[3] = {y[5], y[6], y[7]};
+  const double g = std::sqrt(1.0 + (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]));
+  const double xu = R * g - (r[0] * u[0] + r[1] * u[1] + r[2] * u[2]);
+  A[0] = g / xu;
+  for (int i = 0; i < 3; ++i) A[1 + i] = u[i] / xu;
+}
+
 // The observer of pixel (ix, iy): flat, (x_i, y_j, Z); angular, R n̂ or n̂ at infinity.
 Observer observer(const Screen& screen, const Spline* sp, std::size_t ix, std::size_t iy) {
   if (!screen.angular()) return Observer{sp, 0, screen.pixel_x(int(ix)), screen.pixel_y(int(iy)), screen.z};
@@ -147,6 +164,9 @@ Observer observer(const Screen& screen, const Spline* sp, std::size_t ix, std::s
 }  // namespace
 
 std::vector<double> host_reference_field(const Screen& screen, Mode mode, const SplineBatch& batch) {
+  if (mode == Mode::Potential && screen.far_field())
+    throw ConfigError("EDM-ACC-090", "host_reference_field: run.mode = \"potential\" on the far-field screen "
+                                     "(screen.distance = \"infinity\"): A^mu needs a finite distance");
   const int nb = bucket_count(mode);
   const std::size_t S = std::size_t(screen.samples), nx = std::size_t(screen.nx), ny = std::size_t(screen.ny);
   const std::size_t comp_size = ny * nx * S;
@@ -166,6 +186,14 @@ std::vector<double> host_reference_field(const Screen& screen, Mode mode, const 
           o.t_obs = (long double)screen.t_rel(int(k)) + (o.far ? 0.0L : std::fabs((long double)screen.z));
           const std::optional<double> tau = retarded_tau(solver.get(), o, e.tau0, tau_end, eps_abs);
           if (!tau) continue;  // retarded time outside the spline: nothing
+          if (mode == Mode::Potential) {  // A in bucket 0, A⁰ in bucket 1's first component (as the kernel)
+            double A[4];
+            lw_potential(sp, *tau, o, A);
+            const std::size_t at = (iy * nx + ix) * S + k;
+            for (int c = 0; c < 3; ++c) cube[std::size_t(c) * comp_size + at] += A[1 + c] * e.weight;
+            cube[3 * comp_size + at] += A[0] * e.weight;
+            continue;
+          }
           double Enear[3], Efar[3], n[3];
           lw_field(sp, *tau, o, Enear, Efar, n);
           // The macro-particle weight scales the electron's whole field (share/docs/ensembles.md).

@@ -121,7 +121,9 @@ struct FieldFile::Impl {
   FieldGeometry geometry;
   FieldFileSummary summary;
   std::array<std::array<Dataset, 3>, 4> components;  // [bucket][comp]; buckets absent stay invalid
+  std::array<Dataset, 4> potential;  // mode potential: /A/x, /A/y, /A/z, /A0 (the field buckets stay invalid)
   void open_components();
+  void open_potential();
   void read_axes();
   void read_screen();
   void read_gamma();
@@ -130,6 +132,7 @@ struct FieldFile::Impl {
 // Every component of every bucket present, each the shape of /E/x: a component with another shape
 // would be indexed with /E/x's and read past its end.
 void FieldFile::Impl::open_components() {
+  if (geometry.potential) return open_potential();
   const hid_t f = file.get();
   const bool split = geometry.split;
   for (int b = 0; b < 4; ++b) {
@@ -152,6 +155,22 @@ void FieldFile::Impl::open_components() {
   geometry.ny = d[0], geometry.nx = d[1], geometry.samples = d[2];
 }
 
+// The four-potential's components (mode potential), each the shape of /A/x; no field bucket beside them.
+void FieldFile::Impl::open_potential() {
+  const hid_t f = file.get();
+  if (h5::exists(f, "/E/x")) throw IoError("EDM-IO-071", path.string() + " /E/x: present, but mode is potential");
+  summary.buckets.push_back("A");
+  for (int c = 0; c < 4; ++c) {
+    const std::string name = potential_name(c);
+    potential[c] = open_checked(f, name, 3, path);
+    if (potential[c].dims != potential[0].dims)
+      throw IoError("EDM-IO-071", path.string() + " " + name + ": shape " + shape_text(potential[c].dims) +
+                                      ", /A/x has " + shape_text(potential[0].dims) + " (every component has one shape)");
+  }
+  const Dims& d = potential[0].dims;
+  geometry.ny = d[0], geometry.nx = d[1], geometry.samples = d[2];
+}
+
 // The axes against the cube, and the one time step and Nyquist frequency every analysis uses.
 void FieldFile::Impl::read_axes() {
   const hid_t f = file.get();
@@ -162,7 +181,7 @@ void FieldFile::Impl::read_axes() {
   const auto refuse = [&](const char* name, std::size_t have, std::size_t want) {
     if (have != want)
       throw IoError("EDM-IO-071", path.string() + " " + name + ": " + std::to_string(have) + " values, the field has " +
-                                      std::to_string(want) + " (shape " + shape_text(components[0][0].dims) + ")");
+                                      std::to_string(want) + " (shape " + shape_text({g.ny, g.nx, g.samples}) + ")");
   };
   refuse("/axes/t", g.t.size(), g.samples);
   refuse("/axes/x", g.x.size(), g.nx);
@@ -230,11 +249,13 @@ FieldFile FieldFile::open(const std::filesystem::path& file) {
   s.edm_version = required_string(f, "edm_version", file);
   s.scenario = required_string(f, "scenario", file);
   s.mode = required_string(f, "mode", file);
-  if (s.mode != "total" && s.mode != "split")
-    throw IoError("EDM-IO-072", "attribute mode in " + file.string() + " is '" + s.mode + "', edm writes total or split");
+  if (s.mode != "total" && s.mode != "split" && s.mode != "potential")
+    throw IoError("EDM-IO-072", "attribute mode in " + file.string() + " is '" + s.mode +
+                                    "', edm writes total, split or potential");
   s.electron_count = required_number(f, "electron_count", file);
   s.window_clipped_electrons = h5::attr_double(f, "window_clipped_electrons").value_or(0);  // set by edm run only
   I->geometry.split = s.mode == "split";
+  I->geometry.potential = s.mode == "potential";
   I->open_components();
   I->read_axes();
   I->read_screen();
@@ -283,7 +304,38 @@ void FieldFile::read_rows(int bucket, int comp, std::size_t iy0, std::size_t iy1
     throw IoError("EDM-IO-013", "cannot read rows of " + name + " from " + impl_->path.string());
 }
 
+std::string FieldFile::potential_name(int comp) {
+  static const char* const names[4] = {"/A/x", "/A/y", "/A/z", "/A0"};
+  return comp >= 0 && comp < 4 ? names[comp] : "/A/?";
+}
+
+void FieldFile::read_potential_rows(int comp, std::size_t iy0, std::size_t iy1, std::vector<double>& out) const {
+  const std::string name = potential_name(comp);
+  if (comp < 0 || comp > 3 || !impl_->potential[std::size_t(comp)].handle.valid())
+    throw IoError("EDM-IO-011", impl_->path.string() + " " + name + ": not in this file (mode " + impl_->summary.mode +
+                                    "; the four-potential is written by run.mode = \"potential\")");
+  const Dataset& d = impl_->potential[std::size_t(comp)];
+  if (iy0 >= iy1 || iy1 > d.dims[0])
+    throw IoError("EDM-IO-014", "rows [" + std::to_string(iy0) + ", " + std::to_string(iy1) + ") out of range reading " +
+                                    name + " from " + impl_->path.string());
+  h5::Handle fspace(H5Dget_space(d.handle.get()), H5Sclose);
+  const hsize_t start[3] = {hsize_t(iy0), 0, 0};
+  const hsize_t count[3] = {hsize_t(iy1 - iy0), d.dims[1], d.dims[2]};
+  if (!fspace.valid() || H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
+    throw IoError("EDM-IO-013", "cannot select rows of " + name + " in " + impl_->path.string());
+  h5::Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
+  out.resize(std::size_t(count[0] * count[1] * count[2]));
+  if (!out.empty() && H5Dread(d.handle.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), H5P_DEFAULT, out.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read rows of " + name + " from " + impl_->path.string());
+}
+
 std::vector<double> FieldFile::component(const std::string& name) const {
+  for (int c = 0; c < 4; ++c)
+    if (name == potential_name(c)) {
+      std::vector<double> out;
+      if (impl_->geometry.ny) read_potential_rows(c, 0, impl_->geometry.ny, out);
+      return out;
+    }
   for (int b = 0; b < 4; ++b)
     for (int c = 0; c < 3; ++c)
       if (name == component_name(b, c)) {

@@ -160,8 +160,9 @@ void write_root_attributes(hid_t f, const Screen& screen, const Normalization& u
   attr_string(f, "edm_version", info.edm_version);
   attr_string(f, "run_id", info.run_id);
   attr_string(f, "scenario", info.scenario);
-  attr_string(f, "mode", info.mode == Mode::Total ? "total" : "split");
-  attr_string(f, "units", "SI: E in V/m, B in T, lengths in m, times in s");
+  attr_string(f, "mode", name(info.mode));
+  attr_string(f, "units", info.mode == Mode::Potential ? "SI: A^mu = (A0, A) with A0 = phi/c, in V s/m, lengths in m, times in s"
+                                                       : "SI: E in V/m, B in T, lengths in m, times in s");
   attr_u64(f, "electron_count", info.electrons);
   attr_doubles(f, "screen_z", {screen.z * units.length()});
   if (screen.angular()) {  // the flat screen's file is unchanged (no screen_type: flat)
@@ -295,6 +296,15 @@ void write_angular_mesh_attributes(hid_t g, const char* name, bool electric, con
                   (far ? "t − n̂·r/c at infinity" : "t − R/c on the sphere of radius R"));
 }
 
+// The four-potential's record (run.mode = "potential"): V·s/m = kg·m·s⁻²·A⁻¹.
+const std::array<double, 7> kDimA = {1, 1, -2, -1, 0, 0, 0};
+
+// A mesh attribute written again (write_mesh_attributes wrote the fields' value).
+void replace_attr_string(hid_t g, const char* name, const std::string& value) {
+  H5Adelete(g, name);
+  attr_string(g, name, value);
+}
+
 }  // namespace
 
 struct FieldWriter::Impl {
@@ -305,7 +315,46 @@ struct FieldWriter::Impl {
   std::vector<std::array<Handle, 3>> datasets;  // [bucket][comp]
   std::vector<double> scratch;
   bool committed = false;
+  bool potential = false;  // run.mode = "potential": bucket 0 is A, bucket 1's first component A⁰
+  void create_potential(hid_t meshes);
 };
+
+// The potential's two records (openPMD allows a Cartesian vector only x, y, z): the vector /A (a
+// hard link to /data/0/meshes/A: components x, y, z, the accumulator's bucket 0) and the scalar
+// /A0 = φ/c (/data/0/meshes/A0: bucket 1's first component), both in V·s/m (cl/lw_slot.cl,
+// LW_POTENTIAL); bucket 1's other two components hold nothing and are not written.
+void FieldWriter::Impl::create_potential(hid_t meshes) {
+  potential = true;
+  const hid_t f = file.get();
+  hsize_t dims[3] = {hsize_t(screen.ny), hsize_t(screen.nx), hsize_t(screen.samples)};
+  Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
+  // The record's attributes (the fields' mesh attributes, the potential's unit and comment) on the
+  // group of A or on the dataset of the scalar A0.
+  const auto record = [&](hid_t r, const char* name, const std::string& comment) {
+    write_mesh_attributes(r, name, true, screen, units);
+    H5Adelete(r, "unitDimension");
+    attr_doubles(r, "unitDimension", std::vector<double>(kDimA.begin(), kDimA.end()));
+    replace_attr_string(r, "comment", comment + " on the screen's grid (axis t is the absolute lab-frame observer time, s)");
+    check(H5Lcreate_hard(meshes, name, f, name, H5P_DEFAULT, H5P_DEFAULT), std::string("cannot link /") + name,
+          partial_path);
+  };
+  const auto component = [&](hid_t parent, const char* name, const std::string& comment) {
+    Handle d(H5Dcreate2(parent, name, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) io_fail(std::string("cannot create dataset ") + name, partial_path);
+    attr_doubles(d.get(), "unitSI", {1.0});
+    attr_string(d.get(), "unit", "V s/m");
+    attr_doubles(d.get(), "position", {0.0, 0.0, 0.0});
+    attr_string(d.get(), "comment", comment);
+    return d;
+  };
+  datasets.resize(2);
+  Handle g = create_group(meshes, "A", partial_path);
+  const char* cname[3] = {"x", "y", "z"};
+  for (int c = 0; c < 3; ++c) datasets[0][c] = component(g.get(), cname[c], std::string("A_") + cname[c] + " in V s/m");
+  record(g.get(), "A", "the vector potential A of the Lienard-Wiechert four-potential (A0, A) in V s/m");
+  datasets[1][0] = component(meshes, "A0", "A^0 = phi/c in V s/m");
+  record(datasets[1][0].get(), "A0", "A^0 = phi/c of the Lienard-Wiechert four-potential in V s/m");
+}
 
 FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
                          const Normalization& units, const FieldFileInfo& info)
@@ -327,6 +376,10 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
   write_axes(f, screen, units, I.partial_path);
   Handle meshes = create_iteration(f, screen, units, I.partial_path);
 
+  if (info.mode == Mode::Potential) {
+    I.create_potential(meshes.get());
+    return;
+  }
   const int buckets = bucket_count(info.mode);
   hsize_t dims[3] = {hsize_t(screen.ny), hsize_t(screen.nx), hsize_t(screen.samples)};
   Handle space(H5Screate_simple(3, dims, nullptr), H5Sclose);
@@ -370,11 +423,13 @@ void FieldWriter::write_slab(int bucket, int comp, int iy0, int iy1, const doubl
   if (bucket < 0 || bucket >= int(I.datasets.size()) || comp < 0 || comp > 2 || iy0 < 0 ||
       iy1 > I.screen.ny || iy0 >= iy1)
     throw IoError("EDM-IO-002", "slab out of range for " + I.partial_path.string());
+  if (!I.datasets[bucket][comp].valid()) return;  // potential: bucket 1's y and z hold nothing
   const std::size_t n = std::size_t(iy1 - iy0) * I.screen.nx * I.screen.samples;
   // Normalised → SI at the edge: E in units of q k²/(4πε0), B likewise over c.
   // The far field holds R·E, R·B: one length more (normalised R → m).
-  const double far = I.screen.far_field() ? I.units.length() : 1.0;
-  const double scale = ((bucket % 2 == 0) ? I.units.lw_efield() : I.units.lw_bfield()) * far;
+  // The potential A^μ in units of q k/(4πε0 c) = (q k²/(4πε0 c))·(1/k): the B unit times a length.
+  const double far = I.screen.far_field() || I.potential ? I.units.length() : 1.0;
+  const double scale = ((bucket % 2 == 0 && !I.potential) ? I.units.lw_efield() : I.units.lw_bfield()) * far;
   I.scratch.resize(n);
   for (std::size_t i = 0; i < n; ++i) I.scratch[i] = data[i] * scale;
   hid_t d = I.datasets[bucket][comp].get();
