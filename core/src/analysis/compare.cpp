@@ -94,12 +94,14 @@ void compare_field(const FieldFile& a, const FieldFile& b, bool mirror_z, Compar
   std::vector<double> ra, rb;
   if (g.potential) {  // run.mode = "potential": /A/x, /A/y, /A/z, /A0 (V·s/m) instead of the buckets
     for (int comp = 0; comp < 4; ++comp) {
+      // Under z → −z the vector potential is a polar vector (A_z flips) and φ/c a scalar.
+      const double sign = mirror_z && comp == 2 ? -1.0 : 1.0;
       Acc acc;
       for (std::size_t iy = 0; iy < g.ny; iy += slab) {
         const std::size_t iy1 = std::min(g.ny, iy + slab);
         a.read_potential_rows(comp, iy, iy1, ra);
         b.read_potential_rows(comp, iy, iy1, rb);
-        for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], rb[i]);
+        for (std::size_t i = 0; i < ra.size(); ++i) acc.add(ra[i], sign * rb[i]);
       }
       out.rows.push_back(row_of(a.path().filename().string(), FieldFile::potential_name(comp), "value", "V s/m", acc));
     }
