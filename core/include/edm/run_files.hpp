@@ -46,6 +46,13 @@ class RunFolder {
   // file, so that no work is done whose result the rename would then lose.
   void refuse_non_regular_targets() const;
 
+  // `text` as a new regular file `file` (a staging name, renamed into place by the caller): created
+  // with O_EXCL | O_NOFOLLOW, so a symbolic link, FIFO or any file already under the name is never
+  // opened, let alone written through; checked with fstat after the open; written whole and synced.
+  // Returns 0, or the errno of the step that failed (EEXIST: something is under the name; the
+  // caller moves it aside or names it); a file it created and could not finish is removed.
+  static int write_new_file(const std::filesystem::path& file, const std::string& text);
+
   // Which products are there (regular files or links to them under their final names; a staging
   // name is not a product).
   bool has_manifest() const;

@@ -1,7 +1,11 @@
 // The run folder's names, refusals and listing (edm/run_files.hpp).
 #include "edm/run_files.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 
@@ -50,6 +54,26 @@ void RunFolder::refuse_non_regular_targets() const {
     throw IoError("EDM-RUN-071", p.string() + " is " + kind + ": edm writes its run's files only as regular "
                                               "files of its own; move it away (nothing was computed)");
   }
+}
+
+int RunFolder::write_new_file(const fs::path& file, const std::string& text) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return errno;
+  int err = 0;
+  struct stat st {};
+  // O_EXCL already refuses whatever is there; the fstat says so of the file actually opened.
+  if (::fstat(fd, &st) != 0) err = errno;
+  else if (!S_ISREG(st.st_mode)) err = EINVAL;
+  for (std::size_t done = 0; !err && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : EIO;
+    else done += std::size_t(n);
+  }
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err) ::unlink(file.c_str());  // this call created it: no half-written file stays
+  return err;
 }
 
 namespace {
