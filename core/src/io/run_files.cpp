@@ -57,7 +57,8 @@ void RunFolder::refuse_non_regular_targets() const {
 }
 
 int RunFolder::write_new_file(const fs::path& file, const std::string& text) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  // 0666 less the umask: the mode a plain open gave run.toml and the sweep table before.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) return errno;
   int err = 0;
   struct stat st {};
