@@ -130,6 +130,16 @@ BOOST_AUTO_TEST_CASE(the_sweep_tables_staging_name_and_lock_are_not_followed) {
   BOOST_TEST(contains(r.output, "[EDM-SWP-013]"), r.output);
   BOOST_TEST(contains(r.output, (out2 / ".campaign.lock").string()), r.output);
   BOOST_TEST(!fs::exists(fs::symlink_status(elsewhere)), "the lock created the file its link points to");
+
+  // The same at a cell's claim, .cells/<label>.lock.
+  const auto out3 = dir / "sw3";
+  fs::create_directories(out3 / ".cells");
+  fs::create_symlink(elsewhere, out3 / ".cells" / "a0=0.2.lock");
+  const auto c = run_edm("sweep " + campaign.string() + " --quiet -o " + out3.string());
+  BOOST_TEST(c.exit_code != 0, c.output);
+  BOOST_TEST(contains(c.output, "[EDM-SWP-013]"), c.output);
+  BOOST_TEST(contains(c.output, (out3 / ".cells" / "a0=0.2.lock").string()), c.output);
+  BOOST_TEST(!fs::exists(fs::symlink_status(elsewhere)), "the cell's claim created the file its link points to");
 }
 
 // The last rename of the run (field.h5.partial → field.h5) failing (EXDEV, through an LD_PRELOAD

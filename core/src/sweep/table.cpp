@@ -322,7 +322,11 @@ void record_cell(const fs::path& output, const CellRecord& record) {
 
 CellClaim::CellClaim(const fs::path& output, const std::string& label) {
   const fs::path file = cells_dir(output) / (label + ".lock");
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a dangling link under the claim's name made edm create the file it points to.
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd_ < 0 && errno == ELOOP)
+    throw IoError("EDM-SWP-013", file.string() + ": cannot claim the cell: it is a symbolic link, which edm never "
+                                                 "follows (remove it)");
   if (fd_ < 0) return;
   // A few tries over 0.2 s: `edm campaign status` takes the lock for an instant to see whether a
   // "running" cell is stale, and a sweep claiming the cell just then would skip it (found in review).
