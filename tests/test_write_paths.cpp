@@ -92,14 +92,15 @@ BOOST_AUTO_TEST_CASE(links_planted_at_staging_names_during_a_run_are_not_followe
   // field.h5.partial and spectrum.h5.partial as links before the commands that write them.
   const auto second = dir / "second";
   fs::create_directories(second);
-  fs::create_symlink(precious, second / "field.h5.partial");
+  const auto mine = write_file(dir, "mine.txt", kPrecious);  // a file of its own: the cases fail apart
+  fs::create_symlink(mine, second / "field.h5.partial");
   auto r = run_edm("run " + campaign.string() + " --quiet --output " + second.string());
   BOOST_TEST(r.exit_code == 0, r.output);
-  fs::create_symlink(precious, second / "spectrum.h5.partial");
+  fs::create_symlink(mine, second / "spectrum.h5.partial");
   r = run_edm("spectrum " + second.string() + " --quiet");
   BOOST_TEST(r.exit_code == 4, r.output);
   BOOST_TEST(contains(r.output, "[EDM-IO-161]"), r.output);
-  BOOST_TEST(slurp(precious) == kPrecious, "field.h5.partial or spectrum.h5.partial was written through");
+  BOOST_TEST(slurp(mine) == kPrecious, "field.h5.partial or spectrum.h5.partial was written through");
 }
 
 // The sweep's table and cell state files are written under "<name>.tmp.<pid>", a name anyone can
@@ -134,12 +135,13 @@ BOOST_AUTO_TEST_CASE(the_sweep_tables_staging_name_and_lock_are_not_followed) {
   // The same at a cell's claim, .cells/<label>.lock.
   const auto out3 = dir / "sw3";
   fs::create_directories(out3 / ".cells");
-  fs::create_symlink(elsewhere, out3 / ".cells" / "a0=0.2.lock");
+  const auto elsewhere3 = dir / "made_by_a_claim";
+  fs::create_symlink(elsewhere3, out3 / ".cells" / "a0=0.2.lock");
   const auto c = run_edm("sweep " + campaign.string() + " --quiet -o " + out3.string());
   BOOST_TEST(c.exit_code != 0, c.output);
   BOOST_TEST(contains(c.output, "[EDM-SWP-013]"), c.output);
   BOOST_TEST(contains(c.output, (out3 / ".cells" / "a0=0.2.lock").string()), c.output);
-  BOOST_TEST(!fs::exists(fs::symlink_status(elsewhere)), "the cell's claim created the file its link points to");
+  BOOST_TEST(!fs::exists(fs::symlink_status(elsewhere3)), "the cell's claim created the file its link points to");
 }
 
 // The last rename of the run (field.h5.partial → field.h5) failing (EXDEV, through an LD_PRELOAD
