@@ -204,3 +204,22 @@ BOOST_AUTO_TEST_CASE(an_interrupted_overwrite_keeps_the_old_results_and_resumes)
   const auto manifest = toml::parse_file((part / "run.toml").string());
   BOOST_TEST(manifest["campaign"]["laser"]["a0"].value_or(0.0) == 0.3, "run.toml is the resumed run's");
 }
+
+// checkpoint.h5 is renamed over at every checkpoint like field.h5 and run.toml at the end: a folder
+// there let `--overwrite --checkpoint-every 1` start computing and fail at its first checkpoint
+// (EDM-IO-001). It is refused before any work, naming it (EDM-RUN-071), and the folder is left as
+// it was.
+BOOST_AUTO_TEST_CASE(a_folder_at_checkpoint_h5_is_refused_before_any_work) {
+  const auto dir = edm::test::temp_dir("wp_ckpt_folder");
+  const auto campaign = write_file(dir, "cell.toml", cell(0.3, 8));
+  const auto run = dir / "run";
+  fs::create_directories(run / "checkpoint.h5");
+  write_file(run / "checkpoint.h5", "notes.txt", kPrecious);
+  const auto r = run_edm("run " + campaign.string() + " --quiet --overwrite --checkpoint-every 1 --output " + run.string());
+  BOOST_TEST(r.exit_code == 4, r.output);
+  BOOST_TEST(contains(r.output, "[EDM-RUN-071]"), r.output);
+  BOOST_TEST(contains(r.output, (run / "checkpoint.h5").string() + " is a folder"), r.output);
+  BOOST_TEST(slurp(run / "checkpoint.h5" / "notes.txt") == kPrecious);
+  BOOST_TEST(!fs::exists(run / "field.h5"));
+  BOOST_TEST(!fs::exists(run / "field.h5.partial"));
+}

@@ -41,7 +41,7 @@ class RunFolder {
   static void refuse_special(const std::filesystem::path& file);
   // refuse_special at run.toml, field.h5 and spectrum.h5 (for the commands that hand the folder on).
   void refuse_special_files() const;
-  // Before a run writes its field.h5 and run.toml (renamed over these names at the end): IoError
+  // Before a run writes its field.h5, run.toml and checkpoint.h5 (renamed over these names): IoError
   // EDM-RUN-071 naming the one that is a folder, a symbolic link, a FIFO or anything but a regular
   // file, so that no work is done whose result the rename would then lose.
   void refuse_non_regular_targets() const;

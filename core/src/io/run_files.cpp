@@ -45,8 +45,9 @@ void RunFolder::refuse_special_files() const {
 void RunFolder::refuse_non_regular_targets() const {
   // The run's own files are written under staging names and renamed over these: a folder, link or
   // FIFO there is refused before any work. Under --overwrite a folder named field.h5 let the whole
-  // run compute and then lose the finished field at the rename (found by a tester).
-  for (const auto& p : {field(), manifest()}) {
+  // run compute and then lose the finished field at the rename (found by a tester). checkpoint.h5 is
+  // renamed over the same way at every checkpoint: a folder there failed the first one mid-run.
+  for (const auto& p : {field(), manifest(), checkpoint()}) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
     const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link"
