@@ -108,7 +108,7 @@ BOOST_AUTO_TEST_CASE(refuses_what_is_not_a_regular_file_at_each_path) {
   const fs::path dir = edm::test::temp_dir("io_owners_special");
   const edm::RunFolder f(dir);
   const fs::path target = edm::test::write_file(dir, "elsewhere.txt", "mine");
-  for (const fs::path& p : {f.field(), f.manifest()}) {
+  for (const fs::path& p : {f.field(), f.manifest(), f.checkpoint()}) {
     struct Case {
       const char* kind;
       std::function<void()> make;

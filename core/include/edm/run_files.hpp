@@ -41,10 +41,17 @@ class RunFolder {
   static void refuse_special(const std::filesystem::path& file);
   // refuse_special at run.toml, field.h5 and spectrum.h5 (for the commands that hand the folder on).
   void refuse_special_files() const;
-  // Before a run writes its field.h5 and run.toml (renamed over these names at the end): IoError
+  // Before a run writes its field.h5, run.toml and checkpoint.h5 (renamed over these names): IoError
   // EDM-RUN-071 naming the one that is a folder, a symbolic link, a FIFO or anything but a regular
   // file, so that no work is done whose result the rename would then lose.
   void refuse_non_regular_targets() const;
+
+  // `text` as a new regular file `file` (a staging name, renamed into place by the caller): created
+  // with O_EXCL | O_NOFOLLOW, so a symbolic link, FIFO or any file already under the name is never
+  // opened, let alone written through; checked with fstat after the open; written whole and synced.
+  // Returns 0, or the errno of the step that failed (EEXIST: something is under the name; the
+  // caller moves it aside or names it); a file it created and could not finish is removed.
+  static int write_new_file(const std::filesystem::path& file, const std::string& text);
 
   // Which products are there (regular files or links to them under their final names; a staging
   // name is not a product).

@@ -346,7 +346,7 @@ void write_spectra_sums(hid_t root, const std::vector<SpectraSums>& spectra, con
 // Durable before it replaces the previous checkpoint (power loss keeps one of the two), then the
 // rename that commits it.
 void commit_checkpoint(const std::filesystem::path& partial, const std::filesystem::path& file) {
-  const int fd = ::open(partial.c_str(), O_RDONLY);
+  const int fd = ::open(partial.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);  // never a planted link or FIFO
   if (fd >= 0) {
     ::fsync(fd);
     ::close(fd);

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "edm/error.hpp"
 #include "edm/run_files.hpp"
 #include "edm/trajectory.hpp"
+#include "io/run_lock.hpp"
 
 namespace edm {
 namespace {
@@ -321,21 +324,22 @@ toml::table make_manifest(const Campaign& campaign, const RunSummary& s, const N
 
 void write_manifest(const std::filesystem::path& path, const toml::table& manifest) {
   const auto tmp = RunFolder::staging(path);
-  {
-    std::ofstream out(tmp);
-    // The path in the comment without line breaks: a newline in it would end the comment.
-    std::string shown = path.string();
-    std::replace_if(shown.begin(), shown.end(), [](char c) { return c == '\n' || c == '\r'; }, '?');
-    out << "# edm run manifest: `edm run " << shown
-        << "` replays this run ([campaign] holds the effective campaign)\n";
-    write_table(out, manifest, "");
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw IoError("EDM-IO-020", "cannot write the manifest " + tmp.string() + " (disk full?)");
-    }
-  }
+  std::ostringstream out;
+  // The path in the comment without line breaks: a newline in it would end the comment.
+  std::string shown = path.string();
+  std::replace_if(shown.begin(), shown.end(), [](char c) { return c == '\n' || c == '\r'; }, '?');
+  out << "# edm run manifest: `edm run " << shown
+      << "` replays this run ([campaign] holds the effective campaign)\n";
+  write_table(out, manifest, "");
+  // Created exclusively, never through a link (issue 30: an ofstream here wrote through a symbolic
+  // link planted at run.toml.partial into the file it points to). Whatever is under the staging
+  // name is not this writer's: moved aside, like the field's and the checkpoint's.
+  move_aside(tmp);
+  if (const int err = RunFolder::write_new_file(tmp, out.str()))
+    throw IoError("EDM-IO-020", "cannot write the manifest " + tmp.string() + " (" + std::strerror(err) +
+                                    (err == EEXIST ? ": a file appeared under edm's temporary name while it wrote, "
+                                                     "and edm never writes through one)"
+                                                   : "; disk full?)"));
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw IoError("EDM-IO-021", "cannot rename the manifest to " + path.string() + ": " + ec.message());

@@ -1,7 +1,11 @@
 // The run folder's names, refusals and listing (edm/run_files.hpp).
 #include "edm/run_files.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 
@@ -41,8 +45,9 @@ void RunFolder::refuse_special_files() const {
 void RunFolder::refuse_non_regular_targets() const {
   // The run's own files are written under staging names and renamed over these: a folder, link or
   // FIFO there is refused before any work. Under --overwrite a folder named field.h5 let the whole
-  // run compute and then lose the finished field at the rename (found by a tester).
-  for (const auto& p : {field(), manifest()}) {
+  // run compute and then lose the finished field at the rename (found by a tester). checkpoint.h5 is
+  // renamed over the same way at every checkpoint: a folder there failed the first one mid-run.
+  for (const auto& p : {field(), manifest(), checkpoint()}) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0 || S_ISREG(st.st_mode)) continue;
     const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISLNK(st.st_mode) ? "a symbolic link"
@@ -50,6 +55,27 @@ void RunFolder::refuse_non_regular_targets() const {
     throw IoError("EDM-RUN-071", p.string() + " is " + kind + ": edm writes its run's files only as regular "
                                               "files of its own; move it away (nothing was computed)");
   }
+}
+
+int RunFolder::write_new_file(const fs::path& file, const std::string& text) {
+  // 0666 less the umask: the mode a plain open gave run.toml and the sweep table before.
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  int err = 0;
+  struct stat st {};
+  // O_EXCL already refuses whatever is there; the fstat says so of the file actually opened.
+  if (::fstat(fd, &st) != 0) err = errno;
+  else if (!S_ISREG(st.st_mode)) err = EINVAL;
+  for (std::size_t done = 0; !err && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = n < 0 ? errno : EIO;
+    else done += std::size_t(n);
+  }
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err) ::unlink(file.c_str());  // this call created it: no half-written file stays
+  return err;
 }
 
 namespace {

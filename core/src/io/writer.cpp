@@ -481,8 +481,13 @@ void FieldWriter::commit() {
   if (H5Fclose(I.file.release()) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);
   std::error_code ec;
   std::filesystem::rename(I.partial_path, I.final_path, ec);
-  if (ec) io_fail("cannot rename to " + I.final_path.string() + ": " + ec.message(), I.partial_path);
+  // The file is complete: a failed rename (a folder made read-only, EXDEV) must not lose the
+  // computed cube, so the destructor keeps it under its staging name (issue 30).
   I.committed = true;
+  if (ec)
+    throw IoError("EDM-IO-163", "cannot rename the finished field " + I.partial_path.string() + " to " +
+                                    I.final_path.string() + ": " + ec.message() + "; the complete field is kept as " +
+                                    I.partial_path.string() + " (share/docs/outputs.md, \"A field kept as field.h5.partial\")");
 }
 
 }  // namespace edm

@@ -142,7 +142,11 @@ void claim_run_folder(const RunContext& ctx, RunSummary& S) {
       throw IoError("EDM-IO-093", "[run] output " + S.folder.string() + ": a parent of it is a file, not a folder");
     return std::filesystem::exists(st);
   };
-  if (!options.dry_run && !options.overwrite &&
+  // A resume carries on a checkpoint. One beside complete results is an interrupted --overwrite,
+  // which leaves the previous results in place until its own commit renames over them (issue 30:
+  // such a folder could never be resumed, and resume takes no --overwrite).
+  const bool continues_checkpoint = options.resume && exists(checkpoint_path(S.folder));
+  if (!options.dry_run && !options.overwrite && !continues_checkpoint &&
       (exists(S.field_file) || exists(S.manifest_file) ||
        (!options.resume && exists(checkpoint_path(S.folder)))))
     throw ConfigError("EDM-RUN-001",

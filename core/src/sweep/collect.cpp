@@ -126,7 +126,7 @@ std::size_t collect_campaign(const fs::path& output, const fs::path& file) {
   // would truncate through) is kept aside, never written over (share/docs/outputs.md).
   move_aside(partial);
   try {
-    h5::Handle f(H5Fcreate(partial.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    h5::Handle f(H5Fcreate(partial.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);  // never through a link
     if (!f.valid()) h5::io_fail("cannot create the collected table", partial);
     for (const auto& [k, v] : table.meta) h5::write_attr(f.get(), k.c_str(), v);
     h5::write_attr(f.get(), "layout", kLayout);

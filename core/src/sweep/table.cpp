@@ -22,6 +22,8 @@
 #include "sweep/identity.hpp"
 #include "field/fnv1a.hpp"
 #include "io/h5.hpp"
+#include "io/run_lock.hpp"
+#include "edm/run_files.hpp"
 
 namespace edm {
 
@@ -74,23 +76,17 @@ std::vector<std::string> strings_of(const toml::node_view<const toml::node>& n) 
 
 fs::path cells_dir(const fs::path& output) { return output / ".cells"; }
 
-// Whole file under <name>.tmp.<pid>, then renamed over the old one (atomic within a folder).
+// Whole file under <name>.tmp.<pid>, then renamed over the old one (atomic within a folder). The
+// temporary name is created exclusively and never through a link (issue 30: an ofstream here wrote
+// through a symbolic link planted under the predictable name into the file it points to); whatever
+// is under it is not this process's and is moved aside.
 void write_atomic(const fs::path& file, const std::string& text) {
   const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      const int err = errno;  // why (a full disk, a name too long): the message said neither
-      out.close();
-      std::error_code rm;
-      fs::remove(tmp, rm);  // no half-written file left beside the whole one
-      throw IoError("EDM-SWP-013", tmp.string() + ": cannot write " +
-                                       (file.filename() == "campaign.toml" ? "the campaign table" : "a cell's state file") +
-                                       (err ? " (" + std::string(std::strerror(err)) + ")" : std::string()));
-    }
-  }
+  move_aside(tmp);
+  if (const int err = RunFolder::write_new_file(tmp, text))
+    throw IoError("EDM-SWP-013", tmp.string() + ": cannot write " +
+                                     (file.filename() == "campaign.toml" ? "the campaign table" : "a cell's state file") +
+                                     " (" + std::strerror(err) + ")");
   std::error_code ec;
   fs::rename(tmp, file, ec);
   if (ec) {
@@ -172,9 +168,13 @@ class FolderLock {
  public:
   explicit FolderLock(const fs::path& output) {
     const fs::path file = output / ".campaign.lock";
-    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a dangling link under the lock's name made edm create the file it points to.
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
-      throw IoError("EDM-SWP-013", file.string() + ": cannot lock the campaign folder");
+      throw IoError("EDM-SWP-013", file.string() + ": cannot lock the campaign folder" +
+                                       (fd_ < 0 && errno == ELOOP ? std::string(": it is a symbolic link, which edm "
+                                                                                "never follows (remove it)")
+                                                                  : std::string()));
   }
   ~FolderLock() {
     if (fd_ >= 0) ::close(fd_);
@@ -322,7 +322,11 @@ void record_cell(const fs::path& output, const CellRecord& record) {
 
 CellClaim::CellClaim(const fs::path& output, const std::string& label) {
   const fs::path file = cells_dir(output) / (label + ".lock");
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: a dangling link under the claim's name made edm create the file it points to.
+  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd_ < 0 && errno == ELOOP)
+    throw IoError("EDM-SWP-013", file.string() + ": cannot claim the cell: it is a symbolic link, which edm never "
+                                                 "follows (remove it)");
   if (fd_ < 0) return;
   // A few tries over 0.2 s: `edm campaign status` takes the lock for an instant to see whether a
   // "running" cell is stale, and a sweep claiming the cell just then would skip it (found in review).
