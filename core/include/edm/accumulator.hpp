@@ -46,6 +46,13 @@ struct AccumulatorTiming {
 // fit the device's maximum allocation and global memory. Returns the bytes per bucket. The
 // accumulator calls it; the run driver calls it first of all, before any trajectory work.
 std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode);
+// The largest field buffer (one bucket) edm allocates on a device, and the global memory its
+// buffers may take: the device's max allocation and global memory, or less where the environment's
+// EDM_MAX_DEVICE_ALLOCATION or EDM_MAX_DEVICE_MEMORY (bytes; meant for tests, share/docs/design.md)
+// cap them, so that a screen larger than the cap runs in tiles in turn. ConfigError EDM-TILE-003
+// naming the variable for a value that is not a positive integer.
+std::uint64_t allowed_allocation(const DeviceInfo& info);
+std::uint64_t allowed_global_memory(const DeviceInfo& info);
 
 class FieldAccumulator {
  public:

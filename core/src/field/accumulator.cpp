@@ -6,6 +6,7 @@
 // name (field/kernel_args.hpp).
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
@@ -302,6 +303,28 @@ std::vector<std::int32_t> pixel_permutation(const Screen& s, PixelOrder order, i
   return out;
 }
 
+namespace {
+// `value`, or less where the environment variable `name` (bytes; for tests) caps it.
+std::uint64_t capped_by_env(const char* name, std::uint64_t value) {
+  const char* cap = std::getenv(name);
+  if (!cap || !*cap) return value;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(cap, &end, 10);
+  if (errno != 0 || *end != '\0' || v == 0 || cap[0] == '-')
+    throw ConfigError("EDM-TILE-003", std::string(name) + " = \"" + cap +
+                                          "\": a cap on the device's memory must be a positive number of bytes");
+  return std::min<std::uint64_t>(value, v);
+}
+}  // namespace
+
+std::uint64_t allowed_allocation(const DeviceInfo& info) {
+  return capped_by_env("EDM_MAX_DEVICE_ALLOCATION", info.max_allocation);
+}
+std::uint64_t allowed_global_memory(const DeviceInfo& info) {
+  return capped_by_env("EDM_MAX_DEVICE_MEMORY", info.global_memory);
+}
+
 // The memory guard: one buffer of 3 × samples × pixels doubles per bucket must fit the device's
 // maximum allocation, and all buckets its global memory. Returns the bytes per bucket.
 std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode) {
@@ -318,15 +341,18 @@ std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, 
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
                               ", samples = " + std::to_string(screen.samples) + ", mode = " +
                               (mode == Mode::Total ? "total" : "split");
-  if (exact_bytes > static_cast<long double>(info.max_allocation))
+  const std::uint64_t allowed = allowed_allocation(info);
+  if (exact_bytes > static_cast<long double>(allowed))
     throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
                                          " bytes per bucket (3 × samples × pixels doubles; " + setting +
-                                         ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
-                                         " bytes of " + where + "; reduce screen.nx/ny/samples");
-  if (bucket_bytes * nb > info.global_memory)
+                                         ") exceeds the max allocation of " + std::to_string(allowed) +
+                                         " bytes of " + where +
+                                         (allowed < info.max_allocation ? " (EDM_MAX_DEVICE_ALLOCATION)" : "") +
+                                         "; reduce screen.nx/ny/samples");
+  if (bucket_bytes * nb > allowed_global_memory(info))
     throw DeviceError("EDM-ACC-002", "field buffers of " + std::to_string(bucket_bytes * nb) + " bytes (" +
                                          std::to_string(nb) + " buckets; " + setting +
-                                         ") exceed the global memory of " + std::to_string(info.global_memory) +
+                                         ") exceed the global memory of " + std::to_string(allowed_global_memory(info)) +
                                          " bytes of " + where + "; reduce screen.nx/ny/samples or use total mode");
 
   return bucket_bytes;
