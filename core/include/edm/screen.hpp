@@ -74,13 +74,13 @@ struct Screen {
 // screen of their own: ny = iy1 − iy0, row0 and rows_total set so that its pixels are the full
 // screen's, bit for bit, and an angular screen keeps its rows' slice of `directions`. The window,
 // dt and the coverage of the full screen are not re-derived: a tile is never a new screen.
-// Error EDM-SCR-001 unless 0 <= iy0 < iy1 <= full.ny.
+// Error EDM-TILE-001 unless 0 <= iy0 < iy1 <= full.ny.
 Screen screen_tile(const Screen& full, int iy0, int iy1);
 // The screen a tile belongs to, without its directions (shape, geometry and window only: what the
 // kernels' tuning and a layout's fingerprint read): ny = full_ny(), row0 = rows_total = 0.
 Screen whole_screen_shape(const Screen& tile);
 // ny rows in k contiguous tiles of near-equal height ([iy0, iy1) each, in order; the first ny mod k
-// one row taller). ConfigError EDM-SCR-002 naming `what` (the key or setting that asked for k
+// one row taller). ConfigError EDM-TILE-002 naming `what` (the key or setting that asked for k
 // tiles) unless 1 <= k <= ny: a tile has at least one row.
 std::vector<std::pair<int, int>> split_rows(int ny, int k, const std::string& what = "tiles");
 
