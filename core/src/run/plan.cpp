@@ -183,8 +183,8 @@ namespace {
 // machine (BENCHMARKS.md, "Pixel sharding"): by electrons, each device beyond the first sends its
 // whole cube through host staging into device 0's and adds it there (ShardedFieldAccumulator::finish);
 // by pixels, each device beyond the first takes every batch's splines too (upload and light front).
-constexpr double kReduceSecondsPerCubeByte = 1.1e-9;
-constexpr double kUploadSecondsPerSplineByte = 0.6e-9;
+constexpr double kReduceSecondsPerCubeByte = 3.5e-9;    // 0.63-0.89 s for a 201 MB cube
+constexpr double kUploadSecondsPerSplineByte = 1.0e-9;  // not resolved: below 0.1 s for 88 MB
 
 // The two costs for D devices (seconds), and the kernel work that pixel tiles repeat (the rows the
 // equal-height tiles hold twice), as a fraction of the screen.
