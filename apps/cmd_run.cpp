@@ -132,6 +132,10 @@ int cmd_run(const Args& args) {
     std::cout << "\nmemory:  device buffers " << double(s.device_buffer_bytes) / gib << " GiB per device; host ≈ "
               << s.host_estimate_bytes / gib << " GiB (electron_batch " << (s.electron_batch ? s.electron_batch : s.electrons)
               << " x " << double(s.spline_bytes_per_electron) / 1e6 << " MB of splines per electron, or the download staging)\n";
+    std::cout << "passes:  " << s.passes << (s.passes > 1 ? " (the screen in tiles of up to " : " (the whole screen; ")
+              << (s.passes > 1 ? std::to_string(s.pass_rows) + " rows in turn: the device buffers above are one pass's)"
+                               : std::string("it fits the devices)"))
+              << "\nsharding: " << s.sharding << " (" << s.sharding_reason << ")\n";
     if (s.time_estimate > 0)
       std::cout << "time:    ≈ " << s.time_estimate
                 << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";

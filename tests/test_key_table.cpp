@@ -422,6 +422,7 @@ BOOST_AUTO_TEST_CASE(enum_words_are_the_table_choices) {
   expect_words<edm::ScreenAxis>("screen.axis");
   expect_words<edm::FieldKernel>("accumulator.kernel");
   expect_words<edm::PixelOrder>("accumulator.pixel_order");
+  expect_words<edm::Sharding>("accumulator.sharding");
   expect_words<edm::SpectraUnit>("spectra.unit");
   expect_words<edm::SpectraScale>("spectra.scale");
   expect_words<edm::SpectraSum>("spectra.sum");

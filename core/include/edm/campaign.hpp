@@ -44,6 +44,10 @@ enum class FieldKernel { Newton, Rk4, Auto };                     // accumulator
 //   Tiles: tile_width × (work_group / tile_width) blocks, row-major within a block.
 //   Rows:  plain row order (identity).
 enum class PixelOrder { Auto = 0, Rings = 1, Tiles = 2, Rows = 3 };  // accumulator.pixel_order
+// accumulator.sharding: how several devices of one process share the work. Electrons: each device
+// a block of every batch, a full cube each, reduced at the end. Pixels: each device a tile of screen
+// rows and every electron, no reduce (bit-identical to one device). Auto: the cost model's pick.
+enum class Sharding { Auto = 0, Pixels = 1, Electrons = 2 };
 enum class SpectraScale { Linear, Log };                         // spectra.scale: ω grid spacing
 enum class SpectraSum { Both, Coherent, Incoherent };            // spectra.sum: which sums are kept
 enum class SpectraUnit { Laser, EV };                            // spectra.unit of omega_min/omega_max
@@ -99,6 +103,10 @@ struct Choices<FieldKernel> {
 template <>
 struct Choices<PixelOrder> {  // the same words as pixel_order_name (test_key_table checks)
   static constexpr std::array names{"auto", "rings", "tiles", "rows"};
+};
+template <>
+struct Choices<Sharding> {
+  static constexpr std::array names{"auto", "pixels", "electrons"};
 };
 template <>
 struct Choices<SpectraScale> {
@@ -249,6 +257,7 @@ struct AccumulatorSection {
   int tail_slabs = 0;             // the last batch in slabs of rows written while the next computes:
                                   // 0 = from the device, -1 = off (one device, one process only)
   std::string devices = "auto";   // auto | all | "0,1" | a name substring
+  Sharding sharding = Sharding::Auto;  // several devices: by pixels, by electrons, or the cost model's pick
 };
 
 // Direct far-field spectra d²W/dωdΩ on (ω grid, the screen's directions), written to spectrum.h5

@@ -45,6 +45,12 @@ struct RunSummary {
   int rank = 0, ranks = 1;  // MPI: only rank 0 writes files and holds the gathered totals
   std::uint64_t electrons = 0, batches = 0, electron_batch = 0;
   int tail_slabs = 1;  // effective: slabs of rows the last batch was launched in (1 = one piece)
+  // How this process's devices shared the work (accumulator.sharding resolved: "pixels" or
+  // "electrons") and why (the key, one device, the ranks, or the cost model with its numbers).
+  std::string sharding = "electrons", sharding_reason;
+  // The screen in tiles of rows run in turn when its cube does not fit the devices at once: the
+  // number of passes and the rows of the tallest (passes = 1: the whole screen at once).
+  int passes = 1, pass_rows = 0;
   std::uint64_t slots = 0;
   Screen screen;
   CoverageReport coverage;

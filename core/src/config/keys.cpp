@@ -295,6 +295,11 @@ std::vector<CoreKey> accumulator_keys() {
       EDM_KEY(accumulator, devices, "", "",
               "device spec: auto | all | 0,1 | gpu | cpu | a device-name substring",
               {.env = "EDM_DEVICE", .flag = "device devices"}),
+      EDM_KEY(accumulator, sharding, "", "",
+              "several devices of one process: pixels (each device a tile of screen rows and every electron, "
+              "no reduce; bit-identical to one device), electrons (each device a block of every batch, cubes "
+              "reduced at the end), auto = the cheaper by the cost model (share/docs/design.md)",
+              {.env = "EDM_SHARDING"}),
   };
 }
 

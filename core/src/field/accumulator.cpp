@@ -6,6 +6,7 @@
 // name (field/kernel_args.hpp).
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
@@ -322,6 +323,28 @@ static void check_mode_screen(const Screen& screen, Mode mode) {
                       "use a flat screen");
 }
 
+namespace {
+// `value`, or less where the environment variable `name` (bytes; for tests) caps it.
+std::uint64_t capped_by_env(const char* name, std::uint64_t value) {
+  const char* cap = std::getenv(name);
+  if (!cap || !*cap) return value;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(cap, &end, 10);
+  if (errno != 0 || *end != '\0' || v == 0 || cap[0] == '-')
+    throw ConfigError("EDM-TILE-003", std::string(name) + " = \"" + cap +
+                                          "\": a cap on the device's memory must be a positive number of bytes");
+  return std::min<std::uint64_t>(value, v);
+}
+}  // namespace
+
+std::uint64_t allowed_allocation(const DeviceInfo& info) {
+  return capped_by_env("EDM_MAX_DEVICE_ALLOCATION", info.max_allocation);
+}
+std::uint64_t allowed_global_memory(const DeviceInfo& info) {
+  return capped_by_env("EDM_MAX_DEVICE_MEMORY", info.global_memory);
+}
+
 // The memory guard: one buffer of 3 × samples × pixels doubles per bucket must fit the device's
 // maximum allocation, and all buckets its global memory. Returns the bytes per bucket.
 std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, Mode mode) {
@@ -339,15 +362,18 @@ std::uint64_t check_device_memory(const DeviceInfo& info, const Screen& screen, 
   const std::string setting = "screen nx = " + std::to_string(screen.nx) + ", ny = " + std::to_string(screen.ny) +
                               ", samples = " + std::to_string(screen.samples) + ", mode = " +
                               name(mode);
-  if (exact_bytes > static_cast<long double>(info.max_allocation))
+  const std::uint64_t allowed = allowed_allocation(info);
+  if (exact_bytes > static_cast<long double>(allowed))
     throw DeviceError("EDM-ACC-001", "field buffer of " + shown_bytes +
                                          " bytes per bucket (3 × samples × pixels doubles; " + setting +
-                                         ") exceeds the max allocation of " + std::to_string(info.max_allocation) +
-                                         " bytes of " + where + "; reduce screen.nx/ny/samples");
-  if (bucket_bytes * nb > info.global_memory)
+                                         ") exceeds the max allocation of " + std::to_string(allowed) +
+                                         " bytes of " + where +
+                                         (allowed < info.max_allocation ? " (EDM_MAX_DEVICE_ALLOCATION)" : "") +
+                                         "; reduce screen.nx/ny/samples");
+  if (bucket_bytes * nb > allowed_global_memory(info))
     throw DeviceError("EDM-ACC-002", "field buffers of " + std::to_string(bucket_bytes * nb) + " bytes (" +
                                          std::to_string(nb) + " buckets; " + setting +
-                                         ") exceed the global memory of " + std::to_string(info.global_memory) +
+                                         ") exceed the global memory of " + std::to_string(allowed_global_memory(info)) +
                                          " bytes of " + where + "; reduce screen.nx/ny/samples or use total mode");
 
   return bucket_bytes;
@@ -365,7 +391,10 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
   const KernelOptions selected = select_mode_kernel(select_field_kernel(options, info, screen, m.where()), mode);
-  detail::KernelTuning tuning = detail::resolve_tuning(selected, info, max_parameter_bytes(*m.device), screen, m.where());
+  // A tile is tuned as its whole screen: the sample chunks (where the Newton solves start cold)
+  // must be the full screen's for its rows to be bit-identical to the full screen's.
+  detail::KernelTuning tuning = detail::resolve_tuning(
+      selected, info, max_parameter_bytes(*m.device), screen.is_tile() ? whole_screen_shape(screen) : screen, m.where());
   m.options = tuning.options;
   // The memory guard before any allocation (the driver also calls it before anything else).
   m.bucket_bytes = check_device_memory(info, screen, mode);
@@ -429,6 +458,11 @@ void FieldAccumulator::Impl::upload_pixel_order() {
   layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
   for (std::int32_t v : pixel_of)
     for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
+  // A tile's window too (row0, rows_total): two tiles of one height share a permutation, and a
+  // checkpoint of one must not restore into the other. A whole screen's hash stays what it was.
+  if (screen.is_tile())
+    for (std::int32_t v : {std::int32_t(screen.row0), std::int32_t(screen.rows_total)})
+      for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
   const std::size_t lanes = positions_per_item(options);
   const std::size_t items_per_chunk = (std::size_t(screen.pixels()) + lanes - 1) / lanes;
   const std::size_t groups_per_chunk = (items_per_chunk + local - 1) / local;
@@ -488,6 +522,8 @@ void FieldAccumulator::Impl::bind_screen_arguments() {
   lw.set("positions", pixel_of_buf);  // not read while n_positions = 0
   lw.set("pos_first", cl_int(0));
   lw.set("n_positions", cl_int(0));
+  lw.set("row0", cl_int(s.row0));
+  lw.set("rows_total", cl_int(s.full_ny()));
 }
 
 FieldAccumulator::~FieldAccumulator() {
@@ -980,7 +1016,8 @@ void FieldAccumulator::Impl::download_pipelined(const SlabSink& sink, int rows_p
     Piece& p = pieces[i];
     p.read.wait();
     pump(false);  // keep the bounded queue fed while the sink writes
-    sink(p.b, p.comp, p.iy0, p.iy0 + p.rows, host[i % 2].host);
+    // Rows in the full screen's numbering: a tile's slab is that hyperslab of the full field.h5.
+    sink(p.b, p.comp, s.row0 + p.iy0, s.row0 + p.iy0 + p.rows, host[i % 2].host);
   };
   cl::Event ready;
   int ready_to = -1;
@@ -1044,7 +1081,8 @@ void FieldAccumulator::reduce_into(FieldAccumulator& target) {
   if (&src == &dst) return;
   const Screen &a = src.screen, &b = dst.screen;
   if (a.nx != b.nx || a.ny != b.ny || a.samples != b.samples || a.dt != b.dt || a.t0_rel != b.t0_rel ||
-      a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || src.mode != dst.mode)
+      a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || a.row0 != b.row0 ||
+      a.full_ny() != b.full_ny() || src.mode != dst.mode)
     throw Error("EDM-ACC-020", "reducing accumulators of different screens or modes (" + src.where() +
                                    " into " + dst.where() + ")");
   if (src.layout_hash != dst.layout_hash)

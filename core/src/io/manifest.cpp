@@ -140,6 +140,11 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
                      {"simd", x.simd},
                      {"nv_seed", x.nv_seed},
                      {"devices", a.devices},
+                     {"sharding", s.sharding},
+                     {"sharding_setting", name(a.sharding)},
+                     {"sharding_reason", s.sharding_reason},
+                     {"passes", s.passes},
+                     {"pass_rows", s.pass_rows},
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", name(campaign.trajectory.model)},
                      {"checkpoint_every", int64_t(s.checkpoint_every)}};

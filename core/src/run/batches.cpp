@@ -596,6 +596,9 @@ struct BatchLoop {
     wait_for_device();
     acc.drain();  // a batch in slabs: its launches left are not enqueued either
     std::string why;
+    // A checkpoint holds one accumulator's cube, and edm resume restores the first pass's.
+    if (state.later_pass)
+      throw_unresumable_stop(plan, state, S, "a later pass of a screen run in tiles in turn is not checkpointed");
     if (acc.stopped()) {
       const auto k = acc.stopped_at();
       if (!k)
@@ -788,6 +791,33 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   S.checkpoint_every = std::max<std::int64_t>(state.checkpoint_every, 0);
   const std::string burst = burst_problem(cell, ctx.campaign, S.coverage, S.spectra_from_samples);
   if (!burst.empty()) ctx.observer.warning(burst);
+}
+
+double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                        const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
+                        FieldWriter* writer, RunSummary& S) {
+  double write_seconds = 0;
+  // The host-side products are the first pass's: every pass solves the same electrons again.
+  const CoverageReport coverage = S.coverage;
+  const std::uint64_t knots = S.knots_total;
+  for (std::size_t p = 1; p < passes.size(); ++p) {
+    const auto [y0, y1] = passes[p];
+    ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(passes.size()) + ": rows " +
+                                   std::to_string(y0) + " to " + std::to_string(y1 - 1));
+    // The pass before has been finished (its buffers released) before this one allocates.
+    ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), y0, y1), cell.mode(), kernel, plan.sharding);
+    BatchState state;
+    state.checkpoint_file = checkpoint_path(S.folder);
+    state.next = state.digest_to = plan.first;
+    state.scenario = &cell.plugin_scenario();
+    state.checkpoint_every = -1;
+    state.later_pass = true;
+    run_batches(ctx, cell, plan, acc, state, S);
+    S.coverage = coverage;
+    S.knots_total = knots;
+    write_seconds += download_field(ctx, cell, plan, acc, state, writer, S);  // this pass's rows, written now
+  }
+  return write_seconds;
 }
 
 }  // namespace edm::detail

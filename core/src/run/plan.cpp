@@ -110,8 +110,10 @@ void keep_batches_in_their_own_pages() {
 
 void refuse_oversized_cube(const Campaign& campaign, const RunOptions& options) {
   const Screen bare = make_screen(campaign.screen, Normalization::from_wavelength(campaign.laser.wavelength));
+  // A cube larger than a device runs in tiles of rows in turn (plan_passes): refused here only
+  // when not even one row fits.
   for (const auto& d : select_devices(campaign.accumulator.devices, value_origin(campaign, "accumulator.devices")))
-    check_device_memory(d, bare, campaign.run.mode);
+    check_device_memory(d, screen_tile(bare, 0, 1), campaign.run.mode);
   // The ensemble's states are held three times before any solve (the plugin's, the initial and the
   // extended starts, 8 doubles each), plus the plugin's own draw: refuse a count the host cannot
   // hold before the plugin allocates it.
@@ -178,6 +180,109 @@ RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummar
     plan.devices = {every[std::size_t(plan.ranks.rank) % every.size()]};
   }
   return plan;
+}
+
+namespace {
+// The cost model of accumulator.sharding = "auto", in seconds per byte, measured on PoCL on this
+// machine (BENCHMARKS.md, "Pixel sharding"): by electrons, each device beyond the first sends its
+// whole cube through host staging into device 0's and adds it there (ShardedFieldAccumulator::finish);
+// by pixels, each device beyond the first takes every batch's splines too (upload and light front).
+constexpr double kReduceSecondsPerCubeByte = 3.5e-9;    // 0.63-0.89 s for a 201 MB cube
+constexpr double kUploadSecondsPerSplineByte = 1.0e-9;  // not resolved: below 0.1 s for 88 MB
+
+// The two costs for D devices (seconds), and the kernel work that pixel tiles repeat (the rows the
+// equal-height tiles hold twice), as a fraction of the screen.
+struct ShardingCosts {
+  double reduce = 0, upload = 0, repeated_rows = 0;
+};
+ShardingCosts sharding_costs(const PreparedCell& cell, std::size_t D, double cube_bytes) {
+  ShardingCosts c;
+  const double splines = double(cell.electrons()) * cell.budget().max_knots * double(kCoefPerInterval) * sizeof(double);
+  c.reduce = double(D - 1) * cube_bytes * kReduceSecondsPerCubeByte;
+  c.upload = double(D - 1) * splines * kUploadSecondsPerSplineByte;
+  const int ny = cell.screen().ny, h = (ny + int(D) - 1) / int(D);
+  c.repeated_rows = double(h * int(D) - ny) / double(ny);
+  return c;
+}
+}  // namespace
+
+Sharding plan_sharding(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& S) {
+  const Sharding asked = ctx.campaign.accumulator.sharding;
+  const std::size_t D = plan.devices.size();
+  const auto set = [&](Sharding by, std::string why) {
+    plan.sharding = by;
+    S.sharding = name(by);
+    S.sharding_reason = std::move(why);
+    return by;
+  };
+  if (D < 2) return set(Sharding::Electrons, "one device");
+  if (plan.ranks.size > 1)
+    return set(Sharding::Electrons, "several MPI ranks: each rank's devices share its block of electrons");
+  if (asked == Sharding::Pixels && D > std::size_t(cell.screen().ny))
+    split_rows(cell.screen().ny, int(D), "accumulator.sharding = \"pixels\" over " + std::to_string(D) +
+                                             " devices (accumulator.devices)");  // throws EDM-TILE-002
+  if (asked != Sharding::Auto) return set(asked, "accumulator.sharding");
+  if (D > std::size_t(cell.screen().ny))
+    return set(Sharding::Electrons, "auto: more devices than screen rows (screen.ny)");
+  const double cube = 3.0 * double(cell.screen().slots_per_electron()) * sizeof(double) * bucket_count(cell.mode());
+  const ShardingCosts c = sharding_costs(cell, D, cube);
+  char why[400];
+  std::snprintf(why, sizeof why,
+                "auto: reduce %.3g s (%zu cubes of %s) against spline uploads %.3g s (every batch to %zu devices) "
+                "and %.3g of the rows computed twice",
+                c.reduce, D - 1, mib(cube).c_str(), c.upload, D, c.repeated_rows);
+  // Repeated rows cost kernel time, which the model does not know before the run: pixel sharding
+  // is taken when it saves transfer time and repeats at most a tenth of the rows.
+  return set(c.upload < c.reduce && c.repeated_rows <= 0.1 ? Sharding::Pixels : Sharding::Electrons, why);
+}
+
+namespace {
+// The screen rows whose cube one device holds (each bucket within the allowed allocation, all of
+// them within its allowed global memory) beside `reserve` bytes of splines, whose single buffer
+// `batch` must fit the device's max allocation too; 0 when not one row fits.
+std::uint64_t rows_that_fit(const DeviceInfo& d, const Screen& screen, Mode mode, double reserve, double batch) {
+  if (batch > double(d.max_allocation)) return 0;
+  const double row = 3.0 * double(screen.nx) * double(screen.samples) * sizeof(double);
+  const double by_allocation = std::floor(double(allowed_allocation(d)) / row);
+  const double by_memory = std::floor((double(allowed_global_memory(d)) - reserve) / (row * bucket_count(mode)));
+  return std::uint64_t(std::max(0.0, std::min(by_allocation, by_memory)));
+}
+}  // namespace
+
+std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan,
+                                             RunSummary& S) {
+  const Screen& screen = cell.screen();
+  const auto& a = ctx.campaign.accumulator;
+  // Beside the tile, the device holds a batch's splines (two with batch_overlap: the next one is
+  // uploaded ahead), predicted from the knot budget; "auto" batches are at least one electron.
+  const double batch = a.electron_batch > 0 ? double(a.electron_batch) : a.electron_batch == 0 ? double(cell.electrons()) : 1.0;
+  const double splines = batch * cell.budget().max_knots * kCoefPerInterval * sizeof(double);
+  const double reserve = (a.batch_overlap ? 2.0 : 1.0) * splines;
+  std::uint64_t fit = UINT64_MAX;
+  for (const auto& d : plan.devices) {
+    const std::uint64_t f = rows_that_fit(d, screen, cell.mode(), reserve, splines);
+    if (f == 0) {
+      char msg[600];
+      std::snprintf(msg, sizeof msg,
+                    "device %d (%s): not one screen row's cube (%s, screen.nx = %d, screen.samples = %d) fits beside "
+                    "one batch's splines (%s for accumulator.electron_batch = %.0f) within its memory and allowed "
+                    "allocation, so the screen cannot run in tiles; lower accumulator.electron_batch, screen.samples "
+                    "or screen.nx",
+                    d.index, d.name.c_str(), mib(3.0 * screen.nx * screen.samples * 8.0 * bucket_count(cell.mode())).c_str(),
+                    screen.nx, screen.samples, mib(splines).c_str(), batch);
+      throw ConfigError("EDM-TILE-004", msg);
+    }
+    fit = std::min(fit, f);
+  }
+  const std::uint64_t per_pass = fit * (plan.sharding == Sharding::Pixels ? plan.devices.size() : 1);
+  const int passes = per_pass >= std::uint64_t(screen.ny) ? 1 : int((std::uint64_t(screen.ny) + per_pass - 1) / per_pass);
+  auto out = split_rows(screen.ny, passes, "the screen's passes");
+  S.passes = passes;
+  S.pass_rows = out.front().second - out.front().first;
+  if (passes > 1)
+    ctx.observer.phase("passes", std::to_string(passes) + " passes of up to " + std::to_string(S.pass_rows) +
+                                     " rows: the cube does not fit the devices at once");
+  return out;
 }
 
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& S) {
@@ -260,7 +365,7 @@ void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const Run
   // Each device at the rate `edm bench` measured on the kernel path this run takes there (its
   // effective options: the lanes or the scalar kernel), none when that path was never measured.
   double rate = 0;
-  for (std::size_t i = 0; i < plan.devices.size(); ++i) {
+  for (std::size_t i = 0; i < acc.device_count(); ++i) {
     const double r = cached_kernel_rate(plan.devices[i], acc.device_accumulator(i).options(), cell.screen(), cell.mode());
     if (!(r > 0)) {
       rate = 0;

@@ -54,6 +54,21 @@ struct WarningRecorder final : RunObserver {
   }
 };
 
+// The kernel options, the sharding and the passes planned, the accumulators of the first pass on
+// this process's devices (and their buffer size in the summary).
+ShardedFieldAccumulator first_pass_accumulator(const detail::RunContext& ctx, const PreparedCell& cell,
+                                               detail::RunPlan& plan, KernelOptions& kernel,
+                                               std::vector<std::pair<int, int>>& passes, RunSummary& S) {
+  kernel = kernel_options(ctx.campaign.accumulator);
+  kernel.ensemble_radius = cell.transverse_rms();  // for the automatic pixel order
+  detail::plan_sharding(ctx, cell, plan, S);
+  passes = detail::plan_passes(ctx, cell, plan, S);
+  ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), passes[0].first, passes[0].second),
+                              cell.mode(), kernel, plan.sharding);
+  S.device_buffer_bytes = acc.device_buffer_bytes();
+  return acc;
+}
+
 }  // namespace
 
 KernelOptions kernel_options(const AccumulatorSection& a) {
@@ -104,10 +119,9 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
-  KernelOptions kernel = kernel_options(campaign.accumulator);
-  kernel.ensemble_radius = cell.transverse_rms();  // for the automatic pixel order
-  ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel);
-  S.device_buffer_bytes = acc.device_buffer_bytes();
+  KernelOptions kernel;
+  std::vector<std::pair<int, int>> passes;  // one, the whole screen, unless its cube does not fit
+  ShardedFieldAccumulator acc = first_pass_accumulator(ctx, cell, plan, kernel, passes, S);
   plan_batches(ctx, cell, plan, S);
   const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
@@ -131,7 +145,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
 
   // Finish: the field into field.h5 (rank 0), the host-side products folded across ranks exactly
   // (γ trace: sums and extrema; coverage records), then the manifest.
-  const double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
+  double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
+  write_seconds += run_later_passes(ctx, cell, plan, kernel, passes, writer ? &*writer : nullptr, S);
   if (telemetry) record_telemetry(*telemetry, acc, S);
   RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone

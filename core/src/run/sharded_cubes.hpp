@@ -3,6 +3,7 @@
 #pragma once
 #include "edm/checkpoint.hpp"
 #include "edm/sharded.hpp"
+#include "field/fnv1a.hpp"
 
 namespace edm {
 
@@ -14,7 +15,15 @@ class ShardedCubes final : public RawCubes {
   std::uint64_t doubles_per_bucket() const override {
     return acc_.device_accumulator(0).raw_doubles_per_bucket();
   }
-  std::uint64_t layout_hash() const override { return acc_.device_accumulator(0).layout_hash(); }
+  // By pixels the devices hold different tiles: every device's fingerprint, folded in device order,
+  // so a checkpoint restores only into the same tiles (by electrons every device has device 0's).
+  std::uint64_t layout_hash() const override {
+    if (acc_.sharding() != Sharding::Pixels) return acc_.device_accumulator(0).layout_hash();
+    std::uint64_t h = detail::kFnvOffset;
+    for (std::size_t d = 0; d < acc_.device_count(); ++d)
+      for (int b = 0; b < 8; ++b) h = detail::fnv1a_byte(h, (acc_.device_accumulator(d).layout_hash() >> (8 * b)) & 0xffu);
+    return h;
+  }
   // What the layout comes from: the screen and mode (the cube's size), the effective pixel order,
   // tile width and work group (the permutation).
   LayoutKeys layout_keys() const override {

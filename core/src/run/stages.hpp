@@ -61,6 +61,7 @@ struct RunPlan {
   std::vector<DeviceInfo> devices;   // this rank's devices
   std::uint64_t first = 0, end = 0;  // this rank's electrons [first, end)
   std::uint64_t batch = 1;           // B, electrons per batch
+  Sharding sharding = Sharding::Electrons;  // how this process's devices share the work (resolved)
   int rows_per_slab = 1;             // screen rows per download slab
   std::uint64_t slab_bytes = 0;
   std::uint64_t local_electrons() const { return end - first; }
@@ -77,6 +78,17 @@ void claim_run_folder(const RunContext& ctx, RunSummary& summary);
 std::uint64_t mem_available();
 // The devices (reported to the observer), the MPI ranks and this rank's block of the ensemble.
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
+// accumulator.sharding resolved for this process's devices (plan.sharding; run.toml [config]
+// sharding and sharding_reason): one device or several MPI ranks shard by electrons; "auto" by the
+// cost model (share/docs/design.md, "Several devices: pixels or electrons"). Returns plan.sharding.
+Sharding plan_sharding(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// The passes of a screen whose cube does not fit the devices at once (share/docs/design.md, "Screens
+// larger than the devices"): rows [first, second) of each pass, in order; one pass, the whole
+// screen, when it fits. A pass holds as many rows as every device holds beside a batch's splines
+// (by pixels: that many per device). ConfigError EDM-TILE-004 when not one row fits. Sets
+// summary.passes and pass_rows.
+std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan,
+                                             RunSummary& summary);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
 // The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
@@ -160,6 +172,7 @@ struct BatchState {
   std::uint64_t digest = 0xcbf29ce484222325ULL;  // the FNV-1a offset basis: no electron yet
   std::uint64_t digest_to = 0;
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
+  bool later_pass = false;    // a pass after the first of a screen in tiles: a stop is not checkpointed
 };
 
 // The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
@@ -178,6 +191,15 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
 // Interrupted). Every error leaves with the devices idle and no thread running.
 void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& summary);
+
+// A screen whose cube does not fit the devices at once (plan_passes): passes 2, 3, … after the
+// first (which run_campaign ran and wrote), each on accumulators of its tile of rows, its batches
+// solved again from the start (the splines are not kept between passes), downloaded and written
+// into `writer` (rank 0's) before the next pass allocates. The coverage and knots stay the first
+// pass's; a stop is not checkpointed. Returns the seconds spent writing.
+double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                        const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
+                        FieldWriter* writer, RunSummary& summary);
 
 // ---- finish (finish.cpp) -------------------------------------------------------------------------
 
