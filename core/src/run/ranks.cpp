@@ -11,8 +11,14 @@
 #include <map>
 #include <sstream>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
 #include "edm/error.hpp"
 #include "edm/openpmd_particles.hpp"
+#include "edm/run_files.hpp"
 #include "field/fnv1a.hpp"
 
 #ifdef EDM_WITH_MPI
@@ -499,6 +505,136 @@ void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankC
 #else
   (void)campaign;
   (void)command;
+#endif
+}
+
+// ---- The shared run folder and the rows each rank writes -----------------------------------------
+
+std::string host_name_of_rank() {
+  char b[256] = {0};
+  if (gethostname(b, sizeof b - 1) != 0) return "(unknown host)";
+  return b;
+}
+
+void check_ranks_fit_rows(const Ranks& ranks, int ny) {
+  if (ranks.size <= ny) return;
+  throw ConfigError("EDM-MPI-001", "the screen's rows are shared out among " + std::to_string(ranks.size) +
+                                       " MPI ranks, but screen.ny = " + std::to_string(ny) +
+                                       " rows: every rank must own at least one row; run with at most " +
+                                       std::to_string(ny) + " ranks, or shard the electrons (nothing was computed)");
+}
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+// Rank 0's token: written, flushed and closed, so that a network file system's close-to-open rule
+// shows it to the other nodes. "" when written, else why not.
+std::string write_token(const std::filesystem::path& token, const std::string& text) {
+  std::ofstream out(token, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return out ? std::string() : "cannot write " + token.string();
+}
+
+// Whether `token` holds `text` here, asked again for up to 5 s (an NFS client may cache the folder's
+// listing from before the file was made for a few seconds).
+bool sees_token(const std::filesystem::path& token, const std::string& text) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::ifstream in(token, std::ios::binary);
+    std::stringstream got;
+    got << in.rdbuf();
+    if (in && got.str() == text) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+#endif
+
+void check_shared_folder(const Ranks& ranks, const std::filesystem::path& folder) {
+  if (ranks.size == 1) return;
+#ifdef EDM_WITH_MPI
+  const auto token = RunFolder(folder).rank_token();
+  std::string host0 = ranks.rank == 0 ? host_name_of_rank() : std::string(), text, problem;
+  if (ranks.rank == 0) {
+    text = "edm: rank 0 on " + host0 + ", pid " + std::to_string(getpid()) + ", at " +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n";
+    problem = write_token(token, text);
+  }
+  broadcast_text(problem, 0);
+  if (!problem.empty())
+    throw IoError("EDM-MPI-004", "rank 0 " + problem + ", the file by which the ranks check that they share the run "
+                                 "folder " + folder.string() + ": check its permissions and free space");
+  broadcast_text(text, 0);
+  broadcast_text(host0, 0);
+  const bool seen = ranks.rank == 0 || sees_token(token, text);
+  int first = seen ? ranks.size : ranks.rank, blind = seen ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &blind, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (ranks.rank == 0) {  // every rank has looked (the allreduce): the token has done its work
+    std::error_code ec;
+    std::filesystem::remove(token, ec);
+  }
+  if (first == ranks.size) return;
+  std::string host = ranks.rank == first ? host_name_of_rank() : std::string();
+  broadcast_text(host, first);
+  throw IoError("EDM-MPI-002",
+                "the run folder " + folder.string() + " is not on a file system that every MPI rank shares: rank " +
+                    std::to_string(first) + " on host " + host + " does not see the file " + token.filename().string() +
+                    " that rank 0 on host " + host0 + " wrote there (" + std::to_string(blind) + " of " +
+                    std::to_string(ranks.size) + " ranks do not; this is rank " + std::to_string(ranks.rank) +
+                    "). Every rank writes its checkpoints and its rows into this folder: give [run] output a folder "
+                    "every node mounts at the same path (nothing was computed)");
+#else
+  (void)folder;
+#endif
+}
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+constexpr int kTurnTag = 7301;
+
+// The turn's verdict from the previous rank ("" when every earlier rank wrote its part).
+std::string receive_turn(int from) {
+  unsigned long long n = 0;
+  MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, from, kTurnTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::string text(std::size_t(n), '\0');
+  if (n) MPI_Recv(text.data(), int(n), MPI_CHAR, from, kTurnTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+void pass_turn(const std::string& text, int to) {
+  unsigned long long n = text.size();
+  MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, to, kTurnTag, MPI_COMM_WORLD);
+  if (n) MPI_Send(text.data(), int(n), MPI_CHAR, to, kTurnTag, MPI_COMM_WORLD);
+}
+
+}  // namespace
+#endif
+
+void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const std::string& what) {
+  if (ranks.size == 1) return write();
+#ifdef EDM_WITH_MPI
+  std::string failure = ranks.rank > 0 ? receive_turn(ranks.rank - 1) : std::string();
+  if (failure.empty()) {
+    const std::string who = "rank " + std::to_string(ranks.rank) + " on host " + host_name_of_rank();
+    try {
+      write();
+    } catch (const Error& e) {
+      failure = who + " (" + e.id() + "): " + e.what();
+    } catch (const std::exception& e) {
+      failure = who + ": " + e.what();
+    }
+  }
+  if (ranks.rank + 1 < ranks.size) pass_turn(failure, ranks.rank + 1);
+  broadcast_text(failure, ranks.size - 1);
+  if (!failure.empty())
+    throw IoError("EDM-MPI-003", "writing " + what + " failed on " + failure + "; every rank stops (this is rank " +
+                                     std::to_string(ranks.rank) + "), and no field.h5 is written");
+#else
+  (void)what;
 #endif
 }
 

@@ -5,6 +5,8 @@
 // Before any of that, the ranks agree that they run one campaign (agree_on_campaign).
 #pragma once
 #include <cstddef>
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -65,5 +67,27 @@ struct RankCommand {
 // first that differs; that rank broadcasts its difference, and every rank throws ConfigError
 // EDM-RUN-070 with it. No-op with one rank.
 void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankCommand& command);
+
+// ---- Ranks that share the run folder and write their own rows (share/docs/design.md "MPI ranks") ----
+
+// This process's host name (for messages that name a rank's host).
+std::string host_name_of_rank();
+// A collective, before any device time, once rank 0 has created `folder`: rank 0 writes
+// RunFolder::rank_token() there with a text of its own (its host, pid and clock), and every rank must
+// read that text there within a few seconds (a network file system may show a new file late). The
+// checkpoints and, under pixel sharding, field.h5 are written by every rank into this folder, so a
+// node-local folder would scatter them: the first rank that does not see the token is named with its
+// host in IoError EDM-MPI-002 on every rank (EDM-MPI-004 when rank 0 cannot write the token). Rank 0
+// removes the token either way. No-op with one rank.
+void check_shared_folder(const Ranks& ranks, const std::filesystem::path& folder);
+// Pixel sharding over ranks gives every rank at least one row of the screen: ConfigError EDM-MPI-001
+// naming the rank count and ny when there are more ranks than rows (before any work).
+void check_ranks_fit_rows(const Ranks& ranks, int ny);
+// Runs `write` on every rank in rank order, one rank at a time (serial HDF5: one process holds
+// field.h5.partial open for writing at a time; rank r starts when rank r − 1 has ended its turn). A
+// collective. An error thrown by `write` on one rank is caught there, the later ranks skip their
+// turn, and every rank throws IoError EDM-MPI-003 naming that rank, its host, `what` it was writing
+// and the error. With one rank, `write` runs and its error propagates as it is.
+void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const std::string& what);
 
 }  // namespace edm
