@@ -9,9 +9,14 @@
 #define BOOST_TEST_MODULE mpi_pixels
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+
+#include <toml++/toml.h>
 
 #include "edm/error.hpp"
 #include "edm/field_file.hpp"
@@ -225,4 +230,166 @@ BOOST_AUTO_TEST_CASE(a_run_folder_one_rank_cannot_see_is_refused_before_any_work
   BOOST_REQUIRE_MESSAGE(ok.exit_code == 0, ok.output);
   BOOST_TEST(fs::exists(out / "field.h5"));
   BOOST_TEST(!fs::exists(out / ".edm.ranks"));
+}
+
+// ---- Pixel sharding over ranks: a tile of rows and every electron per rank ------------------------
+namespace {
+
+const char* kSplitCell = R"(
+[run]
+scenario = "thomson"
+mode = "split"
+[laser]
+profile = "plane_wave"
+a0 = 0.8
+duration = 8e-15
+polarization = "circular_plus"
+[electrons]
+distribution = "sunflower"
+count = 6
+radius = 2e-6
+[screen]
+distance = 0.005
+half_width = 3e-5
+nx = 6
+ny = 5
+samples = 192
+samples_per_period = 32
+window = "burst"
+[accumulator]
+electron_batch = 2
+devices = "0"
+sharding = "SHARDING"
+)";
+
+std::string cell_with(const std::string& sharding, const std::string& more = "") {
+  std::string c = kSplitCell;
+  c.replace(c.find("SHARDING"), 8, sharding);
+  return c + more;
+}
+
+std::string mpirun(int n) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 " EDM_MPIEXEC " --oversubscribe -n " +
+         std::to_string(n) + " ";
+}
+
+const char* kDatasets[] = {"/E/x", "/E/y", "/E/z", "/B/x", "/B/y", "/B/z",
+                           "/E_far/x", "/E_far/y", "/E_far/z", "/B_far/x", "/B_far/y", "/B_far/z"};
+
+// Every field dataset of `b` is `a`'s bit for bit, and the γ trace is the same.
+void check_same_field(const fs::path& a, const fs::path& b) {
+  for (const char* name : kDatasets) {
+    const auto x = read_field_component(a, name), y = read_field_component(b, name);
+    BOOST_REQUIRE(x.size() == y.size());
+    BOOST_TEST(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0, name << " differs from one process");
+  }
+  for (const char* name : {"/gamma/mean", "/gamma/count", "/gamma/min", "/gamma/drain", "/gamma/drain_electron"})
+    BOOST_TEST((read_dataset_1d(a, name) == read_dataset_1d(b, name)), name << " differs");
+}
+
+}  // namespace
+
+// mpirun -n 2 (tiles of 3 and 2 rows) and -n 3 (2, 2 and 1: uneven) against one process: every slot
+// sees every electron in the one-process order, so the cubes are equal bit for bit (the electron
+// sharding before agreed to 1e-12 only), and run.toml [ranks] records the tiles and each rank's RSS.
+BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_give_the_one_process_field_bit_for_bit) {
+  const auto dir = test::temp_dir("mpi_pixels_bits");
+  const auto campaign = test::write_file(dir, "cell.toml", cell_with("pixels"));
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  const std::vector<std::vector<std::string>> tiles = {{"0:3", "3:5"}, {"0:2", "2:4", "4:5"}};
+  for (int n : {2, 3}) {
+    const fs::path out = dir / ("n" + std::to_string(n));
+    const auto r = test::run_command(mpirun(n) + edm + " run " + campaign.string() + " --quiet --output " + out.string());
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    check_same_field(dir / "one" / "field.h5", out / "field.h5");
+    const auto m = toml::parse_file((out / "run.toml").string());
+    BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "pixels");
+    const auto* rows = m["ranks"]["rows"].as_array();
+    BOOST_REQUIRE(rows);
+    std::vector<std::string> got;
+    for (const auto& v : *rows) got.push_back(v.value_or(std::string()));
+    BOOST_TEST(got == tiles[std::size_t(n - 2)], boost::test_tools::per_element());
+    BOOST_TEST(m["ranks"]["host_peak_rss"].as_array()->size() == std::size_t(n));
+    BOOST_TEST(m["electrons"]["count"].value_or(int64_t(0)) == 6);
+    BOOST_TEST(!fs::exists(out / "field.h5.partial"));
+  }
+}
+
+// SIGTERM to rank 0 of a pixel-sharded mpirun -n 2: both ranks stop at one batch boundary with a
+// checkpoint each (rank 1's holds its tile), and `mpirun -n 2 edm resume` gives the one-process field
+// bit for bit.
+BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_stop_and_resume_bit_identically) {
+  const auto dir = test::temp_dir("mpi_pixels_resume");
+  std::string cell = cell_with("pixels");
+  cell.replace(cell.find("count = 6"), 9, "count = 12");
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 1");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+
+  const auto part = dir / "part";
+  const pid_t sh = test::spawn_shell(mpirun(2) + edm + " run " + campaign.string() +
+                                     " --quiet --checkpoint-every -1 --output " + part.string() + " > " +
+                                     (dir / "part.log").string() + " 2>&1");
+  long rank0 = 0;
+  const auto waited = test::wait_until(sh, [&] {
+    return fs::exists(part / "field.h5.partial") &&
+           std::sscanf(test::slurp(part / ".edm.lock").c_str(), "pid %ld", &rank0) == 1;
+  });
+  if (waited == test::Waited::Exited) BOOST_FAIL("the run ended before it could be stopped: " << test::slurp(dir / "part.log"));
+  kill(pid_t(rank0), SIGTERM);
+  const int code = test::wait_exit(sh);
+  BOOST_TEST_INFO(test::slurp(dir / "part.log"));
+  BOOST_TEST(code != 0);
+  BOOST_REQUIRE(fs::exists(part / "checkpoint.h5"));
+  BOOST_TEST(fs::exists(part / "checkpoint.g1.r1.h5"), "rank 1's file of the committed generation");
+  BOOST_TEST(!fs::exists(part / "field.h5"));
+
+  const auto resumed = test::run_command(mpirun(2) + edm + " resume " + part.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  check_same_field(dir / "one" / "field.h5", part / "field.h5");
+  BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
+  BOOST_TEST(!fs::exists(part / "checkpoint.g1.r1.h5"));
+}
+
+// More ranks than rows: "pixels" is refused on every rank before any work, naming both counts; auto
+// shards the electrons instead and says why in run.toml.
+BOOST_AUTO_TEST_CASE(more_ranks_than_pixel_rows_are_refused_before_any_work) {
+  const auto dir = test::temp_dir("mpi_pixels_rows");
+  std::string cell = cell_with("pixels");
+  cell.replace(cell.find("ny = 5"), 6, "ny = 2");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const std::string edm = test::edm_binary().string();
+  const auto r = test::run_command(mpirun(3) + edm + " run " + campaign.string() + " --quiet --output " + (dir / "out").string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.output.find("EDM-MPI-001") != std::string::npos);
+  BOOST_TEST(r.output.find("3 MPI ranks, but screen.ny = 2") != std::string::npos);
+  for (const char* name : {"field.h5", "field.h5.partial", "run.toml", "checkpoint.h5"})
+    BOOST_TEST(!fs::exists(dir / "out" / name), name << " left in the run folder");
+
+  std::string automatic = cell;
+  automatic.replace(automatic.find("sharding = \"pixels\""), 19, "sharding = \"auto\"");
+  const auto file = test::write_file(dir, "auto.toml", automatic);
+  const auto a = test::run_command(mpirun(3) + edm + " run " + file.string() + " --quiet --output " + (dir / "auto").string());
+  BOOST_REQUIRE_MESSAGE(a.exit_code == 0, a.output);
+  const auto m = toml::parse_file((dir / "auto" / "run.toml").string());
+  BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "electrons");
+  BOOST_TEST(m["ranks"]["sharding_reason"].value_or(std::string()).find("more ranks than screen rows") != std::string::npos);
+}
+
+// The direct spectra sum every electron: ranks that each take every electron would count each one
+// once per rank, so "pixels" with [spectra] is refused (auto shards the electrons).
+BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_with_direct_spectra_are_refused) {
+  const auto dir = test::temp_dir("mpi_pixels_spectra");
+  const auto campaign = test::write_file(dir, "cell.toml", cell_with("pixels", "[spectra]\nenabled = true\n"));
+  const auto r = test::run_command(mpirun(2) + test::edm_binary().string() + " run " + campaign.string() +
+                                   " --quiet --output " + (dir / "out").string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 2);
+  BOOST_TEST(r.output.find("EDM-MPI-005") != std::string::npos);
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5.partial"));
 }

@@ -20,6 +20,7 @@
 #include "edm/openpmd_particles.hpp"
 #include "edm/run_files.hpp"
 #include "field/fnv1a.hpp"
+#include "run/stages.hpp"
 
 #ifdef EDM_WITH_MPI
 #include <mpi.h>
@@ -89,19 +90,22 @@ std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<d
 
 // Per-rank timings and counts on rank 0; sums over ranks of the additive timings, maxima of peak
 // RSS and of the slowest field phase.
-RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
+RankTimings gather_timings(const Ranks& ranks, RunSummary& s, bool every_electron_on_each) {
   RankTimings t;
   const MPI_Comm w = MPI_COMM_WORLD;
   const bool root = ranks.rank == 0;
-  double mine[4] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size())};
-  std::vector<double> all(root ? 4 * std::size_t(ranks.size) : 0);
-  MPI_Gather(mine, 4, MPI_DOUBLE, root ? all.data() : nullptr, 4, MPI_DOUBLE, 0, w);
+  constexpr int k = 5;
+  double mine[k] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size()),
+                    double(s.host_peak_rss)};
+  std::vector<double> all(root ? k * std::size_t(ranks.size) : 0);
+  MPI_Gather(mine, k, MPI_DOUBLE, root ? all.data() : nullptr, k, MPI_DOUBLE, 0, w);
   if (root)
     for (int r = 0; r < ranks.size; ++r) {
-      t.trajectories.push_back(all[4 * r]);
-      t.field.push_back(all[4 * r + 1]);
-      t.kernel.push_back(all[4 * r + 2]);
-      t.electrons.push_back(all[4 * r + 3]);
+      t.trajectories.push_back(all[k * r]);
+      t.field.push_back(all[k * r + 1]);
+      t.kernel.push_back(all[k * r + 2]);
+      t.electrons.push_back(all[k * r + 3]);
+      t.host_peak_rss.push_back(all[k * r + 4]);
     }
   double sums[3] = {s.timing.trajectories, s.timing.trajectories_overlapped, s.timing.kernel};
   double tot[3];
@@ -113,6 +117,10 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
   MPI_Reduce(&knots, &knots_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
   unsigned long long batches = s.batches, batches_all = 0;
   MPI_Reduce(&batches, &batches_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
+  if (root && every_electron_on_each) {  // every rank solved the run's electrons: rank 0's count is the run's
+    knots_all = s.knots_total;
+    batches_all = s.batches;
+  }
   if (root) {
     s.timing.trajectories = tot[0];
     s.timing.trajectories_overlapped = tot[1];
@@ -202,7 +210,7 @@ void gather_gamma(const Ranks& ranks, GammaTrace& gamma) {
 }  // namespace
 #endif
 
-RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s) {
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s, bool every_electron_on_each) {
   RankTimings t;
   if (ranks.size == 1) {
     t.trajectories = {s.timing.trajectories};
@@ -211,9 +219,12 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
     return t;
   }
 #ifdef EDM_WITH_MPI
-  t = gather_timings(ranks, s);
+  t = gather_timings(ranks, s, every_electron_on_each);
+  if (every_electron_on_each) return t;  // rank 0's γ trace and coverage are the run's already
   gather_coverage(ranks, s);
   gather_gamma(ranks, gamma);
+#else
+  (void)every_electron_on_each;
 #endif
   return t;
 }
@@ -523,6 +534,58 @@ void check_ranks_fit_rows(const Ranks& ranks, int ny) {
                                        " rows: every rank must own at least one row; run with at most " +
                                        std::to_string(ny) + " ranks, or shard the electrons (nothing was computed)");
 }
+
+RankShare choose_rank_share(const Ranks& ranks, const std::string& asked, int ny, bool spectra) {
+  RankShare r;
+  if (ranks.size == 1) {
+    r.reason = "one process";
+    return r;
+  }
+  const std::string n = std::to_string(ranks.size) + " MPI ranks";
+  if (asked == "electrons") {
+    r.reason = n + ", accumulator.sharding = \"electrons\"";
+    return r;
+  }
+  if (asked == "pixels") {
+    check_ranks_fit_rows(ranks, ny);
+    if (spectra)
+      throw ConfigError("EDM-MPI-005", "accumulator.sharding = \"pixels\" over " + n + " with [spectra] enabled: "
+                                       "the direct spectra sum every electron over the whole screen, so ranks that "
+                                       "each take every electron would count each one " + std::to_string(ranks.size) +
+                                       " times; use accumulator.sharding = \"electrons\" or \"auto\" (nothing was computed)");
+  } else if (spectra || ranks.size > ny) {
+    r.reason = n + ", auto: " + (spectra ? std::string("[spectra] enabled (its sums are per electron)")
+                                         : "more ranks than screen rows (" + std::to_string(ny) + ")");
+    return r;
+  }
+  r.pixels = true;
+  for (int k = 0, y = 0; k < ranks.size; ++k) {  // near-equal, the first ny mod size one row taller
+    const int h = ny / ranks.size + (k < ny % ranks.size ? 1 : 0);
+    r.rows.push_back({y, y + h});
+    y += h;
+  }
+  r.reason = n + ", " + (asked == "pixels" ? std::string("accumulator.sharding = \"pixels\"")
+                                           : "auto: a tile of rows per rank (memory per rank of its tile, no reduce)");
+  return r;
+}
+
+namespace detail {
+
+void share_among_ranks(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan) {
+  plan.share = choose_rank_share(plan.ranks, name(ctx.campaign.accumulator.sharding), cell.screen().ny,
+                                 ctx.campaign.spectra.enabled);
+  if (!plan.share.pixels) return;
+  plan.first = 0;  // every rank takes every electron, in the one-process order
+  plan.end = cell.electrons();
+}
+
+Screen rank_screen(const PreparedCell& cell, const RunPlan& plan) {
+  if (!plan.share.pixels) return cell.screen();
+  const auto [y0, y1] = plan.share.mine(plan.ranks);
+  return screen_tile(cell.screen(), y0, y1);
+}
+
+}  // namespace detail
 
 #ifdef EDM_WITH_MPI
 namespace {

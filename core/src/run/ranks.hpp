@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edm/campaign.hpp"
@@ -24,8 +25,11 @@ struct Ranks {
 Ranks current_ranks();
 // Sums n doubles of every rank into `out` on rank 0 (out is ignored elsewhere).
 void reduce_slab_to_root(const double* in, double* out, std::size_t n);
-// Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings.
-RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& summary);
+// Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings and
+// peak RSS. `every_electron_on_each` (pixel sharding): every rank solved every electron, so rank 0's
+// γ trace, coverage, knots and batches are already the run's and are kept as they are.
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& summary,
+                                bool every_electron_on_each = false);
 // Every rank's flags[i] becomes the largest over the ranks (a collective: every rank calls it at
 // the same point). With one rank it leaves the flags as they are.
 void agree_max(const Ranks& ranks, int* flags, int n);
@@ -83,6 +87,24 @@ void check_shared_folder(const Ranks& ranks, const std::filesystem::path& folder
 // Pixel sharding over ranks gives every rank at least one row of the screen: ConfigError EDM-MPI-001
 // naming the rank count and ny when there are more ranks than rows (before any work).
 void check_ranks_fit_rows(const Ranks& ranks, int ny);
+
+// How the ranks of an mpirun job share the work. By pixels: every rank owns a tile of screen rows
+// (rows[r], contiguous, in rank order, near-equal: the first ny mod size one row taller) and takes
+// every electron, so each slot sees the electrons in the one-process order (bit-identical to one
+// process), no rank holds more than its tile and no cube is reduced. By electrons: every rank a block
+// of the ensemble, a full cube each, reduced slab by slab to rank 0.
+struct RankShare {
+  bool pixels = false;
+  std::vector<std::pair<int, int>> rows;  // by pixels: every rank's rows [first, second) of the screen
+  std::string reason;                     // why (run.toml [ranks] sharding_reason)
+  std::pair<int, int> mine(const Ranks& ranks) const { return rows.at(std::size_t(ranks.rank)); }
+};
+// accumulator.sharding for the ranks ("pixels", "electrons" or "auto"). Auto takes pixels (a rank's
+// memory is its tile's, and no cube crosses the network) unless there are more ranks than rows or
+// the run computes the direct spectra (whose sums are per electron, not per pixel: each rank would
+// sum every electron). "pixels" with more ranks than rows: EDM-MPI-001; with [spectra] enabled:
+// ConfigError EDM-MPI-005. With one rank: electrons ("one process"), whatever was asked.
+RankShare choose_rank_share(const Ranks& ranks, const std::string& asked, int ny, bool spectra);
 // Runs `write` on every rank in rank order, one rank at a time (serial HDF5: one process holds
 // field.h5.partial open for writing at a time; rank r starts when rank r − 1 has ended its turn). A
 // collective. An error thrown by `write` on one rank is caught there, the later ranks skip their

@@ -105,11 +105,12 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // a folder some rank cannot see is refused here, before any work (EDM-MPI-002).
   if (!options.dry_run) check_shared_folder(current_ranks(), S.folder);
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
+  share_among_ranks(ctx, cell, plan);  // by pixels: a tile of rows and every electron per rank
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
   KernelOptions kernel = kernel_options(campaign.accumulator);
   kernel.ensemble_radius = cell.transverse_rms();  // for the automatic pixel order
-  ShardedFieldAccumulator acc(plan.devices, cell.screen(), cell.mode(), kernel);
+  ShardedFieldAccumulator acc(plan.devices, rank_screen(cell, plan), cell.mode(), kernel);
   S.device_buffer_bytes = acc.device_buffer_bytes();
   plan_batches(ctx, cell, plan, S);
   const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
@@ -136,7 +137,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // (γ trace: sums and extrema; coverage records), then the manifest.
   const double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
   if (telemetry) record_telemetry(*telemetry, acc, S);
-  RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
+  RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S, plan.share.pixels);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone
     per_rank.devices = gather_strings(plan.ranks, device_list(S));
     per_rank.clblast = gather_strings(plan.ranks, this_process_clblast(plan, S));
