@@ -4,7 +4,10 @@
 // hand-over (close_for_others, Join, release, reopen): the file equals the one a single writer makes,
 // dataset by dataset (memcmp), and reads through FieldFile; misuse of the hand-over is refused. A run
 // folder that one rank cannot see (rank 1 in a mount namespace of its own, a tmpfs over the folder)
-// is refused on every rank before any work, naming the rank and its host (EDM-MPI-002).
+// is refused on every rank before any work, naming the rank and its host (EDM-MPI-002). Ranks that
+// shard pixels (a tile of rows and every electron each): mpirun -n 2 and -n 3 (uneven tiles) give the
+// one-process field.h5 bit for bit; a stopped pixel-sharded run resumes bit-identically; more ranks
+// than rows (EDM-MPI-001) and pixels with the direct spectra (EDM-MPI-005) are refused before any work.
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi_pixels
 #include <boost/test/unit_test.hpp>
@@ -385,9 +388,10 @@ BOOST_AUTO_TEST_CASE(more_ranks_than_pixel_rows_are_refused_before_any_work) {
 // once per rank, so "pixels" with [spectra] is refused (auto shards the electrons).
 BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_with_direct_spectra_are_refused) {
   const auto dir = test::temp_dir("mpi_pixels_spectra");
-  const auto campaign = test::write_file(dir, "cell.toml", cell_with("pixels", "[spectra]\nenabled = true\n"));
+  const auto campaign =
+      test::write_file(dir, "cell.toml", test::small_far_cell({.electrons = 4}) + test::small_far_spectra());
   const auto r = test::run_command(mpirun(2) + test::edm_binary().string() + " run " + campaign.string() +
-                                   " --quiet --output " + (dir / "out").string());
+                                   " --quiet --set accumulator.sharding=pixels --output " + (dir / "out").string());
   BOOST_TEST_INFO(r.output);
   BOOST_TEST(r.exit_code == 2);
   BOOST_TEST(r.output.find("EDM-MPI-005") != std::string::npos);
