@@ -173,6 +173,7 @@ RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummar
     const auto every = select_devices("all");
     plan.devices = {every[std::size_t(plan.ranks.rank) % every.size()]};
   }
+  share_among_ranks(ctx, S.screen.ny, N, plan);  // by pixels every rank takes every electron (ranks.hpp)
   return plan;
 }
 

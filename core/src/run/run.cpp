@@ -101,11 +101,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   if (!options.dry_run && current_ranks().rank == 0) lock = lock_run_folder(ctx);
   claim_run_folder(ctx, S);
   if (lock.held()) set_aside_leftovers(ctx, S);
-  // Every rank writes its checkpoints (and, sharding pixels, its rows) into the folder rank 0 holds:
-  // a folder some rank cannot see is refused here, before any work (EDM-MPI-002).
-  if (!options.dry_run) check_shared_folder(current_ranks(), S.folder);
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
-  share_among_ranks(ctx, cell, plan);  // by pixels: a tile of rows and every electron per rank
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
   KernelOptions kernel = kernel_options(campaign.accumulator);

@@ -80,8 +80,10 @@ std::uint64_t mem_available();
 RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t electrons, RunSummary& summary);
 // How the MPI ranks share the work (ranks.hpp choose_rank_share, from accumulator.sharding): by pixels
 // every rank takes every electron ([first, end) = the ensemble) on its tile of rows. Before the
-// accumulators are built: EDM-MPI-001 / EDM-MPI-005 refuse before any work. run/ranks.cpp.
-void share_among_ranks(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan);
+// accumulators are built: EDM-MPI-001 / EDM-MPI-005 refuse before any work, and a run folder that
+// some rank does not see, EDM-MPI-002 (check_shared_folder; not in a dry run). run/ranks.cpp.
+// Called by plan_devices_and_ranks, once the ranks are known.
+void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, RunPlan& plan);
 // The screen this rank's accumulator covers: its tile by pixels, else the whole screen.
 Screen rank_screen(const PreparedCell& cell, const RunPlan& plan);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
