@@ -103,6 +103,9 @@ inline lw_spline lw_table(__global const double* coef, const lw_group* grp, cons
 // grp: the launch's electrons (lw_group), count ≤ ELECTRON_GROUP of them. dirs: angular screens,
 // per pixel n̂ and n_z − s_z (4 doubles; core/src/field/accumulator.cpp); unread on the flat screen.
 // positions, pos_first, n_positions: the positions this launch covers (n_positions = 0: all).
+// row0, rows_total: the screen is rows [row0, row0 + ny) of a screen of rows_total rows (a tile,
+// Screen::row0; 0 and ny for a whole screen): y is the full screen's, so a tile adds bit for bit
+// what the full screen adds to those rows.
 #ifndef LW_SIMD
 #define LW_SIMD 0
 #endif
@@ -114,7 +117,8 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
                             __global double* restrict E, __global double* restrict B,
                             __global double* restrict Ef, __global double* restrict Bf,
                             __global const int* restrict pixel_of, __global const double* restrict dirs,
-                            __global const int* restrict positions, const int pos_first, const int n_positions) {
+                            __global const int* restrict positions, const int pos_first, const int n_positions,
+                            const int row0, const int rows_total) {
   const int npix = nx * ny;
   const int wg = (int)get_local_size(0), group = (int)get_group_id(0), l = (int)get_local_id(0);
   // n_positions > 0: this launch covers only the device positions positions[pos_first + i],
@@ -135,7 +139,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
   const int k0 = (int)(((long)samples * chunk) / SAMPLE_CHUNKS);
   const int k1 = (int)(((long)samples * (chunk + 1)) / SAMPLE_CHUNKS);
   const double px = edm_pixel(ix, nx, half_x);
-  const double py = edm_pixel(iy, ny, half_y);
+  const double py = edm_pixel(row0 + iy, rows_total, half_y);  // a tile's rows where the full screen has them
   const double sz = SCREEN_SIGN;  // a compile-time ±1: every s_z select in lw_slot.cl folds away
   const double absZ = fabs(zs);
   const ulong plane = (ulong)samples * (ulong)npix;  // one component of one bucket

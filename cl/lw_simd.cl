@@ -220,7 +220,8 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
                             __global double* restrict E, __global double* restrict B,
                             __global double* restrict Ef, __global double* restrict Bf,
                             __global const int* restrict pixel_of, __global const double* restrict dirs,
-                            __global const int* restrict positions, const int pos_first, const int n_positions) {
+                            __global const int* restrict positions, const int pos_first, const int n_positions,
+                            const int row0, const int rows_total) {
   const int npix = nx * ny;
   const int wg = (int)get_local_size(0), group = (int)get_group_id(0), lid = (int)get_local_id(0);
   const int active = n_positions > 0 ? n_positions : npix;
@@ -242,7 +243,7 @@ __kernel void lw_accumulate(__global const double* restrict coef, const lw_group
     valid_l[l] = first + l < active ? -1 : 0;
     const int pix = pixel_of[q[l]];
     px_l[l] = edm_pixel(pix % nx, nx, half_x);
-    py_l[l] = edm_pixel(pix / nx, ny, half_y);
+    py_l[l] = edm_pixel(row0 + pix / nx, rows_total, half_y);
   }
   const lw_vl valid = LW_VLOAD(0, valid_l);
   const lw_vd px = LW_VLOAD(0, px_l), py = LW_VLOAD(0, py_l);

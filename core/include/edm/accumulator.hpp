@@ -30,7 +30,9 @@ std::vector<std::int32_t> pixel_permutation(const Screen& screen, PixelOrder ord
 
 // Receives the finished cube slab by slab, in SI-free normalised units (writer scales):
 // bucket (0 E, 1 B, 2 E_far, 3 B_far), component (0 x, 1 y, 2 z), rows [iy0, iy1), data laid out
-// (iy1 − iy0, nx, samples), time fastest — exactly a hyperslab of field.h5's dataset.
+// (iy1 − iy0, nx, samples), time fastest — exactly a hyperslab of field.h5's dataset. The rows are
+// the full screen's: an accumulator on a tile (screen_tile, Screen::row0) hands over rows
+// [row0, row0 + ny), the tile's hyperslab of the full screen's dataset.
 using SlabSink = std::function<void(int bucket, int comp, int iy0, int iy1, const double* data)>;
 
 struct AccumulatorTiming {
@@ -109,8 +111,9 @@ class FieldAccumulator {
   using RawSink = std::function<void(int bucket, std::uint64_t offset, const double* data, std::size_t n)>;
   using RawSource = std::function<void(int bucket, std::uint64_t offset, double* data, std::size_t n)>;
   std::uint64_t raw_doubles_per_bucket() const;
-  // FNV-1a hash of the pixel permutation: the raw layout's fingerprint (a checkpoint records it, a
-  // reduce and a resume require it to match).
+  // FNV-1a hash of the pixel permutation (and, on a tile, of its row0 and rows_total): the raw
+  // layout's fingerprint (a checkpoint records it, a reduce and a resume require it to match, so a
+  // tile's checkpoint never restores into another tile).
   std::uint64_t layout_hash() const;
   void download_raw(const RawSink& sink);
   void upload_raw(const RawSource& source);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "edm/campaign.hpp"
@@ -28,9 +29,20 @@ struct Screen {
   double z = 0;                   // normalised, signed
   double dt = 0;                  // normalised
   double t0_rel = 0;              // t_rel of sample 0
+  // A tile (screen_tile): rows [row0, row0 + ny) of a screen of rows_total rows, whose row j sits
+  // where the full screen's row row0 + j does, bit for bit (pixel_y forms the full screen's
+  // expression). rows_total = 0: the screen is whole (row0 = 0). Everything else (window, dt,
+  // half widths, samples) is the full screen's; pixel indices (iy·nx + ix) are the tile's own.
+  int row0 = 0;
+  int rows_total = 0;
 
+  int full_ny() const { return rows_total > 0 ? rows_total : ny; }
+  bool is_tile() const { return rows_total > 0 && (row0 != 0 || ny != rows_total); }
   double pixel_x(int i) const { return nx == 1 ? 0.0 : -half_x + 2.0 * half_x * i / (nx - 1); }
-  double pixel_y(int j) const { return ny == 1 ? 0.0 : -half_y + 2.0 * half_y * j / (ny - 1); }
+  double pixel_y(int j) const {
+    const int n = full_ny();
+    return n == 1 ? 0.0 : -half_y + 2.0 * half_y * (row0 + j) / (n - 1);
+  }
   double t_rel(int k) const { return t0_rel + dt * k; }
   std::uint64_t pixels() const { return std::uint64_t(nx) * ny; }
   std::uint64_t slots_per_electron() const { return pixels() * samples; }
@@ -57,6 +69,20 @@ struct Screen {
   // d = R − n̂·x, q² = |n̂ × x|²; ψ alone in the far field (cl/lw_direction.cl, same operations).
   double arrival_rel_dir(const double y[8], std::size_t p) const;
 };
+
+// Rows [iy0, iy1) of `full` (a whole screen or itself a tile; rows in `full`'s numbering) as a
+// screen of their own: ny = iy1 − iy0, row0 and rows_total set so that its pixels are the full
+// screen's, bit for bit, and an angular screen keeps its rows' slice of `directions`. The window,
+// dt and the coverage of the full screen are not re-derived: a tile is never a new screen.
+// Error EDM-SCR-001 unless 0 <= iy0 < iy1 <= full.ny.
+Screen screen_tile(const Screen& full, int iy0, int iy1);
+// The screen a tile belongs to, without its directions (shape, geometry and window only: what the
+// kernels' tuning and a layout's fingerprint read): ny = full_ny(), row0 = rows_total = 0.
+Screen whole_screen_shape(const Screen& tile);
+// ny rows in k contiguous tiles of near-equal height ([iy0, iy1) each, in order; the first ny mod k
+// one row taller). ConfigError EDM-SCR-002 naming `what` (the key or setting that asked for k
+// tiles) unless 1 <= k <= ny: a tile has at least one row.
+std::vector<std::pair<int, int>> split_rows(int ny, int k, const std::string& what = "tiles");
 
 // Builds the screen from the campaign (checks sizes: nx, ny, samples ≥ 1, finite distances, …).
 // t0_rel is left 0 for window = auto; choose_window sets it.

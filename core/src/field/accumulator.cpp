@@ -344,7 +344,10 @@ FieldAccumulator::FieldAccumulator(std::shared_ptr<Device> device, const Screen&
   if (screen.nx < 1 || screen.ny < 1 || screen.samples < 1)
     throw ConfigError("EDM-ACC-004", "screen.nx, screen.ny and screen.samples must be >= 1");
   const KernelOptions selected = select_field_kernel(options, info, screen, m.where());
-  detail::KernelTuning tuning = detail::resolve_tuning(selected, info, max_parameter_bytes(*m.device), screen, m.where());
+  // A tile is tuned as its whole screen: the sample chunks (where the Newton solves start cold)
+  // must be the full screen's for its rows to be bit-identical to the full screen's.
+  detail::KernelTuning tuning = detail::resolve_tuning(
+      selected, info, max_parameter_bytes(*m.device), screen.is_tile() ? whole_screen_shape(screen) : screen, m.where());
   m.options = tuning.options;
   // The memory guard before any allocation (the driver also calls it before anything else).
   m.bucket_bytes = check_device_memory(info, screen, mode);
@@ -408,6 +411,11 @@ void FieldAccumulator::Impl::upload_pixel_order() {
   layout_hash = detail::kFnvOffset;  // FNV-1a over the permutation's bytes, little-endian on every host
   for (std::int32_t v : pixel_of)
     for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
+  // A tile's window too (row0, rows_total): two tiles of one height share a permutation, and a
+  // checkpoint of one must not restore into the other. A whole screen's hash stays what it was.
+  if (screen.is_tile())
+    for (std::int32_t v : {std::int32_t(screen.row0), std::int32_t(screen.rows_total)})
+      for (int b = 0; b < 4; ++b) layout_hash = detail::fnv1a_byte(layout_hash, (std::uint32_t(v) >> (8 * b)) & 0xffu);
   const std::size_t lanes = positions_per_item(options);
   const std::size_t items_per_chunk = (std::size_t(screen.pixels()) + lanes - 1) / lanes;
   const std::size_t groups_per_chunk = (items_per_chunk + local - 1) / local;
@@ -467,6 +475,8 @@ void FieldAccumulator::Impl::bind_screen_arguments() {
   lw.set("positions", pixel_of_buf);  // not read while n_positions = 0
   lw.set("pos_first", cl_int(0));
   lw.set("n_positions", cl_int(0));
+  lw.set("row0", cl_int(s.row0));
+  lw.set("rows_total", cl_int(s.full_ny()));
 }
 
 FieldAccumulator::~FieldAccumulator() {
@@ -954,7 +964,8 @@ void FieldAccumulator::Impl::download_pipelined(const SlabSink& sink, int rows_p
     Piece& p = pieces[i];
     p.read.wait();
     pump(false);  // keep the bounded queue fed while the sink writes
-    sink(p.b, p.comp, p.iy0, p.iy0 + p.rows, host[i % 2].host);
+    // Rows in the full screen's numbering: a tile's slab is that hyperslab of the full field.h5.
+    sink(p.b, p.comp, s.row0 + p.iy0, s.row0 + p.iy0 + p.rows, host[i % 2].host);
   };
   cl::Event ready;
   int ready_to = -1;
@@ -1018,7 +1029,8 @@ void FieldAccumulator::reduce_into(FieldAccumulator& target) {
   if (&src == &dst) return;
   const Screen &a = src.screen, &b = dst.screen;
   if (a.nx != b.nx || a.ny != b.ny || a.samples != b.samples || a.dt != b.dt || a.t0_rel != b.t0_rel ||
-      a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || src.mode != dst.mode)
+      a.z != b.z || a.half_x != b.half_x || a.half_y != b.half_y || a.row0 != b.row0 ||
+      a.full_ny() != b.full_ny() || src.mode != dst.mode)
     throw Error("EDM-ACC-020", "reducing accumulators of different screens or modes (" + src.where() +
                                    " into " + dst.where() + ")");
   if (src.layout_hash != dst.layout_hash)

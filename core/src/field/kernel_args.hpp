@@ -25,11 +25,11 @@ struct KernelSignature {
 };
 
 // cl/lienard_wiechert.cl.
-inline constexpr KernelSignature<20> kLwAccumulate{
+inline constexpr KernelSignature<22> kLwAccumulate{
     "lw_accumulate",
     "lienard_wiechert.cl",
     {"coef", "grp", "count", "nx", "ny", "samples", "half_x", "half_y", "zs", "t0_rel", "dt", "E", "B", "Ef",
-     "Bf", "pixel_of", "dirs", "positions", "pos_first", "n_positions"}};
+     "Bf", "pixel_of", "dirs", "positions", "pos_first", "n_positions", "row0", "rows_total"}};
 inline constexpr KernelSignature<2> kLwLightFront{
     "lw_light_front", "lienard_wiechert.cl", {"coef", "intervals"}};
 inline constexpr KernelSignature<9> kSlabTranspose{

@@ -45,6 +45,12 @@ int nearest_index(double x, int n, double half) {
   if (f >= n - 1) return n - 1;
   return int(std::lround(f));
 }
+// The same on a tile's rows: the full screen's nearest row, clamped into the tile, in the tile's
+// numbering (ρ² grows monotonically away from the nearest row, so the clamp is the tile's nearest).
+int nearest_row(const Screen& s, double y) {
+  const int j = nearest_index(y, s.full_ny(), s.half_y) - s.row0;
+  return std::clamp(j, 0, s.ny - 1);
+}
 }  // namespace
 
 double Screen::light_front_sign() const {
@@ -77,7 +83,7 @@ double Screen::earliest_arrival_rel(const double y[8]) const {
     for (std::size_t p = 0; p < directions.size(); ++p) best = std::min(best, arrival_rel_dir(y, p));
     return best;
   }
-  int i = nearest_index(y[1], nx, half_x), j = nearest_index(y[2], ny, half_y);
+  int i = nearest_index(y[1], nx, half_x), j = nearest_row(*this, y[2]);
   // Guard against rounding at half-way points: look at the neighbours too.
   double best = std::numeric_limits<double>::infinity();
   for (int a = std::max(0, i - 1); a <= std::min(nx - 1, i + 1); ++a)
@@ -172,6 +178,61 @@ Screen make_screen(const ScreenSection& s, const Normalization& units) {
   scr.t0_rel = s.window == ScreenWindow::Explicit ? s.t_start / units.time() - scr.time_offset() : 0.0;
   refuse_unresolved_times(s, scr, units);
   return scr;
+}
+
+Screen screen_tile(const Screen& full, int iy0, int iy1) {
+  if (!(0 <= iy0 && iy0 < iy1 && iy1 <= full.ny))
+    throw Error("EDM-TILE-001", "a tile of rows [" + std::to_string(iy0) + ", " + std::to_string(iy1) +
+                                    ") does not lie within the screen's " + std::to_string(full.ny) + " rows");
+  Screen t;
+  t.nx = full.nx;
+  t.ny = iy1 - iy0;
+  t.samples = full.samples;
+  t.half_x = full.half_x;
+  t.half_y = full.half_y;
+  t.z = full.z;
+  t.dt = full.dt;
+  t.t0_rel = full.t0_rel;
+  t.row0 = full.row0 + iy0;
+  t.rows_total = full.full_ny();
+  t.type = full.type;
+  t.grid = full.grid;
+  if (full.angular()) {
+    const auto first = full.directions.begin() + std::ptrdiff_t(iy0) * full.nx;
+    t.directions.assign(first, first + std::ptrdiff_t(t.ny) * full.nx);
+  }
+  return t;
+}
+
+Screen whole_screen_shape(const Screen& tile) {
+  Screen w;
+  w.nx = tile.nx;
+  w.ny = tile.full_ny();
+  w.samples = tile.samples;
+  w.half_x = tile.half_x;
+  w.half_y = tile.half_y;
+  w.z = tile.z;
+  w.dt = tile.dt;
+  w.t0_rel = tile.t0_rel;
+  w.type = tile.type;
+  w.grid = tile.grid;
+  return w;
+}
+
+std::vector<std::pair<int, int>> split_rows(int ny, int k, const std::string& what) {
+  if (!(k >= 1 && k <= ny))
+    throw ConfigError("EDM-TILE-002", what + ": " + std::to_string(k) + " tiles of a screen of " +
+                                          std::to_string(ny) + " rows (screen.ny): a tile needs at least one row, so "
+                                          "at most " + std::to_string(ny) + " tiles");
+  std::vector<std::pair<int, int>> out;
+  out.reserve(std::size_t(k));
+  const int base = ny / k, taller = ny % k;
+  for (int i = 0, y = 0; i < k; ++i) {
+    const int h = base + (i < taller ? 1 : 0);
+    out.emplace_back(y, y + h);
+    y += h;
+  }
+  return out;
 }
 
 void choose_window(Screen& screen, const std::vector<std::array<double, 8>>& initial_states) {
