@@ -572,7 +572,8 @@ RankShare choose_rank_share(const Ranks& ranks, const std::string& asked, int ny
 namespace detail {
 
 void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, RunPlan& plan) {
-  plan.share = choose_rank_share(plan.ranks, name(ctx.campaign.accumulator.sharding), ny, ctx.campaign.spectra.enabled);
+  // accumulator.sharding (its key comes with the devices' pixel sharding, branch tiles): until then "auto".
+  plan.share = choose_rank_share(plan.ranks, "auto", ny, ctx.campaign.spectra.enabled);
   // Every rank writes its checkpoints (and, by pixels, its rows) into the folder rank 0 holds (rank 0
   // has created it with the lock): a folder some rank cannot see is refused before any work.
   if (!ctx.options.dry_run) check_shared_folder(plan.ranks, ctx.campaign.run.output);
