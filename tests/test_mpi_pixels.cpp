@@ -6,7 +6,8 @@
 // folder that one rank cannot see (rank 1 in a mount namespace of its own, a tmpfs over the folder)
 // is refused on every rank before any work, naming the rank and its host (EDM-MPI-002). Ranks that
 // shard pixels (a tile of rows and every electron each): mpirun -n 2 and -n 3 (uneven tiles) give the
-// one-process field.h5 bit for bit; a stopped pixel-sharded run resumes bit-identically; with more ranks
+// one-process field.h5 bit for bit; a stopped pixel-sharded run, and one whose rank 1 was killed
+// (SIGKILL), resumes bit-identically; with more ranks
 // than rows, or with the direct spectra, the ranks shard the electrons instead, and run.toml says why.
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi_pixels
@@ -14,6 +15,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -388,4 +390,58 @@ BOOST_AUTO_TEST_CASE(ranks_with_direct_spectra_shard_the_electrons) {
   const auto m = toml::parse_file((dir / "out" / "run.toml").string());
   BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "electrons");
   BOOST_TEST(m["ranks"]["sharding_reason"].value_or(std::string()).find("[spectra] enabled") != std::string::npos);
+}
+
+namespace {
+// The pid of the process that runs `edm` with `marker` on its command line, other than `not_this`
+// (0 when none): rank 1 of the job below, found through /proc.
+long edm_process_with(const std::string& marker, long not_this) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || std::stol(name) == not_this) continue;
+    std::string cmd = test::slurp(e.path() / "cmdline");
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.rfind(test::edm_binary().string() + " ", 0) == 0 && cmd.find(marker) != std::string::npos)
+      return std::stol(name);
+  }
+  return 0;
+}
+}  // namespace
+
+// A rank that dies mid-run (SIGKILL to rank 1, no handler runs): mpirun ends the job; the checkpoint
+// generation both ranks committed stands, and `mpirun -n 2 edm resume` takes over the stale lock,
+// sets the dead run's field.h5.partial aside and gives the one-process field bit for bit.
+BOOST_AUTO_TEST_CASE(a_rank_that_dies_mid_run_leaves_a_run_that_resumes_bit_identically) {
+  const auto dir = test::temp_dir("mpi_pixels_killed");
+  std::string cell = cell_with();
+  cell.replace(cell.find("count = 6"), 9, "count = 24");
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 1");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+
+  const auto part = dir / "part";
+  const pid_t sh = test::spawn_shell(mpirun(2) + edm + " run " + campaign.string() +
+                                     " --quiet --checkpoint-every 1 --output " + part.string() + " > " +
+                                     (dir / "part.log").string() + " 2>&1");
+  long rank0 = 0, rank1 = 0;
+  const auto waited = test::wait_until(sh, [&] {
+    if (!fs::exists(part / "checkpoint.h5") || std::sscanf(test::slurp(part / ".edm.lock").c_str(), "pid %ld", &rank0) != 1)
+      return false;
+    rank1 = edm_process_with(part.string(), rank0);
+    return rank1 > 0;
+  });
+  if (waited == test::Waited::Exited) BOOST_FAIL("the run ended before a rank could be killed: " << test::slurp(dir / "part.log"));
+  kill(pid_t(rank1), SIGKILL);
+  const int code = test::wait_exit(sh);
+  BOOST_TEST_INFO(test::slurp(dir / "part.log"));
+  BOOST_TEST(code != 0);
+  BOOST_TEST(!fs::exists(part / "field.h5"));
+  BOOST_REQUIRE(fs::exists(part / "checkpoint.h5"));
+
+  const auto resumed = test::run_command(mpirun(2) + edm + " resume " + part.string() + " --quiet");
+  BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
+  check_same_field(dir / "one" / "field.h5", part / "field.h5");
+  BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
 }
