@@ -39,6 +39,10 @@ struct ManifestExtras {
   double a0_effective = 0;
   int ranks = 1;
   RankTimings rank_timings;
+  // [ranks] (MPI, more than one rank): how the ranks shared the work ("pixels" or "electrons", and
+  // why) and, by pixels, every rank's rows [first, second) of the screen.
+  std::string rank_sharding, rank_sharding_reason;
+  std::vector<std::pair<int, int>> rank_rows;
   // The initial ensemble (from the scenario's initial states): [kinematics], which `edm spectrum
   // --of line` reads (share/docs/outputs.md). electrons = 0 writes no section.
   EnsembleKinematics kinematics;

@@ -29,6 +29,9 @@ class RunFolder {
   std::filesystem::path spectrum() const;    // ROOT/spectrum.h5
   std::filesystem::path checkpoint() const;  // ROOT/checkpoint.h5
   std::filesystem::path plots() const;       // ROOT/plots/
+  // ROOT/.edm.ranks: the token rank 0 of an mpirun job writes and every rank must see before any
+  // work (a folder on a file system the ranks do not share is refused, EDM-MPI-002); removed at once.
+  std::filesystem::path rank_token() const;
   // The name a file is written under until it is complete and renamed into place: "<file>.partial".
   static std::filesystem::path staging(const std::filesystem::path& file);
 

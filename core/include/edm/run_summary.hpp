@@ -18,6 +18,7 @@ namespace edm {
 struct RankTimings {
   std::vector<double> trajectories, field, kernel;
   std::vector<double> electrons;
+  std::vector<double> host_peak_rss;  // bytes, each rank's (run.toml [ranks]; empty with one rank)
   // Each rank's devices ("; "-joined names) and CLBlast record, in rank order (rank 0 only; empty
   // with one rank): ranks on other nodes may have other devices.
   std::vector<std::string> devices, clblast;

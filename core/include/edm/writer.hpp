@@ -45,8 +45,25 @@ class FieldWriter {
   void commit();
   std::uint64_t bytes_written() const { return bytes_; }
 
+  // Rows written by several processes in turn (pixel sharding over MPI ranks, share/docs/design.md
+  // "MPI ranks"): serial HDF5 lets one process at a time hold the file open for writing, so no rank
+  // holds a full cube and no library beyond serial HDF5 is needed. The owner (the constructor above)
+  // writes its rows and hands the file over with close_for_others() (flushed and closed, still under
+  // the staging name); each other process opens it with the joining constructor below, writes its rows
+  // and release()s it; the owner then reopen()s it for the γ trace, the attributes and commit().
+  void close_for_others();
+  void reopen();
+  // Opens `<final_path>.partial`, created by the owner, for writing rows [iy0, iy1) of `screen` in
+  // the layout of `mode`. A joined writer never creates, removes or renames the file. Throws IoError
+  // naming the file when it is missing or is not the field file of this screen and mode.
+  struct Join {};
+  FieldWriter(Join, std::filesystem::path final_path, const Screen& screen, const Normalization& units, Mode mode);
+  // A joined writer's end: flushes and closes (IoError when the data cannot be made durable).
+  void release();
+
+  struct Impl;  // opaque (writer.cpp)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
   std::uint64_t bytes_ = 0;
 };

@@ -233,6 +233,21 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   }
 }
 
+// [ranks]: how the MPI ranks shared the work, every rank's rows by pixels ("0:3" = rows [0, 3)), and
+// every rank's peak RSS (the flat per-rank memory of pixel sharding is measured from it).
+toml::table ranks_table(const ManifestExtras& x) {
+  toml::table t{{"count", x.ranks}, {"sharding", x.rank_sharding}, {"sharding_reason", x.rank_sharding_reason}};
+  if (!x.rank_rows.empty()) {
+    toml::array rows;
+    for (const auto& [a, b] : x.rank_rows) rows.push_back(std::to_string(a) + ":" + std::to_string(b));
+    t.insert("rows", std::move(rows));
+  }
+  toml::array rss;
+  for (double v : x.rank_timings.host_peak_rss) rss.push_back(v);
+  if (!rss.empty()) t.insert("host_peak_rss", std::move(rss));
+  return t;
+}
+
 // [timing] (with per-rank timings under MPI), [flops], [memory].
 void insert_performance(toml::table& m, const RunSummary& s, const ManifestExtras& x) {
   const auto& t = s.timing;
@@ -254,6 +269,7 @@ void insert_performance(toml::table& m, const RunSummary& s, const ManifestExtra
                                                         {"kernel", arr(x.rank_timings.kernel)},
                                                         {"electrons", arr(x.rank_timings.electrons)}});
   }
+  if (x.ranks > 1) m.insert("ranks", ranks_table(x));
   toml::table flops{{"slots", double(s.slots)}};
   if (x.flop_per_slot > 0) flops.insert("flop_per_slot", x.flop_per_slot);
   if (x.fp64_peak > 0) flops.insert("fp64_peak", x.fp64_peak);

@@ -20,6 +20,7 @@ fs::path RunFolder::manifest() const { return root_ / "run.toml"; }
 fs::path RunFolder::spectrum() const { return root_ / "spectrum.h5"; }
 fs::path RunFolder::checkpoint() const { return root_ / "checkpoint.h5"; }
 fs::path RunFolder::plots() const { return root_ / "plots"; }
+fs::path RunFolder::rank_token() const { return root_ / ".edm.ranks"; }
 
 fs::path RunFolder::staging(const fs::path& file) {
   fs::path p = file;

@@ -314,9 +314,11 @@ struct FieldWriter::Impl {
   Handle file;
   std::vector<std::array<Handle, 3>> datasets;  // [bucket][comp]
   std::vector<double> scratch;
+  Mode mode = Mode::Total;
   bool committed = false;
   bool potential = false;  // run.mode = "potential": bucket 0 is A, bucket 1's first component A⁰
   void create_potential(hid_t meshes);
+  bool joined = false;  // rows of a file another process created (FieldWriter::Join)
 };
 
 // The potential's two records (openPMD allows a Cartesian vector only x, y, z): the vector /A (a
@@ -356,6 +358,49 @@ void FieldWriter::Impl::create_potential(hid_t meshes) {
   record(datasets[1][0].get(), "A0", "A^0 = phi/c of the Lienard-Wiechert four-potential in V s/m");
 }
 
+
+namespace {
+
+// The field datasets of a file created by FieldWriter, opened again (a process that joins it, or the
+// owner taking it back): each must have the screen's shape, else the file is not this run's.
+void open_datasets(FieldWriter::Impl& I) {
+  const char* cname[3] = {"x", "y", "z"};
+  const hsize_t want[3] = {hsize_t(I.screen.ny), hsize_t(I.screen.nx), hsize_t(I.screen.samples)};
+  I.datasets.clear();
+  I.datasets.resize(std::size_t(bucket_count(I.mode)));
+  for (std::size_t b = 0; b < I.datasets.size(); ++b)
+    for (int c = 0; c < 3; ++c) {
+      const std::string path = std::string("/") + bucket_name(int(b)) + "/" + cname[c];
+      Handle d(H5Dopen2(I.file.get(), path.c_str(), H5P_DEFAULT), H5Dclose);
+      if (!d.valid()) io_fail("the field file has no dataset " + path + " to write rows into", I.partial_path);
+      Handle space(H5Dget_space(d.get()), H5Sclose);
+      hsize_t dims[3] = {0, 0, 0};
+      if (H5Sget_simple_extent_ndims(space.get()) != 3 || H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 3 ||
+          !std::equal(dims, dims + 3, want))
+        io_fail("dataset " + path + " is not shaped (ny, nx, samples) of this run's screen", I.partial_path);
+      I.datasets[b][std::size_t(c)] = std::move(d);
+    }
+}
+
+void open_partial_rw(FieldWriter::Impl& I) {
+  I.file = Handle(H5Fopen(I.partial_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  if (!I.file.valid())
+    io_fail("cannot open the field file for writing this process's rows (is the run folder on a file system "
+            "every rank shares?)",
+            I.partial_path);
+  open_datasets(I);
+}
+
+// Flushes and closes the file, checking both (a full disk shows here), without renaming it.
+void close_durably(FieldWriter::Impl& I, const char* what) {
+  check(H5Fflush(I.file.get(), H5F_SCOPE_GLOBAL), std::string("cannot flush ") + what + " (disk full?)",
+        I.partial_path);
+  I.datasets.clear();
+  if (H5Fclose(I.file.release()) < 0) io_fail(std::string("cannot close ") + what + " (disk full?)", I.partial_path);
+}
+
+}  // namespace
+
 FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
                          const Normalization& units, const FieldFileInfo& info)
     : impl_(std::make_unique<Impl>()) {
@@ -366,6 +411,7 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
   I.partial_path += ".partial";
   I.screen = screen;
   I.units = units;
+  I.mode = info.mode;
   // A partial file already there is not this writer's (it may be a complete field whose manifest
   // could not be written, which edm told the user to keep): moved aside, never truncated.
   move_aside(I.partial_path);
@@ -410,16 +456,46 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
   }
 }
 
+FieldWriter::FieldWriter(Join, std::filesystem::path final_path, const Screen& screen, const Normalization& units,
+                         Mode mode)
+    : impl_(std::make_unique<Impl>()) {
+  h5::silence();
+  auto& I = *impl_;
+  I.final_path = std::move(final_path);
+  I.partial_path = I.final_path;
+  I.partial_path += ".partial";
+  I.screen = screen;
+  I.units = units;
+  I.mode = mode;
+  I.joined = true;
+  open_partial_rw(I);
+}
+
+void FieldWriter::close_for_others() {
+  if (impl_->file.valid()) close_durably(*impl_, "the field file before the other ranks write their rows");
+}
+
+void FieldWriter::reopen() {
+  if (!impl_->file.valid()) open_partial_rw(*impl_);
+}
+
+void FieldWriter::release() {
+  if (impl_->file.valid()) close_durably(*impl_, "the field file after this rank's rows");
+}
+
 FieldWriter::~FieldWriter() {
   if (!impl_ || impl_->committed) return;
   impl_->datasets.clear();
   impl_->file.reset();
+  if (impl_->joined) return;  // the owner's file: the owner removes it if the run fails
   std::error_code ec;
   std::filesystem::remove(impl_->partial_path, ec);
 }
 
 void FieldWriter::write_slab(int bucket, int comp, int iy0, int iy1, const double* data) {
   auto& I = *impl_;
+  if (!I.file.valid()) throw IoError("EDM-MPI-010", "a slab was written while the field file is handed to another rank: " +
+                                                     I.partial_path.string());
   if (bucket < 0 || bucket >= int(I.datasets.size()) || comp < 0 || comp > 2 || iy0 < 0 ||
       iy1 > I.screen.ny || iy0 >= iy1)
     throw IoError("EDM-IO-002", "slab out of range for " + I.partial_path.string());
@@ -476,6 +552,9 @@ void FieldWriter::set_attribute(const std::string& name, double value) {
 
 void FieldWriter::commit() {
   auto& I = *impl_;
+  if (I.joined) throw IoError("EDM-MPI-010", "a rank that joined the field file tried to commit it; only rank 0, which created "
+                                 "it, renames " + I.partial_path.string());
+  reopen();
   check(H5Fflush(I.file.get(), H5F_SCOPE_GLOBAL), "cannot flush the field file (disk full?)", I.partial_path);
   I.datasets.clear();
   if (H5Fclose(I.file.release()) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);

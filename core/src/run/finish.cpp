@@ -2,6 +2,7 @@
 // across ranks each slab is reduced to rank 0 (never a second whole cube anywhere), which writes it
 // into field.h5.partial, adds the γ trace, renames the file into place and writes run.toml.
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "edm/checkpoint.hpp"
@@ -46,6 +47,47 @@ void open_field_file(const RunContext& ctx, const PreparedCell& cell, const RunP
       FieldFileInfo{S.run_id, EDM_VERSION, ctx.campaign.run.scenario, cell.electrons(), cell.mode()});
 }
 
+namespace {
+
+// Pixel sharding over ranks: each rank downloads its tile and writes its own rows of field.h5.partial,
+// one rank at a time in rank order (serial HDF5; FieldWriter's hand-over, share/docs/design.md "Ranks
+// that write their own rows"): rank 0 into the file it created, the others through a joined writer.
+// No rank holds more than its tile. Rank 0 takes the file back for the γ trace and the commit.
+double write_own_rows(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                      ShardedFieldAccumulator& acc, FieldWriter* writer, RunSummary& S) {
+  const Ranks& ranks = plan.ranks;
+  double write_seconds = 0;
+  const auto turn = [&] {
+    std::optional<FieldWriter> joined;
+    if (ranks.rank > 0) joined.emplace(FieldWriter::Join{}, S.field_file, cell.screen(), cell.units(), cell.mode());
+    FieldWriter& w = joined ? *joined : *writer;
+    try {
+      acc.finish(
+          [&](int b, int c, int y0, int y1, const double* d) {
+            throw_if_stopped(ctx, S, "download");
+            const auto tw = Clock::now();
+            w.write_slab(b, c, y0, y1, d);
+            write_seconds += seconds_since(tw);
+          },
+          plan.rows_per_slab);
+    } catch (const Interrupted& e) {
+      if (e.id() == "EDM-RUN-051") throw_if_stopped(ctx, S, "field kernels of the last batch (launched slab by slab)");
+      throw;
+    }
+    const auto tc = Clock::now();
+    if (joined) joined->release();
+    else writer->close_for_others();
+    write_seconds += seconds_since(tc);
+  };
+  const auto [y0, y1] = plan.share.mine(ranks);
+  in_rank_order(ranks, turn,
+                "rows " + std::to_string(y0) + " to " + std::to_string(y1 - 1) + " of " + S.field_file.string() + ".partial");
+  if (writer) writer->reopen();
+  return write_seconds;
+}
+
+}  // namespace
+
 double download_field(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                       ShardedFieldAccumulator& acc, const BatchState& state, FieldWriter* writer,
                       RunSummary& S) {
@@ -54,6 +96,9 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   const Ranks& ranks = plan.ranks;
   std::vector<double> reduced;
   double write_seconds = 0;
+  if (plan.share.pixels) {
+    write_seconds = write_own_rows(ctx, cell, plan, acc, writer, S);
+  } else {
   try {
   acc.finish(
       [&](int b, int c, int y0, int y1, const double* d) {
@@ -74,6 +119,7 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
     // A stop during the last batch's kernels launched slab by slab (FieldAccumulator): as during the download.
     if (e.id() == "EDM-RUN-051") throw_if_stopped(ctx, S, "field kernels of the last batch (launched slab by slab)");
     throw;
+  }
   }
   S.timing.field = seconds_since(state.t_first_launch);
   S.timing.kernel = state.kernel_before + acc.timing().kernel_seconds;
@@ -141,6 +187,9 @@ ManifestExtras manifest_extras(const RunContext& ctx, const PreparedCell& cell, 
   x.nv_seed = k.nv_seed > 0;
   x.ranks = plan.ranks.size;
   x.rank_timings = per_rank;
+  x.rank_sharding = plan.share.pixels ? "pixels" : "electrons";
+  x.rank_sharding_reason = plan.share.reason;
+  x.rank_rows = plan.share.rows;
   x.kinematics = initial_kinematics(cell.plugin_scenario());
   x.inputs = input_files(ctx.campaign);  // [inputs]: what a replay compares its files with
   return x;

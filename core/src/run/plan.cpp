@@ -179,6 +179,7 @@ RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummar
     const auto every = select_devices("all");
     plan.devices = {every[std::size_t(plan.ranks.rank) % every.size()]};
   }
+  share_among_ranks(ctx, S.screen.ny, N, plan);  // by pixels every rank takes every electron (ranks.hpp)
   return plan;
 }
 
@@ -251,7 +252,8 @@ std::uint64_t rows_that_fit(const DeviceInfo& d, const Screen& screen, Mode mode
 
 std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan,
                                              RunSummary& S) {
-  const Screen& screen = cell.screen();
+  // The rows this process computes: its rank's tile when MPI ranks shard pixels, else the screen.
+  const Screen screen = rank_screen(cell, plan);
   const auto& a = ctx.campaign.accumulator;
   // Beside the tile, the device holds a batch's splines (two with batch_overlap: the next one is
   // uploaded ahead), predicted from the knot budget; "auto" batches are at least one electron.
@@ -277,6 +279,7 @@ std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const Prepar
   const std::uint64_t per_pass = fit * (plan.sharding == Sharding::Pixels ? plan.devices.size() : 1);
   const int passes = per_pass >= std::uint64_t(screen.ny) ? 1 : int((std::uint64_t(screen.ny) + per_pass - 1) / per_pass);
   auto out = split_rows(screen.ny, passes, "the screen's passes");
+  for (auto& [y0, y1] : out) y0 += screen.row0, y1 += screen.row0;  // in the whole screen's rows
   S.passes = passes;
   S.pass_rows = out.front().second - out.front().first;
   if (passes > 1)

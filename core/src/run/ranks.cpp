@@ -11,9 +11,16 @@
 #include <map>
 #include <sstream>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
 #include "edm/error.hpp"
 #include "edm/openpmd_particles.hpp"
+#include "edm/run_files.hpp"
 #include "field/fnv1a.hpp"
+#include "run/stages.hpp"
 
 #ifdef EDM_WITH_MPI
 #include <mpi.h>
@@ -83,19 +90,22 @@ std::vector<double> gather_in_rank_order(const Ranks& ranks, const std::vector<d
 
 // Per-rank timings and counts on rank 0; sums over ranks of the additive timings, maxima of peak
 // RSS and of the slowest field phase.
-RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
+RankTimings gather_timings(const Ranks& ranks, RunSummary& s, bool every_electron_on_each) {
   RankTimings t;
   const MPI_Comm w = MPI_COMM_WORLD;
   const bool root = ranks.rank == 0;
-  double mine[4] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size())};
-  std::vector<double> all(root ? 4 * std::size_t(ranks.size) : 0);
-  MPI_Gather(mine, 4, MPI_DOUBLE, root ? all.data() : nullptr, 4, MPI_DOUBLE, 0, w);
+  constexpr int k = 5;
+  double mine[k] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size()),
+                    double(s.host_peak_rss)};
+  std::vector<double> all(root ? k * std::size_t(ranks.size) : 0);
+  MPI_Gather(mine, k, MPI_DOUBLE, root ? all.data() : nullptr, k, MPI_DOUBLE, 0, w);
   if (root)
     for (int r = 0; r < ranks.size; ++r) {
-      t.trajectories.push_back(all[4 * r]);
-      t.field.push_back(all[4 * r + 1]);
-      t.kernel.push_back(all[4 * r + 2]);
-      t.electrons.push_back(all[4 * r + 3]);
+      t.trajectories.push_back(all[k * r]);
+      t.field.push_back(all[k * r + 1]);
+      t.kernel.push_back(all[k * r + 2]);
+      t.electrons.push_back(all[k * r + 3]);
+      t.host_peak_rss.push_back(all[k * r + 4]);
     }
   double sums[3] = {s.timing.trajectories, s.timing.trajectories_overlapped, s.timing.kernel};
   double tot[3];
@@ -107,6 +117,10 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s) {
   MPI_Reduce(&knots, &knots_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
   unsigned long long batches = s.batches, batches_all = 0;
   MPI_Reduce(&batches, &batches_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
+  if (root && every_electron_on_each) {  // every rank solved the run's electrons: rank 0's count is the run's
+    knots_all = s.knots_total;
+    batches_all = s.batches;
+  }
   if (root) {
     s.timing.trajectories = tot[0];
     s.timing.trajectories_overlapped = tot[1];
@@ -196,7 +210,7 @@ void gather_gamma(const Ranks& ranks, GammaTrace& gamma) {
 }  // namespace
 #endif
 
-RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s) {
+RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& s, bool every_electron_on_each) {
   RankTimings t;
   if (ranks.size == 1) {
     t.trajectories = {s.timing.trajectories};
@@ -205,9 +219,12 @@ RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummar
     return t;
   }
 #ifdef EDM_WITH_MPI
-  t = gather_timings(ranks, s);
+  t = gather_timings(ranks, s, every_electron_on_each);
+  if (every_electron_on_each) return t;  // rank 0's γ trace and coverage are the run's already
   gather_coverage(ranks, s);
   gather_gamma(ranks, gamma);
+#else
+  (void)every_electron_on_each;
 #endif
   return t;
 }
@@ -499,6 +516,201 @@ void agree_on_campaign(const Ranks& ranks, const Campaign& campaign, const RankC
 #else
   (void)campaign;
   (void)command;
+#endif
+}
+
+// ---- The shared run folder and the rows each rank writes -----------------------------------------
+
+std::string host_name_of_rank() {
+  char b[256] = {0};
+  if (gethostname(b, sizeof b - 1) != 0) return "(unknown host)";
+  return b;
+}
+
+void check_ranks_fit_rows(const Ranks& ranks, int ny) {
+  if (ranks.size <= ny) return;
+  throw ConfigError("EDM-MPI-001", "the screen's rows are shared out among " + std::to_string(ranks.size) +
+                                       " MPI ranks, but screen.ny = " + std::to_string(ny) +
+                                       " rows: every rank must own at least one row; run with at most " +
+                                       std::to_string(ny) + " ranks, or shard the electrons (nothing was computed)");
+}
+
+RankShare choose_rank_share(const Ranks& ranks, const std::string& asked, int ny, bool spectra) {
+  RankShare r;
+  if (ranks.size == 1) {
+    r.reason = "one process";
+    return r;
+  }
+  const std::string n = std::to_string(ranks.size) + " MPI ranks";
+  if (asked == "electrons") {
+    r.reason = n + ", accumulator.sharding = \"electrons\"";
+    return r;
+  }
+  if (asked == "pixels") {
+    check_ranks_fit_rows(ranks, ny);
+    if (spectra)
+      throw ConfigError("EDM-MPI-005", "accumulator.sharding = \"pixels\" over " + n + " with [spectra] enabled: "
+                                       "the direct spectra sum every electron over the whole screen, so ranks that "
+                                       "each take every electron would count each one " + std::to_string(ranks.size) +
+                                       " times; use accumulator.sharding = \"electrons\" or \"auto\" (nothing was computed)");
+  } else if (spectra || ranks.size > ny) {
+    r.reason = n + ", auto: " + (spectra ? std::string("[spectra] enabled (its sums are per electron)")
+                                         : "more ranks than screen rows (" + std::to_string(ny) + ")");
+    return r;
+  }
+  r.pixels = true;
+  for (int k = 0, y = 0; k < ranks.size; ++k) {  // near-equal, the first ny mod size one row taller
+    const int h = ny / ranks.size + (k < ny % ranks.size ? 1 : 0);
+    r.rows.push_back({y, y + h});
+    y += h;
+  }
+  r.reason = n + ", " + (asked == "pixels" ? std::string("accumulator.sharding = \"pixels\"")
+                                           : "auto: a tile of rows per rank (memory per rank of its tile, no reduce)");
+  return r;
+}
+
+namespace detail {
+
+void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, RunPlan& plan) {
+  const Sharding asked = ctx.campaign.accumulator.sharding;
+  if (asked == Sharding::Pixels && ctx.campaign.run.mode == Mode::Potential && plan.ranks.size > 1)
+    throw ConfigError("EDM-MPI-006", "accumulator.sharding = \"pixels\" over " + std::to_string(plan.ranks.size) +
+                                         " MPI ranks with run.mode = \"potential\": the potential's records are "
+                                         "written by rank 0 alone, so its ranks shard the electrons; use "
+                                         "accumulator.sharding = \"electrons\" or \"auto\" (nothing was computed)");
+  // A potential run's ranks shard the electrons (its /A and /A0 records are not handed between ranks).
+  const std::string word = ctx.campaign.run.mode == Mode::Potential ? "electrons"
+                           : asked == Sharding::Pixels              ? "pixels"
+                           : asked == Sharding::Electrons           ? "electrons"
+                                                                    : "auto";
+  plan.share = choose_rank_share(plan.ranks, word, ny, ctx.campaign.spectra.enabled);
+  // Every rank writes its checkpoints (and, by pixels, its rows) into the folder rank 0 holds (rank 0
+  // has created it with the lock): a folder some rank cannot see is refused before any work.
+  if (!ctx.options.dry_run) check_shared_folder(plan.ranks, ctx.campaign.run.output);
+  if (!plan.share.pixels) return;
+  plan.first = 0;  // every rank takes every electron, in the one-process order
+  plan.end = electrons;
+}
+
+Screen rank_screen(const PreparedCell& cell, const RunPlan& plan) {
+  if (!plan.share.pixels) return cell.screen();
+  const auto [y0, y1] = plan.share.mine(plan.ranks);
+  return screen_tile(cell.screen(), y0, y1);
+}
+
+}  // namespace detail
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+// Rank 0's token: written, flushed and closed, so that a network file system's close-to-open rule
+// shows it to the other nodes. "" when written, else why not.
+std::string write_token(const std::filesystem::path& token, const std::string& text) {
+  std::ofstream out(token, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return out ? std::string() : "cannot write " + token.string();
+}
+
+// Whether `token` holds `text` here, asked again for up to 5 s (an NFS client may cache the folder's
+// listing from before the file was made for a few seconds).
+bool sees_token(const std::filesystem::path& token, const std::string& text) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::ifstream in(token, std::ios::binary);
+    std::stringstream got;
+    got << in.rdbuf();
+    if (in && got.str() == text) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+}  // namespace
+#endif
+
+void check_shared_folder(const Ranks& ranks, const std::filesystem::path& folder) {
+  if (ranks.size == 1) return;
+#ifdef EDM_WITH_MPI
+  const auto token = RunFolder(folder).rank_token();
+  std::string host0 = ranks.rank == 0 ? host_name_of_rank() : std::string(), text, problem;
+  if (ranks.rank == 0) {
+    text = "edm: rank 0 on " + host0 + ", pid " + std::to_string(getpid()) + ", at " +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n";
+    problem = write_token(token, text);
+  }
+  broadcast_text(problem, 0);
+  if (!problem.empty())
+    throw IoError("EDM-MPI-004", "rank 0 " + problem + ", the file by which the ranks check that they share the run "
+                                 "folder " + folder.string() + ": check its permissions and free space");
+  broadcast_text(text, 0);
+  broadcast_text(host0, 0);
+  const bool seen = ranks.rank == 0 || sees_token(token, text);
+  int first = seen ? ranks.size : ranks.rank, blind = seen ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &blind, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (ranks.rank == 0) {  // every rank has looked (the allreduce): the token has done its work
+    std::error_code ec;
+    std::filesystem::remove(token, ec);
+  }
+  if (first == ranks.size) return;
+  std::string host = ranks.rank == first ? host_name_of_rank() : std::string();
+  broadcast_text(host, first);
+  throw IoError("EDM-MPI-002",
+                "the run folder " + folder.string() + " is not on a file system that every MPI rank shares: rank " +
+                    std::to_string(first) + " on host " + host + " does not see the file " + token.filename().string() +
+                    " that rank 0 on host " + host0 + " wrote there (" + std::to_string(blind) + " of " +
+                    std::to_string(ranks.size) + " ranks do not; this is rank " + std::to_string(ranks.rank) +
+                    "). Every rank writes its checkpoints and its rows into this folder: give [run] output a folder "
+                    "every node mounts at the same path (nothing was computed)");
+#else
+  (void)folder;
+#endif
+}
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+constexpr int kTurnTag = 7301;
+
+// The turn's verdict from the previous rank ("" when every earlier rank wrote its part).
+std::string receive_turn(int from) {
+  unsigned long long n = 0;
+  MPI_Recv(&n, 1, MPI_UNSIGNED_LONG_LONG, from, kTurnTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  std::string text(std::size_t(n), '\0');
+  if (n) MPI_Recv(text.data(), int(n), MPI_CHAR, from, kTurnTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return text;
+}
+
+void pass_turn(const std::string& text, int to) {
+  unsigned long long n = text.size();
+  MPI_Send(&n, 1, MPI_UNSIGNED_LONG_LONG, to, kTurnTag, MPI_COMM_WORLD);
+  if (n) MPI_Send(text.data(), int(n), MPI_CHAR, to, kTurnTag, MPI_COMM_WORLD);
+}
+
+}  // namespace
+#endif
+
+void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const std::string& what) {
+  if (ranks.size == 1) return write();
+#ifdef EDM_WITH_MPI
+  std::string failure = ranks.rank > 0 ? receive_turn(ranks.rank - 1) : std::string();
+  if (failure.empty()) {
+    const std::string who = "rank " + std::to_string(ranks.rank) + " on host " + host_name_of_rank();
+    try {
+      write();
+    } catch (const Error& e) {
+      failure = who + " (" + e.id() + "): " + e.what();
+    } catch (const std::exception& e) {
+      failure = who + ": " + e.what();
+    }
+  }
+  if (ranks.rank + 1 < ranks.size) pass_turn(failure, ranks.rank + 1);
+  broadcast_text(failure, ranks.size - 1);
+  if (!failure.empty())
+    throw IoError("EDM-MPI-003", "writing " + what + " failed on " + failure + "; every rank stops (this is rank " +
+                                     std::to_string(ranks.rank) + "), and no field.h5 is written");
+#else
+  (void)what;
 #endif
 }
 

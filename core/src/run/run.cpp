@@ -148,7 +148,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
   write_seconds += run_later_passes(ctx, cell, plan, kernel, passes, writer ? &*writer : nullptr, S);
   if (telemetry) record_telemetry(*telemetry, acc, S);
-  RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S);
+  RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S, plan.share.pixels);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone
     per_rank.devices = gather_strings(plan.ranks, device_list(S));
     per_rank.clblast = gather_strings(plan.ranks, this_process_clblast(plan, S));

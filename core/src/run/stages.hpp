@@ -58,6 +58,7 @@ void remove_checkpoints(const RunSummary& summary);
 
 struct RunPlan {
   Ranks ranks;
+  RankShare share;                   // how the ranks share the work (pixels: every electron, a tile each)
   std::vector<DeviceInfo> devices;   // this rank's devices
   std::uint64_t first = 0, end = 0;  // this rank's electrons [first, end)
   std::uint64_t batch = 1;           // B, electrons per batch
@@ -89,6 +90,14 @@ Sharding plan_sharding(const RunContext& ctx, const PreparedCell& cell, RunPlan&
 // summary.passes and pass_rows.
 std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan,
                                              RunSummary& summary);
+// How the MPI ranks share the work (ranks.hpp choose_rank_share, from accumulator.sharding): by pixels
+// every rank takes every electron ([first, end) = the ensemble) on its tile of rows. Before the
+// accumulators are built: EDM-MPI-001 / EDM-MPI-005 refuse before any work, and a run folder that
+// some rank does not see, EDM-MPI-002 (check_shared_folder; not in a dry run). run/ranks.cpp.
+// Called by plan_devices_and_ranks, once the ranks are known.
+void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, RunPlan& plan);
+// The screen this rank's accumulator covers: its tile by pixels, else the whole screen.
+Screen rank_screen(const PreparedCell& cell, const RunPlan& plan);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
 // The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
