@@ -71,7 +71,9 @@ with edm_testrun.Workspace("sweepranks") as ws:
     # Ctrl-C (SIGINT to the terminal's process group: the sweep and its mpirun) while a 2-rank cell
     # runs: its ranks write their checkpoints and the cell stays pending (EDM-SWP-026, exit 130), not
     # failed; the same sweep again resumes it under mpirun, and the field equals the one-rank run's.
-    big = ws.campaign("big", count=64, batch=4)
+    # 128 batches: the first checkpoint comes at about a tenth of the run (64 electrons used to finish
+    # before mpirun passed the stop on, leaving no checkpoint to keep).
+    big = ws.campaign("big", count=512, batch=4)
     with open(big, "a") as f:
         f.write('\n[sweep]\n"laser.a0" = [0.2]\n')
     stopped, big_one = os.path.join(ws.dir, "stopped"), os.path.join(ws.dir, "big_one")
