@@ -7,7 +7,9 @@ is tests/slurm/test_slurm.sh): each cell's run is started as `mpirun -n K edm ru
   1e-12, as tests/test_mpi.cpp), the other datasets of field.h5 bit for bit
   (tests/slurm/compare_ranks.py, the SLURM test's comparison).
 - Ctrl-C while a 2-rank cell runs leaves it pending with its checkpoint (EDM-SWP-026, exit 130);
-  the same sweep again resumes it, within tol::sharded of the one-rank run.
+  the same sweep again resumes it, within tol::sharded of the one-rank run. Ctrl-C reaches mpirun
+  too, which kills its ranks before they print their stop: that case, made certain by killing the
+  ranks of a stopped sweep, is pending too (EDM-SWP-048, checkpoint kept) and resumes.
 - --ranks-per-cell 2 with --parallel-devices, and --ranks-per-cell 0, are refused before anything is
   written (EDM-SWP-044, EDM-SWP-032; exit 2).
 - No mpirun on PATH: the cell fails with EDM-SWP-045 in its row and the sweep exits 7 (EDM-SWP-020).
