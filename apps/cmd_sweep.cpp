@@ -380,7 +380,15 @@ CellRunner mpi_cell_runner(const SweepArgs& a) {
     static const std::regex id_and_message(R"(\[(EDM-[A-Z0-9]+-[0-9]+)\]: ([^\n]*))");
     std::smatch m;
     const std::string where = " (the cell's run under mpirun -n " + std::to_string(a.ranks_per_cell) + ")";
-    if (!std::regex_search(line, m, id_and_message))
+    const bool has_line = std::regex_search(line, m, id_and_message);
+    // Ctrl-C reaches mpirun too, which ends its ranks (SIGTERM, then SIGKILL) and exits 1, often
+    // before they print their stop: this sweep knows it was stopped, so the cell is stopped, not
+    // failed (it was recorded failed with EDM-SWP-046 about one run in two). Its checkpoint, if one
+    // was committed, is whole: a commit is a rename (run_cell says whether one was kept).
+    if (!has_line && ro.stop && ro.stop->load())
+      throw Interrupted("EDM-SWP-048", "mpirun -n " + std::to_string(a.ranks_per_cell) + " ended the cell's run "
+                                       "when the sweep was stopped (exit " + std::to_string(rc) + ")");
+    if (!has_line)
       throw Error("EDM-SWP-046", "mpirun -n " + std::to_string(a.ranks_per_cell) + " " + self_exe() +
                                      (ro.resume ? " resume " : " run ") + "exited with " + std::to_string(rc) +
                                      " and no edm error line; its output is in this cell's log");
