@@ -445,3 +445,54 @@ BOOST_AUTO_TEST_CASE(a_rank_that_dies_mid_run_leaves_a_run_that_resumes_bit_iden
   check_same_field(dir / "one" / "field.h5", part / "field.h5");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
 }
+
+// A rank's tile that does not fit its device runs in passes of its own rows (plan_passes over the
+// rank's tile): with one bucket capped at two rows (EDM_MAX_DEVICE_ALLOCATION), rank 0's three rows
+// take two passes and rank 1's two rows one, and the field is still the one-process field bit for
+// bit. Before the tiles and the ranks were joined, the passes were planned over the whole screen and
+// each rank would have computed rows outside its tile.
+BOOST_AUTO_TEST_CASE(a_ranks_tile_larger_than_its_device_runs_in_passes_of_its_rows) {
+  const auto dir = test::temp_dir("mpi_pixels_passes");
+  const auto campaign = test::write_file(dir, "cell.toml", cell_with());
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  const std::uint64_t row_bucket = 3ull * 6 * 192 * sizeof(double);  // one row of one bucket, bytes
+  const auto r = test::run_command("EDM_MAX_DEVICE_ALLOCATION=" + std::to_string(2 * row_bucket + row_bucket / 2) +
+                                   " " + mpirun(2) + edm + " run " + campaign.string() + " --quiet --output " +
+                                   (dir / "two").string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  check_same_field(dir / "one" / "field.h5", dir / "two" / "field.h5");
+  const auto m = toml::parse_file((dir / "two" / "run.toml").string());
+  BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "pixels");
+  BOOST_TEST(m["config"]["passes"].value_or(int64_t(0)) == 2, "rank 0's passes over its 3 rows");
+}
+
+// accumulator.sharding is the ranks' too: "pixels" with more ranks than rows is refused before any
+// work (EDM-MPI-001), and so is "pixels" for a potential run (EDM-MPI-006), whose ranks shard the
+// electrons under "auto".
+BOOST_AUTO_TEST_CASE(accumulator_sharding_pixels_is_checked_for_the_ranks) {
+  const auto dir = test::temp_dir("mpi_pixels_key");
+  const std::string edm = test::edm_binary().string();
+  std::string rows2 = cell_with("sharding = \"pixels\"\n");
+  rows2.replace(rows2.find("ny = 5"), 6, "ny = 2");
+  const auto few = test::write_file(dir, "few.toml", rows2);
+  const auto a = test::run_command(mpirun(3) + edm + " run " + few.string() + " --quiet --output " + (dir / "few").string());
+  BOOST_TEST(a.exit_code == 2, a.output);
+  BOOST_TEST(a.output.find("EDM-MPI-001") != std::string::npos, a.output);
+  BOOST_TEST(!fs::exists(dir / "few" / "field.h5"));
+
+  std::string pot = cell_with();
+  pot.replace(pot.find("mode = \"split\""), 14, "mode = \"potential\"");
+  const auto auto_pot = test::write_file(dir, "pot.toml", pot);
+  const auto b = test::run_command(mpirun(2) + edm + " run " + auto_pot.string() + " --quiet --output " + (dir / "pot").string());
+  BOOST_REQUIRE_MESSAGE(b.exit_code == 0, b.output);
+  const auto m = toml::parse_file((dir / "pot" / "run.toml").string());
+  BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "electrons");
+  const auto pixels_pot = test::write_file(dir, "pot_pixels.toml", pot + "sharding = \"pixels\"\n");
+  const auto c = test::run_command(mpirun(2) + edm + " run " + pixels_pot.string() + " --quiet --output " +
+                                   (dir / "pot_pixels").string());
+  BOOST_TEST(c.exit_code == 2, c.output);
+  BOOST_TEST(c.output.find("EDM-MPI-006") != std::string::npos, c.output);
+  BOOST_TEST(!fs::exists(dir / "pot_pixels" / "field.h5"));
+}

@@ -277,8 +277,13 @@ std::vector<std::pair<int, int>> plan_passes(const RunContext& ctx, const Prepar
     fit = std::min(fit, f);
   }
   const std::uint64_t per_pass = fit * (plan.sharding == Sharding::Pixels ? plan.devices.size() : 1);
-  const int passes = per_pass >= std::uint64_t(screen.ny) ? 1 : int((std::uint64_t(screen.ny) + per_pass - 1) / per_pass);
-  auto out = split_rows(screen.ny, passes, "the screen's passes");
+  int passes = per_pass >= std::uint64_t(screen.ny) ? 1 : int((std::uint64_t(screen.ny) + per_pass - 1) / per_pass);
+  // Every rank makes as many passes as the rank with the most: each pass ends in the ranks' writes in
+  // turn (a collective), so uneven counts would leave a rank waiting for ever. A rank with fewer rows
+  // than passes repeats its last row (computed again, written again with the same values).
+  agree_max(plan.ranks, &passes, 1);
+  auto out = split_rows(screen.ny, std::min(passes, screen.ny), "the screen's passes");
+  while (int(out.size()) < passes) out.push_back(out.back());
   for (auto& [y0, y1] : out) y0 += screen.row0, y1 += screen.row0;  // in the whole screen's rows
   S.passes = passes;
   S.pass_rows = out.front().second - out.front().first;
