@@ -800,6 +800,8 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
   // The host-side products are the first pass's: every pass solves the same electrons again.
   const CoverageReport coverage = S.coverage;
   const std::uint64_t knots = S.knots_total;
+  // download_field records one pass's kernel and field seconds: run.toml [timing] sums the passes.
+  double kernel_seconds = S.timing.kernel, field_seconds = S.timing.field;
   for (std::size_t p = 1; p < passes.size(); ++p) {
     const auto [y0, y1] = passes[p];
     ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(passes.size()) + ": rows " +
@@ -816,7 +818,11 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     S.coverage = coverage;
     S.knots_total = knots;
     write_seconds += download_field(ctx, cell, plan, acc, state, writer, S);  // this pass's rows, written now
+    kernel_seconds += S.timing.kernel;
+    field_seconds += S.timing.field;
   }
+  S.timing.kernel = kernel_seconds;
+  S.timing.field = field_seconds;
   return write_seconds;
 }
 
