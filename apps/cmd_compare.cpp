@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/compare.hpp"
 #include "edm/error.hpp"
 #include "edm/run_files.hpp"
@@ -197,19 +198,8 @@ int cmd_compare(const Args& args) {
       "plot", po::value<std::string>(),
       "FILE.png (or a folder: FOLDER/compare.png): run A, run B and A−B of the dataset of largest relative L2");
   std::vector<std::string> runs;
-  po::options_description hidden;
-  hidden.add_options()("runs", po::value(&runs));
-  po::positional_options_description pos;
-  pos.add("runs", -1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, runs, vm)) return 0;
   if (runs.size() != 2)
     throw ConfigError("EDM-CLI-002", "edm compare: give two run folders, RUN_A RUN_B (" + std::to_string(runs.size()) +
                                          " given)");

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "options.hpp"
 #include "edm/error.hpp"
 #include "edm/lorenz_gauge.hpp"
 #include "edm/run_files.hpp"
@@ -51,19 +52,8 @@ int cmd_gauge(const Args& args) {
       "patch", po::value(&patch), "ix0:ix1,iy0:iy1,k0:k1: the middle plane's pixels and samples checked (default: "
                                   "every interior point)");
   std::vector<std::string> runs;
-  po::options_description hidden;
-  hidden.add_options()("runs", po::value(&runs));
-  po::positional_options_description pos;
-  pos.add("runs", -1);
-  po::options_description all;
-  all.add(desc).add(hidden);
   po::variables_map vm;
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return 0;
-  }
+  if (!parse_command(args, desc, runs, vm)) return 0;
   if (runs.size() != 3)
     throw ConfigError("EDM-GAUGE-004", "edm gauge: give three run folders of run.mode = \"potential\" (" +
                                            std::to_string(runs.size()) + " given)");

@@ -81,6 +81,26 @@ std::vector<Override> parse_set_options(const std::vector<std::string>& sets) {
   return out;
 }
 
+namespace {
+
+bool parse_with(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                const boost::program_options::options_description& hidden,
+                const boost::program_options::positional_options_description& pos,
+                boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool parse_command(const std::vector<std::string>& args,
                    const boost::program_options::options_description& desc, const char* name,
                    std::string& positional, boost::program_options::variables_map& vm) {
@@ -91,15 +111,17 @@ bool parse_command(const std::vector<std::string>& args,
     hidden.add_options()(name, po::value(&positional));
     pos.add(name, 1);
   }
-  po::options_description all;
-  all.add(desc).add(hidden);
-  po::store(po::command_line_parser(args).options(all).positional(pos).run(), vm);
-  po::notify(vm);
-  if (vm.count("help")) {
-    std::cout << desc << "\n";
-    return false;
-  }
-  return true;
+  return parse_with(args, desc, hidden, pos, vm);
+}
+
+bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                   std::vector<std::string>& positionals, boost::program_options::variables_map& vm) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()("positionals", po::value(&positionals));
+  po::positional_options_description pos;
+  pos.add("positionals", -1);
+  return parse_with(args, desc, hidden, pos, vm);
 }
 
 }  // namespace edm::app

@@ -35,5 +35,9 @@ void check_checkpoint_every(const char* command, std::int64_t every);
 // on --help.
 bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
                    const char* name, std::string& positional, boost::program_options::variables_map& vm);
+// The same with any number of positional arguments, all stored in `positionals` (edm compare's two
+// run folders, edm gauge's three); the caller checks how many it got.
+bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
+                   std::vector<std::string>& positionals, boost::program_options::variables_map& vm);
 
 }  // namespace edm::app

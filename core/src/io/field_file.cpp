@@ -43,6 +43,23 @@ struct Dataset {
   Dims dims;
 };
 
+// Rows [iy0, iy1) of one (ny, nx, samples) dataset, the one hyperslab read of field.h5's records.
+void read_dataset_rows(const Dataset& d, const std::string& name, const std::filesystem::path& path, std::size_t iy0,
+                       std::size_t iy1, std::vector<double>& out) {
+  if (iy0 >= iy1 || iy1 > d.dims[0])
+    throw IoError("EDM-IO-014", "rows [" + std::to_string(iy0) + ", " + std::to_string(iy1) + ") out of range reading " +
+                                    name + " from " + path.string());
+  h5::Handle fspace(H5Dget_space(d.handle.get()), H5Sclose);
+  const hsize_t start[3] = {hsize_t(iy0), 0, 0};
+  const hsize_t count[3] = {hsize_t(iy1 - iy0), d.dims[1], d.dims[2]};
+  if (!fspace.valid() || H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
+    throw IoError("EDM-IO-013", "cannot select rows of " + name + " in " + path.string());
+  h5::Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
+  out.resize(std::size_t(count[0] * count[1] * count[2]));
+  if (!out.empty() && H5Dread(d.handle.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), H5P_DEFAULT, out.data()) < 0)
+    throw IoError("EDM-IO-013", "cannot read rows of " + name + " from " + path.string());
+}
+
 Dataset open_checked(hid_t f, const std::string& name, int rank, const std::filesystem::path& file) {
   const std::string what = file.string() + " " + name;
   if (!h5::exists(f, name)) throw IoError("EDM-IO-011", what + ": no such dataset (the file is not a complete edm field.h5)");
@@ -290,18 +307,7 @@ void FieldFile::read_rows(int bucket, int comp, std::size_t iy0, std::size_t iy1
   const bool known = bucket >= 0 && bucket < 4 && comp >= 0 && comp < 3;
   const Dataset& d = known ? impl_->components[std::size_t(bucket)][std::size_t(comp)] : none;
   if (!d.handle.valid()) throw IoError("EDM-IO-011", impl_->path.string() + " " + name + ": not in this file (mode " + impl_->summary.mode + ")");
-  if (iy0 >= iy1 || iy1 > d.dims[0])
-    throw IoError("EDM-IO-014", "rows [" + std::to_string(iy0) + ", " + std::to_string(iy1) + ") out of range reading " +
-                                    name + " from " + impl_->path.string());
-  h5::Handle fspace(H5Dget_space(d.handle.get()), H5Sclose);
-  const hsize_t start[3] = {hsize_t(iy0), 0, 0};
-  const hsize_t count[3] = {hsize_t(iy1 - iy0), d.dims[1], d.dims[2]};
-  if (!fspace.valid() || H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
-    throw IoError("EDM-IO-013", "cannot select rows of " + name + " in " + impl_->path.string());
-  h5::Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
-  out.resize(std::size_t(count[0] * count[1] * count[2]));
-  if (!out.empty() && H5Dread(d.handle.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), H5P_DEFAULT, out.data()) < 0)
-    throw IoError("EDM-IO-013", "cannot read rows of " + name + " from " + impl_->path.string());
+  read_dataset_rows(d, name, impl_->path, iy0, iy1, out);
 }
 
 std::string FieldFile::potential_name(int comp) {
@@ -315,18 +321,7 @@ void FieldFile::read_potential_rows(int comp, std::size_t iy0, std::size_t iy1, 
     throw IoError("EDM-IO-011", impl_->path.string() + " " + name + ": not in this file (mode " + impl_->summary.mode +
                                     "; the four-potential is written by run.mode = \"potential\")");
   const Dataset& d = impl_->potential[std::size_t(comp)];
-  if (iy0 >= iy1 || iy1 > d.dims[0])
-    throw IoError("EDM-IO-014", "rows [" + std::to_string(iy0) + ", " + std::to_string(iy1) + ") out of range reading " +
-                                    name + " from " + impl_->path.string());
-  h5::Handle fspace(H5Dget_space(d.handle.get()), H5Sclose);
-  const hsize_t start[3] = {hsize_t(iy0), 0, 0};
-  const hsize_t count[3] = {hsize_t(iy1 - iy0), d.dims[1], d.dims[2]};
-  if (!fspace.valid() || H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) < 0)
-    throw IoError("EDM-IO-013", "cannot select rows of " + name + " in " + impl_->path.string());
-  h5::Handle mspace(H5Screate_simple(3, count, nullptr), H5Sclose);
-  out.resize(std::size_t(count[0] * count[1] * count[2]));
-  if (!out.empty() && H5Dread(d.handle.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), H5P_DEFAULT, out.data()) < 0)
-    throw IoError("EDM-IO-013", "cannot read rows of " + name + " from " + impl_->path.string());
+  read_dataset_rows(d, name, impl_->path, iy0, iy1, out);
 }
 
 std::vector<double> FieldFile::component(const std::string& name) const {
