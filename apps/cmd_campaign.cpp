@@ -2,8 +2,6 @@
 // (share/docs/sweeps.md) printed, or gathered into one HDF5 table; and `edm plot OUTPUT` on a
 // campaign folder, which draws a result against a sweep axis (share/plot/edm_campaign_plot.py).
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,7 +19,6 @@
 #include "edm/schema.hpp"
 #include "edm/sweep.hpp"
 
-extern char** environ;
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -68,17 +65,6 @@ int status(const fs::path& output) {
   return 0;
 }
 
-int spawn_wait(const std::vector<std::string>& argv) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ) != 0) return 127;
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0)
-    if (errno != EINTR) return 127;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 fs::path campaign_plot_script() {
   std::error_code ec;
@@ -129,7 +115,7 @@ int plot_campaign(const Args& args) {
   for (std::string k; std::getline(keys, k, ',');)
     if (const std::string l = axis_label(k); !l.empty()) argv.insert(argv.end(), {"--label", k + "=" + l});
   setenv("MPLBACKEND", "Agg", 1);
-  const int rc = spawn_wait(argv);
+  const int rc = spawn_wait(argv, false);
   if (rc == 2) throw ConfigError("EDM-SWP-025", "edm plot " + output + ": no such axis or result (see the message above)");
   if (rc != 0) throw IoError("EDM-SWP-029", "edm_campaign_plot.py failed (exit " + std::to_string(rc) + ") on " + output);
   return 0;

@@ -4,8 +4,6 @@
 // hands the row of largest difference to share/plot/edm_compare_plot.py for the difference plot).
 // Exit 0 when the largest relative L2 difference is within --tol, 8 when it is not
 // (share/docs/compare.md).
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -24,7 +22,6 @@
 #include "edm/error.hpp"
 #include "edm/run_files.hpp"
 
-extern char** environ;
 
 namespace po = boost::program_options;
 
@@ -149,17 +146,6 @@ std::filesystem::path find_compare_script() {
                                    "; set EDM_COMPARE_PLOT_SCRIPT)");
 }
 
-int spawn_wait(const std::vector<std::string>& argv) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawnp(&pid, cargv[0], nullptr, nullptr, cargv.data(), environ) != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 std::string full(double v) {
   std::ostringstream o;
@@ -177,7 +163,7 @@ void draw_plot(const std::vector<std::string>& runs, const CompareRow& worst, bo
                                    "--file",      worst.file,      "--dataset", worst.name,   "--measure",
                                    worst.measure, "--rel-l2",      full(worst.rel_l2)};
   if (mirror_z) argv.push_back("--mirror-z");
-  const int rc = spawn_wait(argv);
+  const int rc = spawn_wait(argv, false);
   if (rc != 0)
     throw IoError("EDM-CMP-005", script.string() + " failed (exit " + std::to_string(rc) + ") drawing " + png.string());
   std::cerr << "[compare] plot of " << worst.name << " (" << worst.measure << ") written to " << png.string() << "\n";

@@ -7,8 +7,6 @@
 // folder's lock from its first look at spectrum.h5 until the plots are in place (share/docs/outputs.md,
 // "One run per folder").
 #include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -28,35 +26,11 @@
 #include "edm/run_lock.hpp"
 #include "edm/spectrum.hpp"
 
-extern char** environ;
 
 namespace po = boost::program_options;
 
 namespace edm::app {
 namespace {
-
-// Runs argv (PATH lookup) and returns its exit status (127 when it cannot start); quiet sends its
-// stdout and stderr to /dev/null.
-int spawn_wait(const std::vector<std::string>& argv, bool quiet) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  if (quiet) {
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  }
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return 127;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 std::filesystem::path find_script() {
   if (const char* p = std::getenv("EDM_PLOT_SCRIPT")) return p;

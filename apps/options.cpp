@@ -2,12 +2,20 @@
 // one positional argument.
 #include "options.hpp"
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+
 #include <cctype>
 #include <iostream>
 #include <sstream>
 
 #include "edm/error.hpp"
 #include "edm/schema.hpp"
+
+extern char** environ;
 
 namespace edm::app {
 
@@ -123,5 +131,27 @@ bool parse_command(const std::vector<std::string>& args, const boost::program_op
   pos.add("positionals", -1);
   return parse_with(args, desc, hidden, pos, vm);
 }
+
+int spawn_wait(const std::vector<std::string>& argv, bool quiet) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return 127;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 
 }  // namespace edm::app

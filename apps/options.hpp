@@ -40,4 +40,9 @@ bool parse_command(const std::vector<std::string>& args, const boost::program_op
 bool parse_command(const std::vector<std::string>& args, const boost::program_options::options_description& desc,
                    std::vector<std::string>& positionals, boost::program_options::variables_map& vm);
 
+// Runs argv (PATH lookup) and returns its exit status (127 when it cannot start, 128 + the signal
+// when one ended it); quiet sends its stdout and stderr to /dev/null. edm plot, edm compare --plot
+// and edm campaign collect's plots start their Python scripts through it.
+int spawn_wait(const std::vector<std::string>& argv, bool quiet);
+
 }  // namespace edm::app
