@@ -1048,6 +1048,20 @@ BOOST_AUTO_TEST_CASE(a_plugin_printing_on_stdout_does_not_reach_edms_stdout) {
   BOOST_TEST(out.exit_code == 0, out.output);
   BOOST_TEST(contains(out.output, "fixture_c"), out.output);  // loaded: it is the plain-C fixture
   BOOST_TEST(!contains(out.output, "noise from the plugin"), out.output);
+
+  // Its create prints too: `edm run --dry-run` prints the settings on stdout for a script to read;
+  // the create's line goes to stderr (checked there, so the create did run), never to stdout.
+  const auto dir = edm::test::temp_dir("hostile_noisy_create");
+  const auto campaign = write_file(dir, "c.toml",
+                                   "[run]\nscenario = \"fixture_c\"\n[laser]\na0 = 0.25\n[fixture_c]\ncount = 3\n"
+                                   "spacing = 0.5\n[screen]\nnx = 4\nny = 4\nsamples = 64\n");
+  const std::string run = edm + " run " + campaign.string() + " --dry-run --output " + (dir / "out").string();
+  const auto dry = edm::test::run_command("{ " + run + " 2>/dev/null; }");  // stdout alone
+  BOOST_TEST(dry.exit_code == 0, dry.output);
+  BOOST_TEST(contains(dry.output, "dry run of"), dry.output);
+  BOOST_TEST(!contains(dry.output, "noise from the plugin"), dry.output);
+  const auto err = edm::test::run_command("{ " + run + " 2>&1 >/dev/null; }");  // stderr alone
+  BOOST_TEST(contains(err.output, "noise from the plugin's create on stdout"), err.output);
 }
 
 // Issue 30: messages that name the real cause, and a sweep's size. `electrons.count = [2, 3]` (a

@@ -29,6 +29,7 @@
 #include <set>
 #include <tuple>
 
+#include "plugin/stdout_guard.hpp"
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
 
@@ -151,16 +152,8 @@ const edm_plugin_v2* open_checked(const fs::path& file, void*& handle, std::stri
 // open_checked in this process with the plugin's stdout sent to stderr: what it prints while
 // loaded (the probe's child already kept it in the probe's log) never mixes into edm's own output.
 const edm_plugin_v2* open_checked_off_stdout(const fs::path& file, void*& handle, std::string& reason) {
-  std::fflush(stdout);
-  const int saved = dup(STDOUT_FILENO);
-  if (saved >= 0) dup2(STDERR_FILENO, STDOUT_FILENO);
-  const edm_plugin_v2* d = open_checked(file, handle, reason);
-  std::fflush(stdout);
-  if (saved >= 0) {
-    dup2(saved, STDOUT_FILENO);
-    close(saved);
-  }
-  return d;
+  const detail::StdoutToStderr guard;
+  return open_checked(file, handle, reason);
 }
 
 const char* signal_name(int sig) {

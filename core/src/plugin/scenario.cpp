@@ -5,6 +5,7 @@
 
 #include "edm/error.hpp"
 #include "edm/plugins.hpp"
+#include "plugin/stdout_guard.hpp"
 
 namespace edm {
 
@@ -36,7 +37,12 @@ template <class Fallback>
 Scenario::Scenario(const Plugin& plugin, const Campaign& campaign) {
   char err[1024] = {0};
   const CampaignView view(campaign);  // only C types cross: the view lives through create
-  if (plugin.descriptor().create(view.get(), &s_, err, sizeof err) != 0)
+  int rc = 0;
+  {
+    const detail::StdoutToStderr guard;  // a plugin's prints during create stay off edm's stdout
+    rc = plugin.descriptor().create(view.get(), &s_, err, sizeof err);
+  }
+  if (rc != 0)
     rethrow_plugin_error<PluginError>(
         "scenario '" + plugin.name() + "' (" + plugin.path().string() + ") refused the campaign: ", err, "EDM-PLG-020");
 }
