@@ -399,19 +399,26 @@ void close_durably(FieldWriter::Impl& I, const char* what) {
   if (H5Fclose(I.file.release()) < 0) io_fail(std::string("cannot close ") + what + " (disk full?)", I.partial_path);
 }
 
-}  // namespace
-
-FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
-                         const Normalization& units, const FieldFileInfo& info)
-    : impl_(std::make_unique<Impl>()) {
+// What both constructors (the owner's and a joining rank's) start from: the final name and its
+// staging name field.h5.partial, the screen, the units and the mode.
+void set_up(FieldWriter::Impl& I, std::filesystem::path final_path, const Screen& screen, const Normalization& units,
+            Mode mode) {
   h5::silence();
-  auto& I = *impl_;
   I.final_path = std::move(final_path);
   I.partial_path = I.final_path;
   I.partial_path += ".partial";
   I.screen = screen;
   I.units = units;
-  I.mode = info.mode;
+  I.mode = mode;
+}
+
+}  // namespace
+
+FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
+                         const Normalization& units, const FieldFileInfo& info)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  set_up(I, std::move(final_path), screen, units, info.mode);
   // A partial file already there is not this writer's (it may be a complete field whose manifest
   // could not be written, which edm told the user to keep): moved aside, never truncated.
   move_aside(I.partial_path);
@@ -459,14 +466,8 @@ FieldWriter::FieldWriter(std::filesystem::path final_path, const Screen& screen,
 FieldWriter::FieldWriter(Join, std::filesystem::path final_path, const Screen& screen, const Normalization& units,
                          Mode mode)
     : impl_(std::make_unique<Impl>()) {
-  h5::silence();
   auto& I = *impl_;
-  I.final_path = std::move(final_path);
-  I.partial_path = I.final_path;
-  I.partial_path += ".partial";
-  I.screen = screen;
-  I.units = units;
-  I.mode = mode;
+  set_up(I, std::move(final_path), screen, units, mode);
   I.joined = true;
   open_partial_rw(I);
 }
