@@ -489,6 +489,16 @@ BOOST_AUTO_TEST_CASE(accumulator_sharding_pixels_is_checked_for_the_ranks) {
   BOOST_REQUIRE_MESSAGE(b.exit_code == 0, b.output);
   const auto m = toml::parse_file((dir / "pot" / "run.toml").string());
   BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "electrons");
+  // The reduced potential is the one-process potential, to the reduce's rounding.
+  const auto one = test::run_command(edm + " run " + auto_pot.string() + " --quiet --output " + (dir / "pot1").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  const auto fa = edm::FieldFile::open(dir / "pot" / "field.h5"), fb = edm::FieldFile::open(dir / "pot1" / "field.h5");
+  for (int comp = 0; comp < 4; ++comp) {
+    std::vector<double> a, b;
+    fa.read_potential_rows(comp, 0, fa.geometry().ny, a);
+    fb.read_potential_rows(comp, 0, fb.geometry().ny, b);
+    BOOST_TEST(test::relative_l2(a, b) < test::tol::sharded, edm::FieldFile::potential_name(comp));
+  }
   const auto pixels_pot = test::write_file(dir, "pot_pixels.toml", pot + "sharding = \"pixels\"\n");
   const auto c = test::run_command(mpirun(2) + edm + " run " + pixels_pot.string() + " --quiet --output " +
                                    (dir / "pot_pixels").string());
