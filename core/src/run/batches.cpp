@@ -445,11 +445,6 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
 
 namespace {
 
-// The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
-// electrons (the last piece takes the rest), so that the device starts after the solve of a few
-// electrons instead of a whole batch's (share/docs/design.md, performance model).
-constexpr std::uint64_t kFirstPiece = 64;
-
 // The rows per slab of the last batch (0: in one piece): the tuning table's slab count on one
 // device in one process, rounded up to whole download slabs where those are smaller, so each
 // download piece waits for one slab's launches.
@@ -802,6 +797,7 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
   const std::uint64_t knots = S.knots_total;
   // download_field records one pass's kernel and field seconds: run.toml [timing] sums the passes.
   double kernel_seconds = S.timing.kernel, field_seconds = S.timing.field;
+  double upload_seconds = S.timing.upload, upload_bytes = S.timing.upload_bytes;
   for (std::size_t p = 1; p < passes.size(); ++p) {
     const auto [y0, y1] = passes[p];
     ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(passes.size()) + ": rows " +
@@ -820,9 +816,13 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     write_seconds += download_field(ctx, cell, plan, acc, state, writer, S);  // this pass's rows, written now
     kernel_seconds += S.timing.kernel;
     field_seconds += S.timing.field;
+    upload_seconds += S.timing.upload;
+    upload_bytes += S.timing.upload_bytes;
   }
   S.timing.kernel = kernel_seconds;
   S.timing.field = field_seconds;
+  S.timing.upload = upload_seconds;
+  S.timing.upload_bytes = upload_bytes;
   return write_seconds;
 }
 

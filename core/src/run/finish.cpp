@@ -124,6 +124,9 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   S.timing.field = seconds_since(state.t_first_launch);
   S.timing.kernel = state.kernel_before + acc.timing().kernel_seconds;
   S.timing.reduce = acc.reduce_seconds();
+  // Uploads are this process's since it started (a resumed run's own; not carried by checkpoints).
+  S.timing.upload = acc.timing().upload_seconds;
+  S.timing.upload_bytes = double(acc.timing().upload_bytes);
   S.host_peak_rss = host_peak_rss();
   return write_seconds;
 }
