@@ -185,7 +185,9 @@ std::filesystem::path table_path(const std::filesystem::path& output);
 std::filesystem::path cell_state_path(const std::filesystem::path& output, const std::string& label);
 
 // Opens (creating when absent) the campaign folder for these cells: EDM-SWP-010 if it holds the
-// table of another campaign. Writes the table.
+// table of another campaign. Writes the table, row by row (its text is never whole in memory).
+void open_campaign_folder(const std::filesystem::path& output, const SweepSpec& spec,
+                          const SweepCells& cells, const std::string& fingerprint);
 void open_campaign_folder(const std::filesystem::path& output, const SweepSpec& spec,
                           const std::vector<SweepCell>& cells, const std::string& fingerprint);
 // The rows: each cell's state file, else pending. Reads the [campaign] table and the cell list of

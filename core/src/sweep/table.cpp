@@ -107,8 +107,15 @@ class StreamedFile {
   explicit StreamedFile(const fs::path& file) : file_(file), tmp_(file.string() + ".tmp." + std::to_string(::getpid())) {
     move_aside(tmp_);
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd_ < 0) fail(errno);  // nothing of this process's under the name: nothing to remove
     struct stat st {};
-    if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) fail(fd_ < 0 ? errno : EINVAL);
+    const bool stat_ok = ::fstat(fd_, &st) == 0;
+    if (!stat_ok || !S_ISREG(st.st_mode)) {
+      const int err = stat_ok ? EINVAL : errno;
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+      fail(err);
+    }
   }
   ~StreamedFile() {
     if (fd_ >= 0) ::close(fd_);
