@@ -28,6 +28,11 @@ namespace {
 // run.toml.partial: they are put in place, nothing computed again and no checkpoint needed
 // (edm/launch.hpp adopt_kept_field). Returns whether it did.
 bool adopt_kept_run(const std::string& folder, bool quiet) {
+  // Under mpirun every rank would race for the same two renames: the ranks resume the checkpoint as
+  // before (the adoption is one process's work: `edm resume RUN` without mpirun).
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!size) size = std::getenv("PMI_SIZE");
+  if (size && std::string(size) != "1") return false;
   if (!adopt_kept_field(folder)) return false;
   if (!quiet)
     std::cout << "edm resume " << folder << ": the complete field kept after a failed rename is in place "

@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE(the_sweep_tables_staging_name_and_lock_are_not_followed) {
 
 // The last rename of the run (field.h5.partial → field.h5) failing (EXDEV, through an LD_PRELOAD
 // fixture): the writer's destructor removed the finished cube. It is now kept under its staging
-// name, said with its path (EDM-IO-163, exit 4), whole, and `edm resume` from the run's checkpoint
-// finishes the folder as an uninterrupted run.
+// name, said with its path (EDM-IO-163, exit 4), whole, and `edm resume` puts it in place with the
+// run.toml kept beside it (test_adopt_kept_field), the field an uninterrupted run's.
 BOOST_AUTO_TEST_CASE(a_failed_final_rename_keeps_the_finished_field) {
   const auto dir = edm::test::temp_dir("wp_rename");
   const auto campaign = write_file(dir, "cell.toml", cell(0.3, 8));
