@@ -135,3 +135,24 @@ BOOST_AUTO_TEST_CASE(a_kept_field_that_is_not_whole_or_not_the_manifests_is_refu
   BOOST_TEST(fs::exists(mixed / "field.h5"));
   BOOST_TEST(fs::exists(mixed / "run.toml"));
 }
+
+// An --overwrite whose final rename fails: the previous run's field.h5 and run.toml stay as they were
+// (the kept manifest would have replaced run.toml), and no run.toml.partial is kept for adoption.
+BOOST_AUTO_TEST_CASE(an_overwrite_whose_rename_fails_keeps_the_previous_run_toml) {
+  const auto dir = edm::test::temp_dir("adopt_overwrite");
+  const auto campaign = write_file(dir, "cell.toml", cell());
+  const auto run = dir / "run";
+  auto r = run_edm("run " + campaign.string() + " --quiet --output " + run.string());
+  BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+  const std::string old_manifest = edm::test::slurp(run / "run.toml");
+  const std::string old_field = edm::test::slurp(run / "field.h5");
+  r = edm::test::run_command(std::string("LD_PRELOAD=") + EDM_FIXTURE_FAIL_RENAME + " EDM_TEST_FAIL_RENAME=/field.h5 " +
+                             edm_bin() + " run " + campaign.string() + " --quiet --overwrite --checkpoint-every -1 " +
+                             "--output " + run.string());
+  BOOST_TEST(r.exit_code == 4, r.output);
+  BOOST_TEST(contains(r.output, "[EDM-IO-163]"), r.output);
+  BOOST_TEST(edm::test::slurp(run / "run.toml") == old_manifest, "the previous run's run.toml was replaced");
+  BOOST_TEST(edm::test::slurp(run / "field.h5") == old_field);
+  BOOST_TEST(!fs::exists(run / "run.toml.partial"));
+  BOOST_TEST(fs::exists(run / "field.h5.partial"));
+}

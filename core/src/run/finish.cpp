@@ -145,6 +145,10 @@ std::optional<IoError>& kept_field() {
   const IoError e = *kept_field();
   kept_field().reset();
   const auto kept = RunFolder::staging(manifest_file);
+  // An --overwrite's folder holds the previous run's run.toml, which stays as it is (with its
+  // field.h5) until a run commits: no manifest is kept then, and resume takes the checkpoint.
+  std::error_code there;
+  if (std::filesystem::exists(std::filesystem::symlink_status(manifest_file, there))) throw e;
   try {
     write_manifest(manifest_file, manifest);  // run.toml names itself in its first line
   } catch (const IoError&) {
