@@ -32,16 +32,20 @@ std::string fmt(double v) {
   return buf;
 }
 
+// The table is streamed twice (the count for the heading, then the rows), never held whole: a
+// campaign of 10⁶ cells is read in the memory of one row.
 int status(const fs::path& output) {
-  const CampaignTable t = read_campaign_table(output);
+  std::map<std::string, std::string> meta;
+  std::uint64_t cells = 0;
+  for_each_campaign_row(output, [&](CellRecord&&) { ++cells; }, &meta);
   std::map<std::string, int> counts;
-  const auto meta = [&](const char* k) {
-    const auto it = t.meta.find(k);
-    return it == t.meta.end() ? std::string("?") : it->second;
+  const auto field = [&](const char* k) {
+    const auto it = meta.find(k);
+    return it == meta.end() ? std::string("?") : it->second;
   };
-  std::cout << "campaign " << output.string() << " (" << meta("file") << ", " << meta("mode") << ", "
-            << t.cells.size() << " cells)\n";
-  for (const auto& c : t.cells) {
+  std::cout << "campaign " << output.string() << " (" << field("file") << ", " << field("mode") << ", " << cells
+            << " cells)\n";
+  for_each_campaign_row(output, [&](CellRecord&& c) {
     ++counts[cell_state_word(c)];
     std::cout << "  " << c.label << "  " << cell_state_word(c);
     // A cell whose process was killed (SIGKILL, a lost node) stays "running" in its state file;
@@ -57,7 +61,7 @@ int status(const fs::path& output) {
     std::cout << "\n";
     // Why its field is wrong: the reasons its run.toml gives (a done cell's, or a strict failure's).
     for (const auto& why : c.suspect) std::cout << "      suspect: " << why << "\n";
-  }
+  });
   std::cout << "total:";
   for (const char* s : {"done", "done (suspect)", "running", "pending", "failed"})
     std::cout << " " << counts[s] << " " << s;

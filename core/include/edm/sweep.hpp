@@ -197,6 +197,10 @@ struct CampaignTable {
   std::vector<CellRecord> cells;
 };
 CampaignTable read_campaign_table(const std::filesystem::path& output);
+// The same rows one at a time, in table order (the table is never whole in memory: `edm campaign
+// status` of 10⁶ cells), and the [campaign] table into *meta when given. EDM-SWP-011 as above.
+void for_each_campaign_row(const std::filesystem::path& output, const std::function<void(CellRecord&&)>& row,
+                           std::map<std::string, std::string>* meta = nullptr);
 // Writes one cell's state file atomically and rewrites OUTPUT/campaign.toml atomically from all the
 // state files, under the folder's lock (flock on OUTPUT/.campaign.lock), so concurrent writers
 // never lose a row. The table is read and written one row at a time.

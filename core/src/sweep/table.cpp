@@ -469,6 +469,11 @@ void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const s
   open_folder(output, spec, cells.size(), [&](std::size_t k) { return cells[k]; }, fingerprint);
 }
 
+void for_each_campaign_row(const fs::path& output, const std::function<void(CellRecord&&)>& row,
+                           std::map<std::string, std::string>* meta) {
+  for_each_merged(output, row, meta);
+}
+
 CampaignTable read_campaign_table(const fs::path& output) {
   CampaignTable t;
   for_each_merged(output, [&](CellRecord&& r) { t.cells.push_back(std::move(r)); }, &t.meta);
