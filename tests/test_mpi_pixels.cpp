@@ -316,6 +316,71 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_give_the_one_process_field_bit_for_bit)
     BOOST_TEST(m["ranks"]["host_peak_rss"].as_array()->size() == std::size_t(n));
     BOOST_TEST(m["electrons"]["count"].value_or(int64_t(0)) == 6);
     BOOST_TEST(!fs::exists(out / "field.h5.partial"));
+    BOOST_TEST(m["ranks"]["solves"].value_or(std::string()) == "shared");
+  }
+}
+
+namespace {
+
+// The electrons each of `ranks` ranks solves of `n` electrons in batches of `batch`, written apart
+// from edm's rule: in every batch the ranks take one contiguous slice each in rank order, the first
+// (count mod ranks) one electron more than the rest.
+std::vector<std::int64_t> slices_solved(int n, int batch, int ranks) {
+  std::vector<std::int64_t> got(std::size_t(ranks), 0);
+  for (int b0 = 0; b0 < n; b0 += batch) {
+    const int count = std::min(batch, n - b0);
+    int given = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const int slice = count / ranks + (r < count % ranks ? 1 : 0);
+      got[std::size_t(r)] += slice;
+      given += slice;
+    }
+    BOOST_REQUIRE(given == count);
+  }
+  return got;
+}
+
+template <class View>
+std::vector<std::int64_t> int_array(const View& v) {
+  std::vector<std::int64_t> out;
+  if (const auto* a = v.as_array())
+    for (const auto& x : *a) out.push_back(x.value_or(std::int64_t(-1)));
+  return out;
+}
+
+}  // namespace
+
+// Ranks that shard pixels share the trajectory solves: each rank solves its slice of every batch
+// (6 electrons in batches of 5: slices 3 + 2 and 1 + 0 on two ranks, 2 + 2 + 1 and 1 + 0 + 0 on
+// three, so a rank also takes part with an empty slice) and the splines are all-gathered, so every
+// rank still holds every electron and field.h5 (the γ trace with it) is the one-process file bit for
+// bit. run.toml [ranks] solved: the electrons each rank solved, which sum to the ensemble, each
+// electron once (before, every rank solved all 6).
+BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_share_the_trajectory_solves) {
+  const auto dir = test::temp_dir("mpi_pixels_solves");
+  std::string cell = cell_with();
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 5");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  const auto m1 = toml::parse_file((dir / "one" / "run.toml").string());
+  for (int n : {2, 3}) {
+    const fs::path out = dir / ("n" + std::to_string(n));
+    const auto r = test::run_command(mpirun(n) + edm + " run " + campaign.string() + " --quiet --output " + out.string());
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    check_same_field(dir / "one" / "field.h5", out / "field.h5");
+    const auto m = toml::parse_file((out / "run.toml").string());
+    BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "pixels");
+    BOOST_TEST(m["ranks"]["solves"].value_or(std::string()) == "shared");
+    const auto solved = int_array(m["ranks"]["solved"]);
+    const auto expected = slices_solved(6, 5, n);
+    BOOST_TEST(solved == expected, boost::test_tools::per_element());
+    // Every rank holds the whole ensemble's splines: the knots and coverage are the one process's.
+    BOOST_TEST(m["electrons"]["knots_total"].value_or(int64_t(-1)) == m1["electrons"]["knots_total"].value_or(int64_t(-2)));
+    BOOST_TEST(int_array(m["timing"]["ranks"]["electrons"]) == std::vector<std::int64_t>(std::size_t(n), 6),
+               boost::test_tools::per_element());
+    BOOST_TEST(m["timing"]["ranks"]["trajectories"].as_array()->size() == std::size_t(n));
   }
 }
 
