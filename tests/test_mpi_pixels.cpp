@@ -384,6 +384,32 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_share_the_trajectory_solves) {
   }
 }
 
+// A solve that fails in one rank's slice of a shared batch (electron 3, which starts 0.1 µm before
+// the screen and crosses it: EDM-WIN-030, in rank 1's slice 2–3 of the batch 0–3) stops every rank
+// with that error and its exit code (6); rank 0, whose slice was solved, reports it naming rank 1 and
+// its electrons, and no rank is left waiting in the gather (mpirun's timeout would end it with 124).
+BOOST_AUTO_TEST_CASE(a_solve_that_fails_on_one_rank_stops_every_rank_with_its_error) {
+  const auto dir = test::temp_dir("mpi_pixels_solve_fails");
+  const auto csv = test::write_file(dir, "e.csv",
+                                    "t0,x,y,z,ux,uy,uz\n0,0,0,0,0,0,0.1\n0,1e-6,0,0,0,0,0.1\n0,0,1e-6,0,0,0,0.1\n"
+                                    "0,0,0,4.9999e-3,0,0,0.5\n");
+  std::string cell = cell_with();
+  cell.replace(cell.find("distribution = \"sunflower\""), 26, "distribution = \"list\"\nfile = \"" + csv.string() + "\"");
+  cell.replace(cell.find("count = 6"), 9, "");
+  cell.replace(cell.find("radius = 2e-6"), 13, "");
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 4");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const auto r = test::run_command(mpirun(2) + test::edm_binary().string() + " run " + campaign.string() +
+                                   " --quiet --output " + (dir / "out").string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 6);
+  BOOST_TEST(r.output.find("edm: error [EDM-WIN-030]: electron 3 starts beyond the plane") != std::string::npos);
+  BOOST_TEST(r.output.find("(on rank 1 on host ") != std::string::npos, "rank 0 names the rank whose solve failed");
+  BOOST_TEST(r.output.find("solving electrons 2–3); every rank stops (this is rank 0)") != std::string::npos);
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5"));
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5.partial"));
+}
+
 // SIGTERM to rank 0 of a pixel-sharded mpirun -n 2: both ranks stop at one batch boundary with a
 // checkpoint each (rank 1's holds its tile), and `mpirun -n 2 edm resume` gives the one-process field
 // bit for bit.

@@ -856,6 +856,8 @@ bool agree_on_solves(const Ranks& ranks, const SolveOutcome& mine) {
     if (first < ranks.size) {
       std::string text = ranks.rank == first ? encode_failure(mine, ranks.rank) : std::string();
       broadcast_text(text, first);
+      // Every rank holds the text before the failing one leaves (whose exit aborts the job).
+      MPI_Barrier(MPI_COMM_WORLD);
       if (mine.error) std::rethrow_exception(mine.error);
       throw_failure(text, ranks);
     }
