@@ -23,6 +23,7 @@
 
 #include <toml++/toml.h>
 
+#include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/field_file.hpp"
 #include "edm/run_files.hpp"
@@ -325,9 +326,9 @@ namespace {
 // The electrons each of `ranks` ranks solves of `n` electrons in batches of `batch`, written apart
 // from edm's rule: in every batch the ranks take one contiguous slice each in rank order, the first
 // (count mod ranks) one electron more than the rest.
-std::vector<std::int64_t> slices_solved(int n, int batch, int ranks) {
+std::vector<std::int64_t> slices_solved(int n, int batch, int ranks, int from = 0) {
   std::vector<std::int64_t> got(std::size_t(ranks), 0);
-  for (int b0 = 0; b0 < n; b0 += batch) {
+  for (int b0 = from; b0 < n; b0 += batch) {
     const int count = std::min(batch, n - b0);
     int given = 0;
     for (int r = 0; r < ranks; ++r) {
@@ -441,11 +442,23 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_stop_and_resume_bit_identically) {
   BOOST_TEST(fs::exists(part / "checkpoint.g1.r1.h5"), "rank 1's file of the committed generation");
   BOOST_TEST(!fs::exists(part / "field.h5"));
 
+  // The stop may halt the two ranks' launches at different electrons: the rank behind solves alone
+  // up to the one ahead, then they share the rest's solves again (each electron solved once).
+  const std::int64_t next0 = std::int64_t(read_checkpoint_state(part / "checkpoint.h5").next_electron);
+  const std::int64_t next1 = std::int64_t(read_checkpoint_state(part / "checkpoint.g1.r1.h5").next_electron);
+  const std::int64_t ahead = std::max(next0, next1);
+  auto expected = slices_solved(12, 1, 2, int(ahead));
+  expected[0] += ahead - next0;
+  expected[1] += ahead - next1;
+
   const auto resumed = test::run_command(mpirun(2) + edm + " resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   check_same_field(dir / "one" / "field.h5", part / "field.h5");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
   BOOST_TEST(!fs::exists(part / "checkpoint.g1.r1.h5"));
+  const auto m = toml::parse_file((part / "run.toml").string());
+  BOOST_TEST_INFO("rank 0 resumed at " << next0 << ", rank 1 at " << next1);
+  BOOST_TEST(int_array(m["ranks"]["solved"]) == expected, boost::test_tools::per_element());
 }
 
 // More ranks than rows: auto shards the electrons (a tile per rank would leave a rank without a row)
