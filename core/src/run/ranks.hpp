@@ -1,7 +1,8 @@
 // MPI ranks for the run driver (internal). Without EDM_WITH_MPI, or when edm was not started by
 // mpirun, there is one rank and every function here is a no-op. Ranks shard the screen's pixel rows
-// (choose_rank_share: each rank a tile and every electron; each writes its own rows of field.h5 in
-// turn, in_rank_order) or the ensemble in contiguous blocks (each slab of the cube reduced to rank 0,
+// (choose_rank_share: each rank a tile and every electron, whose solves the ranks share out slice by
+// slice and all-gather, all_gather_batch; each writes its own rows of field.h5 in turn, in_rank_order)
+// or the ensemble in contiguous blocks (each slab of the cube reduced to rank 0,
 // MPI_Reduce, MPI_SUM); the host-side products (γ trace, coverage records, per-rank timings) are
 // gathered on rank 0 exactly. Before any of that, the ranks agree that they run one campaign
 // (agree_on_campaign) and that they share the run folder (check_shared_folder).
