@@ -6,8 +6,9 @@
 // folder that one rank cannot see (rank 1 in a mount namespace of its own, a tmpfs over the folder)
 // is refused on every rank before any work, naming the rank and its host (EDM-MPI-002). Ranks that
 // shard pixels (a tile of rows and every electron each): mpirun -n 2 and -n 3 (uneven tiles) give the
-// one-process field.h5 bit for bit; a stopped pixel-sharded run, and one whose rank 1 was killed
-// (SIGKILL), resumes bit-identically; with more ranks
+// one-process field.h5 bit for bit, each rank solving only its slice of every batch (the splines
+// all-gathered; a solve that fails on one rank stops every rank with its error); a stopped
+// pixel-sharded run, and one whose rank 1 was killed (SIGKILL), resumes bit-identically; with more ranks
 // than rows, or with the direct spectra, the ranks shard the electrons instead, and run.toml says why.
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi_pixels
