@@ -6,8 +6,9 @@
 // folder that one rank cannot see (rank 1 in a mount namespace of its own, a tmpfs over the folder)
 // is refused on every rank before any work, naming the rank and its host (EDM-MPI-002). Ranks that
 // shard pixels (a tile of rows and every electron each): mpirun -n 2 and -n 3 (uneven tiles) give the
-// one-process field.h5 bit for bit; a stopped pixel-sharded run, and one whose rank 1 was killed
-// (SIGKILL), resumes bit-identically; with more ranks
+// one-process field.h5 bit for bit, each rank solving only its slice of every batch (the splines
+// all-gathered; a solve that fails on one rank stops every rank with its error); a stopped
+// pixel-sharded run, and one whose rank 1 was killed (SIGKILL), resumes bit-identically; with more ranks
 // than rows, or with the direct spectra, the ranks shard the electrons instead, and run.toml says why.
 // Built only with EDM_WITH_MPI (tests/CMakeLists.txt).
 #define BOOST_TEST_MODULE mpi_pixels
@@ -23,6 +24,7 @@
 
 #include <toml++/toml.h>
 
+#include "edm/checkpoint.hpp"
 #include "edm/error.hpp"
 #include "edm/field_file.hpp"
 #include "edm/run_files.hpp"
@@ -316,7 +318,98 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_give_the_one_process_field_bit_for_bit)
     BOOST_TEST(m["ranks"]["host_peak_rss"].as_array()->size() == std::size_t(n));
     BOOST_TEST(m["electrons"]["count"].value_or(int64_t(0)) == 6);
     BOOST_TEST(!fs::exists(out / "field.h5.partial"));
+    BOOST_TEST(m["ranks"]["solves"].value_or(std::string()) == "shared");
   }
+}
+
+namespace {
+
+// The electrons each of `ranks` ranks solves of `n` electrons in batches of `batch`, written apart
+// from edm's rule: in every batch the ranks take one contiguous slice each in rank order, the first
+// (count mod ranks) one electron more than the rest.
+std::vector<std::int64_t> slices_solved(int n, int batch, int ranks, int from = 0) {
+  std::vector<std::int64_t> got(std::size_t(ranks), 0);
+  for (int b0 = from; b0 < n; b0 += batch) {
+    const int count = std::min(batch, n - b0);
+    int given = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const int slice = count / ranks + (r < count % ranks ? 1 : 0);
+      got[std::size_t(r)] += slice;
+      given += slice;
+    }
+    BOOST_REQUIRE(given == count);
+  }
+  return got;
+}
+
+template <class View>
+std::vector<std::int64_t> int_array(const View& v) {
+  std::vector<std::int64_t> out;
+  if (const auto* a = v.as_array())
+    for (const auto& x : *a) out.push_back(x.value_or(std::int64_t(-1)));
+  return out;
+}
+
+}  // namespace
+
+// Ranks that shard pixels share the trajectory solves: each rank solves its slice of every batch
+// (6 electrons in batches of 5: slices 3 + 2 and 1 + 0 on two ranks, 2 + 2 + 1 and 1 + 0 + 0 on
+// three, so a rank also takes part with an empty slice) and the splines are all-gathered, so every
+// rank still holds every electron and field.h5 (the γ trace with it) is the one-process file bit for
+// bit. run.toml [ranks] solved: the electrons each rank solved, which sum to the ensemble, each
+// electron once (before, every rank solved all 6).
+BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_share_the_trajectory_solves) {
+  const auto dir = test::temp_dir("mpi_pixels_solves");
+  std::string cell = cell_with();
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 5");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const std::string edm = test::edm_binary().string();
+  const auto one = test::run_command(edm + " run " + campaign.string() + " --quiet --output " + (dir / "one").string());
+  BOOST_REQUIRE_MESSAGE(one.exit_code == 0, one.output);
+  const auto m1 = toml::parse_file((dir / "one" / "run.toml").string());
+  for (int n : {2, 3}) {
+    const fs::path out = dir / ("n" + std::to_string(n));
+    const auto r = test::run_command(mpirun(n) + edm + " run " + campaign.string() + " --quiet --output " + out.string());
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.output);
+    check_same_field(dir / "one" / "field.h5", out / "field.h5");
+    const auto m = toml::parse_file((out / "run.toml").string());
+    BOOST_TEST(m["ranks"]["sharding"].value_or(std::string()) == "pixels");
+    BOOST_TEST(m["ranks"]["solves"].value_or(std::string()) == "shared");
+    const auto solved = int_array(m["ranks"]["solved"]);
+    const auto expected = slices_solved(6, 5, n);
+    BOOST_TEST(solved == expected, boost::test_tools::per_element());
+    // Every rank holds the whole ensemble's splines: the knots and coverage are the one process's.
+    BOOST_TEST(m["electrons"]["knots_total"].value_or(int64_t(-1)) == m1["electrons"]["knots_total"].value_or(int64_t(-2)));
+    BOOST_TEST(int_array(m["timing"]["ranks"]["electrons"]) == std::vector<std::int64_t>(std::size_t(n), 6),
+               boost::test_tools::per_element());
+    BOOST_TEST(m["timing"]["ranks"]["trajectories"].as_array()->size() == std::size_t(n));
+  }
+}
+
+// A solve that fails in one rank's slice of a shared batch (electron 3, which starts 0.1 µm before
+// the screen and crosses it: EDM-WIN-030, in rank 1's slice 2–3 of the batch 0–3) stops every rank
+// with that error and its exit code (6); rank 0, whose slice was solved, reports it naming rank 1 and
+// its electrons, and no rank is left waiting in the gather (mpirun's timeout would end it with 124).
+BOOST_AUTO_TEST_CASE(a_solve_that_fails_on_one_rank_stops_every_rank_with_its_error) {
+  const auto dir = test::temp_dir("mpi_pixels_solve_fails");
+  const auto csv = test::write_file(dir, "e.csv",
+                                    "t0,x,y,z,ux,uy,uz\n0,0,0,0,0,0,0.1\n0,1e-6,0,0,0,0,0.1\n0,0,1e-6,0,0,0,0.1\n"
+                                    "0,0,0,4.9999e-3,0,0,0.5\n");
+  std::string cell = cell_with();
+  cell.replace(cell.find("distribution = \"sunflower\""), 26, "distribution = \"list\"\nfile = \"" + csv.string() + "\"");
+  cell.replace(cell.find("count = 6"), 9, "");
+  cell.replace(cell.find("radius = 2e-6"), 13, "");
+  cell.replace(cell.find("electron_batch = 2"), 18, "electron_batch = 4");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const auto r = test::run_command(mpirun(2) + test::edm_binary().string() + " run " + campaign.string() +
+                                   " --quiet --output " + (dir / "out").string());
+  BOOST_TEST_INFO(r.output);
+  BOOST_TEST(r.exit_code == 6);
+  BOOST_TEST(r.output.find("edm: error [EDM-WIN-030]: electron 3 starts beyond the plane") != std::string::npos);
+  BOOST_TEST(r.output.find("(on rank 1 on host ") != std::string::npos, "rank 0 names the rank whose solve failed");
+  BOOST_TEST(r.output.find("solving electrons 2–3); every rank stops (this is rank 0)") != std::string::npos);
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5"));
+  BOOST_TEST(!fs::exists(dir / "out" / "field.h5.partial"));
 }
 
 // SIGTERM to rank 0 of a pixel-sharded mpirun -n 2: both ranks stop at one batch boundary with a
@@ -350,11 +443,23 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_stop_and_resume_bit_identically) {
   BOOST_TEST(fs::exists(part / "checkpoint.g1.r1.h5"), "rank 1's file of the committed generation");
   BOOST_TEST(!fs::exists(part / "field.h5"));
 
+  // The stop may halt the two ranks' launches at different electrons: the rank behind solves alone
+  // up to the one ahead, then they share the rest's solves again (each electron solved once).
+  const std::int64_t next0 = std::int64_t(read_checkpoint_state(part / "checkpoint.h5").next_electron);
+  const std::int64_t next1 = std::int64_t(read_checkpoint_state(part / "checkpoint.g1.r1.h5").next_electron);
+  const std::int64_t ahead = std::max(next0, next1);
+  auto expected = slices_solved(12, 1, 2, int(ahead));
+  expected[0] += ahead - next0;
+  expected[1] += ahead - next1;
+
   const auto resumed = test::run_command(mpirun(2) + edm + " resume " + part.string() + " --quiet");
   BOOST_REQUIRE_MESSAGE(resumed.exit_code == 0, resumed.output);
   check_same_field(dir / "one" / "field.h5", part / "field.h5");
   BOOST_TEST(!fs::exists(part / "checkpoint.h5"));
   BOOST_TEST(!fs::exists(part / "checkpoint.g1.r1.h5"));
+  const auto m = toml::parse_file((part / "run.toml").string());
+  BOOST_TEST_INFO("rank 0 resumed at " << next0 << ", rank 1 at " << next1);
+  BOOST_TEST(int_array(m["ranks"]["solved"]) == expected, boost::test_tools::per_element());
 }
 
 // A stop request while the ranks write their rows in turn (here: rank 0 frozen with SIGSTOP as soon

@@ -19,6 +19,11 @@ struct RankTimings {
   std::vector<double> trajectories, field, kernel;
   std::vector<double> electrons;
   std::vector<double> host_peak_rss;  // bytes, each rank's (run.toml [ranks]; empty with one rank)
+  // How the ranks shared the trajectory solves (run.toml [ranks] solves): "shared" (pixel sharding:
+  // each rank a slice of every batch, the splines all-gathered) or "own" (electron sharding: each
+  // rank its own block); and the electrons each rank solved itself in this process, in rank order.
+  std::string solves;
+  std::vector<double> solved;
   // Each rank's devices ("; "-joined names) and CLBlast record, in rank order (rank 0 only; empty
   // with one rank): ranks on other nodes may have other devices.
   std::vector<std::string> devices, clblast;
@@ -60,6 +65,7 @@ struct RunSummary {
   RunTiming timing;
   std::uint64_t host_peak_rss = 0, spline_bytes_per_electron = 0, device_buffer_bytes = 0;
   std::uint64_t knots_total = 0;
+  std::uint64_t electrons_solved = 0;  // solved by this process itself (not gathered from other ranks)
   std::vector<std::string> devices;
   double host_estimate_bytes = 0;
   std::uint64_t checkpoints_written = 0;

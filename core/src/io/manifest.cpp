@@ -233,8 +233,9 @@ void insert_physics(toml::table& m, const Campaign& campaign, const RunSummary& 
   }
 }
 
-// [ranks]: how the MPI ranks shared the work, every rank's rows by pixels ("0:3" = rows [0, 3)), and
-// every rank's peak RSS (the flat per-rank memory of pixel sharding is measured from it).
+// [ranks]: how the MPI ranks shared the work, every rank's rows by pixels ("0:3" = rows [0, 3)),
+// every rank's peak RSS (the flat per-rank memory of pixel sharding is measured from it) and how
+// they shared the trajectory solves.
 toml::table ranks_table(const ManifestExtras& x) {
   toml::table t{{"count", x.ranks}, {"sharding", x.rank_sharding}, {"sharding_reason", x.rank_sharding_reason}};
   if (!x.rank_rows.empty()) {
@@ -245,6 +246,13 @@ toml::table ranks_table(const ManifestExtras& x) {
   toml::array rss;
   for (double v : x.rank_timings.host_peak_rss) rss.push_back(v);
   if (!rss.empty()) t.insert("host_peak_rss", std::move(rss));
+  // How the trajectory solves were shared, and the electrons each rank solved itself (by pixels a
+  // slice of every batch: they sum to the electrons solved, each once; [timing.ranks] trajectories
+  // holds each rank's seconds).
+  if (!x.rank_timings.solves.empty()) t.insert("solves", x.rank_timings.solves);
+  toml::array solved;
+  for (double v : x.rank_timings.solved) solved.push_back(std::int64_t(v));
+  if (!solved.empty()) t.insert("solved", std::move(solved));
   return t;
 }
 

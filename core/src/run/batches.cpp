@@ -522,6 +522,10 @@ struct BatchLoop {
   // Every batch goes to each of these in turn: the field's first, then state.consumers.
   std::vector<BatchConsumer*> consumers;
   std::uint64_t handed = 0;  // electrons handed to the consumers by this process
+  // Ranks that shard pixels each need every electron: they share the solves (each rank a slice of
+  // the batch, the splines all-gathered) in every batch that all of them start at one electron
+  // (`shared_now`, decided at the loop: after a resume the ranks may stand at different electrons).
+  bool sharing = false, shared_now = false;
 
   // The consumer whose batch a stop cannot cut at a launch boundary (it sums whole batches), if any.
   const BatchConsumer* whole_batch_consumer() const {
@@ -620,16 +624,56 @@ struct BatchLoop {
     checkpoint_and_stop(ctx, cell, plan, state, acc, S);
   }
 
-  // Solves a batch (or a piece), stopped on request: nothing of it is summed then.
+  // Solves a batch (or a piece), stopped on request: nothing of it is summed then. Shared among the
+  // ranks: the seconds are this rank's solve of its slice and the gather.
   std::optional<SplineBatch> solve(std::uint64_t b0, std::uint64_t count) {
     const auto t0 = Clock::now();
+    std::optional<SplineBatch> batch = shared_now ? solve_shared(b0, count) : solve_here(b0, count);
+    if (batch) S.timing.trajectories += seconds_since(t0);
+    return batch;
+  }
+
+  std::optional<SplineBatch> solve_here(std::uint64_t b0, std::uint64_t count) {
     try {
       SplineBatch batch = solve_batch(ctx, cell, b0, count);
-      S.timing.trajectories += seconds_since(t0);
+      S.electrons_solved += count;
       return batch;
     } catch (const Interrupted&) {
       return std::nullopt;
     }
+  }
+
+  // This rank's slice of the batch, then every rank's gathered (share/docs/design.md, "Ranks shard
+  // pixels"): a collective every rank reaches, with an empty slice too. The ranks agree on a failure
+  // or a stop before the gather, so none waits in it for a rank that has left.
+  std::optional<SplineBatch> solve_shared(std::uint64_t b0, std::uint64_t count) {
+    const auto [s0, s1] = solve_slice(plan.ranks, b0, count);
+    SolveOutcome outcome;
+    outcome.slice = s1 > s0 ? "electrons " + std::to_string(s0) + "–" + std::to_string(s1 - 1) : "no electron";
+    SplineBatch mine;
+    try {
+      if (s1 > s0) mine = solve_batch(ctx, cell, s0, s1 - s0);
+    } catch (const Interrupted&) {
+      outcome.stopped = true;
+    } catch (...) {
+      outcome.error = std::current_exception();
+    }
+    if (agree_on_solves(plan.ranks, outcome)) return std::nullopt;
+    S.electrons_solved += s1 - s0;
+    return all_gather_batch(plan.ranks, std::move(mine));
+  }
+
+  // The electrons this rank takes in the batch starting at `b0` (`count` of them as it stands), and
+  // whether the ranks share its solve. Ranks sharding pixels that stand at one electron share it;
+  // after a resume from a stop that halted the ranks' launches at different electrons, a rank behind
+  // the foremost solves alone up to it (at most a batch at a time) while the others take none, so
+  // that from then on they stand together again. A collective for ranks that share solves.
+  std::uint64_t align(std::uint64_t b0, std::uint64_t count) {
+    shared_now = false;
+    if (!sharing) return count;
+    const auto [lo, hi] = agree_range(plan.ranks, b0);
+    shared_now = lo == hi && count > 0;
+    return b0 < hi ? std::min(count, hi - b0) : lo == hi ? count : 0;
   }
 
   // The γ traces per launch group, formed while the device still works on the batch before.
@@ -680,7 +724,8 @@ struct BatchLoop {
                                            ": electrons " + std::to_string(b0) + "–" +
                                            std::to_string(b0 + count - 1));
     const bool last_in_slabs = tail_rows > 0 && k > k0 && b0 + count == plan.end;
-    if (k == k0 && overlap && b0 + count < plan.end && count >= 4 * kFirstPiece) {
+    // Ranks that share the solves gather whole batches: their first batch is not cut into pieces.
+    if (k == k0 && overlap && !sharing && b0 + count < plan.end && count >= 4 * kFirstPiece) {
       if (!run_in_pieces(b0, count, k)) return false;
       return launched_batch(b0, count, k, false);
     }
@@ -729,6 +774,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
       ctx, cell, plan, acc, state, S, ProgressMeter(ctx, plan.local_electrons(), state.next - plan.first)};
   loop.overlap = ctx.campaign.accumulator.batch_overlap;
   loop.tail_rows = tail_rows(ctx, plan, acc, cell.screen(), S);
+  loop.sharing = plan.share.pixels && plan.ranks.size > 1;
   FieldConsumer field(acc, loop.tail_rows);
   loop.consumers.push_back(&field);
   loop.consumers.insert(loop.consumers.end(), state.consumers.begin(), state.consumers.end());
@@ -743,7 +789,7 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   // every rank goes round this loop as often as the rank with the most batches left.
   for (std::uint64_t k = k0;; ++k) {
     const std::uint64_t b0 = state.next;
-    const std::uint64_t count = b0 < plan.end ? std::min(B, plan.end - b0) : 0;
+    const std::uint64_t count = loop.align(b0, b0 < plan.end ? std::min(B, plan.end - b0) : 0);
     if (count == 0 && plan.ranks.size == 1) break;
     const bool solved = count == 0 || loop.run_one(b0, count, k, k0);
     // Checkpoints: every K batches; and on a stop request after any batch (the last one too: a

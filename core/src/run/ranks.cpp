@@ -2,6 +2,7 @@
 #include "run/ranks.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -9,7 +10,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
+#include <stdexcept>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -94,9 +98,9 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s, bool every_electro
   RankTimings t;
   const MPI_Comm w = MPI_COMM_WORLD;
   const bool root = ranks.rank == 0;
-  constexpr int k = 5;
+  constexpr int k = 6;
   double mine[k] = {s.timing.trajectories, s.timing.field, s.timing.kernel, double(s.coverage.records.size()),
-                    double(s.host_peak_rss)};
+                    double(s.host_peak_rss), double(s.electrons_solved)};
   std::vector<double> all(root ? k * std::size_t(ranks.size) : 0);
   MPI_Gather(mine, k, MPI_DOUBLE, root ? all.data() : nullptr, k, MPI_DOUBLE, 0, w);
   if (root)
@@ -106,7 +110,9 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s, bool every_electro
       t.kernel.push_back(all[k * r + 2]);
       t.electrons.push_back(all[k * r + 3]);
       t.host_peak_rss.push_back(all[k * r + 4]);
+      t.solved.push_back(all[k * r + 5]);
     }
+  t.solves = every_electron_on_each ? "shared" : "own";
   double sums[3] = {s.timing.trajectories, s.timing.trajectories_overlapped, s.timing.kernel};
   double tot[3];
   MPI_Reduce(sums, tot, 3, MPI_DOUBLE, MPI_SUM, 0, w);
@@ -117,9 +123,13 @@ RankTimings gather_timings(const Ranks& ranks, RunSummary& s, bool every_electro
   MPI_Reduce(&knots, &knots_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
   unsigned long long batches = s.batches, batches_all = 0;
   MPI_Reduce(&batches, &batches_all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, w);
-  if (root && every_electron_on_each) {  // every rank solved the run's electrons: rank 0's count is the run's
+  if (root && every_electron_on_each) {  // every rank holds the run's electrons: rank 0's count is the run's
     knots_all = s.knots_total;
     batches_all = s.batches;
+    // The ranks solved their slices at once and gathered them: rank 0's wall time of its solves and
+    // gathers is the run's time for the trajectories (a sum over the ranks would count it R times).
+    tot[0] = s.timing.trajectories;
+    tot[1] = s.timing.trajectories_overlapped;
   }
   if (root) {
     s.timing.trajectories = tot[0];
@@ -268,6 +278,20 @@ void barrier(const Ranks& ranks) {
 #else
   (void)ranks;
 #endif
+}
+
+std::pair<std::uint64_t, std::uint64_t> agree_range(const Ranks& ranks, std::uint64_t v) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size > 1) {
+    // One allreduce: the largest of ~v is the complement of the smallest v.
+    unsigned long long m[2] = {v, ~v};
+    MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    return {~m[1], m[0]};
+  }
+#else
+  (void)ranks;
+#endif
+  return {v, v};
 }
 
 // ---- The ranks agree on the campaign -------------------------------------------------------------
@@ -719,6 +743,177 @@ void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const
                 "writing " + what + " failed on " + text + "; every rank stops (" + rank + "), and no field.h5 is written");
 #else
   (void)what;
+#endif
+}
+
+// ---- The shared trajectory solves ----------------------------------------------------------------
+
+std::pair<std::uint64_t, std::uint64_t> solve_slice(const Ranks& ranks, std::uint64_t b0, std::uint64_t count) {
+  const auto R = std::uint64_t(ranks.size), r = std::uint64_t(ranks.rank);
+  const std::uint64_t per = count / R, extra = count % R;
+  const std::uint64_t first = b0 + r * per + std::min(r, extra);
+  return {first, first + per + (r < extra ? 1 : 0)};
+}
+
+#ifdef EDM_WITH_MPI
+namespace {
+
+// The failing rank's error as text for the others: its exit code (the family), id and message.
+std::string encode_failure(const SolveOutcome& mine, int rank) {
+  const std::string where = "rank " + std::to_string(rank) + " on host " + host_name_of_rank() + ", solving " +
+                            mine.slice;
+  try {
+    std::rethrow_exception(mine.error);
+  } catch (const Error& e) {
+    return std::to_string(e.exit_code()) + "\n" + e.id() + "\n" + e.what() + " (on " + where + ")";
+  } catch (const std::exception& e) {
+    return "0\n\n" + std::string(e.what()) + " (on " + where + ")";
+  } catch (...) {
+    return "0\n\nan unknown exception (on " + where + ")";
+  }
+}
+
+// The failing rank's error thrown again here: the same family and id, so that every rank reports it
+// and exits with its code.
+[[noreturn]] void throw_failure(const std::string& text, const Ranks& ranks) {
+  const std::size_t a = text.find('\n'), b = text.find('\n', a + 1);
+  const int code = std::atoi(text.substr(0, a).c_str());
+  const std::string id = text.substr(a + 1, b - a - 1);
+  const std::string what = text.substr(b + 1) + "; every rank stops (this is rank " + std::to_string(ranks.rank) + ")";
+  switch (code) {
+    case 2: throw ConfigError(id, what);
+    case 3: throw DeviceError(id, what);
+    case 4: throw IoError(id, what);
+    case 5: throw PluginError(id, what);
+    case 6: throw PhysicsError(id, what);
+    case 1: throw Error(id, what);
+    default:
+      throw Error("EDM-MPI-007", "the trajectory solve failed on another rank: " + what);
+  }
+}
+
+// A GammaTrace as 64-bit words (dtau, lengths, sums as halves, extrema, counts, drains), for MPI.
+void append_trace(const GammaTrace& g, std::vector<std::uint64_t>& out) {
+  out.insert(out.end(), {std::bit_cast<std::uint64_t>(g.dtau), g.count.size(), g.drain.size()});
+  for (std::size_t j = 0; j < g.count.size(); ++j)
+    out.insert(out.end(), {GammaTrace::high_half(g.sum[j]), GammaTrace::low_half(g.sum[j]),
+                           std::bit_cast<std::uint64_t>(g.min[j]), std::bit_cast<std::uint64_t>(g.max[j]), g.count[j]});
+  for (const auto& [e, d] : g.drain) out.insert(out.end(), {e, std::bit_cast<std::uint64_t>(d)});
+}
+
+GammaTrace read_trace(const std::uint64_t*& p) {
+  GammaTrace g;
+  g.dtau = std::bit_cast<double>(p[0]);
+  const std::uint64_t n = p[1], drains = p[2];
+  p += 3;
+  for (std::uint64_t j = 0; j < n; ++j, p += 5) {
+    g.sum.push_back(GammaTrace::from_halves(p[0], p[1]));
+    g.min.push_back(std::bit_cast<double>(p[2]));
+    g.max.push_back(std::bit_cast<double>(p[3]));
+    g.count.push_back(p[4]);
+  }
+  for (std::uint64_t j = 0; j < drains; ++j, p += 2) g.drain.push_back({p[0], std::bit_cast<double>(p[1])});
+  return g;
+}
+
+// Every rank's count of `unit`s, and where each rank's part starts in the whole (in units). An int
+// count or displacement that would overflow is a batch beyond any host's memory: refused, never wrapped.
+std::vector<int> displacements(const std::vector<std::uint64_t>& counts, std::vector<int>& icounts) {
+  std::vector<int> displs;
+  std::uint64_t acc = 0;
+  for (const std::uint64_t c : counts) {
+    if (acc + c > std::uint64_t(INT_MAX)) throw std::length_error("a batch too large for one MPI_Allgatherv");
+    displs.push_back(int(acc));
+    icounts.push_back(int(c));
+    acc += c;
+  }
+  return displs;
+}
+
+// Every rank's `n` items of `bytes` bytes each from `mine` into `all` (sized for the whole), in rank order.
+std::vector<int> all_gather_items(const void* mine, std::uint64_t n, void* all, std::size_t bytes,
+                                  const std::vector<std::uint64_t>& counts) {
+  MPI_Datatype item;
+  MPI_Type_contiguous(int(bytes), MPI_BYTE, &item);
+  MPI_Type_commit(&item);
+  std::vector<int> icounts;
+  const std::vector<int> displs = displacements(counts, icounts);
+  MPI_Allgatherv(mine, int(n), item, all, icounts.data(), displs.data(), item, MPI_COMM_WORLD);
+  MPI_Type_free(&item);
+  return displs;
+}
+
+// Every rank's three sizes (electrons, coefficient intervals, γ-trace words), in rank order.
+std::vector<std::uint64_t> all_sizes(const Ranks& ranks, std::uint64_t e, std::uint64_t i, std::uint64_t w) {
+  const unsigned long long mine[3] = {e, i, w};
+  std::vector<unsigned long long> all(3 * std::size_t(ranks.size));
+  MPI_Allgather(mine, 3, MPI_UNSIGNED_LONG_LONG, all.data(), 3, MPI_UNSIGNED_LONG_LONG, MPI_COMM_WORLD);
+  return {all.begin(), all.end()};
+}
+
+}  // namespace
+#endif
+
+bool agree_on_solves(const Ranks& ranks, const SolveOutcome& mine) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size > 1) {
+    // The failure first: a rank that failed does not go on to the gather, so none may.
+    int v[2] = {mine.error ? -ranks.rank : -ranks.size, mine.stopped ? 1 : 0};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    const int first = -v[0];
+    if (first < ranks.size) {
+      std::string text = ranks.rank == first ? encode_failure(mine, ranks.rank) : std::string();
+      broadcast_text(text, first);
+      // Every rank holds the text before the failing one leaves (whose exit aborts the job).
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (mine.error) std::rethrow_exception(mine.error);
+      throw_failure(text, ranks);
+    }
+    return v[1] != 0;
+  }
+#else
+  (void)ranks;
+#endif
+  if (mine.error) std::rethrow_exception(mine.error);
+  return mine.stopped;
+}
+
+SplineBatch all_gather_batch(const Ranks& ranks, SplineBatch mine) {
+#ifdef EDM_WITH_MPI
+  if (ranks.size == 1) return mine;
+  static_assert(std::is_trivially_copyable_v<ElectronSpline>);
+  std::vector<std::uint64_t> trace;
+  append_trace(mine.gamma, trace);
+  const std::vector<std::uint64_t> sizes =
+      all_sizes(ranks, mine.electrons.size(), mine.coef.size() / kCoefPerInterval, trace.size());
+  std::vector<std::uint64_t> electrons, intervals, words;
+  for (int r = 0; r < ranks.size; ++r) {
+    electrons.push_back(sizes[3 * r]);
+    intervals.push_back(sizes[3 * r + 1]);
+    words.push_back(sizes[3 * r + 2]);
+  }
+  SplineBatch all;
+  all.electrons.resize(std::accumulate(electrons.begin(), electrons.end(), std::size_t(0)));
+  all.coef.resize(std::accumulate(intervals.begin(), intervals.end(), std::size_t(0)) * kCoefPerInterval);
+  std::vector<std::uint64_t> traces(std::accumulate(words.begin(), words.end(), std::size_t(0)));
+  const std::vector<int> at_electron = all_gather_items(mine.electrons.data(), electrons[ranks.rank],
+                                                        all.electrons.data(), sizeof(ElectronSpline), electrons);
+  mine.electrons = {};
+  const std::vector<int> at_interval = all_gather_items(mine.coef.data(), intervals[ranks.rank], all.coef.data(),
+                                                        kCoefPerInterval * sizeof(double), intervals);
+  mine.release();
+  all_gather_items(trace.data(), trace.size(), traces.data(), sizeof(std::uint64_t), words);
+  // Each slice's offsets count from its own first coefficient: rebased onto the whole batch's.
+  const std::uint64_t* p = traces.data();
+  for (int r = 0; r < ranks.size; ++r) {
+    for (std::uint64_t e = 0; e < electrons[r]; ++e)
+      all.electrons[std::size_t(at_electron[r]) + e].offset += std::uint64_t(at_interval[r]) * kCoefPerInterval;
+    all.gamma.merge(read_trace(p));  // in rank order = electron order
+  }
+  return all;
+#else
+  (void)ranks;
+  return mine;
 #endif
 }
 

@@ -1,12 +1,15 @@
 // MPI ranks for the run driver (internal). Without EDM_WITH_MPI, or when edm was not started by
 // mpirun, there is one rank and every function here is a no-op. Ranks shard the screen's pixel rows
-// (choose_rank_share: each rank a tile and every electron; each writes its own rows of field.h5 in
-// turn, in_rank_order) or the ensemble in contiguous blocks (each slab of the cube reduced to rank 0,
+// (choose_rank_share: each rank a tile and every electron, whose solves the ranks share out slice by
+// slice and all-gather, all_gather_batch; each writes its own rows of field.h5 in turn, in_rank_order)
+// or the ensemble in contiguous blocks (each slab of the cube reduced to rank 0,
 // MPI_Reduce, MPI_SUM); the host-side products (γ trace, coverage records, per-rank timings) are
 // gathered on rank 0 exactly. Before any of that, the ranks agree that they run one campaign
 // (agree_on_campaign) and that they share the run folder (check_shared_folder).
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,9 +30,11 @@ struct Ranks {
 Ranks current_ranks();
 // Sums n doubles of every rank into `out` on rank 0 (out is ignored elsewhere).
 void reduce_slab_to_root(const double* in, double* out, std::size_t n);
-// Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings and
-// peak RSS. `every_electron_on_each` (pixel sharding): every rank solved every electron, so rank 0's
-// γ trace, coverage, knots and batches are already the run's and are kept as they are.
+// Folds γ traces and coverage into rank 0's, maxes the peak RSS, and gathers per-rank timings, peak
+// RSS and the electrons each rank solved. `every_electron_on_each` (pixel sharding): every rank holds
+// every electron's splines (its slice solved there, the rest gathered), so rank 0's γ trace, coverage,
+// knots, batches and trajectory seconds (its solves and gathers, the run's wall time for them) are
+// already the run's and are kept as they are.
 RankTimings gather_rank_results(const Ranks& ranks, GammaTrace& gamma, RunSummary& summary,
                                 bool every_electron_on_each = false);
 // Every rank's flags[i] becomes the largest over the ranks (a collective: every rank calls it at
@@ -42,6 +47,36 @@ std::vector<double> gather_to_root(const Ranks& ranks, const std::vector<double>
 std::vector<std::string> gather_strings(const Ranks& ranks, const std::string& mine);
 // Waits until every rank has arrived (no-op with one rank).
 void barrier(const Ranks& ranks);
+// The smallest and the largest of every rank's `v` (a collective; with one rank, {v, v}).
+std::pair<std::uint64_t, std::uint64_t> agree_range(const Ranks& ranks, std::uint64_t v);
+
+// ---- Ranks that share the trajectory solves (pixel sharding: every rank needs every electron) ----
+
+// Rank r's slice [first, second) of the electrons [b0, b0 + count): contiguous, in rank order,
+// near-equal (the first count mod size ranks one electron more; ranks past count get none), the same
+// rule on every rank, so the slices tile the batch with no overlap.
+std::pair<std::uint64_t, std::uint64_t> solve_slice(const Ranks& ranks, std::uint64_t b0, std::uint64_t count);
+// What one rank's solve of its slice came to: solved (neither set), stopped on request, or failed.
+struct SolveOutcome {
+  bool stopped = false;      // a stop request ended the solve (Interrupted)
+  std::exception_ptr error;  // anything else the solve threw
+  std::string slice;         // the electrons it solved ("electrons 4–7"), for another rank's message
+};
+// A collective after every rank's solve of its slice, before any rank gathers: a failure anywhere
+// stops every rank (no rank is left waiting in the gather). The lowest failing rank's error is
+// rethrown there (a failing rank always rethrows its own) and thrown on every other rank with the
+// same family, id and message, naming the rank, its host and its slice, so every rank exits with the
+// failing rank's code (a failure that is no edm::Error: Error EDM-MPI-007). Otherwise true when a
+// stop request ended the solve on any rank (every rank then drops its slice), false when every slice
+// was solved. With one rank: the error rethrown, or whether it stopped.
+bool agree_on_solves(const Ranks& ranks, const SolveOutcome& mine);
+// A collective: every rank's slice of one batch (`mine`, consumed), in rank order, as one batch on
+// every rank — the batch one process solves for the whole range, bit for bit: the electrons
+// concatenated with their coefficient offsets rebased, the coefficients concatenated (MPI_Allgatherv
+// of whole intervals, so no count overflows an int below 2³¹ intervals), and the slices' γ traces
+// merged in rank order (GammaTrace::merge of consecutive ranges is gamma_trace_of of their union on
+// the run's one grid, SolveOptions::gamma_trace_dtau). With one rank, `mine`.
+SplineBatch all_gather_batch(const Ranks& ranks, SplineBatch mine);
 
 // One entry of the campaign the ranks must share: `value` is compared, `shown` is what a message
 // prints (a data file: its path, size and digest; the digest alone is compared, so a node-local copy
