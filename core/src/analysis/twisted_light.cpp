@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 
 #include "analysis/real_fft.hpp"
@@ -272,6 +273,79 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
+// The half width at half maximum of the screen spectrum's strongest line, rad/s: the distance from
+// its peak bin to the first bin at or below half of it, on the wider side.
+double strongest_line_hwhm(const Pass& P, const SpectrumResult& sp) {
+  if (P.reference_kernel.empty()) return 0;
+  const std::size_t k0 = P.reference_bin;
+  const double half = 0.5 * sp.integrated[k0];
+  std::size_t lo = k0, hi = k0;
+  while (lo > 0 && sp.integrated[lo] > half) --lo;
+  while (hi + 1 < P.nw && sp.integrated[hi] > half) ++hi;
+  return double(std::max(k0 - lo, hi - k0)) * P.dw;
+}
+
+// Harmonic 1 of the emission at cos θ and M = 1 + u_⊥0² + a²/2 (twisted_light.hpp, HarmonicLine).
+double emission_omega(double laser_omega, double h, double q, double cos_theta, double M) {
+  return laser_omega * 2 * h * h / ((h * h + M) - q * cos_theta * (M - h * h));
+}
+
+// Which bands hold their harmonic's line: the band's peak bin against the range where the line can
+// peak on this screen. A rim peak is no verdict by itself: off the axis the line moves down with
+// the angle (inverse Thomson: to 0.58 of its on-axis ω at 0.5 rad, γ = 2), to the band's lower
+// edge; what a band must not hold is a peak where no angle of the screen puts the harmonic.
+void judge_lines(const Pass& P, const SpectrumResult& sp, const RunPhysics& phys, TwistedLightResult& r) {
+  r.line.assign(P.nh, HarmonicLine::NotJudged);
+  r.line_omega_min.assign(P.nh, std::nan(""));
+  r.line_omega_max.assign(P.nh, std::nan(""));
+  const EnsembleKinematics& k = phys.kinematics;
+  if (k.electrons == 0 || k.laser_direction == 0 || !(k.light_front_h > 0) || !(phys.laser_omega > 0) || P.nw < 2)
+    return;
+  double x2 = 0, y2 = 0;
+  for (double v : P.x) x2 = std::max(x2, v * v);
+  for (double v : P.y) y2 = std::max(y2, v * v);
+  const double cos_min = P.zabs / std::sqrt(x2 + y2 + P.zabs * P.zabs);
+  const double q = double(P.normal * k.laser_direction), h = k.light_front_h;
+  const double m0 = 1 + k.u_perp2_mean, ma = m0 + 0.5 * phys.a0 * phys.a0;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const double c : {cos_min, 1.0})
+    for (const double M : {m0, ma}) {
+      lo = std::min(lo, emission_omega(phys.laser_omega, h, q, c, M));
+      hi = std::max(hi, emission_omega(phys.laser_omega, h, q, c, M));
+    }
+  const double hwhm = strongest_line_hwhm(P, sp);
+  for (std::size_t i = 0; i < P.nh; ++i) {
+    const double n = sp.harmonic_orders[i], margin = std::max(kLineMarginBins * P.dw, n * hwhm);
+    r.line_omega_min[i] = n * lo - margin;
+    r.line_omega_max[i] = n * hi + margin;
+    if (!(r.band_share[i] >= kNoEnergyFraction)) continue;
+    const double peak = sp.omega[harmonic_peak_bin(sp.integrated, P.bands[i].first, P.bands[i].second)];
+    const bool inside = peak >= r.line_omega_min[i] && peak <= r.line_omega_max[i];
+    r.line[i] = inside ? HarmonicLine::Line : HarmonicLine::NoLine;
+  }
+}
+
+// The J per photon of each harmonic's map, and whether the flux book through the screen agrees with
+// it; a band without its line gets neither J (NaN), only the mark.
+void map_angular_momentum(const SpectrumResult& sp, TwistedLightResult& r) {
+  auto& o = r.observables;
+  for (std::size_t h = 0; h < r.maps.harmonics(); ++h) {
+    const std::complex<double>* A[3] = {r.maps.cartesian_map(h, 0), r.maps.cartesian_map(h, 1),
+                                        r.maps.cartesian_map(h, 2)};
+    MapAngularMomentum j = map_photon_j(A, sp.x, sp.y, sp.solid_angle);
+    if (r.line[h] == HarmonicLine::NoLine) {
+      j = {std::nan(""), std::nan("")};
+      o.band_j_per_photon[h] = std::nan("");
+    }
+    const double total = j.orbital + j.spin, book = o.band_j_per_photon[h];
+    const double tol = std::max(kScreenCutTolerance, kScreenCutRelative * std::abs(total));
+    o.map_j_orbital.push_back(j.orbital);
+    o.map_j_spin.push_back(j.spin);
+    o.map_j_per_photon.push_back(total);
+    o.screen_cut.push_back(std::abs(book - total) > tol ? 1 : 0);
+  }
+}
+
 // trajectory.knots_per_period of the run that wrote field.h5, from the run's manifest beside it;
 // 0 for a field.h5 outside a run folder (no manifest: not made by edm's trajectories). The lead's
 // analyse_run hands its one RunManifest down instead (issue 29 item 1).
@@ -307,11 +381,13 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
       r.floor_abs[h * 2 + s] = floor;
       auto& fits = r.fits[h * 2 + s];
       for (double radius : r.rings.radii) {
-        if (!(r.band_share[h] >= kNoEnergyFraction)) {
+        const bool no_energy = !(r.band_share[h] >= kNoEnergyFraction);
+        if (no_energy || r.line[h] == HarmonicLine::NoLine) {
           RingFit f;
           f.radius = radius;
-          f.status = RingStatus::NoEnergy;
-          f.message = "harmonic " + std::to_string(r.maps.order[h]) + " holds no energy on this screen";
+          f.status = no_energy ? RingStatus::NoEnergy : RingStatus::NoLine;
+          f.message = "harmonic " + std::to_string(r.maps.order[h]) +
+                      (no_energy ? " holds no energy on this screen" : ": no line of it in its band");
           fits.push_back(f);
           continue;
         }
@@ -351,6 +427,7 @@ TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumR
   r.bin = opt.bin;
   const Pass P = plan_pass(field, sp, opt.bin);
   r.band_share = band_shares(P, sp, opt);
+  judge_lines(P, sp, opt.physics, r);
 
   auto& m = r.maps;
   m.nx = P.nx;
@@ -379,6 +456,7 @@ TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumR
   run_pass(field, P, opt, m, o);
   fill_circular(m);
   finish_observables(P, sp, o);
+  map_angular_momentum(sp, r);
   fit_rings(sp, r);
   return r;
 }
