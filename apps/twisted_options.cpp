@@ -185,7 +185,7 @@ std::string headline(const WindingSummary& w, int sigma, std::size_t rings, doub
 // A band whose peak is not where its harmonic's line can be on this screen: no J_z, no ℓ.
 std::string no_line(const SpectrumResult& r, const TwistedLightResult& t, std::size_t h) {
   char line[400];
-  const double peak = r.omega[t.maps.bin[h]];
+  const double peak = t.band_peak_omega[h];
   std::snprintf(line, sizeof line,
                 "  harmonic %d: no line in its band (%.3g of the spectrum's): its peak at %.6g ω_laser lies "
                 "outside %.6g–%.6g ω_laser, where harmonic %d can peak on this screen; it holds another "

@@ -83,12 +83,12 @@ class JzPhotons(unittest.TestCase):
         cls.binary = edm_testrun.edm_binary()
         cls.ws = edm_testrun.Workspace("jz")
         src = os.environ.get("EDM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-        cls.run = os.path.join(cls.ws.dir, "lg")
+        cls.run_dir = os.path.join(cls.ws.dir, "lg")
         edm_testrun.run_edm(cls.binary, "run", os.path.join(src, "share/campaigns/thomson_lg.toml"), "--quiet",
-                            "--output", cls.run, "--set", "electrons.count=32", "--set", "screen.nx=21",
+                            "--output", cls.run_dir, "--set", "electrons.count=32", "--set", "screen.nx=21",
                             "--set", "screen.ny=21", "--set", "screen.half_width=1.5e-4",
                             "--set", "screen.samples=1024")
-        cls.printed = edm_testrun.run_edm(cls.binary, "spectrum", cls.run, "--of", "laser", "--harmonics", "1",
+        cls.printed = edm_testrun.run_edm(cls.binary, "spectrum", cls.run_dir, "--of", "laser", "--harmonics", "1",
                                           "--ring-radii", "1e-4,1.2e-4").stdout
 
     @classmethod
@@ -96,8 +96,8 @@ class JzPhotons(unittest.TestCase):
         cls.ws.__exit__(None, None, None)
 
     def test_book_photons_and_edge(self):
-        with h5py.File(os.path.join(self.run, "field.h5"), "r") as f, \
-                h5py.File(os.path.join(self.run, "spectrum.h5"), "r") as s:
+        with h5py.File(os.path.join(self.run_dir, "field.h5"), "r") as f, \
+                h5py.File(os.path.join(self.run_dir, "spectrum.h5"), "r") as s:
             wl = float(s["/harmonic_field/omega"][0])  # n ω_b of harmonic 1 = ω_laser
             book, canon, edge = band_analysis(f, 0.5 * wl, 1.5 * wl)
             h = s["/observables/harmonic"]

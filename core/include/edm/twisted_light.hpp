@@ -86,6 +86,7 @@ struct TwistedLightResult {
   // can peak on this screen (NaN when not judged).
   std::vector<HarmonicLine> line;
   std::vector<double> line_omega_min, line_omega_max;
+  std::vector<double> band_peak_omega;  // (nh) ω of the band's peak bin, rad/s (NaN when not judged)
   // (nh, 2) ring fits: fits[h * 2 + s] holds one RingFit per radius; summary likewise.
   std::vector<std::vector<RingFit>> fits;
   std::vector<WindingSummary> summary;

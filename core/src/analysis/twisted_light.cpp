@@ -298,6 +298,7 @@ void judge_lines(const Pass& P, const SpectrumResult& sp, const RunPhysics& phys
   r.line.assign(P.nh, HarmonicLine::NotJudged);
   r.line_omega_min.assign(P.nh, std::nan(""));
   r.line_omega_max.assign(P.nh, std::nan(""));
+  r.band_peak_omega.assign(P.nh, std::nan(""));
   const EnsembleKinematics& k = phys.kinematics;
   if (k.electrons == 0 || k.laser_direction == 0 || !(k.light_front_h > 0) || !(phys.laser_omega > 0) || P.nw < 2)
     return;
@@ -320,6 +321,7 @@ void judge_lines(const Pass& P, const SpectrumResult& sp, const RunPhysics& phys
     r.line_omega_max[i] = n * hi + margin;
     if (!(r.band_share[i] >= kNoEnergyFraction)) continue;
     const double peak = sp.omega[harmonic_peak_bin(sp.integrated, P.bands[i].first, P.bands[i].second)];
+    r.band_peak_omega[i] = peak;
     const bool inside = peak >= r.line_omega_min[i] && peak <= r.line_omega_max[i];
     r.line[i] = inside ? HarmonicLine::Line : HarmonicLine::NoLine;
   }

@@ -186,8 +186,7 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
                  "no winding shared by more than half the rings");
   h5::write_attr(id, "status_codes",
                  "0 ok; 1 refused: amplitude below the floor on too much of the ring; 2 refused: no sample "
-                 "above the floor; 3 skipped: the harmonic holds no energy; 4 skipped: no line of the "
-                 "harmonic in its band");
+                 "above the floor; 3 skipped: the harmonic holds no energy; 4 skipped: no line in its band");
   h5::write_attr(id, "messages", messages);
 }
 
