@@ -189,7 +189,7 @@ std::string no_line(const SpectrumResult& r, const TwistedLightResult& t, std::s
   std::snprintf(line, sizeof line,
                 "  harmonic %d: no line in its band (%.3g of the spectrum's): its peak at %.6g ω_laser lies "
                 "outside %.6g–%.6g ω_laser, where harmonic %d can peak on this screen; it holds another "
-                "line's tail, so no J_z or ℓ is given\n",
+                "line's tail or leakage, so no J_z or ℓ is given\n",
                 t.maps.order[h], t.band_share[h], peak / r.laser_omega, t.line_omega_min[h] / r.laser_omega,
                 t.line_omega_max[h] / r.laser_omega, t.maps.order[h]);
   return line;
