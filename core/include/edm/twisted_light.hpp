@@ -39,7 +39,7 @@ struct TwistedLightOptions {
 // M = 1 + u_⊥0² + a²/2 with a from 0 in the envelope's wings to a0 at its peak): on this screen it
 // lies between the extremes over θ ∈ [0, θ_max of the pixels] and a ∈ [0, a0] (the redshift of
 // the a0² term and of the angle included), widened by n times the half width at half maximum of the
-// screen spectrum's strongest line and at least kLineMarginBins bins. A band whose peak bin lies
+// fundamental in the screen spectrum and at least kLineMarginBins bins. A band whose peak bin lies
 // outside that range holds another line's tail or leakage, not this harmonic: NoLine, and no J_z
 // or ℓ is given for it (share/docs/twisted_light.md, "Bands without a line").
 enum class HarmonicLine { NotJudged = -1, NoLine = 0, Line = 1 };

@@ -273,16 +273,19 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
-// The half width at half maximum of the screen spectrum's strongest line, rad/s: the distance from
-// its peak bin to the first bin at or below half of it, on the wider side.
-double strongest_line_hwhm(const Pass& P, const SpectrumResult& sp) {
-  if (P.reference_kernel.empty()) return 0;
-  const std::size_t k0 = P.reference_bin;
+// The half width at half maximum of the fundamental in the screen spectrum, rad/s: about the peak
+// between half its range's low end and 1.5 times its high end (not the spectrum's strongest bin,
+// which in total mode can be an approaching electron's Coulomb field near ω → 0), the distance to
+// the first bin at or below half of the peak, on the wider side.
+double fundamental_hwhm(const Pass& P, const SpectrumResult& sp, double lo, double hi) {
+  const auto [klo, khi] = band_bins(0.5 * lo, 1.5 * hi, P.dw, P.nw);
+  if (klo > khi || khi == 0) return 0;
+  const std::size_t k0 = harmonic_peak_bin(sp.integrated, std::max<std::size_t>(klo, 1), khi);
   const double half = 0.5 * sp.integrated[k0];
-  std::size_t lo = k0, hi = k0;
-  while (lo > 0 && sp.integrated[lo] > half) --lo;
-  while (hi + 1 < P.nw && sp.integrated[hi] > half) ++hi;
-  return double(std::max(k0 - lo, hi - k0)) * P.dw;
+  std::size_t below = k0, above = k0;
+  while (below > 0 && sp.integrated[below] > half) --below;
+  while (above + 1 < P.nw && sp.integrated[above] > half) ++above;
+  return double(std::max(k0 - below, above - k0)) * P.dw;
 }
 
 // Harmonic 1 of the emission at cos θ and M = 1 + u_⊥0² + a²/2 (twisted_light.hpp, HarmonicLine).
@@ -314,7 +317,7 @@ void judge_lines(const Pass& P, const SpectrumResult& sp, const RunPhysics& phys
       lo = std::min(lo, emission_omega(phys.laser_omega, h, q, c, M));
       hi = std::max(hi, emission_omega(phys.laser_omega, h, q, c, M));
     }
-  const double hwhm = strongest_line_hwhm(P, sp);
+  const double hwhm = fundamental_hwhm(P, sp, lo, hi);
   for (std::size_t i = 0; i < P.nh; ++i) {
     const double n = sp.harmonic_orders[i], margin = std::max(kLineMarginBins * P.dw, n * hwhm);
     r.line_omega_min[i] = n * lo - margin;
