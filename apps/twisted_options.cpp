@@ -195,19 +195,19 @@ std::string no_line(const SpectrumResult& r, const TwistedLightResult& t, std::s
   return line;
 }
 
-// The J_z per photon of the harmonic's light (its map) and the flux book through the screen; when
+// The J_z per photon of the harmonic's photons and the flux book through the screen; when
 // they disagree, the screen cuts the light and the book is not the photons' J (observables.hpp).
 std::string angular_momentum(const ScreenObservables& o, std::size_t h) {
   char line[400];
   if (o.screen_cut[h])
     std::snprintf(line, sizeof line,
-                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g, of the map); through the screen %.4g ħ "
-                  "per photon: the screen cuts the light (the spin at its edge), not the photons' J",
-                  o.map_j_per_photon[h], o.map_j_orbital[h], o.map_j_spin[h], o.band_j_per_photon[h]);
+                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g); through the screen %.4g ħ per "
+                  "photon: the screen cuts the light (the spin at its edge), not the photons' J",
+                  o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
   else
     std::snprintf(line, sizeof line,
-                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g, of the map; through the screen %.4g ħ)",
-                  o.map_j_per_photon[h], o.map_j_orbital[h], o.map_j_spin[h], o.band_j_per_photon[h]);
+                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g; through the screen %.4g ħ)",
+                  o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
   return line;
 }
 

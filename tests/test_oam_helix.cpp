@@ -299,10 +299,10 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
   // eigenvalue σ_e at every point, so its canonical density over any patch gives σ_e = −1 per photon,
   // however little of the sphere the screen holds; the flux book above does not (0.1 of it here), and
   // the screen is marked as cutting the light.
-  BOOST_TEST_MESSAGE("weak field: J per photon of the map " << o.map_j_per_photon[0] << " ħ (orbital "
-                                                            << o.map_j_orbital[0] << ", spin " << o.map_j_spin[0]
+  BOOST_TEST_MESSAGE("weak field: photons' J " << o.photon_j_per_photon[0] << " ħ (orbital "
+                                                            << o.photon_j_orbital[0] << ", spin " << o.photon_j_spin[0]
                                                             << "), screen_cut " << o.screen_cut[0]);
-  BOOST_TEST(std::abs(o.map_j_per_photon[0] - sigma) < 0.01);
+  BOOST_TEST(std::abs(o.photon_j_per_photon[0] - sigma) < 0.01);
   BOOST_TEST(o.screen_cut[0] == 1);
 }
 
@@ -310,7 +310,7 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
 // axis one line at ω_1 = 12.38 ω_L, its 2nd harmonic 3.5e-5 of it at 2 mrad) has in harmonic 3's band
 // (30.9–43.3 ω_L) only the tail of harmonic 2 (1.1e-9 of the spectrum, its peak at the band's lower
 // rim, 31.07 ω_L), while harmonic 3 can peak only at 37.1–41.8 ω_L on this ±2 mrad screen: marked
-// NoLine, no J_z and no ℓ (the map there is harmonic 2's tail, J = −2, not −3). Inverse Thomson on a
+// NoLine, no J_z and no ℓ (the map there is harmonic 2's light, J = −2, not −3). Inverse Thomson on a
 // wide screen (θ ≤ 0.49 rad, γ = 2) keeps every line, although its red-shifted lines peak at the rim
 // of their bands, where the reverted rule "a rim peak has no line" removed them.
 BOOST_AUTO_TEST_CASE(bands_without_their_line) {
@@ -342,11 +342,12 @@ BOOST_AUTO_TEST_CASE(bands_without_their_line) {
                                                         << t.line_omega_min[2] / ft.spectrum.laser_omega << "–"
                                                         << t.line_omega_max[2] / ft.spectrum.laser_omega << " ω_L");
   BOOST_TEST(std::isnan(t.observables.band_j_per_photon[2]));
-  BOOST_TEST(std::isnan(t.observables.map_j_per_photon[2]));
+  BOOST_TEST(std::isnan(t.observables.photon_j_per_photon[2]));
   BOOST_TEST(!std::isnan(t.observables.band_j_per_photon[1]));
-  // The helix on its axis: harmonic n carries J = n σ_e = −n per photon (σ_e = −1 on this screen).
-  BOOST_TEST(std::abs(t.observables.map_j_per_photon[0] + 1) < 0.01);
-  BOOST_TEST(std::abs(t.observables.map_j_per_photon[1] + 2) < 0.01);
+  // The helix: the line carries J = σ_e = −1 per photon (σ_e = −1 on this screen), which the flux
+  // through a screen of ±2 mrad (the beam is 1/γ wide) all but loses.
+  BOOST_TEST(std::abs(t.observables.photon_j_per_photon[0] + 1) < 0.01);
+  BOOST_TEST(t.observables.screen_cut[0] == 1);
   for (std::size_t s = 0; s < 2; ++s) {
     BOOST_TEST(std::isnan(t.summary[2 * 2 + s].ell));
     for (const auto& f : t.fits[2 * 2 + s]) BOOST_TEST(int(f.status) == int(edm::RingStatus::NoLine));

@@ -21,40 +21,7 @@ inline double cross_re(const double* a, const double* b, std::size_t k, std::siz
   return a[2 * k - 1] * b[2 * k - 1] + a[2 * k] * b[2 * k];
 }
 
-// ∂A/∂v at node i of an axis of n nodes v: central differences inside, one-sided at the ends (the
-// rule of numpy.gradient, which the independent check in tests/python uses too).
-inline std::complex<double> derivative(const std::complex<double>* a, std::size_t stride, std::size_t i,
-                                       std::size_t n, const std::vector<double>& v) {
-  if (n < 2) return 0.0;
-  const std::size_t lo = i == 0 ? 0 : i - 1, hi = i + 1 == n ? i : i + 1;
-  return (a[hi * stride] - a[lo * stride]) / (v[hi] - v[lo]);
-}
-
 }  // namespace
-
-MapAngularMomentum map_photon_j(const std::complex<double>* const A[3], const std::vector<double>& x,
-                                const std::vector<double>& y, const std::vector<double>& solid_angle) {
-  const std::size_t nx = x.size(), ny = y.size();
-  double orbital = 0, spin = 0, photons = 0;
-  for (std::size_t iy = 0; iy < ny; ++iy)
-    for (std::size_t ix = 0; ix < nx; ++ix) {
-      const std::size_t p = iy * nx + ix;
-      const double w = solid_angle[p];
-      double orb = 0, intensity = 0;
-      for (int c = 0; c < 3; ++c) {
-        const std::complex<double>* row = A[c] + iy * nx;
-        const std::complex<double> dphi = x[ix] * derivative(A[c] + ix, nx, iy, ny, y) -
-                                          y[iy] * derivative(row, 1, ix, nx, x);
-        orb += std::imag(std::conj(A[c][p]) * dphi);
-        intensity += std::norm(A[c][p]);
-      }
-      orbital += w * orb;
-      spin += w * 2 * std::imag(std::conj(A[0][p]) * A[1][p]);
-      photons += w * intensity;
-    }
-  if (!(photons > 0)) return {std::nan(""), std::nan("")};
-  return {orbital / photons, spin / photons};
-}
 
 std::vector<double> parseval_weights(std::size_t n) {
   std::vector<double> g(n / 2 + 1, 1.0);

@@ -89,9 +89,9 @@ void write_observables(hid_t f, const TwistedLightResult& t, const SpectrumResul
     h5::write_dataset(b.get(), "lz", {nh}, o.band_lz.data(), "J*s", where);
     h5::write_dataset(b.get(), "photon_weight", {nh}, o.band_photon_weight.data(), "J*s", where);
     h5::write_dataset(b.get(), "j_per_photon", {nh}, o.band_j_per_photon.data(), "hbar", where);
-    h5::write_dataset(b.get(), "map_j_per_photon", {nh}, o.map_j_per_photon.data(), "hbar", where);
-    h5::write_dataset(b.get(), "map_j_orbital", {nh}, o.map_j_orbital.data(), "hbar", where);
-    h5::write_dataset(b.get(), "map_j_spin", {nh}, o.map_j_spin.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j", {nh}, o.photon_j_per_photon.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j_orbital", {nh}, o.photon_j_orbital.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j_spin", {nh}, o.photon_j_spin.data(), "hbar", where);
     const std::vector<double> cut(o.screen_cut.begin(), o.screen_cut.end());
     h5::write_dataset(b.get(), "screen_cut", {nh}, cut.data(), "", where);
     h5::write_dataset(b.get(), "fluence", {nh, ny, nx}, o.band_fluence.data(), "J/m^2", where);
