@@ -202,7 +202,8 @@ std::string angular_momentum(const ScreenObservables& o, std::size_t h) {
   if (o.screen_cut[h])
     std::snprintf(line, sizeof line,
                   "J_z per photon %.4g ħ (orbital %.4g + spin %.4g); through the screen %.4g ħ per "
-                  "photon: the screen cuts the light (the spin at its edge), not the photons' J",
+                  "photon: the screen cuts the light (the spin at its edge; or the band's phase or light is "
+                  "not clean), not the photons' J",
                   o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
   else
     std::snprintf(line, sizeof line,

@@ -59,7 +59,8 @@ struct ScreenObservables {
   std::vector<double> band_energy, band_lz, band_photon_weight, band_j_per_photon;  // (nh)
   // Per harmonic: the z angular momentum per photon of the light that crosses the screen, orbital
   // and spin (the photons' J below), ħ; and whether the flux book J_n above disagrees with it
-  // (screen_cut: the screen cuts the light, J_n is not the photons' J).
+  // (screen_cut: the screen cuts the light, so J_n is not the photons' J; a phase turning fast
+  // across pixels or other light in the band disagree too, share/docs/twisted_light.md).
   std::vector<double> photon_j_orbital, photon_j_spin, photon_j_per_photon;  // (nh)
   std::vector<int> screen_cut;                                       // (nh) 1 | 0
 
