@@ -101,6 +101,7 @@ AnalysisProducts analyse_run(const std::filesystem::path& dir, const AnalysisArg
   const SpectrumOptions opt = resolve_analysis_options(analysis, phys, field);
   TwistedLightOptions topt = resolve_twisted_options(twisted, analysis);
   topt.knots_per_period = manifest.knots_per_period();
+  topt.physics = phys;
   // A field.h5 of another run would be analysed with this run's physics (found by tests/test_hostile).
   check_field_belongs_to_run(manifest, field);
   // Twisted light is a flat screen's (rings in metres about the normal, L_z through a plane): an
@@ -181,6 +182,36 @@ std::string headline(const WindingSummary& w, int sigma, std::size_t rings, doub
   return line;
 }
 
+// A band whose peak is not where its harmonic's line can be on this screen: no J_z, no ℓ.
+std::string no_line(const SpectrumResult& r, const TwistedLightResult& t, std::size_t h) {
+  char line[400];
+  const double peak = t.band_peak_omega[h];
+  std::snprintf(line, sizeof line,
+                "  harmonic %d: no line in its band (%.3g of the spectrum's): its peak at %.6g ω_laser lies "
+                "outside %.6g–%.6g ω_laser, where harmonic %d can peak on this screen; it holds another "
+                "line's tail or leakage, so no J_z or ℓ is given\n",
+                t.maps.order[h], t.band_share[h], peak / r.laser_omega, t.line_omega_min[h] / r.laser_omega,
+                t.line_omega_max[h] / r.laser_omega, t.maps.order[h]);
+  return line;
+}
+
+// The J_z per photon of the harmonic's photons and the flux book through the screen; when
+// they disagree, the screen cuts the light and the book is not the photons' J (observables.hpp).
+std::string angular_momentum(const ScreenObservables& o, std::size_t h) {
+  char line[400];
+  if (o.screen_cut[h])
+    std::snprintf(line, sizeof line,
+                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g); through the screen %.4g ħ per "
+                  "photon: the screen cuts the light (the spin at its edge; or the band's phase or light is "
+                  "not clean), not the photons' J",
+                  o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
+  else
+    std::snprintf(line, sizeof line,
+                  "J_z per photon %.4g ħ (orbital %.4g + spin %.4g; through the screen %.4g ħ)",
+                  o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
+  return line;
+}
+
 }  // namespace
 
 void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const TwistedLightResult& t) {
@@ -211,9 +242,12 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
       out << line;
       continue;
     }
-    std::snprintf(line, sizeof line,
-                  "  harmonic %d (bin %.6g ω_laser): J_z per photon %.4g ħ; ℓ about the normal:",
-                  t.maps.order[h], t.maps.omega_bin[h] / r.laser_omega, o.band_j_per_photon[h]);
+    if (t.line[h] == HarmonicLine::NoLine) {
+      out << no_line(r, t, h);
+      continue;
+    }
+    std::snprintf(line, sizeof line, "  harmonic %d (bin %.6g ω_laser): %s; ℓ about the normal:", t.maps.order[h],
+                  t.maps.omega_bin[h] / r.laser_omega, angular_momentum(o, h).c_str());
     out << line;
     for (std::size_t s = 0; s < 2 && !t.rings.radii.empty(); ++s)
       out << headline(t.summary[h * 2 + s], kSigmas[s], t.rings.radii.size(), t.max_residual);

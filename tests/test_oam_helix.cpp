@@ -294,4 +294,91 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
   BOOST_TEST(o.energy_bins / sp.total_energy == 1.0, boost::test_tools::tolerance(tol::parseval));
   BOOST_TEST(o.energy_time == sp.total_energy);
   BOOST_TEST(o.cu_bins / o.cu_time == 1.0, boost::test_tools::tolerance(tol::parseval));
+
+  // The photons' J from the map: a rotating dipole's field is an eigenfield of J_z = −i∂_φ + S_z with
+  // eigenvalue σ_e at every point, so its canonical density over any patch gives σ_e = −1 per photon,
+  // however little of the sphere the screen holds; the flux book above does not (0.1 of it here), and
+  // the screen is marked as cutting the light.
+  BOOST_TEST_MESSAGE("weak field: photons' J " << o.photon_j_per_photon[0] << " ħ (orbital "
+                                                            << o.photon_j_orbital[0] << ", spin " << o.photon_j_spin[0]
+                                                            << "), screen_cut " << o.screen_cut[0]);
+  BOOST_TEST(std::abs(o.photon_j_per_photon[0] - sigma) < 0.01);
+  BOOST_TEST(o.screen_cut[0] == 1);
+}
+
+// A band without its harmonic's line: flat_top_helix (a helix in a flat top, circular: on and near the
+// axis one line at ω_1 = 12.38 ω_L, its 2nd harmonic 3.5e-5 of it at 2 mrad) has in harmonic 3's band
+// (30.9–43.3 ω_L) only the tail of harmonic 2 (1.1e-9 of the spectrum, its peak at the band's lower
+// rim, 31.07 ω_L), while harmonic 3 can peak only at 37.1–41.8 ω_L on this ±2 mrad screen: marked
+// NoLine, no J_z and no ℓ (the map there is harmonic 2's light, J = −2, not −3). Inverse Thomson on a
+// wide screen (θ ≤ 0.49 rad, γ = 2) keeps every line, although its red-shifted lines peak at the rim
+// of their bands, where the reverted rule "a rim peak has no line" removed them.
+BOOST_AUTO_TEST_CASE(bands_without_their_line) {
+  auto judged = [](const fs::path& dir, edm::HarmonicBase of) {
+    Analysis a;
+    edm::SpectrumOptions o;
+    o.harmonics = {1, 2, 3};
+    o.of = of;
+    a.spectrum = edm::compute_spectrum(edm::RunFolder(dir), o);
+    edm::TwistedLightOptions t;
+    t.knots_per_period = edm::RunManifest::read(edm::RunFolder(dir)).knots_per_period();
+    t.physics = edm::read_run_physics(edm::RunFolder(dir));
+    a.twisted = edm::compute_twisted_light(edm::FieldFile::open(dir / "field.h5"), a.spectrum, t);
+    return a;
+  };
+  const fs::path flat = edm::test::temp_dir("oam-helix-flat-top") / "run";
+  const auto r = edm::test::run_command(edm::test::edm_binary().string() + " run " +
+                                        (edm::test::source_dir() / "share/campaigns/flat_top_helix.toml").string() +
+                                        " --quiet --output " + flat.string());
+  BOOST_TEST_REQUIRE(r.exit_code == 0, r.output);
+  const Analysis ft = judged(flat, edm::HarmonicBase::Line);
+  const auto& t = ft.twisted;
+  BOOST_TEST_REQUIRE(t.band_share[2] >= edm::kNoEnergyFraction);  // judged by its line, not its energy
+  BOOST_TEST(int(t.line[0]) == int(edm::HarmonicLine::Line));
+  BOOST_TEST(int(t.line[1]) == int(edm::HarmonicLine::Line));
+  BOOST_TEST(int(t.line[2]) == int(edm::HarmonicLine::NoLine));
+  const double peak3 = ft.spectrum.omega[t.maps.bin[2]];
+  BOOST_TEST_MESSAGE("flat_top_helix harmonic 3: peak " << peak3 / ft.spectrum.laser_omega << " ω_L, its line "
+                                                        << t.line_omega_min[2] / ft.spectrum.laser_omega << "–"
+                                                        << t.line_omega_max[2] / ft.spectrum.laser_omega << " ω_L");
+  BOOST_TEST(std::isnan(t.observables.band_j_per_photon[2]));
+  BOOST_TEST(std::isnan(t.observables.photon_j_per_photon[2]));
+  BOOST_TEST(!std::isnan(t.observables.band_j_per_photon[1]));
+  // The helix: the line carries J = σ_e = −1 per photon (σ_e = −1 on this screen), which the flux
+  // through a screen of ±2 mrad (the beam is 1/γ wide) all but loses.
+  BOOST_TEST(std::abs(t.observables.photon_j_per_photon[0] + 1) < 0.01);
+  BOOST_TEST(t.observables.screen_cut[0] == 1);
+  for (std::size_t s = 0; s < 2; ++s) {
+    BOOST_TEST(std::isnan(t.summary[2 * 2 + s].ell));
+    for (const auto& f : t.fits[2 * 2 + s]) BOOST_TEST(int(f.status) == int(edm::RingStatus::NoLine));
+  }
+  const auto printed = edm::test::run_command(edm::test::edm_binary().string() + " spectrum " + flat.string() +
+                                              " --of line");
+  BOOST_TEST_REQUIRE(printed.exit_code == 0, printed.output);
+  BOOST_TEST(printed.output.find("harmonic 3: no line in its band") != std::string::npos, printed.output);
+  BOOST_TEST(printed.output.find("harmonic 3 (bin") == std::string::npos, printed.output);
+
+  Cell k;
+  k.scenario = "inverse_thomson";
+  k.mode = "split";
+  k.a0 = 0.3;
+  k.distance = 2e-4;
+  k.half_width = 7.5e-5;
+  k.pixels = 25;
+  k.samples = 4000;
+  k.samples_per_period = 128;
+  const Analysis ith = judged(run("ith-lines", k), edm::HarmonicBase::Line);
+  std::size_t rim = 0;
+  for (std::size_t h = 0; h < 3; ++h) {
+    const auto [klo, khi] = edm::band_bins(ith.spectrum.harmonic_omega[h] - 0.5 * ith.spectrum.base_omega,
+                                           ith.spectrum.harmonic_omega[h] + 0.5 * ith.spectrum.base_omega,
+                                           ith.spectrum.omega[1], ith.spectrum.omega.size());
+    const std::size_t k_peak = ith.twisted.maps.bin[h];
+    rim += k_peak == klo || k_peak == khi;
+    BOOST_TEST_MESSAGE("inverse Thomson harmonic " << h + 1 << ": peak bin " << k_peak << " in " << klo << "–" << khi
+                                                   << ", line " << int(ith.twisted.line[h]));
+    BOOST_TEST(int(ith.twisted.line[h]) == int(edm::HarmonicLine::Line));
+    BOOST_TEST(!std::isnan(ith.twisted.observables.band_j_per_photon[h]));
+  }
+  BOOST_TEST(rim >= 1u);  // the case that the rim rule got wrong is in this run
 }

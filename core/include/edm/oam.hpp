@@ -53,6 +53,7 @@ enum class RingStatus {
   LowAmplitude = 1,  // fewer than min_fraction of the samples above the floor: refused
   NoSignal = 2,      // no sample above the floor: refused
   NoEnergy = 3,      // the harmonic's band holds no energy (a default harmonic, skipped)
+  NoLine = 4,        // the band's light is not the harmonic's line (twisted_light.hpp, HarmonicLine)
 };
 const char* ring_status_name(RingStatus s);
 

@@ -57,6 +57,12 @@ struct ScreenObservables {
   std::vector<double> band_fluence;                                                 // (nh, ny, nx) J/m²
   std::vector<double> band_lz_density;                                              // (nh, ny, nx) J·s/m²
   std::vector<double> band_energy, band_lz, band_photon_weight, band_j_per_photon;  // (nh)
+  // Per harmonic: the z angular momentum per photon of the light that crosses the screen, orbital
+  // and spin (the photons' J below), ħ; and whether the flux book J_n above disagrees with it
+  // (screen_cut: the screen cuts the light, so J_n is not the photons' J; a phase turning fast
+  // across pixels or other light in the band disagree too, share/docs/twisted_light.md).
+  std::vector<double> photon_j_orbital, photon_j_spin, photon_j_per_photon;  // (nh)
+  std::vector<int> screen_cut;                                       // (nh) 1 | 0
 
   // Totals through the screen, from the time series and from the bins.
   double energy_time = 0, energy_bins = 0;  // J
@@ -80,6 +86,22 @@ double pixel_lz_density(const double* const E[3], const double* const B[3], std:
 void add_pixel_spectra(const double* const E[3], const double* const B[3], const double* const Et[3],
                        const double* const Bt[3], std::size_t n, double dt, double x, double y, int normal,
                        double area, double* dW, double* cU, double* dL, double* spectra);
+
+// The photons' J of a band, in ħ per photon: the canonical (orbital + spin) density of the complex
+// amplitudes A_c(ω_k) (c = x, y, z; e^{−iωt}; the spherical phase e^{iω(R−|z|)/c} taken out) at
+// every pixel and every bin of the band, weighted by the photon flux cos θ · g_k/ω_k per pixel:
+//   J = Σ_k Σ_pixels [Σ_c Im(A_c* ∂_φ A_c) + 2 Im(A_x* A_y)] w / Σ_k Σ_pixels |A|² w,
+//   ∂_φ = x ∂_y − y ∂_x about +ẑ, by central differences on the pixel grid (one-sided at its edges).
+// For light of charge ℓ in circular component σ about +ẑ it is ℓ + σ wherever the screen holds it:
+// the J of the photons the screen catches, computed in twisted_light.cpp's pass. The flux of angular
+// momentum through the screen (J_n above) differs from it by the spin at the screen's edge,
+// (σ/2ω) ∮ I r·n̂ dl for a paraxial beam, which vanishes only where the intensity has
+// (share/docs/twisted_light.md, "The photons' J").
+// The flux book J_n and the photons' J agree to this when the screen holds the light (ħ, or this
+// fraction of |J|, whichever is larger): the central differences are good to ~0.01 ħ on
+// thomson_lg's 21² and 41² grids.
+inline constexpr double kScreenCutTolerance = 0.05;
+inline constexpr double kScreenCutRelative = 0.02;
 
 // The one-sided Parseval weights g_k for N samples (nω = N/2 + 1 bins).
 std::vector<double> parseval_weights(std::size_t n);

@@ -27,7 +27,23 @@ struct TwistedLightOptions {
   // The run's trajectory.knots_per_period (RunManifest::knots_per_period), which sets the cube's
   // estimated error (cube_relative_error); 0: not known (a field computed in closed form).
   int knots_per_period = 0;
+  // The run's physics (read_run_physics): the laser, its a0, the screen's side and the initial
+  // ensemble's kinematics, from which each harmonic's line range on this screen follows
+  // (HarmonicLine). kinematics.electrons = 0 (not known): the bands are not judged.
+  RunPhysics physics;
 };
+
+// Whether a harmonic's band holds that harmonic's line. Harmonic n of the emission falls at
+//   n ω_1(θ, M) = n ω_L 2h² / [(h² + M) − q cos θ (M − h²)],   q = ν s,
+// at angle θ from the axis (h the light-front momentum, s the laser direction, ν the screen side,
+// M = 1 + u_⊥0² + a²/2 with a from 0 in the envelope's wings to a0 at its peak): on this screen it
+// lies between the extremes over θ ∈ [0, θ_max of the pixels] and a ∈ [0, a0] (the redshift of
+// the a0² term and of the angle included), widened by n times the half width at half maximum of the
+// fundamental in the screen spectrum and at least kLineMarginBins bins. A band whose peak bin lies
+// outside that range holds another line's tail or leakage, not this harmonic: NoLine, and no J_z
+// or ℓ is given for it (share/docs/twisted_light.md, "Bands without a line").
+enum class HarmonicLine { NotJudged = -1, NoLine = 0, Line = 1 };
+inline constexpr double kLineMarginBins = 2;
 
 // A harmonic "holds no energy" when its band's share of the screen-integrated spectrum ∫dI/dω dω is
 // below this: the level of window leakage (Hann −85 dB eight bins from a line), where no phase can be
@@ -66,6 +82,11 @@ struct TwistedLightResult {
   int knots_per_period = 0;
   double cube_relative_error = 0, strongest_peak = 0, noise_floor = 0, max_residual = 0;
   std::vector<double> band_share;  // (nh) band energy / screen energy (of the windowed spectrum)
+  // (nh) HarmonicLine, and the range of ω (rad/s, widened by the margin) where the harmonic's line
+  // can peak on this screen (NaN when not judged).
+  std::vector<HarmonicLine> line;
+  std::vector<double> line_omega_min, line_omega_max;
+  std::vector<double> band_peak_omega;  // (nh) ω of the band's peak bin, rad/s (NaN when not judged)
   // (nh, 2) ring fits: fits[h * 2 + s] holds one RingFit per radius; summary likewise.
   std::vector<std::vector<RingFit>> fits;
   std::vector<WindingSummary> summary;

@@ -194,6 +194,8 @@ const char* ring_status_name(RingStatus s) {
       return "refused: no sample above the floor";
     case RingStatus::NoEnergy:
       return "skipped: the harmonic holds no energy";
+    case RingStatus::NoLine:
+      return "skipped: no line of the harmonic in its band";
   }
   return "?";
 }

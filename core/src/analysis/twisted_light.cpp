@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numbers>
 
 #include "analysis/real_fft.hpp"
@@ -51,6 +52,9 @@ struct Pass {
   std::vector<std::complex<double>> reference_kernel;
   std::vector<double> g;          // Parseval weights
   std::vector<double> x, y;
+  // The bins of every band for the photons' J (twisted_light.hpp): index, harmonic, weight g_k/ω_k.
+  std::vector<std::size_t> jbin, jband;
+  std::vector<double> jweight;
 };
 
 Pass plan_pass(const FieldFile& field, const SpectrumResult& sp, HarmonicBin bin) {
@@ -100,6 +104,12 @@ Pass plan_pass(const FieldFile& field, const SpectrumResult& sp, HarmonicBin bin
     P.omega_bin.push_back(double(wk));
     P.base_phase.push_back(double(std::remainder(wk * lag, 2.0L * std::numbers::pi_v<long double>)));
   }
+  for (std::size_t h = 0; h < P.nh; ++h)
+    for (std::size_t k = std::max<std::size_t>(P.bands[h].first, 1); k <= P.bands[h].second; ++k) {
+      P.jbin.push_back(k);
+      P.jband.push_back(h);
+      P.jweight.push_back(P.g[k] / (double(k) * P.dw));
+    }
   if (P.nw > 1) {
     P.reference_bin = harmonic_peak_bin(sp.integrated, 1, P.nw - 1);
     P.reference_kernel = bin_kernel(w, P.reference_bin);
@@ -126,9 +136,68 @@ double reference_amplitude(const Pass& P, const double* const E[3], double R) {
                           std::abs(circular_component(a[0], a[1], -1, P.normal)));
 }
 
+// The e^{−iωt} amplitudes of E at every band bin of one pixel, from its half-complex DFTs (GSL
+// layout: Re X_k = d[2k−1], Im X_k = d[2k], X_{N/2} = d[N−1]; X_k is e^{−iω_k t}-signed, so its
+// conjugate), the spherical phase e^{iω(R − |z|)/c} taken out as in the maps: out[b * 3 + c].
+void store_band_amplitudes(const Pass& P, const double* const hE[3], double excess, std::complex<double>* out) {
+  for (std::size_t b = 0; b < P.jbin.size(); ++b) {
+    const std::size_t k = P.jbin[b];
+    const std::complex<double> turn = std::polar(1.0, -double(k) * P.dw * excess);
+    for (int c = 0; c < 3; ++c) {
+      const double re = 2 * k == P.n ? hE[c][P.n - 1] : hE[c][2 * k - 1];
+      const double im = 2 * k == P.n ? 0.0 : hE[c][2 * k];
+      out[b * 3 + c] = std::complex<double>(re, -im) * turn;
+    }
+  }
+}
+
+// The photons' J of one row's pixels (twisted_light.hpp): for each harmonic the spin, the photon
+// weight and the orbital part of ∂_φ = x ∂_y − y ∂_x along the row (−y ∂_x); the x ∂_y part needs
+// the neighbouring rows and is added pair by pair (add_row_pair). Weights cos θ · g_k/ω_k.
+void row_photon_j(const Pass& P, std::size_t iy, const std::complex<double>* amp, double* sums) {
+  const std::size_t nj = P.jbin.size();
+  for (std::size_t ix = 0; ix < P.nx; ++ix) {
+    const double cos_t = P.zabs / std::sqrt(P.x[ix] * P.x[ix] + P.y[iy] * P.y[iy] + P.zabs * P.zabs);
+    const std::size_t lo = ix == 0 ? 0 : ix - 1, hi = ix + 1 == P.nx ? ix : ix + 1;
+    const double dx = P.nx > 1 ? P.x[hi] - P.x[lo] : 1.0;
+    for (std::size_t b = 0; b < nj; ++b) {
+      const double w = cos_t * P.jweight[b];
+      const std::complex<double>* a = amp + (ix * nj + b) * 3;
+      double* out = sums + P.jband[b] * 3;  // orbital, spin, photons
+      for (int c = 0; c < 3; ++c) {
+        const std::complex<double> d = (amp[(hi * nj + b) * 3 + c] - amp[(lo * nj + b) * 3 + c]) / dx;
+        out[0] -= w * P.y[iy] * std::imag(std::conj(a[c]) * d);
+        out[2] += w * std::norm(a[c]);
+      }
+      out[1] += w * 2 * std::imag(std::conj(a[0]) * a[1]);
+    }
+  }
+}
+
+// The x ∂_y part between rows j and j + 1 (lo, hi): central differences give each row
+// Im(A_j* A_{j+1}) / d_j from its upper neighbour and the same product / d_{j+1} at row j + 1
+// from its lower one, d the span of each row's difference (one-sided at the screen's edges).
+void add_row_pair(const Pass& P, std::size_t j, const std::complex<double>* lo, const std::complex<double>* hi,
+                  std::vector<double>& orbital) {
+  const std::size_t nj = P.jbin.size(), n = P.ny;
+  auto span = [&](std::size_t r) { return P.y[std::min(r + 1, n - 1)] - P.y[r == 0 ? 0 : r - 1]; };
+  const double dj = span(j), dk = span(j + 1);
+  for (std::size_t ix = 0; ix < P.nx; ++ix) {
+    const double x2 = P.x[ix] * P.x[ix], z2 = P.zabs * P.zabs;
+    const double cj = P.zabs / std::sqrt(x2 + P.y[j] * P.y[j] + z2);
+    const double ck = P.zabs / std::sqrt(x2 + P.y[j + 1] * P.y[j + 1] + z2);
+    for (std::size_t b = 0; b < nj; ++b) {
+      double pair = 0;
+      for (int c = 0; c < 3; ++c)
+        pair += std::imag(std::conj(lo[(ix * nj + b) * 3 + c]) * hi[(ix * nj + b) * 3 + c]);
+      orbital[P.jband[b]] += P.x[ix] * pair * P.jweight[b] * (cj / dj + ck / dk);
+    }
+  }
+}
+
 // One row of pixels; the row's share of dW/dω, c·dU/dω, dL_z/dω goes to s.acc.
 void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vector<std::vector<double>>& slab,
-                 Scratch& s, HarmonicMaps& maps, ScreenObservables& obs) {
+                 Scratch& s, HarmonicMaps& maps, ScreenObservables& obs, std::complex<double>* band_amp) {
   const std::size_t np = P.nx * P.ny, N = P.n, nw = P.nw, nc = P.datasets.size();
   std::fill(s.acc.begin(), s.acc.end(), 0.0);
   for (std::size_t ix = 0; ix < P.nx; ++ix) {
@@ -175,6 +244,7 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
       hc[q] = d;
     }
     const double* const hE[3] = {hc[0], hc[1], hc[2]};
+    store_band_amplitudes(P, hE, excess, band_amp + ix * P.jbin.size() * 3);
     const double* const hB[3] = {hc[3], hc[4], hc[5]};
     const double* const hEt[3] = {hc[P.split ? 6 : 0], hc[P.split ? 7 : 1], hc[P.split ? 8 : 2]};
     const double* const hBt[3] = {hc[P.split ? 9 : 3], hc[P.split ? 10 : 4], hc[P.split ? 11 : 5]};
@@ -193,13 +263,17 @@ void process_row(const Pass& P, std::size_t iy, std::size_t iy0, const std::vect
 }
 
 // The slab loop of spectrum.cpp: rows of a slab in parallel, screen sums added in row order.
+// The photons' J sums (orbital, spin, photons per harmonic) go to jsums; the band amplitudes of a
+// slab's rows are kept until its row pairs are summed, and its last row for the next slab's first.
 void run_pass(const FieldFile& field, const Pass& P, const TwistedLightOptions& opt,
-              HarmonicMaps& maps, ScreenObservables& obs) {
-  const std::size_t nc = P.datasets.size(), nw = P.nw;
+              HarmonicMaps& maps, ScreenObservables& obs, std::vector<double>& jsums) {
+  const std::size_t nc = P.datasets.size(), nw = P.nw, row_amp = P.nx * P.jbin.size() * 3;
   const analysis::SlabRows plan =
       analysis::plan_slab_rows(nc * P.nx * P.n * sizeof(double), opt.slab_bytes, opt.threads);
   std::vector<std::vector<double>> slab(nc);
-  std::vector<std::vector<double>> row_acc(plan.rows_per_slab);
+  std::vector<std::vector<double>> row_acc(plan.rows_per_slab), row_j(plan.rows_per_slab);
+  std::vector<std::complex<double>> amp(plan.rows_per_slab * row_amp), previous(row_amp);
+  std::vector<double> orbital_y(P.nh, 0.0);
   for (std::size_t iy0 = 0; iy0 < P.ny; iy0 += plan.rows_per_slab) {
     const std::size_t iy1 = std::min(P.ny, iy0 + plan.rows_per_slab);
     // Every component has the spectrum's shape: FieldFile checked them all at open.
@@ -207,16 +281,25 @@ void run_pass(const FieldFile& field, const Pass& P, const TwistedLightOptions& 
     analysis::for_rows_in_parallel(
         iy0, iy1, plan.threads, [&] { return Scratch(P); },
         [&](std::size_t iy, Scratch& s) {
-          process_row(P, iy, iy0, slab, s, maps, obs);
+          std::complex<double>* a = amp.data() + (iy - iy0) * row_amp;
+          process_row(P, iy, iy0, slab, s, maps, obs, a);
           row_acc[iy - iy0] = s.acc;
+          row_j[iy - iy0].assign(P.nh * 3, 0.0);
+          row_photon_j(P, iy, a, row_j[iy - iy0].data());
         });
-    for (std::size_t iy = iy0; iy < iy1; ++iy)
+    for (std::size_t iy = iy0; iy < iy1; ++iy) {
       for (std::size_t k = 0; k < nw; ++k) {
         obs.dW_domega[k] += row_acc[iy - iy0][k];
         obs.c_dU_domega[k] += row_acc[iy - iy0][nw + k];
         obs.dLz_domega[k] += row_acc[iy - iy0][2 * nw + k];
       }
+      for (std::size_t q = 0; q < P.nh * 3; ++q) jsums[q] += row_j[iy - iy0][q];
+      const std::complex<double>* row = amp.data() + (iy - iy0) * row_amp;
+      if (iy > 0) add_row_pair(P, iy - 1, iy == iy0 ? previous.data() : row - row_amp, row, orbital_y);
+    }
+    std::copy(amp.begin() + (iy1 - 1 - iy0) * row_amp, amp.begin() + (iy1 - iy0) * row_amp, previous.begin());
   }
+  for (std::size_t h = 0; h < P.nh; ++h) jsums[h * 3] += orbital_y[h];
 }
 
 // Totals from the time series and from the bins, and the per-band books.
@@ -272,6 +355,84 @@ std::vector<double> band_shares(const Pass& P, const SpectrumResult& sp, const T
   return share;
 }
 
+// The half width at half maximum of the fundamental in the screen spectrum, rad/s: about the peak
+// between half its range's low end and 1.5 times its high end (not the spectrum's strongest bin,
+// which in total mode can be an approaching electron's Coulomb field near ω → 0), the distance to
+// the first bin at or below half of the peak, on the wider side.
+double fundamental_hwhm(const Pass& P, const SpectrumResult& sp, double lo, double hi) {
+  const auto [klo, khi] = band_bins(0.5 * lo, 1.5 * hi, P.dw, P.nw);
+  if (klo > khi || khi == 0) return 0;
+  const std::size_t k0 = harmonic_peak_bin(sp.integrated, std::max<std::size_t>(klo, 1), khi);
+  const double half = 0.5 * sp.integrated[k0];
+  std::size_t below = k0, above = k0;
+  while (below > 0 && sp.integrated[below] > half) --below;
+  while (above + 1 < P.nw && sp.integrated[above] > half) ++above;
+  return double(std::max(k0 - below, above - k0)) * P.dw;
+}
+
+// Harmonic 1 of the emission at cos θ and M = 1 + u_⊥0² + a²/2 (twisted_light.hpp, HarmonicLine).
+double emission_omega(double laser_omega, double h, double q, double cos_theta, double M) {
+  return laser_omega * 2 * h * h / ((h * h + M) - q * cos_theta * (M - h * h));
+}
+
+// Which bands hold their harmonic's line: the band's peak bin against the range where the line can
+// peak on this screen. A rim peak is no verdict by itself: off the axis the line moves down with
+// the angle (inverse Thomson: to 0.58 of its on-axis ω at 0.5 rad, γ = 2), to the band's lower
+// edge; what a band must not hold is a peak where no angle of the screen puts the harmonic.
+void judge_lines(const Pass& P, const SpectrumResult& sp, const RunPhysics& phys, TwistedLightResult& r) {
+  r.line.assign(P.nh, HarmonicLine::NotJudged);
+  r.line_omega_min.assign(P.nh, std::nan(""));
+  r.line_omega_max.assign(P.nh, std::nan(""));
+  r.band_peak_omega.assign(P.nh, std::nan(""));
+  const EnsembleKinematics& k = phys.kinematics;
+  if (k.electrons == 0 || k.laser_direction == 0 || !(k.light_front_h > 0) || !(phys.laser_omega > 0) || P.nw < 2)
+    return;
+  double x2 = 0, y2 = 0;
+  for (double v : P.x) x2 = std::max(x2, v * v);
+  for (double v : P.y) y2 = std::max(y2, v * v);
+  const double cos_min = P.zabs / std::sqrt(x2 + y2 + P.zabs * P.zabs);
+  const double q = double(P.normal * k.laser_direction), h = k.light_front_h;
+  const double m0 = 1 + k.u_perp2_mean, ma = m0 + 0.5 * phys.a0 * phys.a0;
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const double c : {cos_min, 1.0})
+    for (const double M : {m0, ma}) {
+      lo = std::min(lo, emission_omega(phys.laser_omega, h, q, c, M));
+      hi = std::max(hi, emission_omega(phys.laser_omega, h, q, c, M));
+    }
+  const double hwhm = fundamental_hwhm(P, sp, lo, hi);
+  for (std::size_t i = 0; i < P.nh; ++i) {
+    const double n = sp.harmonic_orders[i], margin = std::max(kLineMarginBins * P.dw, n * hwhm);
+    r.line_omega_min[i] = n * lo - margin;
+    r.line_omega_max[i] = n * hi + margin;
+    if (!(r.band_share[i] >= kNoEnergyFraction)) continue;
+    const double peak = sp.omega[harmonic_peak_bin(sp.integrated, P.bands[i].first, P.bands[i].second)];
+    r.band_peak_omega[i] = peak;
+    const bool inside = peak >= r.line_omega_min[i] && peak <= r.line_omega_max[i];
+    r.line[i] = inside ? HarmonicLine::Line : HarmonicLine::NoLine;
+  }
+}
+
+// The photons' J of each band from the pass's sums, and whether the flux book through the screen
+// agrees with it; a band without its line gets neither J (NaN), only the mark.
+void photon_angular_momentum(const std::vector<double>& jsums, TwistedLightResult& r) {
+  auto& o = r.observables;
+  for (std::size_t h = 0; h < r.maps.harmonics(); ++h) {
+    const double photons = jsums[h * 3 + 2];
+    double orbital = photons > 0 ? jsums[h * 3] / photons : std::nan("");
+    double spin = photons > 0 ? jsums[h * 3 + 1] / photons : std::nan("");
+    if (r.line[h] == HarmonicLine::NoLine) {
+      orbital = spin = std::nan("");
+      o.band_j_per_photon[h] = std::nan("");
+    }
+    const double total = orbital + spin, book = o.band_j_per_photon[h];
+    const double tol = std::max(kScreenCutTolerance, kScreenCutRelative * std::abs(total));
+    o.photon_j_orbital.push_back(orbital);
+    o.photon_j_spin.push_back(spin);
+    o.photon_j_per_photon.push_back(total);
+    o.screen_cut.push_back(std::abs(book - total) > tol ? 1 : 0);
+  }
+}
+
 // trajectory.knots_per_period of the run that wrote field.h5, from the run's manifest beside it;
 // 0 for a field.h5 outside a run folder (no manifest: not made by edm's trajectories). The lead's
 // analyse_run hands its one RunManifest down instead (issue 29 item 1).
@@ -307,11 +468,13 @@ void fit_rings(const SpectrumResult& sp, TwistedLightResult& r) {
       r.floor_abs[h * 2 + s] = floor;
       auto& fits = r.fits[h * 2 + s];
       for (double radius : r.rings.radii) {
-        if (!(r.band_share[h] >= kNoEnergyFraction)) {
+        const bool no_energy = !(r.band_share[h] >= kNoEnergyFraction);
+        if (no_energy || r.line[h] == HarmonicLine::NoLine) {
           RingFit f;
           f.radius = radius;
-          f.status = RingStatus::NoEnergy;
-          f.message = "harmonic " + std::to_string(r.maps.order[h]) + " holds no energy on this screen";
+          f.status = no_energy ? RingStatus::NoEnergy : RingStatus::NoLine;
+          f.message = "harmonic " + std::to_string(r.maps.order[h]) +
+                      (no_energy ? " holds no energy on this screen" : ": no line of it in its band");
           fits.push_back(f);
           continue;
         }
@@ -351,6 +514,7 @@ TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumR
   r.bin = opt.bin;
   const Pass P = plan_pass(field, sp, opt.bin);
   r.band_share = band_shares(P, sp, opt);
+  judge_lines(P, sp, opt.physics, r);
 
   auto& m = r.maps;
   m.nx = P.nx;
@@ -376,9 +540,11 @@ TwistedLightResult compute_twisted_light(const FieldFile& field, const SpectrumR
   o.band_fluence.assign(P.nh * np, 0.0);
   o.band_lz_density.assign(P.nh * np, 0.0);
 
-  run_pass(field, P, opt, m, o);
+  std::vector<double> jsums(P.nh * 3, 0.0);
+  run_pass(field, P, opt, m, o, jsums);
   fill_circular(m);
   finish_observables(P, sp, o);
+  photon_angular_momentum(jsums, r);
   fit_rings(sp, r);
   return r;
 }

@@ -31,6 +31,11 @@ void write_harmonic_field(hid_t f, const TwistedLightResult& t, const SpectrumRe
   h5::write_dataset(id, "omega_bin", {nh}, m.omega_bin.data(), "rad/s", where);
   h5::write_dataset(id, "bin", {nh}, bin.data(), "", where);
   h5::write_dataset(id, "band_share", {nh}, t.band_share.data(), "", where);
+  std::vector<double> line(t.line.size());
+  for (std::size_t h = 0; h < line.size(); ++h) line[h] = double(int(t.line[h]));
+  h5::write_dataset(id, "line", {nh}, line.data(), "", where);
+  h5::write_dataset(id, "line_omega_min", {nh}, t.line_omega_min.data(), "rad/s", where);
+  h5::write_dataset(id, "line_omega_max", {nh}, t.line_omega_max.data(), "rad/s", where);
   const double sigma[2] = {double(kSigmas[0]), double(kSigmas[1])};
   h5::write_dataset(id, "sigma", {2}, sigma, "", where);
   h5::write_complex(id, "cartesian", {nh, 3, ny, nx}, m.cartesian, "V*s", where);
@@ -84,6 +89,11 @@ void write_observables(hid_t f, const TwistedLightResult& t, const SpectrumResul
     h5::write_dataset(b.get(), "lz", {nh}, o.band_lz.data(), "J*s", where);
     h5::write_dataset(b.get(), "photon_weight", {nh}, o.band_photon_weight.data(), "J*s", where);
     h5::write_dataset(b.get(), "j_per_photon", {nh}, o.band_j_per_photon.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j", {nh}, o.photon_j_per_photon.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j_orbital", {nh}, o.photon_j_orbital.data(), "hbar", where);
+    h5::write_dataset(b.get(), "photon_j_spin", {nh}, o.photon_j_spin.data(), "hbar", where);
+    const std::vector<double> cut(o.screen_cut.begin(), o.screen_cut.end());
+    h5::write_dataset(b.get(), "screen_cut", {nh}, cut.data(), "", where);
     h5::write_dataset(b.get(), "fluence", {nh, ny, nx}, o.band_fluence.data(), "J/m^2", where);
     h5::write_dataset(b.get(), "lz_density", {nh, ny, nx}, o.band_lz_density.data(), "J*s/m^2", where);
   }
@@ -176,7 +186,7 @@ void write_oam(hid_t f, const TwistedLightResult& t, const Path& where) {
                  "no winding shared by more than half the rings");
   h5::write_attr(id, "status_codes",
                  "0 ok; 1 refused: amplitude below the floor on too much of the ring; 2 refused: no sample "
-                 "above the floor; 3 skipped: the harmonic holds no energy");
+                 "above the floor; 3 skipped: the harmonic holds no energy; 4 skipped: no line in its band");
   h5::write_attr(id, "messages", messages);
 }
 
