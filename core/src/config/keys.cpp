@@ -171,7 +171,14 @@ std::vector<CoreKey> trajectory_keys() {
   return {
       EDM_KEY(trajectory, model, "", "", "equations of motion, external tracks, or lpwa (closed form; share/docs/lpwa.md)"),
       // The solver needs two knots per period to resample a carrier period at all.
-      EDM_KEY(trajectory, knots_per_period, "", "2..4096", "spline knots per proper-time carrier period"),
+      EDM_KEY(trajectory, knots_per_period, "", "2..4096",
+              "spline knots per proper-time carrier period; \"auto\": the fewest of 8, 16, … 2048 whose "
+              "estimated relative field error meets trajectory.tolerance",
+              {.or_auto = true}),
+      // The lower bound is the splines' floor: a plane-wave electron's field error stops falling
+      // near 1e-9 whatever the knots (share/docs/design.md); a tighter target cannot be met.
+      EDM_KEY(trajectory, tolerance, "", ">0;1e-9..0.1",
+              "knots_per_period = \"auto\": target relative L2 error of the field (unused with an integer)"),
       EDM_KEY(trajectory, file, "", "",
               "HDF5 file of external trajectories (tracks), or an openPMD series (openpmd: data.h5 or data_%T.h5)"),
       EDM_KEY(trajectory, species, "", "", "openpmd: the particle species to read (\"\" = the series' only one)"),

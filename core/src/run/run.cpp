@@ -109,6 +109,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   for (const auto& w : cell.warnings()) recorder.warning(w);
   S.electrons = cell.electrons();
   S.screen = cell.screen();
+  S.knots = cell.knots();
   S.slots = cell.electrons() * cell.screen().slots_per_electron();
   // One writer per folder, held from its first check to the last rename (it is released when this
   // function returns or throws). Rank 0 holds it for the whole mpirun job.
