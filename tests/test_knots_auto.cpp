@@ -28,7 +28,8 @@ namespace {
 
 // The chosen K's field error against the exact one may exceed the tolerance by this factor: the
 // estimate is the difference of K and 2K on the pilot screen (3 × 3 pixels, up to 256 samples), the
-// error is measured on the run's screen (384 samples), and 2K's own error (~1/16 of K's) is in it.
+// error is measured on the run's screen (384 samples); 2K's own error (~1/16 of K's) is in the
+// estimate, and the floor (4e-9, which K and 2K share) in the error, not in the estimate.
 constexpr double kToleranceFactor = 2.0;
 
 // test_knot_convergence's electron: inverse Thomson, γ = 5 head-on on a plane wave of amplitude
@@ -105,8 +106,8 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(auto_meets_the_tolerance_against_the_exact_field) {
-  const Chosen loose = choose(1e-6), tight = choose(1e-9);
-  for (const auto& [tolerance, r] : {std::pair{1e-6, loose}, std::pair{1e-9, tight}}) {
+  const Chosen loose = choose(1e-6), tight = choose(1e-8);
+  for (const auto& [tolerance, r] : {std::pair{1e-6, loose}, std::pair{1e-8, tight}}) {
     BOOST_TEST(r.estimate <= tolerance);
     BOOST_TEST(r.error <= kToleranceFactor * tolerance, "K = " << r.knots << ": error " << r.error);
   }
@@ -133,7 +134,9 @@ BOOST_AUTO_TEST_CASE(bad_values_are_refused_naming_the_key) {
   std::string what;
   BOOST_TEST(error_id([] { parse("knots_per_period = \"Auto\"\n"); }, &what) == "EDM-CFG-008");
   BOOST_TEST(contains(what, "knots_per_period"), what);
-  for (const char* t : {"0", "1e-30", "-1e-6", "0.5"}) {
+  // 1e-9 is below the floor: the estimate says 2.7e-10 at 256 knots per period where the field is
+  // 4.1e-9 off the exact one (the solver's share of the floor is common to K and 2K).
+  for (const char* t : {"0", "1e-30", "1e-9", "-1e-6", "0.5"}) {
     BOOST_TEST(error_id([&] { parse(std::string("knots_per_period = \"auto\"\ntolerance = ") + t + "\n"); }, &what) ==
                "EDM-CFG-006", t);
     BOOST_TEST(contains(what, "tolerance"), what);
@@ -141,8 +144,12 @@ BOOST_AUTO_TEST_CASE(bad_values_are_refused_naming_the_key) {
   BOOST_TEST(error_id([] { parse("knots_per_period = -1\n"); }, &what) == "EDM-CFG-006");
   // A tolerance the ladder cannot reach within trajectory.max_knots: refused before the run, with the
   // estimates so far.
+  // A trajectory.max_knots that holds the pilot at 32 knots per period, not at 64 (the knots grow in
+  // proportion: the budget at 16, times 2.5).
   const auto registry = PluginRegistry::discover();
-  const Campaign c = parse("knots_per_period = \"auto\"\ntolerance = 1e-9\nmax_knots = 3000\n");
+  const double at16 = PreparedCell(parse("knots_per_period = 16\n"), registry).budget().max_knots;
+  const Campaign c = parse("knots_per_period = \"auto\"\ntolerance = 1e-8\nmax_knots = " +
+                           std::to_string(std::int64_t(2.5 * at16)) + "\n");
   BOOST_TEST(error_id([&] { PreparedCell p(c, registry); }, &what) == "EDM-CFG-302");
   BOOST_TEST(contains(what, "trajectory.tolerance"), what);
   BOOST_TEST(contains(what, "trajectory.max_knots"), what);

@@ -554,6 +554,13 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
     I.budget = predict_budget(scenario, I.ext.start, I.screen, I.knots.knots_per_period, tau_max);
 }
 
+void detail::summarize_cell(const PreparedCell& cell, RunSummary& S) {
+  S.electrons = cell.electrons();
+  S.screen = cell.screen();
+  S.knots = cell.knots();
+  S.slots = cell.electrons() * cell.screen().slots_per_electron();
+}
+
 PreparedCell::~PreparedCell() = default;
 const Scenario& PreparedCell::plugin_scenario() const { return *impl_->plugin_scenario; }
 const Scenario& PreparedCell::solver_scenario() const {
