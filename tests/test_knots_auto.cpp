@@ -156,8 +156,8 @@ BOOST_AUTO_TEST_CASE(bad_values_are_refused_naming_the_key) {
 }
 
 // edm run: run.toml's [config] holds the chosen integer (RunManifest::knots_per_period reads it), the
-// setting, the tolerance and the estimates; [campaign] keeps "auto" for a replay; --dry-run prints
-// the choice. An integer is recorded as given, without tolerance or estimates.
+// setting, the tolerance and the estimates; [campaign] keeps "auto", and a replay chooses the same K;
+// --dry-run prints the choice. An integer is recorded as given, without tolerance or estimates.
 BOOST_AUTO_TEST_CASE(run_toml_records_the_choice) {
   const auto dir = test::temp_dir("knots_auto");
   for (const std::string setting : {"\"auto\"", "24"}) {
@@ -190,5 +190,12 @@ BOOST_AUTO_TEST_CASE(run_toml_records_the_choice) {
     BOOST_TEST(t["campaign"]["trajectory"]["knots_per_period"].value_or(std::string()) == "auto");
     BOOST_TEST(contains(dry.output, "knots:   " + std::to_string(m.knots_per_period()) + " per period (auto:"),
                dry.output);
+    // A replay of run.toml chooses again, and the same.
+    const auto again = dir / "replay";
+    const auto rr = test::run_edm("run " + (out / "run.toml").string() + " --quiet --output " + again.string());
+    BOOST_REQUIRE_MESSAGE(rr.exit_code == 0, rr.output);
+    const toml::table t2 = toml::parse_file((again / "run.toml").string());
+    BOOST_TEST(t2["config"]["knots_per_period"].value_or(0) == m.knots_per_period());
+    BOOST_TEST(t2["config"]["knots_per_period_setting"].value_or(std::string()) == "auto");
   }
 }

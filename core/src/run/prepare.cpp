@@ -324,7 +324,6 @@ PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<
   return b;
 }
 
-
 // ---- trajectory.knots_per_period = "auto" (share/docs/campaign.md) --------------------------------
 // The fewest knots per period K of 8, 16, … 2048 whose a-posteriori estimate meets
 // trajectory.tolerance: pilot electrons solved at K and at 2K, their fields on a few pixels by the
@@ -334,7 +333,6 @@ PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<
 // at twice the solve and the kernel's cost).
 
 constexpr int kAutoFirst = 8, kAutoLast = 2048;  // 2048 against 4096, the key's largest
-constexpr int kPilotSide = 3;                    // pixels per side of the pilot screen: corners, edges, centre
 constexpr int kPilotSamples = 256;               // samples of the pilot screen, spread over the window
 // The estimate stopped falling: this many doublings in a row, each less than 2× better (a resolved
 // quintic gains ~16×), is the splines' rounding floor, and further knots cannot meet the tolerance.
@@ -374,7 +372,7 @@ Screen pilot_screen(const Screen& full) {
     for (const int iy : ys)
       for (const int ix : xs) p.directions.push_back(full.directions[std::size_t(iy) * full.nx + ix]);
   }
-  static_assert(kPilotSamples > 1 && kPilotSide == 3);
+  static_assert(kPilotSamples > 1);
   if (full.samples > kPilotSamples) {
     p.samples = kPilotSamples;
     p.dt = full.dt * double(full.samples - 1) / double(kPilotSamples - 1);
