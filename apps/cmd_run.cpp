@@ -136,6 +136,11 @@ int cmd_run(const Args& args) {
               << (s.passes > 1 ? std::to_string(s.pass_rows) + " rows in turn: the device buffers above are one pass's)"
                                : std::string("it fits the devices)"))
               << "\nsharding: " << s.sharding << " (" << s.sharding_reason << ")\n";
+    std::cout << "knots:   " << s.knots.knots_per_period << " per period";
+    if (s.knots.automatic)
+      std::cout << " (auto: estimated relative field error " << s.knots.estimate() << " <= tolerance "
+                << s.knots.tolerance << ", from " << s.knots.pilots.size() << " pilot electrons at K against 2K)";
+    std::cout << "\n";
     if (s.time_estimate > 0)
       std::cout << "time:    ≈ " << s.time_estimate
                 << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";

@@ -200,7 +200,10 @@ struct ElectronsSection {
 
 struct TrajectorySection {
   TrajectoryModel model = TrajectoryModel::Lorentz;
-  int knots_per_period = 16;      // knots per proper-time carrier period
+  int knots_per_period = 16;      // knots per proper-time carrier period; −1 = "auto" (chosen to meet tolerance)
+  // "auto": the relative field error the chosen knots_per_period must meet, estimated on pilot
+  // electrons at K against 2K (run/prepare.cpp, share/docs/campaign.md); unused with an integer.
+  double tolerance = 1e-6;   // above every documented floor (a track's: 7e-8)
   std::string file;               // tracks / openpmd: HDF5 file of external trajectories
   std::string species;            // openpmd: the particle species ("" = the series' only one)
   double padding = 6.0;           // envelope durations τ0 integrated before and after the peak

@@ -88,6 +88,8 @@ class PreparedCell {
   Mode mode() const;
   std::uint64_t electrons() const;
   const SolveOptions& solve_options() const;
+  // trajectory.knots_per_period as the solves use it: "auto" chosen here from pilot electrons.
+  const KnotsChoice& knots() const;
   // The rms distance of the electrons' starts from the screen's axis (x = y = 0), normalised.
   double transverse_rms() const;
   SplineBatch solve(std::uint64_t first, std::uint64_t count) const;

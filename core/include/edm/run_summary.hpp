@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -47,6 +48,19 @@ struct TuningSpan {
 // The span a checkpoint of an edm before the record stands for: what it summed with is not known.
 inline constexpr const char* kTuningNotRecorded = "not recorded (a checkpoint of an older edm)";
 
+// trajectory.knots_per_period as the run solved with it: the integer given, or the one "auto" chose
+// (run/prepare.cpp; share/docs/campaign.md) with the a-posteriori estimates that chose it.
+struct KnotsChoice {
+  int knots_per_period = 0;
+  bool automatic = false;  // "auto"
+  double tolerance = 0;    // trajectory.tolerance (auto only)
+  // Per step tried, in order: K and the estimated relative field error of K (its pilots' field at K
+  // against 2K, the worst pilot); the last one met the tolerance and is the one chosen.
+  std::vector<std::pair<int, double>> estimates;
+  std::vector<std::uint64_t> pilots;  // the pilot electrons
+  double estimate() const { return estimates.empty() ? 0.0 : estimates.back().second; }
+};
+
 struct RunSummary {
   std::filesystem::path folder, field_file, manifest_file;
   std::string run_id;
@@ -66,6 +80,7 @@ struct RunSummary {
   std::uint64_t host_peak_rss = 0, spline_bytes_per_electron = 0, device_buffer_bytes = 0;
   std::uint64_t knots_total = 0;
   std::uint64_t electrons_solved = 0;  // solved by this process itself (not gathered from other ranks)
+  KnotsChoice knots;  // trajectory.knots_per_period as solved ("auto" resolved)
   std::vector<std::string> devices;
   double host_estimate_bytes = 0;
   std::uint64_t checkpoints_written = 0;

@@ -171,7 +171,17 @@ std::vector<CoreKey> trajectory_keys() {
   return {
       EDM_KEY(trajectory, model, "", "", "equations of motion, external tracks, or lpwa (closed form; share/docs/lpwa.md)"),
       // The solver needs two knots per period to resample a carrier period at all.
-      EDM_KEY(trajectory, knots_per_period, "", "2..4096", "spline knots per proper-time carrier period"),
+      EDM_KEY(trajectory, knots_per_period, "", "2..4096",
+              "spline knots per proper-time carrier period; \"auto\": the fewest of 8, 16, … 2048 whose "
+              "estimated relative field error meets trajectory.tolerance",
+              {.or_auto = true}),
+      // The lower bound is 2.5× the floor of a solved electron's field error, 4e-9 for the plane-wave
+      // electron of test_knot_convergence whatever the knots (share/docs/design.md). The solver's
+      // share of it is common to K and 2K, so the estimate of "auto" cannot see it (2.7e-10 at 256
+      // knots per period, against 4.1e-9 measured): a tolerance near it would be met on paper only.
+      EDM_KEY(trajectory, tolerance, "", ">0;1e-8..0.1",
+              "knots_per_period = \"auto\": target relative L2 error of the field, at least 1e-8 (2.5x the "
+              "splines' floor; unused with an integer)"),
       EDM_KEY(trajectory, file, "", "",
               "HDF5 file of external trajectories (tracks), or an openPMD series (openpmd: data.h5 or data_%T.h5)"),
       EDM_KEY(trajectory, species, "", "", "openpmd: the particle species to read (\"\" = the series' only one)"),

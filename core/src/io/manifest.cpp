@@ -145,9 +145,19 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
                      {"sharding_reason", s.sharding_reason},
                      {"passes", s.passes},
                      {"pass_rows", s.pass_rows},
-                     {"knots_per_period", campaign.trajectory.knots_per_period},
+                     {"knots_per_period", s.knots.knots_per_period},
+                     {"knots_per_period_setting", s.knots.automatic ? std::string("auto")
+                                                                    : std::to_string(s.knots.knots_per_period)},
                      {"model", name(campaign.trajectory.model)},
                      {"checkpoint_every", int64_t(s.checkpoint_every)}};
+  if (s.knots.automatic) {  // what "auto" chose it from (share/docs/outputs.md)
+    config.insert("tolerance", s.knots.tolerance);
+    toml::array estimates, pilots;
+    for (const auto& [K, e] : s.knots.estimates) estimates.push_back(toml::array{K, e});
+    for (const std::uint64_t p : s.knots.pilots) pilots.push_back(int64_t(p));
+    config.insert("knots_estimates", std::move(estimates));
+    config.insert("knots_pilots", std::move(pilots));
+  }
   config.insert("origin", std::move(origins));
   return config;
 }

@@ -78,7 +78,7 @@ void refuse_runaway_knots(const Campaign& campaign, const PreparedCell& cell) {
                   "Lorentz factor or the observer window is out of proportion; check laser.wavelength, "
                   "laser.duration, trajectory.padding, electrons.gamma and [screen] samples",
                   (unsigned long long)b.worst, b.max_knots, b.worst_tau * cell.units().time(),
-                  t.knots_per_period, (long long)t.max_knots,
+                  cell.solve_options().knots_per_period, (long long)t.max_knots,
                   mib(b.max_knots * kCoefPerInterval * sizeof(double)).c_str());
     throw ConfigError("EDM-RUN-030", msg);
   }

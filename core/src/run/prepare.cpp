@@ -12,6 +12,7 @@
 #include <numbers>
 #include <optional>
 
+#include "edm/accumulator.hpp"
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
 #include "edm/run.hpp"
@@ -94,6 +95,13 @@ using detail::free_at_phase;
 
 namespace {
 
+// Before "auto" has chosen (the window's pilot solves, the guard on the extended starts) the
+// default's knots stand in: neither depends on the resolution beyond a knot spacing.
+int provisional_knots(const Campaign& campaign) {
+  const int k = campaign.trajectory.knots_per_period;
+  return k > 0 ? k : TrajectorySection{}.knots_per_period;
+}
+
 // The burst (coverage.hpp): |ξ| ≤ τ0, where the envelope exp(−(ξ/τ0)^(2p)) is at least 1/e (for
 // every order p); a constant envelope has no duration, so there it is the whole pulse the scenario
 // integrates, |ξ| ≤ ξ_end. The emission span: where the envelope ≥ kEmissionEnvelopeFloor
@@ -153,7 +161,7 @@ BurstLight predict_burst_light(const Campaign& campaign, const Scenario& scenari
   }
   BurstLight light = free;
   SolveOptions pilot;
-  pilot.knots_per_period = campaign.trajectory.knots_per_period;
+  pilot.knots_per_period = provisional_knots(campaign);
   pilot.rtol = campaign.trajectory.rtol;
   pilot.atol = campaign.trajectory.atol;
   for (const std::uint64_t i : {free.first_electron, free.last_electron}) {
@@ -248,7 +256,7 @@ double extend_starts(ExtendedStart& ext, const Campaign& campaign, const Screen&
     // A window opening far before the interaction needs a long free flight, stored knot by knot:
     // refuse one that would cost more than 1e8 knots (38 GB) for a single electron.
     const double h = y[4] - scenario.laser_direction() * y[7];
-    const double knots = d / (2.0 * std::numbers::pi / h / campaign.trajectory.knots_per_period);
+    const double knots = d / (2.0 * std::numbers::pi / h / provisional_knots(campaign));
     if (knots > 1e8) {
       char msg[400];
       std::snprintf(msg, sizeof msg,
@@ -316,6 +324,158 @@ PreparedCell::Budget predict_budget(const Scenario& scenario, const std::vector<
   return b;
 }
 
+// ---- trajectory.knots_per_period = "auto" (share/docs/campaign.md) --------------------------------
+// The fewest knots per period K of 8, 16, … 2048 whose a-posteriori estimate meets
+// trajectory.tolerance: pilot electrons solved at K and at 2K, their fields on a few pixels by the
+// host reference (field/host_reference.cpp, which shares no code with the kernel), the relative L2
+// of the difference. The quintic's field error falls ~16× per doubling, so the difference is the
+// error of K to a few per cent, and the run takes K itself (2K would be ~16× better than asked for
+// at twice the solve and the kernel's cost).
+
+constexpr int kAutoFirst = 8, kAutoLast = 2048;  // 2048 against 4096, the key's largest
+constexpr int kPilotSamples = 256;               // samples of the pilot screen, spread over the window
+// The estimate stopped falling: this many doublings in a row, each less than 2× better (a resolved
+// quintic gains ~16×), is the splines' rounding floor, and further knots cannot meet the tolerance.
+constexpr int kStalledSteps = 2;
+
+// The pilots: the first and the last electron, the one of largest initial γ (the largest energy
+// of a spread) and the one nearest the laser axis (the strongest field of a focused pulse).
+std::vector<std::uint64_t> auto_pilots(const std::vector<std::array<double, 8>>& init) {
+  std::uint64_t hot = 0, near = 0;
+  for (std::uint64_t i = 1; i < init.size(); ++i) {
+    if (init[i][4] > init[hot][4]) hot = i;
+    const double r2 = init[i][1] * init[i][1] + init[i][2] * init[i][2];
+    if (r2 < init[near][1] * init[near][1] + init[near][2] * init[near][2]) near = i;
+  }
+  std::vector<std::uint64_t> p{0, init.size() - 1, hot, near};
+  std::sort(p.begin(), p.end());
+  p.erase(std::unique(p.begin(), p.end()), p.end());
+  return p;
+}
+
+// The screen the pilots' fields are computed on: its corners, edge midpoints and centre (up to
+// 3 × 3), and at most kPilotSamples samples over the same window.
+Screen pilot_screen(const Screen& full) {
+  auto pick = [](int n) {
+    std::vector<int> v{0};
+    if (n > 2) v.push_back((n - 1) / 2);
+    if (n > 1) v.push_back(n - 1);
+    return v;
+  };
+  const std::vector<int> xs = pick(full.nx), ys = pick(full.full_ny());
+  Screen p = full;
+  p.nx = int(xs.size());
+  p.ny = int(ys.size());
+  p.row0 = p.rows_total = 0;
+  if (full.angular()) {
+    p.directions.clear();
+    for (const int iy : ys)
+      for (const int ix : xs) p.directions.push_back(full.directions[std::size_t(iy) * full.nx + ix]);
+  }
+  static_assert(kPilotSamples > 1);
+  if (full.samples > kPilotSamples) {
+    p.samples = kPilotSamples;
+    p.dt = full.dt * double(full.samples - 1) / double(kPilotSamples - 1);
+  }
+  return p;
+}
+
+// The relative L2 difference of E between a pilot's field at K (coarse) and at 2K (fine); 0 where
+// its light misses the pilot screen, +inf where a field is not finite.
+double field_difference(const Screen& s, const std::vector<double>& coarse, const std::vector<double>& fine) {
+  const std::size_t n = 3 * s.pixels() * std::size_t(s.samples);  // bucket 0: E
+  double d2 = 0, f2 = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    d2 += (coarse[i] - fine[i]) * (coarse[i] - fine[i]);
+    f2 += fine[i] * fine[i];
+  }
+  if (!std::isfinite(d2) || !std::isfinite(f2)) return INFINITY;
+  return f2 > 0 ? std::sqrt(d2 / f2) : 0.0;
+}
+
+// EDM-CFG-302: no K of the ladder meets the tolerance; `why` says where the ladder stopped.
+[[noreturn]] void refuse_auto_knots(const KnotsChoice& k, const std::string& why) {
+  std::string tried, pilots;
+  char item[64];
+  for (const auto& [K, e] : k.estimates) {
+    std::snprintf(item, sizeof item, "%s%d: %.2g", tried.empty() ? "" : ", ", K, e);
+    tried += item;
+  }
+  for (const std::uint64_t p : k.pilots) pilots += (pilots.empty() ? "" : ", ") + std::to_string(p);
+  char msg[300];
+  std::snprintf(msg, sizeof msg, "trajectory.knots_per_period = \"auto\" cannot meet trajectory.tolerance = %.3g: ",
+                k.tolerance);
+  throw ConfigError("EDM-CFG-302", msg + why + " (estimates on pilot electrons " + pilots + ", knots per period: " +
+                                       (tried.empty() ? "none" : tried) +
+                                       "); raise trajectory.tolerance or give knots_per_period as an integer");
+}
+
+// What the ladder needs of the prepared cell.
+struct AutoKnotsInput {
+  const Campaign& campaign;
+  const Scenario& plugin;  // its laser direction and ξ_end, for the knot budget
+  const Scenario& solver;  // with the extended starts
+  SolveOptions solve;      // the run's solve options (knots_per_period set per step)
+  const Screen& screen;
+  const std::vector<std::array<double, 8>>& init;   // the scenario's initial states (the pilots' choice)
+  const std::vector<std::array<double, 8>>& start;  // the extended starts (empty: tracks)
+  double tau_max = 0;
+};
+
+// One pilot's field on the pilot screen at K knots per period; refused before the solve when the
+// pilot would store more than trajectory.max_knots at K.
+std::vector<double> pilot_field(const AutoKnotsInput& in, const Screen& ps, std::uint64_t pilot, int K,
+                                const KnotsChoice& k) {
+  if (!in.start.empty()) {
+    const auto b = predict_budget(in.plugin, {in.start[pilot]}, in.screen, K, in.tau_max);
+    if (b.max_knots > double(in.campaign.trajectory.max_knots)) {
+      char why[200];
+      std::snprintf(why, sizeof why, "at %d knots per period pilot electron %llu would store %.3g knots, over "
+                    "trajectory.max_knots = %lld", K, (unsigned long long)pilot, b.max_knots,
+                    (long long)in.campaign.trajectory.max_knots);
+      refuse_auto_knots(k, why);
+    }
+  }
+  SolveOptions opt = in.solve;
+  opt.knots_per_period = K;
+  return host_reference_field(ps, Mode::Total, solve_trajectories(in.solver, pilot, 1, opt));
+}
+
+// The ladder: K = 8, 16, … until the worst pilot's estimate meets the tolerance (the fields at 2K
+// are kept as the next step's coarse ones: one solve and one host field per pilot and step).
+KnotsChoice choose_knots(const AutoKnotsInput& in) {
+  KnotsChoice k;
+  k.automatic = true;
+  k.tolerance = in.campaign.trajectory.tolerance;
+  k.pilots = auto_pilots(in.init);
+  const Screen ps = pilot_screen(in.screen);
+  std::vector<std::vector<double>> coarse;
+  for (const std::uint64_t p : k.pilots) coarse.push_back(pilot_field(in, ps, p, kAutoFirst, k));
+  int stalled = 0;
+  for (int K = kAutoFirst; K <= kAutoLast; K *= 2) {
+    double worst = 0;
+    for (std::size_t i = 0; i < k.pilots.size(); ++i) {
+      std::vector<double> fine = pilot_field(in, ps, k.pilots[i], 2 * K, k);
+      worst = std::max(worst, field_difference(ps, coarse[i], fine));
+      coarse[i] = std::move(fine);
+    }
+    const double before = k.estimates.empty() ? INFINITY : k.estimates.back().second;
+    k.estimates.emplace_back(K, worst);
+    if (worst <= k.tolerance) {
+      k.knots_per_period = K;
+      return k;
+    }
+    stalled = worst > 0.5 * before ? stalled + 1 : 0;
+    if (stalled == kStalledSteps) {
+      char why[160];
+      std::snprintf(why, sizeof why, "the estimate stopped falling near %.2g (the splines' floor for this campaign)",
+                    std::min(worst, before));
+      refuse_auto_knots(k, why);
+    }
+  }
+  refuse_auto_knots(k, "2048 knots per period, against 4096 (the key's largest), is the finest pair");
+}
+
 }  // namespace
 
 struct PreparedCell::Impl {
@@ -328,6 +488,7 @@ struct PreparedCell::Impl {
   std::uint64_t n = 0;
   SolveOptions solve;
   Budget budget;
+  KnotsChoice knots;
   BurstSpec burst;
   std::vector<std::string> warnings;
   double transverse_rms = 0;
@@ -361,16 +522,15 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   // On a flat screen or a sphere at finite distance the free electron's own (velocity) field is
   // there, so every trajectory is extended until its light covers the whole window.
   const bool far = I.screen.far_field();
+  double tau_max = 0;
   if (!scenario.has_tracks()) {
     const double max_shift = far ? 0.0 : extend_starts(I.ext, campaign, I.screen, I.units);
     edm_scenario_v1 table = extended_table(I.ext);
     table.tau_max += max_shift;
+    tau_max = table.tau_max;
     I.extended.emplace(table);
-    I.budget = predict_budget(scenario, I.ext.start, I.screen, campaign.trajectory.knots_per_period,
-                              table.tau_max);
   }
 
-  I.solve.knots_per_period = campaign.trajectory.knots_per_period;
   // One γ-trace grid for the whole ensemble (from electron 0), so batches and ranks merge exactly.
   const double h0 = init[0][4] - scenario.laser_direction() * init[0][7];
   // Fine enough to catch γ's peak within a period (trajectory.gamma_trace_points; test_bounds checks
@@ -381,6 +541,22 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
   const Screen* sp = &I.screen;
   const double t_last = I.screen.t_rel(I.screen.samples - 1);
   if (!far) I.solve.observe_done = [sp, t_last](const double y[8]) { return sp->earliest_arrival_rel(y) > t_last; };
+
+  I.knots.knots_per_period = campaign.trajectory.knots_per_period;
+  const std::vector<std::array<double, 8>> no_starts;  // tracks: no extended starts, no knot budget
+  if (campaign.trajectory.knots_per_period == -1)  // "auto"
+    I.knots = choose_knots({campaign, scenario, solver_scenario(), I.solve, I.screen, init,
+                            scenario.has_tracks() ? no_starts : I.ext.start, tau_max});
+  I.solve.knots_per_period = I.knots.knots_per_period;
+  if (!scenario.has_tracks())
+    I.budget = predict_budget(scenario, I.ext.start, I.screen, I.knots.knots_per_period, tau_max);
+}
+
+void detail::summarize_cell(const PreparedCell& cell, RunSummary& S) {
+  S.electrons = cell.electrons();
+  S.screen = cell.screen();
+  S.knots = cell.knots();
+  S.slots = cell.electrons() * cell.screen().slots_per_electron();
 }
 
 PreparedCell::~PreparedCell() = default;
@@ -393,6 +569,7 @@ const Screen& PreparedCell::screen() const { return impl_->screen; }
 Mode PreparedCell::mode() const { return impl_->mode; }
 std::uint64_t PreparedCell::electrons() const { return impl_->n; }
 const SolveOptions& PreparedCell::solve_options() const { return impl_->solve; }
+const KnotsChoice& PreparedCell::knots() const { return impl_->knots; }
 double PreparedCell::transverse_rms() const { return impl_->transverse_rms; }
 SplineBatch PreparedCell::solve(std::uint64_t first, std::uint64_t count, const std::atomic<bool>* stop) const {
   SolveOptions options = impl_->solve;

@@ -107,9 +107,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   refuse_oversized_cube(campaign, options);
   PreparedCell cell(campaign, plugins);
   for (const auto& w : cell.warnings()) recorder.warning(w);
-  S.electrons = cell.electrons();
-  S.screen = cell.screen();
-  S.slots = cell.electrons() * cell.screen().slots_per_electron();
+  summarize_cell(cell, S);
   // One writer per folder, held from its first check to the last rename (it is released when this
   // function returns or throws). Rank 0 holds it for the whole mpirun job.
   RunFolderLock lock;

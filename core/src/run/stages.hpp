@@ -54,6 +54,12 @@ void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& summary);
 // After the manifest: removes the run's checkpoints (every rank's).
 void remove_checkpoints(const RunSummary& summary);
 
+// ---- prepare (prepare.cpp; PreparedCell in run.hpp) ----------------------------------------------
+
+// The prepared cell's part of the RunSummary: electrons, screen, slots, and the knots per period
+// the solves use ("auto" resolved, with its estimates).
+void summarize_cell(const PreparedCell& cell, RunSummary& summary);
+
 // ---- plan (plan.cpp) -----------------------------------------------------------------------------
 
 // The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
