@@ -136,9 +136,21 @@ int cmd_run(const Args& args) {
               << (s.passes > 1 ? std::to_string(s.pass_rows) + " rows in turn: the device buffers above are one pass's)"
                                : std::string("it fits the devices)"))
               << "\nsharding: " << s.sharding << " (" << s.sharding_reason << ")\n";
+    if (s.passes > 1) {
+      // Both memories of a screen in passes: the device's per pass (above), the host's peak with the kept splines.
+      std::cout << "splines: " << (s.pass_splines == "kept" ? "kept on the host between passes" : "solved again in every pass")
+                << " (" << s.pass_splines_reason << ")\n";
+      std::cout << "memory:  device " << double(s.device_buffer_bytes) / gib << " GiB per device in each pass; host peak ≈ "
+                << s.host_estimate_bytes / gib << " GiB"
+                << (s.pass_splines == "kept" ? " with the kept splines" : "") << "\n";
+      if (s.pass_splines != "kept")
+        std::cout << "time:    ≈ " << s.pass_resolve_estimate << " s solving the trajectories again in passes 2 to "
+                  << s.passes << " (electron 0's solve, over the host's threads)\n";
+    }
     if (s.time_estimate > 0)
-      std::cout << "time:    ≈ " << s.time_estimate
-                << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";
+      std::cout << "time:    ≈ " << s.time_estimate + s.pass_resolve_estimate << " s of field kernels"
+                << (s.pass_resolve_estimate > 0 ? " and re-solves" : "")
+                << " (the rate `edm bench` measured on this device and kernel)\n";
     else
       std::cout << "time:    unknown — run `edm bench CAMPAIGN.toml` once on this device (this campaign, so that its "
                    "kernel path is measured) to measure its rate\n";

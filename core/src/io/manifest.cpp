@@ -148,6 +148,12 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
                      {"knots_per_period", campaign.trajectory.knots_per_period},
                      {"model", name(campaign.trajectory.model)},
                      {"checkpoint_every", int64_t(s.checkpoint_every)}};
+  // A screen in passes: the later passes' splines, kept on the host or solved again, and why.
+  if (s.passes > 1) {
+    config.insert("pass_splines", s.pass_splines);
+    config.insert("pass_splines_bytes", int64_t(s.pass_splines_bytes));
+    config.insert("pass_splines_reason", s.pass_splines_reason);
+  }
   config.insert("origin", std::move(origins));
   return config;
 }

@@ -507,6 +507,12 @@ std::shared_ptr<SplineBatch> shared_batch(SplineBatch&& batch) {
   });
 }
 
+// A later pass's batch from the splines kept on the host (KeptSplines::serve), instead of its solve.
+std::optional<SplineBatch> kept_batch(const BatchState& state, std::uint64_t b0, std::uint64_t count) {
+  if (!state.kept || !state.kept->complete()) return std::nullopt;
+  return state.kept->serve(b0, count);
+}
+
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
 // False when the solve was stopped on request (nothing of the batch is summed then), or a stop
 // request halted the launches of the batch before (FieldAccumulator::stopped).
@@ -627,6 +633,7 @@ struct BatchLoop {
 
   // Solves a batch (or a piece), stopped on request: nothing of it is summed then.
   std::optional<SplineBatch> solve(std::uint64_t b0, std::uint64_t count) {
+    if (auto kept = kept_batch(state, b0, count)) return kept;  // a later pass: the first pass's splines
     const auto t0 = Clock::now();
     try {
       SplineBatch batch = solve_batch(ctx, cell, b0, count);
@@ -793,11 +800,53 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   if (!burst.empty()) ctx.observer.warning(burst);
 }
 
+void KeptSplines::take(const std::shared_ptr<SplineBatch>& batch, bool /*in_slabs*/) {
+  if (dropped_) return;
+  const std::uint64_t n = batch->electrons.size();
+  if (bytes_ + batch->bytes() > limit_) {
+    // The knot budget predicted less than the solves made: the later passes solve again.
+    why_ = "the kept splines reached " + std::to_string(bytes_ + batch->bytes()) + " bytes at electron " +
+           std::to_string(next_ + n) + ", over the host budget of " + std::to_string(limit_) + " bytes left for them";
+    dropped_ = true;
+    batches_.clear();
+    bytes_ = 0;
+    return;
+  }
+  batches_.push_back({next_, n, batch});
+  next_ += n;
+  bytes_ += batch->bytes();
+  peak_ = std::max(peak_, bytes_);
+}
+
+std::optional<SplineBatch> KeptSplines::serve(std::uint64_t b0, std::uint64_t count) {
+  const auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Kept& k) { return k.first == b0; });
+  if (it == batches_.end() || it->count != count) return std::nullopt;
+  if (!last_) return *it->batch;  // a copy: the passes after this one launch it too
+  // The last pass: the batch leaves the host as it is launched (the launch's shared batch releases it).
+  SplineBatch out = std::move(*it->batch);
+  bytes_ -= std::min(bytes_, out.bytes());
+  it->batch.reset();
+  return out;
+}
+
+namespace {
+// run.toml's record of the later passes' splines, once they ran: re-solved when the kept batches
+// were dropped on the way (the knot budget predicted less), with the bytes they reached.
+void record_pass_splines(const KeptSplines* kept, RunSummary& S) {
+  if (!kept || S.pass_splines != "kept") return;
+  if (!kept->dropped().empty()) {
+    S.pass_splines = "re-solved";
+    S.pass_splines_reason = kept->dropped();
+  }
+  S.pass_splines_bytes = kept->peak_bytes();
+}
+}  // namespace
+
 double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
-                        FieldWriter* writer, RunSummary& S) {
+                        FieldWriter* writer, RunSummary& S, KeptSplines* kept) {
   double write_seconds = 0;
-  // The host-side products are the first pass's: every pass solves the same electrons again.
+  // The host-side products are the first pass's: every pass launches the same electrons again.
   const CoverageReport coverage = S.coverage;
   const std::uint64_t knots = S.knots_total;
   // download_field records one pass's kernel and field seconds: run.toml [timing] sums the passes.
@@ -805,7 +854,8 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
   for (std::size_t p = 1; p < passes.size(); ++p) {
     const auto [y0, y1] = passes[p];
     ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(passes.size()) + ": rows " +
-                                   std::to_string(y0) + " to " + std::to_string(y1 - 1));
+                                   std::to_string(y0) + " to " + std::to_string(y1 - 1) +
+                                   (kept && kept->complete() ? " (splines kept on the host)" : ""));
     // The pass before has been finished (its buffers released) before this one allocates.
     ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), y0, y1), cell.mode(), kernel, plan.sharding);
     BatchState state;
@@ -814,6 +864,14 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     state.scenario = &cell.plugin_scenario();
     state.checkpoint_every = -1;
     state.later_pass = true;
+    if (kept && kept->complete()) {
+      kept->set_last(p + 1 == passes.size());
+      state.kept = kept;  // the batch loop launches them instead of solving
+    } else if (kept && kept->dropped().empty() && p + 1 < passes.size()) {
+      kept->restart();  // this pass solves every electron: the passes after it launch its splines
+      state.consumers.push_back(kept);
+      S.pass_splines_reason += "; pass " + std::to_string(p + 1) + " solved them again (the pass before began midway)";
+    }
     run_batches(ctx, cell, plan, acc, state, S);
     S.coverage = coverage;
     S.knots_total = knots;
@@ -821,6 +879,7 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     kernel_seconds += S.timing.kernel;
     field_seconds += S.timing.field;
   }
+  record_pass_splines(kept, S);
   S.timing.kernel = kernel_seconds;
   S.timing.field = field_seconds;
   return write_seconds;

@@ -123,6 +123,7 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   std::vector<std::pair<int, int>> passes;  // one, the whole screen, unless its cube does not fit
   ShardedFieldAccumulator acc = first_pass_accumulator(ctx, cell, plan, kernel, passes, S);
   plan_batches(ctx, cell, plan, S);
+  const std::uint64_t kept_limit = plan_pass_splines(ctx, cell, plan, S);  // passes: keep the splines or re-solve
   const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
     estimate_dry_run(ctx, cell, plan, acc, S, probe_bytes);
@@ -137,6 +138,11 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   S.spectra_from_samples = spectra && spectra->any_sampled();
   BatchState state = start_or_resume(ctx, cell, plan, cell.electrons(), acc, S);
   if (spectra) state.consumers.push_back(&*spectra);  // beside the field, every batch
+  // The splines of the first pass, for the later ones; a first pass resumed midway holds too few, so
+  // the second pass solves and keeps them then (run_later_passes).
+  std::optional<KeptSplines> kept;
+  if (kept_limit > 0) kept.emplace(plan.first, plan.end, kept_limit);
+  if (kept && state.next == plan.first) state.consumers.push_back(&*kept);
   // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.
   if (spectra && state.resumed_sums) resume_spectra(plan, state, S, *spectra);
   std::optional<FieldWriter> writer;
@@ -146,7 +152,8 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // Finish: the field into field.h5 (rank 0), the host-side products folded across ranks exactly
   // (γ trace: sums and extrema; coverage records), then the manifest.
   double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
-  write_seconds += run_later_passes(ctx, cell, plan, kernel, passes, writer ? &*writer : nullptr, S);
+  write_seconds += run_later_passes(ctx, cell, plan, kernel, passes, writer ? &*writer : nullptr, S,
+                                    kept ? &*kept : nullptr);
   if (telemetry) record_telemetry(*telemetry, acc, S);
   RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S, plan.share.pixels);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone

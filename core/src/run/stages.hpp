@@ -100,6 +100,12 @@ void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, R
 Screen rank_screen(const PreparedCell& cell, const RunPlan& plan);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// A screen in passes (summary.passes > 1): whether the first pass's splines are kept on the host for
+// the later passes (when the ensemble's splines, predicted from the knot budget, fit the host budget
+// left after the batches' needs) or solved again in every pass; summary.pass_splines, _reason,
+// _bytes and _budget. Returns the bytes the kept splines may take (0: re-solved). After plan_batches.
+std::uint64_t plan_pass_splines(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                RunSummary& summary);
 // The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
 // each electron of a batch adds (predicted from PreparedCell::budget, never from a solve).
 struct HostMemory {
@@ -159,6 +165,8 @@ class BatchConsumer {
 };
 
 
+class KeptSplines;
+
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
 struct BatchState {
   GammaTrace gamma;
@@ -182,6 +190,46 @@ struct BatchState {
   std::uint64_t digest_to = 0;
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
   bool later_pass = false;    // a pass after the first of a screen in tiles: a stop is not checkpointed
+  // A later pass launches these splines instead of solving (KeptSplines::serve), when they hold it all.
+  KeptSplines* kept = nullptr;
+};
+
+// The splines of every batch of a pass, kept on the host for the passes after it (plan_pass_splines):
+// a consumer beside the field's that holds each batch's shared splines, in order, while they fit
+// `limit` bytes; past it, it drops them all and the later passes solve again. A later pass's batch
+// loop asks serve() for each batch before solving it: the same electrons in the same batches and
+// pieces, so its launches are those of a re-solved pass and the cube is bit-identical.
+class KeptSplines final : public BatchConsumer {
+ public:
+  KeptSplines(std::uint64_t first, std::uint64_t end, std::uint64_t limit) : first_(first), end_(end), limit_(limit) {}
+  std::string what() const override { return "the splines kept for the later passes"; }
+  void take(const std::shared_ptr<SplineBatch>& batch, bool in_slabs) override;
+  // Electrons [first, end) in order, within the limit: the later passes may launch them.
+  bool complete() const { return !dropped_ && next_ == end_; }
+  // Starts collecting again (a pass that starts at the first electron while incomplete).
+  void restart() {
+    batches_.clear();
+    next_ = first_;
+    bytes_ = 0;
+  }
+  // The kept batch of electrons [b0, b0 + count): a copy, or the batch itself (then dropped here) on
+  // the last pass (`last`); none when no kept batch is that one.
+  std::optional<SplineBatch> serve(std::uint64_t b0, std::uint64_t count);
+  void set_last(bool last) { last_ = last; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t peak_bytes() const { return peak_; }
+  // Why it dropped its batches (empty: it did not).
+  const std::string& dropped() const { return why_; }
+
+ private:
+  struct Kept {
+    std::uint64_t first = 0, count = 0;
+    std::shared_ptr<SplineBatch> batch;
+  };
+  std::vector<Kept> batches_;
+  std::uint64_t first_, end_, limit_, next_ = 0, bytes_ = 0, peak_ = 0;
+  bool dropped_ = false, last_ = false;
+  std::string why_;
 };
 
 // The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
@@ -203,12 +251,13 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
 
 // A screen whose cube does not fit the devices at once (plan_passes): passes 2, 3, … after the
 // first (which run_campaign ran and wrote), each on accumulators of its tile of rows, its batches
-// solved again from the start (the splines are not kept between passes), downloaded and written
-// into `writer` (rank 0's) before the next pass allocates. The coverage and knots stay the first
-// pass's; a stop is not checkpointed. Returns the seconds spent writing.
+// launched from `kept` when it holds every electron (plan_pass_splines), else solved again from the
+// start (and kept then, if `kept` is given), downloaded and written into `writer` (rank 0's) before
+// the next pass allocates. The coverage and knots stay the first pass's; a stop is not checkpointed.
+// Records summary.pass_splines as it went. Returns the seconds spent writing.
 double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                         const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
-                        FieldWriter* writer, RunSummary& summary);
+                        FieldWriter* writer, RunSummary& summary, KeptSplines* kept = nullptr);
 
 // ---- finish (finish.cpp) -------------------------------------------------------------------------
 
