@@ -46,8 +46,9 @@ struct RunContext {
 // The run folder's exclusive lock (created with the folder when missing); ConfigError EDM-RUN-040
 // naming the holder when another process writes there. A stale lock is taken over with a warning.
 RunFolderLock lock_run_folder(const RunContext& ctx);
-// Moves aside (with a timestamp) what earlier runs left under this run's temporary names.
-void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary);
+// Moves aside (with a timestamp) what earlier runs left under this run's temporary names;
+// field.h5.partial stays with `keep_field_partial` (edm resume of a later pass: it holds the passes before).
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary, bool keep_field_partial = false);
 // Once this run's field.h5 is in place: moves aside (with a timestamp) a spectrum.h5 and a plots/
 // already in the folder, which are the analysis of a field this run has replaced.
 void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& summary);
@@ -167,6 +168,15 @@ class BatchConsumer {
 
 class KeptSplines;
 
+// The run's host-side products, of every electron, from the first pass of a screen in passes (the
+// later passes launch the same electrons and do not change them): what a later pass's checkpoint
+// saves as its γ trace, coverage and knots, and what a resume into a later pass commits.
+struct PassProducts {
+  GammaTrace gamma;
+  std::vector<CoverageRecord> coverage;
+  std::uint64_t knots = 0;
+};
+
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
 struct BatchState {
   GammaTrace gamma;
@@ -189,9 +199,14 @@ struct BatchState {
   std::uint64_t digest = 0xcbf29ce484222325ULL;  // the FNV-1a offset basis: no electron yet
   std::uint64_t digest_to = 0;
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
-  bool later_pass = false;    // a pass after the first of a screen in tiles: a stop is not checkpointed
+  bool later_pass = false;    // a pass after the first of a screen in tiles (its checkpoints: PassProducts)
   // A later pass launches these splines instead of solving (KeptSplines::serve), when they hold it all.
   KeptSplines* kept = nullptr;
+  // A screen in passes: this pass (0: the first) of `passes`, on rows [first, second) of the screen,
+  // as its checkpoints record them; a later pass's checkpoints carry the run's products, not its own.
+  std::uint32_t pass = 0, passes = 1;
+  std::pair<int, int> pass_rows{0, 0};
+  std::shared_ptr<const PassProducts> run_products;
 };
 
 // The splines of every batch of a pass, kept on the host for the passes after it (plan_pass_splines):
@@ -249,15 +264,35 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
 void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& summary);
 
-// A screen whose cube does not fit the devices at once (plan_passes): passes 2, 3, … after the
-// first (which run_campaign ran and wrote), each on accumulators of its tile of rows, its batches
+// A screen whose cube does not fit the devices at once (plan_passes): the passes after the one
+// run_campaign ran and wrote (passes[from], …), each on accumulators of its tile of rows, its batches
 // launched from `kept` when it holds every electron (plan_pass_splines), else solved again from the
 // start (and kept then, if `kept` is given), downloaded and written into `writer` (rank 0's) before
-// the next pass allocates. The coverage and knots stay the first pass's; a stop is not checkpointed.
+// the next pass allocates; the file is flushed and closed after each pass. The coverage and knots stay
+// the run's (`run`'s γ trace and the summary's, as the first pass left them). A stop, or
+// checkpoint_every, checkpoints the pass (its cube, with `run`'s campaign, cadence and generations
+// carried on); the writer then keeps field.h5.partial for edm resume. Without [spectra]: with them a
+// later pass is not checkpointed (its checkpoint would lack the first pass's sums).
 // Records summary.pass_splines as it went. Returns the seconds spent writing.
+struct LaterPasses {
+  const std::vector<std::pair<int, int>>& passes;
+  std::size_t from = 1;
+  FieldWriter* writer = nullptr;
+  KeptSplines* kept = nullptr;
+};
 double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                        const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
-                        FieldWriter* writer, RunSummary& summary, KeptSplines* kept = nullptr);
+                        const KernelOptions& kernel, const LaterPasses& later, BatchState& run, RunSummary& summary);
+// edm resume of a screen in passes: the pass of this rank's checkpoint (0 when it is the first, or
+// the run is not resumed), read before the accumulators are built; EDM-CKP-087 when its passes are
+// not those planned now.
+std::uint32_t resumed_pass(const RunContext& ctx, const RunPlan& plan, const std::vector<std::pair<int, int>>& passes,
+                           const RunSummary& summary);
+// The batch state of pass `p` of `passes` (its checkpoints record it). For a later pass (p > 0,
+// after start_or_resume of its checkpoint) the run's γ trace, coverage and knots are taken out of
+// `state` and `summary` into state.run_products, and the pass sums a γ trace of its own.
+void enter_pass(BatchState& state, RunSummary& summary, std::uint32_t p, const std::vector<std::pair<int, int>>& passes);
+// After a later pass's batches: the run's γ trace, coverage and knots back into `state` and `summary`.
+void leave_later_pass(BatchState& state, RunSummary& summary);
 
 // ---- finish (finish.cpp) -------------------------------------------------------------------------
 
