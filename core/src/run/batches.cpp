@@ -309,7 +309,11 @@ bool stop_requested(const RunContext& ctx) { return ctx.options.stop && ctx.opti
                                       BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
   save_checkpoint(plan, state, acc, S);
   ctx.observer.phase("checkpoint", state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
-  throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(state.next - plan.first) + " of " +
+  const std::string pass = state.passes > 1 ? "in pass " + std::to_string(state.pass + 1) + " of " +
+                                                  std::to_string(state.passes) + " (rows " + std::to_string(state.pass_rows.first) +
+                                                  " to " + std::to_string(state.pass_rows.second - 1) + ") "
+                                            : std::string();
+  throw Interrupted("EDM-RUN-010", "stopped on request " + pass + "after " + std::to_string(state.next - plan.first) + " of " +
                                        std::to_string(plan.local_electrons()) + " electrons" +
                                        (plan.ranks.size > 1 ? " of this rank" : "") + " (" +
                                        std::to_string(cell.electrons()) + " in all); checkpoint written to " +
