@@ -4,7 +4,7 @@
 // (every rank reads its own checkpoint file), bit-identical to an uninterrupted mpirun -n N run.
 // A screen run in passes of rows resumes in the pass it was stopped in: the finished passes' rows are
 // in RUN/field.h5.partial, which the resume takes over (share/docs/design.md, "Screens larger than the
-// devices").
+// devices"). A folder whose last rename failed (EDM-IO-163) gets its kept field and run.toml put in place.
 #include <cstdlib>
 #include <iostream>
 
@@ -24,6 +24,26 @@ namespace po = boost::program_options;
 
 namespace edm::app {
 
+namespace {
+
+// A folder whose final rename failed (EDM-IO-163) holds the finished field.h5.partial and its
+// run.toml.partial: they are put in place, nothing computed again and no checkpoint needed
+// (edm/launch.hpp adopt_kept_field). Returns whether it did.
+bool adopt_kept_run(const std::string& folder, bool quiet) {
+  // Under mpirun every rank would race for the same two renames: the ranks resume the checkpoint as
+  // before (the adoption is one process's work: `edm resume RUN` without mpirun).
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!size) size = std::getenv("PMI_SIZE");
+  if (size && std::string(size) != "1") return false;
+  if (!adopt_kept_field(folder)) return false;
+  if (!quiet)
+    std::cout << "edm resume " << folder << ": the complete field kept after a failed rename is in place "
+              << "(field.h5 and run.toml; nothing computed again)\n";
+  return true;
+}
+
+}  // namespace
+
 int cmd_resume(const Args& args) {
   po::options_description desc("edm resume RUN [options]");
   std::string folder;
@@ -35,6 +55,7 @@ int cmd_resume(const Args& args) {
   if (!parse_command(args, desc, "run", folder, vm)) return 0;  // --help
   if (folder.empty()) throw ConfigError("EDM-CLI-002", "edm resume: no run folder given");
   check_checkpoint_every("resume", checkpoint_every);
+  if (adopt_kept_run(folder, vm.count("quiet") > 0)) return 0;
   // The campaign the checkpoint stores, with its scenario's plugin (edm/launch.hpp: the same steps as
   // edm.resume in Python).
   const LoadedCampaign l = load_campaign_to_resume(folder);

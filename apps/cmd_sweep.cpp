@@ -108,7 +108,7 @@ bool runnable(const CellRecord& r, bool retry_failed) {
   return r.state != CellState::Done && (r.state != CellState::Failed || retry_failed);
 }
 
-int dry_run(const SweepArgs& a, const SweepSpec& spec, const std::vector<SweepCell>& cells, const fs::path& output,
+int dry_run(const SweepArgs& a, const SweepSpec& spec, const SweepCells& cells, const fs::path& output,
             const PluginRegistry& plugins) {
   std::cout << "dry run of " << a.file << ": " << cells.size() << " cells (" << sweep_mode_name(spec.mode)
             << ") into " << output.string() << "/<label>/ (nothing is run or written)\n\n";
@@ -277,7 +277,7 @@ void check_ranks_per_cell(const SweepArgs& a) {
                                        "at most " + std::to_string(cpus) + " or another --partition");
 }
 
-int submit_slurm(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output) {
+int submit_slurm(const SweepArgs& a, const SweepCells& cells, const fs::path& output) {
   std::vector<std::size_t> pending;
   for (const auto& c : cells)
     if (runnable(cell_record(output, c), a.retry_failed)) pending.push_back(c.index);
@@ -401,7 +401,7 @@ CellRunner mpi_cell_runner(const SweepArgs& a) {
 }
 
 // Children: one `edm sweep --cell K --device D` per device at a time, each logging to its cell's log.
-void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output,
+void run_parallel(const SweepArgs& a, const SweepCells& cells, const fs::path& output,
                   const std::atomic<bool>* stop) {
   const Campaign base = load_campaign(a.file, a.base, PluginRegistry::discover().get(peek_scenario(a.file, a.base)).keys(),
                                       true, true);
@@ -466,7 +466,7 @@ void run_parallel(const SweepArgs& a, const std::vector<SweepCell>& cells, const
 }
 
 // The end of a sweep: the counts, and an error when cells failed or the campaign was stopped.
-int finish(const SweepArgs& a, const std::vector<SweepCell>& cells, const fs::path& output, bool stopped) {
+int finish(const SweepArgs& a, const SweepCells& cells, const fs::path& output, bool stopped) {
   const SweepTally t = tally_cells(cells, output, a.cell);
   std::string suspect;  // the done cells whose run says their field is wrong
   for (const auto& l : t.suspect) suspect += (suspect.empty() ? "" : ", ") + l;
@@ -574,7 +574,7 @@ int cmd_sweep(const Args& args) {
   refuse_mpi_ranks();
   const PluginRegistry plugins = PluginRegistry::discover();
   const LoadedSweep sweep = load_sweep(a.file, a.base, plugins, a.yes);
-  const std::vector<SweepCell>& cells = sweep.cells;
+  const SweepCells& cells = sweep.cells;
   // --cell -1 used to mean every cell (the default's value): a negative K names no cell.
   if (a.cell_given && (a.cell < 0 || std::size_t(a.cell) >= cells.size()))
     throw ConfigError("EDM-SWP-022", "edm sweep --cell " + std::to_string(a.cell) + ": the campaign has " +

@@ -357,6 +357,42 @@ BOOST_AUTO_TEST_CASE(pixel_sharded_ranks_stop_and_resume_bit_identically) {
   BOOST_TEST(!fs::exists(part / "checkpoint.g1.r1.h5"));
 }
 
+// A stop request while the ranks write their rows in turn (here: rank 0 frozen with SIGSTOP as soon
+// as the download begins, its SIGTERM delivered on SIGCONT, so the request lands in its turn, before
+// rank 1 may start) is a stop on every rank: exit 130 with EDM-RUN-043, not a failed write
+// (EDM-MPI-003, exit 4, which it was), and no field.h5.
+BOOST_AUTO_TEST_CASE(a_stop_during_the_rank_ordered_write_is_a_stop_on_every_rank) {
+  const auto dir = test::temp_dir("mpi_pixels_stop_write");
+  std::string cell = cell_with();
+  // One electron and a 26 MB tile per rank: the batch loop is short, each rank's write takes a while.
+  cell.replace(cell.find("count = 6"), 9, "count = 1");
+  cell.replace(cell.find("nx = 6"), 6, "nx = 64");
+  cell.replace(cell.find("ny = 5"), 6, "ny = 8");
+  cell.replace(cell.find("samples = 192"), 13, "samples = 8192");
+  const auto campaign = test::write_file(dir, "cell.toml", cell);
+  const auto out = dir / "out";
+  const auto log = dir / "run.log";
+  const pid_t sh = test::spawn_shell(mpirun(2) + test::edm_binary().string() + " run " + campaign.string() +
+                                     " --output " + out.string() + " > " + log.string() + " 2>&1");
+  long rank0 = 0;
+  const auto waited = test::wait_until(sh, [&] {
+    return test::slurp(log).find("[download]") != std::string::npos &&
+           std::sscanf(test::slurp(out / ".edm.lock").c_str(), "pid %ld", &rank0) == 1;
+  });
+  if (waited == test::Waited::Exited) BOOST_FAIL("the run ended before it could be stopped: " << test::slurp(log));
+  BOOST_REQUIRE(waited == test::Waited::Ready);
+  kill(pid_t(rank0), SIGSTOP);
+  kill(pid_t(rank0), SIGTERM);
+  kill(pid_t(rank0), SIGCONT);
+  const int code = test::wait_exit(sh);
+  const std::string text = test::slurp(log);
+  BOOST_TEST_INFO(text);
+  BOOST_TEST(code == 130);
+  BOOST_TEST(text.find("EDM-RUN-043") != std::string::npos);
+  BOOST_TEST(text.find("EDM-MPI-003") == std::string::npos);
+  BOOST_TEST(!fs::exists(out / "field.h5"));
+}
+
 // More ranks than rows: auto shards the electrons (a tile per rank would leave a rank without a row)
 // and says why in run.toml; the field agrees with one process to tol::sharded.
 BOOST_AUTO_TEST_CASE(more_ranks_than_pixel_rows_shard_the_electrons) {

@@ -146,8 +146,8 @@ BOOST_AUTO_TEST_CASE(the_sweep_tables_staging_name_and_lock_are_not_followed) {
 
 // The last rename of the run (field.h5.partial → field.h5) failing (EXDEV, through an LD_PRELOAD
 // fixture): the writer's destructor removed the finished cube. It is now kept under its staging
-// name, said with its path (EDM-IO-163, exit 4), whole, and `edm resume` from the run's checkpoint
-// finishes the folder as an uninterrupted run.
+// name, said with its path (EDM-IO-163, exit 4), whole, and `edm resume` puts it in place with the
+// run.toml kept beside it (test_adopt_kept_field), the field an uninterrupted run's.
 BOOST_AUTO_TEST_CASE(a_failed_final_rename_keeps_the_finished_field) {
   const auto dir = edm::test::temp_dir("wp_rename");
   const auto campaign = write_file(dir, "cell.toml", cell(0.3, 8));
@@ -169,7 +169,8 @@ BOOST_AUTO_TEST_CASE(a_failed_final_rename_keeps_the_finished_field) {
   r = run_edm("resume " + part.string() + " --quiet");
   BOOST_TEST(r.exit_code == 0, r.output);
   expect_same_field(full / "field.h5", part / "field.h5");
-  BOOST_TEST(names_starting(part, "field.h5.partial.").size() == 1u, "the kept field is moved aside, not removed");
+  // The kept field and its run.toml.partial are put in place (test_adopt_kept_field), nothing moved aside.
+  BOOST_TEST(names_starting(part, "field.h5.partial").empty(), "the kept field was not adopted");
 }
 
 // `edm run --overwrite` stopped by SIGINT: the previous results stay as they were (the new run

@@ -40,6 +40,10 @@ struct AccumulatorTiming {
   std::uint64_t launches = 0;
   std::uint64_t electrons = 0;
   std::vector<double> launch_seconds;  // each launch's profiling time, in launch order
+  // The batches' spline uploads (blocking writes on the transfer queue): wall seconds and bytes.
+  // Their ratio is the cost model's upload constant (plan.cpp, accumulator.sharding = "auto").
+  double upload_seconds = 0;
+  std::uint64_t upload_bytes = 0;
 };
 
 // The memory guard (DeviceError naming the numbers and the screen setting): the cube's buffers must

@@ -53,5 +53,12 @@ std::string scenario_of(std::string_view text, const std::vector<Override>& over
 // `edm resume FOLDER`: the campaign stored in FOLDER's checkpoint, its output moved to FOLDER and its
 // keys' provenance restored. ConfigError EDM-CKP-005 when FOLDER holds no checkpoint.
 LoadedCampaign load_campaign_to_resume(const std::filesystem::path& folder);
+// `edm resume FOLDER` after a failed final rename (EDM-IO-163), which keeps the finished field as
+// field.h5.partial and its run.toml as run.toml.partial: when both are there, the field carries its
+// completion attribute and is the one the manifest names, they are renamed into place (nothing is
+// computed, no checkpoint needed; the checkpoints are removed as at a run's end) and true returned.
+// False when FOLDER holds no run.toml.partial. IoError EDM-RUN-085 when the pair is not whole or not
+// one run's, EDM-RUN-086 when the renames fail again.
+bool adopt_kept_field(const std::filesystem::path& folder);
 
 }  // namespace edm

@@ -27,6 +27,8 @@ struct RankTimings {
 struct RunTiming {
   double total = 0, trajectories = 0, trajectories_overlapped = 0, field = 0, kernel = 0,
          reduce = 0, write = 0;
+  // The spline uploads of this process's devices (AccumulatorTiming): seconds and bytes.
+  double upload = 0, upload_bytes = 0;
 };
 
 // The CLBlast parameter sets (edm::clblast_tuning_record of each device, "0: CLBlast default; 1: …")

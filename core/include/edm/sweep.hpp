@@ -8,9 +8,11 @@
 #pragma once
 #include "edm/error.hpp"
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,9 +69,59 @@ bool has_sweep(const std::filesystem::path& file);
 SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scenario,
                      const std::vector<KeySpec>& plugin_keys, bool allow_large = false);
 // The cells of a sweep, in order: a grid is the product (last axis fastest), zip pairs the i-th
-// values. Zipped axes of different lengths EDM-SWP-007; more than max_cells cells (unless
-// `allow_large`), or more than 1 000 000 at all, EDM-SWP-008 with the count; two cells with one
-// label EDM-SWP-009.
+// values. A cell is its index into the axes, formed (label, overrides) when it is asked for: 10⁶
+// cells expanded at once held about 1 GB of labels and overrides (issue 30), so the cells of a
+// sweep are never all in memory. Indexing and iteration give a SweepCell by value.
+class SweepCells {
+ public:
+  SweepCells() = default;
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  SweepCell operator[](std::size_t k) const;  // k < size()
+  SweepCell front() const { return (*this)[0]; }
+  SweepCell back() const { return (*this)[count_ - 1]; }
+  // The label of cell k alone (no overrides made).
+  std::string label(std::size_t k) const;
+
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = SweepCell;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const SweepCell*;
+    using reference = const SweepCell&;
+    iterator(const SweepCells* cells, std::size_t k) : cells_(cells), k_(k) {}
+    SweepCell operator*() const { return (*cells_)[k_]; }
+    iterator& operator++() {
+      ++k_;
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return k_ == o.k_; }
+    bool operator!=(const iterator& o) const { return k_ != o.k_; }
+
+   private:
+    const SweepCells* cells_;
+    std::size_t k_;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, count_}; }
+
+ private:
+  friend SweepCells sweep_cells(const SweepSpec& spec, bool allow_large);
+  // Axis i's value index in cell k.
+  std::size_t value_index(std::size_t k, std::size_t i) const;
+  SweepMode mode_ = SweepMode::Grid;
+  std::vector<SweepAxis> axes_;
+  std::vector<std::vector<std::string>> parts_;  // axis i, value j: "name=value" of the label
+  std::vector<std::size_t> stride_;              // grid: cells between two values of axis i
+  std::size_t count_ = 0;
+};
+// The cells of a sweep, checked as a whole before any is formed: zipped axes of different lengths
+// EDM-SWP-007; more than max_cells cells (unless `allow_large`), or more than 1 000 000 at all,
+// EDM-SWP-008 with the count; a label too long for a file name EDM-SWP-043; two cells with one label
+// EDM-SWP-009 (the first such cell named, as when every label was kept).
+SweepCells sweep_cells(const SweepSpec& spec, bool allow_large = false);
+// The same cells, all expanded (small sweeps: the tests, the fuzz target).
 std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large = false);
 // The label of one cell from its axes' values: "a0=0.5,gamma=10" (the key's last part unless two
 // axes share it; characters other than letters, digits and . _ + - = become '_').
@@ -123,6 +175,8 @@ std::string cell_state_word(const CellRecord& r);
 // What identifies a campaign: a hash of the base campaign's effective keys (run.output aside) and
 // of every cell's label and overrides. A folder whose table has another fingerprint belongs to
 // another campaign (EDM-SWP-010).
+std::string campaign_fingerprint(const SweepSpec& spec, const SweepCells& cells,
+                                 const std::vector<Override>& base, const PluginRegistry& plugins);
 std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepCell>& cells,
                                  const std::vector<Override>& base, const PluginRegistry& plugins);
 
@@ -131,7 +185,9 @@ std::filesystem::path table_path(const std::filesystem::path& output);
 std::filesystem::path cell_state_path(const std::filesystem::path& output, const std::string& label);
 
 // Opens (creating when absent) the campaign folder for these cells: EDM-SWP-010 if it holds the
-// table of another campaign. Writes the table.
+// table of another campaign. Writes the table, row by row (its text is never whole in memory).
+void open_campaign_folder(const std::filesystem::path& output, const SweepSpec& spec,
+                          const SweepCells& cells, const std::string& fingerprint);
 void open_campaign_folder(const std::filesystem::path& output, const SweepSpec& spec,
                           const std::vector<SweepCell>& cells, const std::string& fingerprint);
 // The rows: each cell's state file, else pending. Reads the [campaign] table and the cell list of
@@ -143,7 +199,7 @@ struct CampaignTable {
 CampaignTable read_campaign_table(const std::filesystem::path& output);
 // Writes one cell's state file atomically and rewrites OUTPUT/campaign.toml atomically from all the
 // state files, under the folder's lock (flock on OUTPUT/.campaign.lock), so concurrent writers
-// never lose a row.
+// never lose a row. The table is read and written one row at a time.
 void record_cell(const std::filesystem::path& output, const CellRecord& record);
 // The state of one cell now (its state file, else pending).
 CellRecord cell_record(const std::filesystem::path& output, const SweepCell& cell);
@@ -206,7 +262,7 @@ CellOutcome run_cell(const SweepSpec& spec, const SweepCell& cell, const std::ve
 // and load_campaign.
 struct LoadedSweep {
   SweepSpec spec;
-  std::vector<SweepCell> cells;
+  SweepCells cells;
   std::filesystem::path output;  // the campaign folder
 };
 LoadedSweep load_sweep(const std::filesystem::path& file, const std::vector<Override>& base,
@@ -219,7 +275,7 @@ struct SweepTally {
   std::vector<std::string> suspect;
   std::string first_error;
 };
-SweepTally tally_cells(const std::vector<SweepCell>& cells, const std::filesystem::path& output,
+SweepTally tally_cells(const SweepCells& cells, const std::filesystem::path& output,
                        std::int64_t only = -1);
 
 // Called after each cell the in-turn executor tried, with its outcome and, for a failed or stopped

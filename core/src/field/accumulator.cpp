@@ -678,7 +678,10 @@ cl::Buffer FieldAccumulator::Impl::upload(const SplineBatch& batch) {
     coef = cl::Buffer(device->context(), CL_MEM_READ_WRITE, bytes);
     // A blocking write on the transfer queue: it does not wait for earlier kernels on the compute
     // queue, and when it returns the data is on the device, so the caller may free the batch.
+    const auto t0 = std::chrono::steady_clock::now();
     device->transfer_queue().enqueueWriteBuffer(coef, CL_TRUE, 0, bytes, batch.coef.data());
+    timing.upload_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    timing.upload_bytes += bytes;
   } catch (const cl::Error& e) {
     throw_device_error(e, "uploading " + std::to_string(bytes) + " bytes of splines (electrons " +
                               std::to_string(batch.electrons.front().index) + "…" +

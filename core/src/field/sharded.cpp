@@ -156,6 +156,8 @@ AccumulatorTiming ShardedFieldAccumulator::timing() const {
     // By pixels every device sums every electron: the run's electrons once.
     t.electrons = by_ == Sharding::Pixels ? std::max(t.electrons, x.electrons) : t.electrons + x.electrons;
     t.launch_seconds.insert(t.launch_seconds.end(), x.launch_seconds.begin(), x.launch_seconds.end());
+    t.upload_seconds += x.upload_seconds;
+    t.upload_bytes += x.upload_bytes;
   }
   return t;
 }

@@ -263,6 +263,8 @@ void insert_performance(toml::table& m, const RunSummary& s, const ManifestExtra
                                  {"field", t.field},
                                  {"kernel", t.kernel},
                                  {"reduce", t.reduce},
+                                 {"upload", t.upload},
+                                 {"upload_bytes", t.upload_bytes},
                                  {"write", t.write}});
   if (x.ranks > 1 && !x.rank_timings.field.empty()) {
     auto arr = [](const std::vector<double>& v) {

@@ -578,6 +578,9 @@ void FieldWriter::commit() {
   if (I.joined) throw IoError("EDM-MPI-010", "a rank that joined the field file tried to commit it; only rank 0, which created "
                                  "it, renames " + I.partial_path.string());
   reopen();
+  // Written last, once every row and the γ trace are in: a field.h5.partial that carries it is a
+  // whole field (`edm resume` adopts one kept by a failed rename); one without it was cut off.
+  attr_u32(I.file.get(), "edm_complete", 1);
   check(H5Fflush(I.file.get(), H5F_SCOPE_GLOBAL), "cannot flush the field file (disk full?)", I.partial_path);
   I.datasets.clear();
   if (H5Fclose(I.file.release()) < 0) io_fail("cannot close the field file (disk full?)", I.partial_path);

@@ -464,11 +464,6 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
 
 namespace {
 
-// The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
-// electrons (the last piece takes the rest), so that the device starts after the solve of a few
-// electrons instead of a whole batch's (share/docs/design.md, performance model).
-constexpr std::uint64_t kFirstPiece = 64;
-
 // The rows per slab of the last batch (0: in one piece): the tuning table's slab count on one
 // device in one process, rounded up to whole download slabs where those are smaller, so each
 // download piece waits for one slab's launches.
@@ -947,6 +942,7 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
   const auto products = std::make_shared<const PassProducts>(PassProducts{run.gamma, S.coverage.records, S.knots_total});
   // download_field records one pass's kernel and field seconds: run.toml [timing] sums the passes.
   double kernel_seconds = S.timing.kernel, field_seconds = S.timing.field;
+  double upload_seconds = S.timing.upload, upload_bytes = S.timing.upload_bytes;
   for (std::size_t p = L.from; p < L.passes.size(); ++p) {
     const auto [y0, y1] = L.passes[p];
     ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(L.passes.size()) + ": rows " +
@@ -987,10 +983,14 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     write_seconds += download_field(ctx, cell, plan, acc, state, L.writer, S);  // this pass's rows, written now
     kernel_seconds += S.timing.kernel;
     field_seconds += S.timing.field;
+    upload_seconds += S.timing.upload;
+    upload_bytes += S.timing.upload_bytes;
   }
   record_pass_splines(kept, S);
   S.timing.kernel = kernel_seconds;
   S.timing.field = field_seconds;
+  S.timing.upload = upload_seconds;
+  S.timing.upload_bytes = upload_bytes;
   return write_seconds;
 }
 

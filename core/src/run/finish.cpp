@@ -124,9 +124,51 @@ double download_field(const RunContext& ctx, const PreparedCell& cell, const Run
   S.timing.field = seconds_since(state.t_first_launch);
   S.timing.kernel = state.kernel_before + acc.timing().kernel_seconds;
   S.timing.reduce = acc.reduce_seconds();
+  // Uploads are this process's since it started (a resumed run's own; not carried by checkpoints).
+  S.timing.upload = acc.timing().upload_seconds;
+  S.timing.upload_bytes = double(acc.timing().upload_bytes);
   S.host_peak_rss = host_peak_rss();
   return write_seconds;
 }
+
+namespace {
+
+// The error of a field whose final rename failed (EDM-IO-163), between commit_field_file and the
+// manifest, which throws it once run.toml.partial is written (the driver's stages share no other
+// state for it; one run at a time per thread).
+std::optional<IoError>& kept_field() {
+  thread_local std::optional<IoError> e;
+  return e;
+}
+
+// Rank 0, after the field's final rename failed: run.toml as the run would have written it, kept as
+// run.toml.partial beside the complete field.h5.partial; then the rename's error, saying so. A
+// manifest that cannot be written leaves the field alone (the checkpoint, if any, still resumes).
+[[noreturn]] void keep_manifest_beside_field(const std::filesystem::path& manifest_file, const toml::table& manifest) {
+  const IoError e = *kept_field();
+  kept_field().reset();
+  const auto kept = RunFolder::staging(manifest_file);
+  // An --overwrite's folder holds the previous run's run.toml, which stays as it is (with its
+  // field.h5) until a run commits: no manifest is kept then, and resume takes the checkpoint.
+  std::error_code there;
+  if (std::filesystem::exists(std::filesystem::symlink_status(manifest_file, there))) throw e;
+  try {
+    write_manifest(manifest_file, manifest);  // run.toml names itself in its first line
+  } catch (const IoError&) {
+    throw e;
+  }
+  std::error_code ec;
+  std::filesystem::rename(manifest_file, kept, ec);
+  if (ec) {
+    std::filesystem::remove(manifest_file, ec);  // never run.toml without its field.h5
+    throw e;
+  }
+  throw IoError(e.id(), std::string(e.what()) + "; its run.toml is kept as " + kept.string() +
+                            ": once the cause is fixed, `edm resume " + manifest_file.parent_path().string() +
+                            "` puts both in place without computing again");
+}
+
+}  // namespace
 
 void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                        const GammaTrace& gamma, double write_seconds, FieldWriter& writer, RunSummary& S) {
@@ -134,7 +176,16 @@ void commit_field_file(const RunContext& ctx, const PreparedCell& cell, const Ru
   writer.write_gamma_trace(gamma, cell.units());
   writer.set_attribute("window_clipped_electrons", double(S.coverage.clipped_electrons()));
   const auto tc = Clock::now();
-  writer.commit();
+  kept_field().reset();
+  try {
+    writer.commit();
+  } catch (const IoError& e) {
+    // The rename failed (EDM-IO-163) and the whole field stays as field.h5.partial: the run goes on
+    // to its manifest, which write_run_manifest keeps as run.toml.partial beside it, so that `edm
+    // resume` can put the pair in place without computing anything again.
+    if (std::string(e.id()) != "EDM-IO-163") throw;
+    kept_field() = e;
+  }
   set_aside_stale_analysis(ctx, S);
   S.timing.write = write_seconds + seconds_since(tc);  // HDF5 writes of the slabs (+ MPI reduce) and commit
   S.timing.total = seconds_since(ctx.t_start);
@@ -203,8 +254,10 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
   ManifestExtras x = manifest_extras(ctx, cell, plan, acc, per_rank, S);
   // field.h5 and run.toml are committed as a pair: the manifest names the field file it belongs to.
   std::error_code size_ec;
-  x.field_bytes = std::filesystem::file_size(S.field_file, size_ec);
+  const bool kept = kept_field().has_value();
+  x.field_bytes = std::filesystem::file_size(kept ? RunFolder::staging(S.field_file) : S.field_file, size_ec);
   if (size_ec) x.field_bytes = 0;
+  if (kept) keep_manifest_beside_field(S.manifest_file, make_manifest(ctx.campaign, S, cell.units(), x));
   try {
     write_manifest(S.manifest_file, make_manifest(ctx.campaign, S, cell.units(), x));
   } catch (const IoError& e) {
@@ -213,6 +266,11 @@ void write_run_manifest(const RunContext& ctx, const PreparedCell& cell, const R
 }
 
 void keep_field_as_partial(const RunSummary& S, const IoError& e) {
+  if (kept_field()) {  // the field never reached field.h5: its rename's error is the cause to report
+    const IoError kept = *kept_field();
+    kept_field().reset();
+    throw kept;
+  }
   // A field.h5 without its run.toml looks like a finished run (and makes the next run ask for
   // --overwrite), so nothing may stay under the final name; the complete field goes back to
   // field.h5.partial rather than being deleted, so a full disk does not throw the result away.

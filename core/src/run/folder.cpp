@@ -1,7 +1,14 @@
 // The run folder's lock and its leftovers (io/run_lock.hpp): taken by run_campaign before the
-// folder's first check and held to the last rename, so one process at a time writes a folder.
+// folder's first check and held to the last rename, so one process at a time writes a folder. And
+// `edm resume` of a field kept after a failed final rename: the pair put in place (adopt_kept_field).
+#include <cstdint>
 #include <vector>
 
+#include <toml++/toml.h>
+
+#include "edm/field_file.hpp"
+#include "edm/launch.hpp"
+#include "io/h5.hpp"
 #include "io/run_lock.hpp"
 #include "edm/checkpoint.hpp"
 #include "edm/run_files.hpp"
@@ -69,3 +76,81 @@ void remove_checkpoints(const RunSummary& S) {
 }
 
 }  // namespace edm::detail
+
+namespace edm {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool regular(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::symlink_status(p, ec));
+}
+
+// Why the kept pair cannot be put in place ("" when it can): the field must carry edm_complete (the
+// writer's last act before its rename), open as a whole field.h5, and be the one the manifest names
+// ([field_file]: run id and size).
+std::string kept_pair_problem(const RunFolder& run, const fs::path& field, const fs::path& manifest) {
+  if (run.has_field() || run.has_manifest())
+    return "the folder holds field.h5 or run.toml already (a later run's); move the kept files away";
+  if (!regular(field) || !regular(manifest))
+    return "field.h5.partial and run.toml.partial must both be regular files";
+  try {
+    const h5::Handle f = h5::open_file(field);
+    const auto complete = h5::attr_double(f.get(), "edm_complete");
+    if (!complete || *complete != 1.0)
+      return "field.h5.partial has no edm_complete attribute: its write was cut off before the end";
+    const std::string id = FieldFile::open(field).summary().run_id;
+    const toml::table m = toml::parse_file(manifest.string());
+    const auto named = m["field_file"]["run_id"].value<std::string>();
+    const auto bytes = m["field_file"]["bytes"].value<std::int64_t>();
+    if (!named || !bytes) return "run.toml.partial has no [field_file] run_id and bytes";
+    if (*named != id)
+      return "run.toml.partial names the field of run " + *named + ", field.h5.partial is run " + id + "'s";
+    std::error_code ec;
+    const auto size = fs::file_size(field, ec);
+    if (ec || std::int64_t(size) != *bytes)
+      return "field.h5.partial holds " + std::to_string(size) + " bytes, run.toml.partial recorded " +
+             std::to_string(*bytes);
+  } catch (const Error& e) {
+    return std::string(e.id()) + ": " + e.what();
+  } catch (const toml::parse_error& e) {
+    return "run.toml.partial does not parse: " + std::string(e.description());
+  }
+  return "";
+}
+
+}  // namespace
+
+bool adopt_kept_field(const fs::path& folder) {
+  const RunFolder run(folder);
+  const fs::path field = RunFolder::staging(run.field()), manifest = RunFolder::staging(run.manifest());
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(manifest, ec))) return false;  // no kept pair: resume the checkpoint
+  const RunFolderLock lock = run.lock();
+  const std::string why = kept_pair_problem(run, field, manifest);
+  if (!why.empty())
+    throw IoError("EDM-RUN-085", folder.string() + ": the field kept after a failed rename cannot be adopted (" +
+                                     why + "). To resume from the checkpoint instead (or run again), move "
+                                     "run.toml.partial away");
+  // The field first, as the run commits: a run.toml is never in place without its field.h5.
+  fs::rename(field, run.field(), ec);
+  if (!ec) {
+    fs::rename(manifest, run.manifest(), ec);
+    if (ec) {
+      std::error_code back;
+      fs::rename(run.field(), field, back);
+    }
+  }
+  if (ec)
+    throw IoError("EDM-RUN-086", folder.string() + ": cannot put the kept field.h5.partial and run.toml.partial in "
+                                     "place (" + ec.message() + "): the cause of the failed rename is still there");
+  // The run is complete: its checkpoints have served, as at the end of a run.
+  RunSummary done;
+  done.folder = folder;
+  detail::remove_checkpoints(done);
+  return true;
+}
+
+}  // namespace edm

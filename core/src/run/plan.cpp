@@ -185,23 +185,38 @@ RunPlan plan_devices_and_ranks(const RunContext& ctx, std::uint64_t N, RunSummar
 }
 
 namespace {
-// The cost model of accumulator.sharding = "auto", in seconds per byte, measured on PoCL on this
-// machine (BENCHMARKS.md, "Pixel sharding"): by electrons, each device beyond the first sends its
-// whole cube through host staging into device 0's and adds it there (ShardedFieldAccumulator::finish);
-// by pixels, each device beyond the first takes every batch's splines too (upload and light front).
-constexpr double kReduceSecondsPerCubeByte = 3.5e-9;    // 0.63-0.89 s for a 201 MB cube
-constexpr double kUploadSecondsPerSplineByte = 1.0e-9;  // not resolved: below 0.1 s for 88 MB
+// The cost model of accumulator.sharding = "auto", in seconds per byte (BENCHMARKS.md, "Pixel
+// sharding" and "The cost model on GPUs"): by electrons, each device beyond the first sends its whole
+// cube through host staging into device 0's and adds it there (ShardedFieldAccumulator::finish); by
+// pixels, each device beyond the first takes every batch's splines too (upload and light front).
+// PoCL on this machine: the reduce 0.63-0.89 s for a 201 MB cube; the upload not resolved below
+// 0.1 s for 88 MB (an upper bound), and on a CPU device the copies take the cores the kernels use.
+constexpr double kReduceSecondsPerCubeByteCpu = 3.5e-9;
+constexpr double kUploadSecondsPerSplineByteCpu = 1.0e-9;
+// GPUs: the reduce 2.51 s for the 12.9 GB cube on two H200s; the upload 2.36 GB of splines in
+// 0.27-0.30 s on one H200 (run.toml [timing] upload / upload_bytes). A GPU copies on its own engine
+// while its kernels run: with accumulator.batch_overlap (and batches: electron_batch ≠ 0) only the
+// uploads before the first launch are exposed, the first batch's first piece (kFirstPiece).
+constexpr double kReduceSecondsPerCubeByteGpu = 2.0e-10;
+constexpr double kUploadSecondsPerSplineByteGpu = 1.3e-10;
 
 // The two costs for D devices (seconds), and the kernel work that pixel tiles repeat (the rows the
 // equal-height tiles hold twice), as a fraction of the screen.
 struct ShardingCosts {
   double reduce = 0, upload = 0, repeated_rows = 0;
+  bool gpu = false, hidden = false;  // GPU constants; uploads after the first batch hidden by overlap
 };
-ShardingCosts sharding_costs(const PreparedCell& cell, std::size_t D, double cube_bytes) {
+ShardingCosts sharding_costs(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan, double cube_bytes) {
   ShardingCosts c;
-  const double splines = double(cell.electrons()) * cell.budget().max_knots * double(kCoefPerInterval) * sizeof(double);
-  c.reduce = double(D - 1) * cube_bytes * kReduceSecondsPerCubeByte;
-  c.upload = double(D - 1) * splines * kUploadSecondsPerSplineByte;
+  const std::size_t D = plan.devices.size();
+  c.gpu = std::all_of(plan.devices.begin(), plan.devices.end(), [](const DeviceInfo& d) { return d.type == "GPU"; });
+  c.hidden = c.gpu && ctx.campaign.accumulator.batch_overlap && ctx.campaign.accumulator.electron_batch != 0;
+  const double per_electron = cell.budget().max_knots * double(kCoefPerInterval) * sizeof(double);
+  const double N = double(cell.electrons());
+  const double exposed = c.hidden ? std::min(N, double(kFirstPiece)) : N;
+  c.reduce = double(D - 1) * cube_bytes * (c.gpu ? kReduceSecondsPerCubeByteGpu : kReduceSecondsPerCubeByteCpu);
+  c.upload = double(D - 1) * exposed * per_electron *
+             (c.gpu ? kUploadSecondsPerSplineByteGpu : kUploadSecondsPerSplineByteCpu);
   const int ny = cell.screen().ny, h = (ny + int(D) - 1) / int(D);
   c.repeated_rows = double(h * int(D) - ny) / double(ny);
   return c;
@@ -227,12 +242,14 @@ Sharding plan_sharding(const RunContext& ctx, const PreparedCell& cell, RunPlan&
   if (D > std::size_t(cell.screen().ny))
     return set(Sharding::Electrons, "auto: more devices than screen rows (screen.ny)");
   const double cube = 3.0 * double(cell.screen().slots_per_electron()) * sizeof(double) * bucket_count(cell.mode());
-  const ShardingCosts c = sharding_costs(cell, D, cube);
-  char why[400];
+  const ShardingCosts c = sharding_costs(ctx, cell, plan, cube);
+  char why[480];
   std::snprintf(why, sizeof why,
-                "auto: reduce %.3g s (%zu cubes of %s) against spline uploads %.3g s (every batch to %zu devices) "
-                "and %.3g of the rows computed twice",
-                c.reduce, D - 1, mib(cube).c_str(), c.upload, D, c.repeated_rows);
+                "auto: reduce %.3g s (%zu cubes of %s) against spline uploads %.3g s (every batch to %zu devices%s) "
+                "and %.3g of the rows computed twice, by the %s constants of the cost model",
+                c.reduce, D - 1, mib(cube).c_str(), c.upload, D,
+                c.hidden ? "; after the first piece, hidden behind the kernels by batch_overlap" : "", c.repeated_rows,
+                c.gpu ? "GPU" : "CPU");
   // Repeated rows cost kernel time, which the model does not know before the run: pixel sharding
   // is taken when it saves transfer time and repeats at most a tenth of the rows.
   return set(c.upload < c.reduce && c.repeated_rows <= 0.1 ? Sharding::Pixels : Sharding::Electrons, why);

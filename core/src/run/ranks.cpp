@@ -693,22 +693,30 @@ void pass_turn(const std::string& text, int to) {
 void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const std::string& what) {
   if (ranks.size == 1) return write();
 #ifdef EDM_WITH_MPI
-  std::string failure = ranks.rank > 0 ? receive_turn(ranks.rank - 1) : std::string();
-  if (failure.empty()) {
+  // The turn's text: empty, or a kind ('F' a failure, 'S' a stop request), the id, a newline and the
+  // message. A stop is a stop on every rank (exit 130, its own id), not a failed write (exit 4).
+  std::string turn = ranks.rank > 0 ? receive_turn(ranks.rank - 1) : std::string();
+  if (turn.empty()) {
     const std::string who = "rank " + std::to_string(ranks.rank) + " on host " + host_name_of_rank();
     try {
       write();
+    } catch (const Interrupted& e) {
+      turn = "S" + e.id() + "\n" + e.what() + " (on " + who + ")";
     } catch (const Error& e) {
-      failure = who + " (" + e.id() + "): " + e.what();
+      turn = "F" + e.id() + "\n" + who + " (" + e.id() + "): " + e.what();
     } catch (const std::exception& e) {
-      failure = who + ": " + e.what();
+      turn = "F\n" + who + ": " + e.what();
     }
   }
-  if (ranks.rank + 1 < ranks.size) pass_turn(failure, ranks.rank + 1);
-  broadcast_text(failure, ranks.size - 1);
-  if (!failure.empty())
-    throw IoError("EDM-MPI-003", "writing " + what + " failed on " + failure + "; every rank stops (this is rank " +
-                                     std::to_string(ranks.rank) + "), and no field.h5 is written");
+  if (ranks.rank + 1 < ranks.size) pass_turn(turn, ranks.rank + 1);
+  broadcast_text(turn, ranks.size - 1);
+  if (turn.empty()) return;
+  const std::size_t nl = turn.find('\n');
+  const std::string id = turn.substr(1, nl - 1), text = turn.substr(nl + 1);
+  const std::string rank = "this is rank " + std::to_string(ranks.rank);
+  if (turn[0] == 'S') throw Interrupted(id, text + "; every rank stops (" + rank + ")");
+  throw IoError("EDM-MPI-003",
+                "writing " + what + " failed on " + text + "; every rank stops (" + rank + "), and no field.h5 is written");
 #else
   (void)what;
 #endif

@@ -111,7 +111,9 @@ RankShare choose_rank_share(const Ranks& ranks, const std::string& asked, int ny
 // field.h5.partial open for writing at a time; rank r starts when rank r − 1 has ended its turn). A
 // collective. An error thrown by `write` on one rank is caught there, the later ranks skip their
 // turn, and every rank throws IoError EDM-MPI-003 naming that rank, its host, `what` it was writing
-// and the error. With one rank, `write` runs and its error propagates as it is.
+// and the error; a stop request (Interrupted, e.g. EDM-RUN-043 during the download) is thrown as
+// that Interrupted on every rank instead (exit 130). With one rank, `write` runs and its error
+// propagates as it is.
 void in_rank_order(const Ranks& ranks, const std::function<void()>& write, const std::string& what);
 
 }  // namespace edm

@@ -57,6 +57,11 @@ void remove_checkpoints(const RunSummary& summary);
 
 // ---- plan (plan.cpp) -----------------------------------------------------------------------------
 
+// The first batch of a process is solved and launched in pieces of kFirstPiece, 2 kFirstPiece, …
+// electrons (the last piece takes the rest), so that the device starts after the solve of a few
+// electrons instead of a whole batch's (share/docs/design.md, performance model).
+inline constexpr std::uint64_t kFirstPiece = 64;
+
 struct RunPlan {
   Ranks ranks;
   RankShare share;                   // how the ranks share the work (pixels: every electron, a tile each)

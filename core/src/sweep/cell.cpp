@@ -308,10 +308,12 @@ RunSummary estimate_cell(const SweepSpec& spec, const SweepCell& cell, const std
   return run_campaign(cell_campaign(spec, cell, base, output, plugins), plugins, ro, quiet);
 }
 
-SweepTally tally_cells(const std::vector<SweepCell>& cells, const fs::path& output, std::int64_t only) {
+SweepTally tally_cells(const SweepCells& cells, const fs::path& output, std::int64_t only) {
   SweepTally t;
-  for (const auto& c : cells) {
-    if (only >= 0 && std::size_t(only) != c.index) continue;
+  // One cell formed at a time, and only cell `only` when it is given (10⁶ cells are not listed).
+  const std::size_t from = only >= 0 ? std::size_t(only) : 0, to = only >= 0 ? from + 1 : cells.size();
+  for (std::size_t k = from; k < to && k < cells.size(); ++k) {
+    const SweepCell c = cells[k];
     const CellRecord r = cell_record(output, c);
     if (r.state == CellState::Done) {
       ++t.done;
@@ -329,8 +331,9 @@ SweepTally tally_cells(const std::vector<SweepCell>& cells, const fs::path& outp
 bool run_cells_in_turn(const LoadedSweep& sweep, const std::vector<Override>& base, const PluginRegistry& plugins,
                        const CellRunOptions& options, std::int64_t only, RunObserver& observer,
                        const CellReport& report) {
-  for (const auto& c : sweep.cells) {
-    if (only >= 0 && std::size_t(only) != c.index) continue;
+  const std::size_t from = only >= 0 ? std::size_t(only) : 0, to = only >= 0 ? from + 1 : sweep.cells.size();
+  for (std::size_t k = from; k < to && k < sweep.cells.size(); ++k) {
+    const SweepCell c = sweep.cells[k];
     if (options.stop && options.stop->load()) return true;
     std::string err;
     const CellOutcome out = run_cell(sweep.spec, c, base, sweep.output, plugins, options, observer, &err);

@@ -277,53 +277,149 @@ std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std
   return label;
 }
 
-std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large) {
-  const std::size_t n_axes = spec.axes.size();
-  std::uint64_t count = 1;
+namespace {
+
+std::uint64_t cell_count(const SweepSpec& spec) {
   if (spec.mode == SweepMode::Zip) {
-    count = spec.axes.front().values.size();
+    const std::uint64_t count = spec.axes.front().values.size();
     for (const auto& a : spec.axes)
       if (a.values.size() != count)
         throw ConfigError("EDM-SWP-007", spec.file.string() + ": [sweep] mode = \"zip\" needs axes of one length: '" +
                                              spec.axes.front().key + "' has " + std::to_string(count) + " values, '" +
                                              a.key + "' " + std::to_string(a.values.size()));
-  } else {
-    for (const auto& a : spec.axes) {
-      count *= a.values.size();
-      if (count > (std::uint64_t(1) << 40)) break;  // far beyond any limit; no overflow
-    }
+    return count;
   }
+  std::uint64_t count = 1;
+  for (const auto& a : spec.axes) {
+    count *= a.values.size();
+    if (count > (std::uint64_t(1) << 40)) break;  // far beyond any limit; no overflow
+  }
+  return count;
+}
+
+// The label part of each value of each axis: a label is these parts joined by ',' (a part holds no
+// ',': sanitize replaces it), so two labels are equal exactly when every axis's part is.
+std::vector<std::vector<std::string>> label_parts(const std::vector<SweepAxis>& axes) {
+  std::vector<std::vector<std::string>> parts(axes.size());
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    std::string name = short_name(axes[i].key);
+    const bool shared = std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) {
+                          return short_name(a.key) == name;
+                        }) > 1;
+    if (shared) name = axes[i].key;
+    for (const auto& v : axes[i].values) parts[i].push_back(sanitize(name + "=" + unquote(v)));
+  }
+  return parts;
+}
+
+struct Clash {
+  std::size_t first = 0, cell = 0;  // cell repeats the label of the earlier cell `first`
+};
+
+// The first cell, in order, whose label an earlier cell has: in a grid, a cell repeats a label
+// exactly when some axis repeats a part, and the earliest such cell is that axis's first repeated
+// value with every other axis at its first value; zip compares the cells' labels by a hash, sorted.
+std::optional<Clash> first_clash(const SweepCells& cells, const std::vector<std::vector<std::string>>& parts,
+                                 const std::vector<std::size_t>& stride, SweepMode mode) {
+  std::optional<Clash> best;
+  if (mode == SweepMode::Grid) {
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      std::map<std::string, std::size_t> seen;
+      for (std::size_t j = 0; j < parts[i].size(); ++j) {
+        const auto [it, fresh] = seen.emplace(parts[i][j], j);
+        if (fresh) continue;
+        const Clash c{it->second * stride[i], j * stride[i]};
+        if (!best || c.cell < best->cell) best = c;
+        break;
+      }
+    }
+    return best;
+  }
+  std::vector<std::pair<std::uint64_t, std::size_t>> keys(cells.size());
+  for (std::size_t k = 0; k < cells.size(); ++k) keys[k] = {std::hash<std::string>{}(cells.label(k)), k};
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t a = 0; a < keys.size();) {
+    std::size_t b = a + 1;
+    while (b < keys.size() && keys[b].first == keys[a].first) ++b;
+    for (std::size_t x = a; x < b; ++x)  // a run of one hash: rarely more than one cell
+      for (std::size_t y = a; y < x; ++y)
+        if (cells.label(keys[y].second) == cells.label(keys[x].second) && (!best || keys[x].second < best->cell)) {
+          best = Clash{keys[y].second, keys[x].second};
+          break;
+        }
+    a = b;
+  }
+  return best;
+}
+
+// The first cell whose label is longer than a file name can take, if any.
+std::optional<std::size_t> first_long_label(const SweepCells& cells, const std::vector<std::vector<std::string>>& parts) {
+  std::size_t longest = parts.size() - 1;
+  for (const auto& p : parts) {
+    std::size_t m = 0;
+    for (const auto& s : p) m = std::max(m, s.size());
+    longest += m;
+  }
+  if (longest <= kMaxLabelBytes) return std::nullopt;
+  for (std::size_t k = 0; k < cells.size(); ++k)
+    if (cells.label(k).size() > kMaxLabelBytes) return k;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::size_t SweepCells::value_index(std::size_t k, std::size_t i) const {
+  return mode_ == SweepMode::Zip ? k : (k / stride_[i]) % axes_[i].values.size();
+}
+
+std::string SweepCells::label(std::size_t k) const {
+  std::string label;
+  for (std::size_t i = 0; i < axes_.size(); ++i) label += (i ? "," : "") + parts_[i][value_index(k, i)];
+  return label;
+}
+
+SweepCell SweepCells::operator[](std::size_t k) const {
+  SweepCell cell;
+  cell.index = k;
+  cell.label = label(k);
+  for (std::size_t i = 0; i < axes_.size(); ++i)
+    cell.overrides.push_back({axes_[i].key, axes_[i].values[value_index(k, i)], Origin::CommandLine});
+  return cell;
+}
+
+SweepCells sweep_cells(const SweepSpec& spec, bool allow_large) {
+  const std::uint64_t count = cell_count(spec);
   check_cell_count(spec.file.string(), "the sweep", "cells", count, spec.max_cells, allow_large);
-  std::vector<SweepCell> cells;
-  std::map<std::string, std::size_t> seen;
-  for (std::uint64_t c = 0; c < count; ++c) {
-    std::vector<std::string> values(n_axes);
-    std::uint64_t rest = c;
-    for (std::size_t i = n_axes; i-- > 0;) {
-      const auto& vs = spec.axes[i].values;
-      values[i] = spec.mode == SweepMode::Zip ? vs[c] : vs[rest % vs.size()];
-      if (spec.mode == SweepMode::Grid) rest /= vs.size();
-    }
-    SweepCell cell;
-    cell.index = c;
-    cell.label = cell_label(spec.axes, values);
-    // The label names files in the campaign folder (<label>/, .cells/<label>.toml.tmp.<pid>, .lock):
-    // past a file name's 255 bytes, writing the cell's state failed as "cannot write the campaign table".
-    if (cell.label.size() > kMaxLabelBytes)
-      throw ConfigError("EDM-SWP-043", spec.file.string() + ": cell " + std::to_string(c) + "'s label is " +
-                                           std::to_string(cell.label.size()) + " bytes, more than the " +
-                                           std::to_string(kMaxLabelBytes) + " a file name in the campaign folder can "
-                                           "take with edm's suffixes (255 bytes in all): sweep shorter values ('" +
-                                           cell.label.substr(0, 60) + "…')");
-    for (std::size_t i = 0; i < n_axes; ++i) cell.overrides.push_back({spec.axes[i].key, values[i], Origin::CommandLine});
-    const auto [it, fresh] = seen.emplace(cell.label, c);
-    if (!fresh)
-      throw ConfigError("EDM-SWP-009", spec.file.string() + ": cells " + std::to_string(it->second) + " and " +
-                                           std::to_string(c) + " have one label '" + cell.label +
-                                           "' (an axis repeats a value, or two values read alike)");
-    cells.push_back(std::move(cell));
+  SweepCells cells;
+  cells.mode_ = spec.mode;
+  cells.axes_ = spec.axes;
+  cells.parts_ = label_parts(spec.axes);
+  cells.count_ = std::size_t(count);
+  cells.stride_.assign(spec.axes.size(), 1);
+  for (std::size_t i = spec.axes.size(); i-- > 1;)
+    cells.stride_[i - 1] = cells.stride_[i] * spec.axes[i].values.size();
+  const auto long_label = first_long_label(cells, cells.parts_);
+  const auto clash = first_clash(cells, cells.parts_, cells.stride_, spec.mode);
+  // The label names files in the campaign folder (<label>/, .cells/<label>.toml.tmp.<pid>, .lock):
+  // past a file name's 255 bytes, writing the cell's state failed as "cannot write the campaign table".
+  if (long_label && (!clash || *long_label <= clash->cell)) {
+    const std::string label = cells.label(*long_label);
+    throw ConfigError("EDM-SWP-043", spec.file.string() + ": cell " + std::to_string(*long_label) + "'s label is " +
+                                         std::to_string(label.size()) + " bytes, more than the " +
+                                         std::to_string(kMaxLabelBytes) + " a file name in the campaign folder can "
+                                         "take with edm's suffixes (255 bytes in all): sweep shorter values ('" +
+                                         label.substr(0, 60) + "…')");
   }
+  if (clash)
+    throw ConfigError("EDM-SWP-009", spec.file.string() + ": cells " + std::to_string(clash->first) + " and " +
+                                         std::to_string(clash->cell) + " have one label '" + cells.label(clash->cell) +
+                                         "' (an axis repeats a value, or two values read alike)");
   return cells;
+}
+
+std::vector<SweepCell> expand_sweep(const SweepSpec& spec, bool allow_large) {
+  const SweepCells cells = sweep_cells(spec, allow_large);
+  return std::vector<SweepCell>(cells.begin(), cells.end());
 }
 
 std::vector<Override> cell_overrides(const SweepCell& cell, const std::vector<Override>& base,
@@ -358,7 +454,7 @@ constexpr std::size_t kCheckEveryCell = 1000;
 // it). Past kCheckEveryCell cells, each value of each axis is loaded once over the base, and the
 // first and the last cell whole: a value no cell may take still fails now; a combination that only
 // a rule across keys refuses fails its own cell when that runs (share/docs/sweeps.md).
-void check_cells(const SweepSpec& spec, const std::vector<SweepCell>& cells, const std::vector<Override>& base,
+void check_cells(const SweepSpec& spec, const SweepCells& cells, const std::vector<Override>& base,
                  const std::filesystem::path& output, const PluginRegistry& plugins) {
   if (cells.size() <= kCheckEveryCell) {
     for (const auto& c : cells) (void)cell_campaign(spec, c, base, output, plugins);
@@ -381,7 +477,7 @@ LoadedSweep load_sweep(const std::filesystem::path& file, const std::vector<Over
   LoadedSweep s;
   const std::string scenario = peek_scenario(file, base);
   s.spec = read_sweep(file, scenario, plugins.get(scenario).keys(), allow_large);
-  s.cells = expand_sweep(s.spec, allow_large);
+  s.cells = sweep_cells(s.spec, allow_large);
   s.output = campaign_output(file, base, plugins);
   check_cells(s.spec, s.cells, base, s.output, plugins);
   return s;

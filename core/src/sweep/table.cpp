@@ -5,6 +5,7 @@
 // never lose each other's rows, and a reader never sees half a file.
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -94,6 +98,65 @@ void write_atomic(const fs::path& file, const std::string& text) {
     throw IoError("EDM-SWP-013", file.string() + ": cannot replace the campaign table");
   }
 }
+
+// A file written row by row under <name>.tmp.<pid> and renamed over the old one as write_atomic
+// does (created exclusively, never through a link): the table of 10⁶ cells was built whole as one
+// toml tree and one string, about 2 GB (issue 30).
+class StreamedFile {
+ public:
+  explicit StreamedFile(const fs::path& file) : file_(file), tmp_(file.string() + ".tmp." + std::to_string(::getpid())) {
+    move_aside(tmp_);
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd_ < 0) fail(errno);  // nothing of this process's under the name: nothing to remove
+    struct stat st {};
+    const bool stat_ok = ::fstat(fd_, &st) == 0;
+    if (!stat_ok || !S_ISREG(st.st_mode)) {
+      const int err = stat_ok ? EINVAL : errno;
+      ::close(fd_);
+      ::unlink(tmp_.c_str());
+      fail(err);
+    }
+  }
+  ~StreamedFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!done_) ::unlink(tmp_.c_str());
+  }
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+  void write(const std::string& text) {
+    buf_ += text;
+    if (buf_.size() >= (1u << 20)) flush();
+  }
+  void commit() {
+    flush();
+    if (::fsync(fd_) != 0) fail(errno);
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail(errno);
+    std::error_code ec;
+    fs::rename(tmp_, file_, ec);
+    if (ec) throw IoError("EDM-SWP-013", file_.string() + ": cannot replace the campaign table");
+    done_ = true;
+  }
+
+ private:
+  void flush() {
+    for (std::size_t at = 0; at < buf_.size();) {
+      const ssize_t n = ::write(fd_, buf_.data() + at, buf_.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) fail(n < 0 ? errno : EIO);
+      at += std::size_t(n);
+    }
+    buf_.clear();
+  }
+  [[noreturn]] void fail(int err) {
+    throw IoError("EDM-SWP-013", tmp_.string() + ": cannot write the campaign table (" + std::strerror(err) + ")");
+  }
+  fs::path file_, tmp_;
+  int fd_ = -1;
+  bool done_ = false;
+  std::string buf_;
+};
 
 toml::table read_toml(const fs::path& file) {
   h5::refuse_special_file(file);
@@ -186,50 +249,150 @@ class FolderLock {
   int fd_ = -1;
 };
 
-// The table's text: [campaign] meta, then every cell of the list in order, from its state file.
-std::string table_text(const fs::path& output, const CampaignTable& table) {
-  toml::table root, meta;
-  for (const auto& [k, v] : table.meta) meta.insert(k, v);
-  root.insert("campaign", std::move(meta));
-  toml::array rows;
-  for (const auto& c : table.cells) rows.push_back(record_table(c));
-  root.insert("cell", std::move(rows));
+const char* const kTableHead =
+    "# The campaign table of edm sweep (share/docs/sweeps.md); rewritten after every cell.\n"
+    "# Each cell's own state is OUTPUT/.cells/<label>.toml; edm campaign status OUTPUT prints this.\n\n";
+
+// The table's text is [campaign], then one [[cell]] per row, each formatted alone: the same bytes
+// toml++ gives the whole table (a blank line between tables), so a table written row by row reads
+// as the one written whole before.
+std::string meta_text(const std::map<std::string, std::string>& meta) {
+  toml::table root, m;
+  for (const auto& [k, v] : meta) m.insert(k, v);
+  root.insert("campaign", std::move(m));
   std::ostringstream os;
-  os << "# The campaign table of edm sweep (share/docs/sweeps.md); rewritten after every cell.\n"
-     << "# Each cell's own state is OUTPUT/.cells/<label>.toml; edm campaign status OUTPUT prints this.\n\n"
-     << toml::toml_formatter(root) << "\n";
-  (void)output;
+  os << kTableHead << toml::toml_formatter(root);
   return os.str();
 }
 
-// The table's [campaign] meta and cell list (labels and overrides in order), rows merged with the
-// state files.
-CampaignTable merged(const fs::path& output) {
+std::string row_text(const CellRecord& r) {
+  toml::array one;
+  one.push_back(record_table(r));
+  std::ostringstream os;
+  os << "\n\n" << toml::toml_formatter(toml::table{{"cell", std::move(one)}});
+  return os.str();
+}
+
+// Whether a line of the table opens a row: "[[cell]]", as toml++ writes it.
+bool starts_row_line(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first != std::string::npos && line.compare(first, 8, "[[cell]]") == 0;
+}
+
+// Calls `row` with each cell of the table in order: the text before the first [[cell]] line is
+// parsed whole, each [[cell]] with its sub-tables alone, so the table is never whole in memory.
+void for_each_row(const fs::path& file, const std::function<void(const toml::table&)>& row,
+                  std::map<std::string, std::string>* meta) {
+  h5::refuse_special_file(file);
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw IoError("EDM-SWP-011", file.string() + ": cannot read the campaign table");
+  std::string chunk, line;
+  std::size_t chunk_line = 1, line_no = 0;
+  bool head = true;
+  const auto parse_chunk = [&] {
+    toml::table t;
+    try {
+      t = toml::parse(chunk, file.string());
+    } catch (const toml::parse_error& e) {
+      throw IoError("EDM-SWP-011", file.string() + ":" + std::to_string(e.source().begin.line + chunk_line - 1) +
+                                       ": " + std::string(e.description()));
+    }
+    if (head && meta)
+      if (const toml::table* m = t["campaign"].as_table())
+        for (auto&& [k, v] : *m)
+          if (auto s = v.value<std::string>()) (*meta)[std::string(k.str())] = *s;
+    if (const toml::node* rows = t.get("cell")) {
+      const toml::array* a = rows->as_array();
+      if (!a) throw IoError("EDM-SWP-011", file.string() + ": cell must be an array of tables");
+      for (auto&& r : *a) {
+        const toml::table* rt = r.as_table();
+        if (!rt) throw IoError("EDM-SWP-011", file.string() + ": cell must be an array of tables");
+        row(*rt);
+      }
+    }
+    head = false;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    const bool starts_row = starts_row_line(line);
+    if (starts_row && (!head || !chunk.empty())) {
+      parse_chunk();
+      chunk.clear();
+      chunk_line = line_no;
+    } else if (starts_row) {
+      chunk_line = line_no;
+    }
+    chunk += line;
+    chunk += '\n';
+  }
+  parse_chunk();
+}
+
+// Each row of the table, merged with its state file: the label and overrides from the table, the
+// rest from the state file, else pending.
+void for_each_merged(const fs::path& output, const std::function<void(CellRecord&&)>& each,
+                     std::map<std::string, std::string>* meta) {
   const fs::path file = table_path(output);
   if (!fs::exists(file))
     throw IoError("EDM-SWP-011", file.string() + ": no campaign table here (edm sweep CAMPAIGN.toml writes it)");
-  const toml::table root = read_toml(file);
-  CampaignTable t;
-  if (const toml::table* m = root["campaign"].as_table())
-    for (auto&& [k, v] : *m)
-      if (auto s = v.value<std::string>()) t.meta[std::string(k.str())] = *s;
-  if (const toml::array* rows = root["cell"].as_array()) {
-    for (auto&& row : *rows) {
-      const toml::table* rt = row.as_table();
-      if (!rt) throw IoError("EDM-SWP-011", file.string() + ": cell must be an array of tables");
-      CellRecord r = record_from(*rt, file);
-      const fs::path state = cell_state_path(output, r.label);
-      if (fs::exists(state)) {
-        CellRecord s = record_from(read_toml(state), state);
-        s.overrides = r.overrides;
-        r = std::move(s);
-      } else {
-        r = CellRecord{r.label, CellState::Pending, r.overrides, {}, {}, {}, {}};
-      }
-      t.cells.push_back(std::move(r));
-    }
+  for_each_row(
+      file,
+      [&](const toml::table& rt) {
+        CellRecord r = record_from(rt, file);
+        const fs::path state = cell_state_path(output, r.label);
+        if (fs::exists(state)) {
+          CellRecord s = record_from(read_toml(state), state);
+          s.overrides = r.overrides;
+          r = std::move(s);
+        } else {
+          r = CellRecord{r.label, CellState::Pending, r.overrides, {}, {}, {}, {}};
+        }
+        each(std::move(r));
+      },
+      meta);
+}
+
+// The [campaign] meta of a table: the text before its first row.
+std::map<std::string, std::string> table_meta(const fs::path& file) {
+  std::map<std::string, std::string> meta;
+  h5::refuse_special_file(file);
+  std::ifstream in(file, std::ios::binary);
+  std::string text, line;
+  while (std::getline(in, line) && !starts_row_line(line)) text += line + "\n";
+  try {
+    const toml::table t = toml::parse(text, file.string());
+    if (const toml::table* m = t["campaign"].as_table())
+      for (auto&& [k, v] : *m)
+        if (auto s = v.value<std::string>()) meta[std::string(k.str())] = *s;
+  } catch (const toml::parse_error& e) {
+    throw IoError("EDM-SWP-011", file.string() + ":" + std::to_string(e.source().begin.line) + ": " +
+                                     std::string(e.description()));
   }
-  return t;
+  return meta;
+}
+
+using CellAt = std::function<SweepCell(std::size_t)>;
+
+std::string fingerprint_of(const SweepSpec& spec, std::size_t count, const CellAt& at,
+                           const std::vector<Override>& base, const PluginRegistry& plugins) {
+  // The base campaign's effective keys without run.output (the folder may move) and without the
+  // environment (a SLURM node's EDM_DEVICE does not make another campaign), then the cells, hashed
+  // line by line (the same bytes, hence the same fingerprint, as when the text was made whole).
+  const std::string scenario = peek_scenario(spec.file, base);
+  Campaign c = load_campaign(spec.file, base, plugins.get(scenario).keys(), false, true);
+  toml::table t = detail::campaign_identity(c);
+  std::ostringstream os;
+  os << t << "\nmode=" << sweep_mode_name(spec.mode) << "\n";
+  std::uint64_t h = detail::fnv1a(os.str());
+  for (std::size_t k = 0; k < count; ++k) {
+    const SweepCell cell = at(k);
+    std::string line = cell.label;
+    for (const auto& o : cell.overrides) line += "|" + o.key + "=" + o.value;
+    h = detail::fnv1a(line + "\n", h);
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace
@@ -240,39 +403,28 @@ fs::path cell_state_path(const fs::path& output, const std::string& label) {
   return cells_dir(output) / (label + ".toml");
 }
 
-std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepCell>& cells,
-                                 const std::vector<Override>& base, const PluginRegistry& plugins) {
-  // The base campaign's effective keys without run.output (the folder may move) and without the
-  // environment (a SLURM node's EDM_DEVICE does not make another campaign), then the cells.
-  const std::string scenario = peek_scenario(spec.file, base);
-  Campaign c = load_campaign(spec.file, base, plugins.get(scenario).keys(), false, true);
-  toml::table t = detail::campaign_identity(c);
-  std::ostringstream os;
-  os << t << "\nmode=" << sweep_mode_name(spec.mode) << "\n";
-  for (const auto& cell : cells) {
-    os << cell.label;
-    for (const auto& o : cell.overrides) os << "|" << o.key << "=" << o.value;
-    os << "\n";
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(detail::fnv1a(os.str())));
-  return buf;
+std::string campaign_fingerprint(const SweepSpec& spec, const SweepCells& cells, const std::vector<Override>& base,
+                                 const PluginRegistry& plugins) {
+  return fingerprint_of(spec, cells.size(), [&](std::size_t k) { return cells[k]; }, base, plugins);
 }
 
-void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const std::vector<SweepCell>& cells,
-                          const std::string& fingerprint) {
-  std::error_code ec;
-  fs::create_directories(cells_dir(output), ec);
-  if (ec) throw IoError("EDM-SWP-013", output.string() + ": cannot create the campaign folder: " + ec.message());
-  FolderLock lock(output);
+std::string campaign_fingerprint(const SweepSpec& spec, const std::vector<SweepCell>& cells,
+                                 const std::vector<Override>& base, const PluginRegistry& plugins) {
+  return fingerprint_of(spec, cells.size(), [&](std::size_t k) { return cells[k]; }, base, plugins);
+}
+
+namespace {
+
+// Refuses a folder that holds another campaign's table, or other files and no table.
+void check_campaign_folder(const fs::path& output, const std::string& fingerprint) {
   const fs::path file = table_path(output);
   if (fs::exists(file)) {
-    const toml::table root = read_toml(file);
-    const std::string theirs = root["campaign"]["fingerprint"].value_or(std::string());
+    const auto meta = table_meta(file);
+    const auto theirs = meta.count("fingerprint") ? meta.at("fingerprint") : std::string();
     if (theirs != fingerprint)
       throw ConfigError("EDM-SWP-010",
                         output.string() + ": this folder holds the table of another campaign (" +
-                            root["campaign"]["file"].value_or(std::string("?")) + ", fingerprint " +
+                            (meta.count("file") ? meta.at("file") : std::string("?")) + ", fingerprint " +
                             (theirs.empty() ? "none" : theirs) + "; this one is " + fingerprint +
                             "): choose another run.output (-o) for this campaign; its cells are kept");
   } else if (fs::exists(output) && !fs::is_empty(output)) {
@@ -283,21 +435,45 @@ void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const s
                                              "' but no campaign table: choose another run.output (-o)");
     }
   }
-  CampaignTable t;
-  t.meta = {{"file", fs::absolute(spec.file).lexically_normal().string()},
-            {"mode", sweep_mode_name(spec.mode)},
-            {"fingerprint", fingerprint}};
-  std::string axes;
-  for (const auto& a : spec.axes) axes += (axes.empty() ? "" : ",") + a.key;
-  t.meta["axes"] = axes;
-  for (const auto& c : cells) {
-    CellRecord r = cell_record(output, c);
-    t.cells.push_back(std::move(r));
-  }
-  write_atomic(file, table_text(output, t));
 }
 
-CampaignTable read_campaign_table(const fs::path& output) { return merged(output); }
+void open_folder(const fs::path& output, const SweepSpec& spec, std::size_t count, const CellAt& at,
+                 const std::string& fingerprint) {
+  std::error_code ec;
+  fs::create_directories(cells_dir(output), ec);
+  if (ec) throw IoError("EDM-SWP-013", output.string() + ": cannot create the campaign folder: " + ec.message());
+  FolderLock lock(output);
+  check_campaign_folder(output, fingerprint);
+  std::map<std::string, std::string> meta{{"file", fs::absolute(spec.file).lexically_normal().string()},
+                                          {"mode", sweep_mode_name(spec.mode)},
+                                          {"fingerprint", fingerprint}};
+  std::string axes;
+  for (const auto& a : spec.axes) axes += (axes.empty() ? "" : ",") + a.key;
+  meta["axes"] = axes;
+  StreamedFile out(table_path(output));
+  out.write(meta_text(meta));
+  for (std::size_t k = 0; k < count; ++k) out.write(row_text(cell_record(output, at(k))));
+  out.write("\n");
+  out.commit();
+}
+
+}  // namespace
+
+void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const SweepCells& cells,
+                          const std::string& fingerprint) {
+  open_folder(output, spec, cells.size(), [&](std::size_t k) { return cells[k]; }, fingerprint);
+}
+
+void open_campaign_folder(const fs::path& output, const SweepSpec& spec, const std::vector<SweepCell>& cells,
+                          const std::string& fingerprint) {
+  open_folder(output, spec, cells.size(), [&](std::size_t k) { return cells[k]; }, fingerprint);
+}
+
+CampaignTable read_campaign_table(const fs::path& output) {
+  CampaignTable t;
+  for_each_merged(output, [&](CellRecord&& r) { t.cells.push_back(std::move(r)); }, &t.meta);
+  return t;
+}
 
 CellRecord cell_record(const fs::path& output, const SweepCell& cell) {
   const fs::path state = cell_state_path(output, cell.label);
@@ -316,8 +492,26 @@ void record_cell(const fs::path& output, const CellRecord& record) {
   os << t << "\n";
   FolderLock lock(output);
   write_atomic(cell_state_path(output, record.label), os.str());
-  CampaignTable table = merged(output);
-  write_atomic(table_path(output), table_text(output, table));
+  // The table again from every state file, one row at a time.
+  std::map<std::string, std::string> meta;
+  std::optional<StreamedFile> out;
+  const fs::path file = table_path(output);
+  for_each_merged(
+      output,
+      [&](CellRecord&& r) {
+        if (!out) {
+          out.emplace(file);
+          out->write(meta_text(meta));
+        }
+        out->write(row_text(r));
+      },
+      &meta);
+  if (!out) {  // a table of no row
+    out.emplace(file);
+    out->write(meta_text(meta));
+  }
+  out->write("\n");
+  out->commit();
 }
 
 CellClaim::CellClaim(const fs::path& output, const std::string& label) {
