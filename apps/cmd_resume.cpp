@@ -2,7 +2,9 @@
 // SIGINT/SIGTERM) with the campaign stored in the checkpoint; on one device the result is
 // bit-identical to an uninterrupted run. A run of mpirun -n N is resumed with mpirun -n N edm resume
 // (every rank reads its own checkpoint file), bit-identical to an uninterrupted mpirun -n N run.
-// A folder whose last rename failed (EDM-IO-163) gets its kept field and run.toml put in place.
+// A screen run in passes of rows resumes in the pass it was stopped in: the finished passes' rows are
+// in RUN/field.h5.partial, which the resume takes over (share/docs/design.md, "Screens larger than the
+// devices"). A folder whose last rename failed (EDM-IO-163) gets its kept field and run.toml put in place.
 #include <cstdlib>
 #include <iostream>
 

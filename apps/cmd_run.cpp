@@ -58,6 +58,64 @@ std::uint64_t host_memory_option(const po::variables_map& vm) {
   return std::uint64_t(mib * double(1 << 20));
 }
 
+// `edm run --dry-run`: the resolved configuration key by key with each value's origin, then the
+// plan: cell, devices, memories, passes (with the splines kept or solved again), sharding, time.
+int print_dry_run(const std::string& campaign_file, const Campaign& campaign, const RunSummary& s) {
+  // The resolved configuration, key by key, with where each value came from.
+  std::cout << "dry run of " << campaign_file << " (nothing is run or written)\n\n";
+  const toml::table eff = campaign.to_toml();
+  for (const auto& [section, node] : eff) {
+    const auto* t = node.as_table();
+    if (!t) continue;
+    std::cout << "[" << section.str() << "]\n";
+    for (const auto& [key, value] : *t) {
+      const std::string full = std::string(section.str()) + "." + std::string(key.str());
+      const auto it = campaign.origins.find(full);
+      std::ostringstream v;
+      value.visit([&v](auto&& n) { v << n; });
+      std::cout << "  " << key.str() << " = " << v.str();
+      if (it != campaign.origins.end()) std::cout << "   # " << origin_name(it->second);
+      std::cout << "\n";
+    }
+  }
+  const double gib = 1024.0 * 1024 * 1024;
+  std::cout << "\ncell:    " << s.electrons << " electrons x " << s.screen.nx << " x " << s.screen.ny
+            << " pixels x " << s.screen.samples << " samples = " << double(s.slots) << " slots\n";
+  std::cout << "devices: ";
+  for (std::size_t i = 0; i < s.devices.size(); ++i) std::cout << (i ? "; " : "") << s.devices[i];
+  std::cout << "\nmemory:  device buffers " << double(s.device_buffer_bytes) / gib << " GiB per device; host ≈ "
+            << s.host_estimate_bytes / gib << " GiB (electron_batch " << (s.electron_batch ? s.electron_batch : s.electrons)
+            << " x " << double(s.spline_bytes_per_electron) / 1e6 << " MB of splines per electron, or the download staging)\n";
+  std::cout << "passes:  " << s.passes << (s.passes > 1 ? " (the screen in tiles of up to " : " (the whole screen; ")
+            << (s.passes > 1 ? std::to_string(s.pass_rows) + " rows in turn: the device buffers above are one pass's)"
+                             : std::string("it fits the devices)"))
+            << "\nsharding: " << s.sharding << " (" << s.sharding_reason << ")\n";
+  std::cout << "knots:   " << s.knots.knots_per_period << " per period";
+  if (s.knots.automatic)
+    std::cout << " (auto: estimated relative field error " << s.knots.estimate() << " <= tolerance "
+              << s.knots.tolerance << ", from " << s.knots.pilots.size() << " pilot electrons at K against 2K)";
+  std::cout << "\n";
+  if (s.passes > 1) {
+    // Both memories of a screen in passes: the device's per pass (above), the host's peak with the kept splines.
+    std::cout << "splines: " << (s.pass_splines == "kept" ? "kept on the host between passes" : "solved again in every pass")
+              << " (" << s.pass_splines_reason << ")\n";
+    std::cout << "memory:  device " << double(s.device_buffer_bytes) / gib << " GiB per device in each pass; host peak ≈ "
+              << s.host_estimate_bytes / gib << " GiB"
+              << (s.pass_splines == "kept" ? " with the kept splines" : "") << "\n";
+    if (s.pass_splines != "kept")
+      std::cout << "time:    ≈ " << s.pass_resolve_estimate << " s solving the trajectories again in passes 2 to "
+                << s.passes << " (electron 0's solve, over the host's threads)\n";
+  }
+  if (s.time_estimate > 0)
+    std::cout << "time:    ≈ " << s.time_estimate + s.pass_resolve_estimate << " s of field kernels"
+              << (s.pass_resolve_estimate > 0 ? " and re-solves" : "")
+              << " (the rate `edm bench` measured on this device and kernel)\n";
+  else
+    std::cout << "time:    unknown — run `edm bench CAMPAIGN.toml` once on this device (this campaign, so that its "
+                 "kernel path is measured) to measure its rate\n";
+  return 0;
+}
+
 int cmd_run(const Args& args) {
   po::options_description desc("edm run CAMPAIGN.toml [options]");
   std::vector<std::string> sets;
@@ -106,49 +164,7 @@ int cmd_run(const Args& args) {
   ConsoleObserver obs(vm.count("quiet") > 0 || other_rank, vm.count("verbose") > 0);
   const RunSummary s = run_campaign(campaign, registry, ro, obs);
   obs.end_line();
-  if (ro.dry_run) {
-    // The resolved configuration, key by key, with where each value came from.
-    std::cout << "dry run of " << campaign_file << " (nothing is run or written)\n\n";
-    const toml::table eff = campaign.to_toml();
-    for (const auto& [section, node] : eff) {
-      const auto* t = node.as_table();
-      if (!t) continue;
-      std::cout << "[" << section.str() << "]\n";
-      for (const auto& [key, value] : *t) {
-        const std::string full = std::string(section.str()) + "." + std::string(key.str());
-        const auto it = campaign.origins.find(full);
-        std::ostringstream v;
-        value.visit([&v](auto&& n) { v << n; });
-        std::cout << "  " << key.str() << " = " << v.str();
-        if (it != campaign.origins.end()) std::cout << "   # " << origin_name(it->second);
-        std::cout << "\n";
-      }
-    }
-    const double gib = 1024.0 * 1024 * 1024;
-    std::cout << "\ncell:    " << s.electrons << " electrons x " << s.screen.nx << " x " << s.screen.ny
-              << " pixels x " << s.screen.samples << " samples = " << double(s.slots) << " slots\n";
-    std::cout << "devices: ";
-    for (std::size_t i = 0; i < s.devices.size(); ++i) std::cout << (i ? "; " : "") << s.devices[i];
-    std::cout << "\nmemory:  device buffers " << double(s.device_buffer_bytes) / gib << " GiB per device; host ≈ "
-              << s.host_estimate_bytes / gib << " GiB (electron_batch " << (s.electron_batch ? s.electron_batch : s.electrons)
-              << " x " << double(s.spline_bytes_per_electron) / 1e6 << " MB of splines per electron, or the download staging)\n";
-    std::cout << "passes:  " << s.passes << (s.passes > 1 ? " (the screen in tiles of up to " : " (the whole screen; ")
-              << (s.passes > 1 ? std::to_string(s.pass_rows) + " rows in turn: the device buffers above are one pass's)"
-                               : std::string("it fits the devices)"))
-              << "\nsharding: " << s.sharding << " (" << s.sharding_reason << ")\n";
-    std::cout << "knots:   " << s.knots.knots_per_period << " per period";
-    if (s.knots.automatic)
-      std::cout << " (auto: estimated relative field error " << s.knots.estimate() << " <= tolerance "
-                << s.knots.tolerance << ", from " << s.knots.pilots.size() << " pilot electrons at K against 2K)";
-    std::cout << "\n";
-    if (s.time_estimate > 0)
-      std::cout << "time:    ≈ " << s.time_estimate
-                << " s of field kernels (the rate `edm bench` measured on this device and kernel)\n";
-    else
-      std::cout << "time:    unknown — run `edm bench CAMPAIGN.toml` once on this device (this campaign, so that its "
-                   "kernel path is measured) to measure its rate\n";
-    return 0;
-  }
+  if (ro.dry_run) return print_dry_run(campaign_file, campaign, s);
   if (!vm.count("quiet") && s.rank == 0) {
     std::cout << "edm run " << s.run_id << ": " << s.electrons << " electrons in " << s.batches << " batch(es), "
               << s.timing.total << " s (trajectories " << s.timing.trajectories << " s, field " << s.timing.field

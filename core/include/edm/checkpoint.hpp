@@ -62,6 +62,14 @@ struct CheckpointState {
   // The CLBlast parameter sets of the processes that summed [first, next_electron) (TuningSpan,
   // dataset clblast_tuning: "first<TAB>record" a line); empty: a checkpoint of an older edm.
   std::vector<TuningSpan> tuning;
+  // A screen run in passes of rows (share/docs/design.md, "Screens larger than the devices"): the
+  // pass whose cube this is (0: the first) of `passes`, and its rows [pass_row0, pass_row1) of the
+  // whole screen. The passes before it are written in field.h5.partial. In a checkpoint of a later
+  // pass (pass > 0), next_electron, batches_done and the cube are the pass's, while gamma, coverage
+  // and knots_total are the run's (every electron's, from the first pass, which later passes repeat).
+  // A checkpoint without the attributes: the first pass of one.
+  std::uint32_t pass = 0, passes = 1;
+  std::int32_t pass_row0 = 0, pass_row1 = 0;
 };
 
 // A campaign's provenance as a checkpoint keeps it (TOML: file, and origin.<key> = default | file |

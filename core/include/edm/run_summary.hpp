@@ -73,6 +73,13 @@ struct RunSummary {
   // The screen in tiles of rows run in turn when its cube does not fit the devices at once: the
   // number of passes and the rows of the tallest (passes = 1: the whole screen at once).
   int passes = 1, pass_rows = 0;
+  // Passes > 1: whether the later passes launch the first pass's splines kept on the host ("kept")
+  // or solve every electron again ("re-solved"), why, and the kept splines' bytes (predicted at the
+  // plan, measured after the run); the host budget the plan left for them. The dry run's prediction
+  // of the re-solves' seconds (0 when kept).
+  std::string pass_splines, pass_splines_reason;
+  std::uint64_t pass_splines_bytes = 0;
+  double pass_splines_budget = 0, pass_resolve_estimate = 0;
   std::uint64_t slots = 0;
   Screen screen;
   CoverageReport coverage;

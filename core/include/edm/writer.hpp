@@ -61,6 +61,17 @@ class FieldWriter {
   // A joined writer's end: flushes and closes (IoError when the data cannot be made durable).
   void release();
 
+  // A screen run in passes and stopped in a later pass (share/docs/design.md, "Screens larger than
+  // the devices"): field.h5.partial holds the rows of the passes before the checkpoint's pass.
+  // keep_partial(): this writer, if it ends uncommitted, leaves the file (closed) for edm resume.
+  // The resuming constructor takes the file over as its owner (it writes the remaining passes and
+  // commits); IoError naming the file when it is missing (EDM-CKP-088) or was written by a run other
+  // than `run_id` (EDM-CKP-089), EDM-IO-* when it is not the field file of this screen and mode.
+  void keep_partial();
+  struct Resume {};
+  FieldWriter(Resume, std::filesystem::path final_path, const Screen& screen, const Normalization& units, Mode mode,
+              const std::string& run_id);
+
   struct Impl;  // opaque (writer.cpp)
 
  private:

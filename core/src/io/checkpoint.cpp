@@ -213,6 +213,12 @@ void write_header(hid_t root, const CheckpointState& st, const RawCubes& acc, co
   put_attr_u64(root, "generation", st.generation);
   put_attr_i64(root, "checkpoint_every", st.checkpoint_every);
   if (st.input_digest) put_attr_u64(root, "input_digest", st.input_digest);
+  if (st.passes > 1) {  // a screen in passes: which pass's cube, on which rows
+    put_attr_u64(root, "pass", st.pass);
+    put_attr_u64(root, "passes", st.passes);
+    put_attr_u64(root, "pass_row0", std::uint64_t(st.pass_row0));
+    put_attr_u64(root, "pass_row1", std::uint64_t(st.pass_row1));
+  }
   if (std::isfinite(st.window_t0) && std::isfinite(st.window_dt)) {
     put_attr_f64(root, "window_t0", st.window_t0);
     put_attr_f64(root, "window_dt", st.window_dt);
@@ -461,6 +467,21 @@ std::string differing_layout_key(hid_t root, const RawCubes& acc, const std::fil
   return "";
 }
 
+// The pass of a screen in passes (CheckpointState::pass): absent, the first of one; all four or none.
+void read_pass(hid_t root, CheckpointState& st, const std::filesystem::path& file) {
+  if (H5Aexists(root, "passes") <= 0) return;
+  const std::uint64_t pass = get_attr_u64(root, "pass", file), passes = get_attr_u64(root, "passes", file);
+  const std::uint64_t y0 = get_attr_u64(root, "pass_row0", file), y1 = get_attr_u64(root, "pass_row1", file);
+  if (passes < 2 || passes > (1u << 24) || pass >= passes || y0 >= y1 || y1 > (1u << 30))
+    throw IoError("EDM-CKP-023", file.string() + ": attributes pass = " + std::to_string(pass) + " of passes = " +
+                                     std::to_string(passes) + ", rows " + std::to_string(y0) + " to " +
+                                     std::to_string(y1) + " are impossible");
+  st.pass = std::uint32_t(pass);
+  st.passes = std::uint32_t(passes);
+  st.pass_row0 = std::int32_t(y0);
+  st.pass_row1 = std::int32_t(y1);
+}
+
 // Whether the checkpoint holds its cubes: the attribute cube_saved (0 or 1); absent in checkpoints
 // written before it, which always hold them.
 bool read_cube_saved(hid_t root, const std::filesystem::path& file) {
@@ -478,11 +499,14 @@ void check_no_cube_state(hid_t root, const CheckpointState& st, const std::files
                                      "; the checkpoint is damaged");
   };
   if (st.batches_done != 0) fail("batches_done = " + std::to_string(st.batches_done));
-  if (st.knots_total != 0) fail("knots_total = " + std::to_string(st.knots_total));
-  for (const auto c : st.gamma.count)
-    if (c != 0) fail("gamma_count counts electrons");
-  if (!st.gamma.drain.empty()) fail("it records drains");
-  if (!st.coverage.empty()) fail("it records coverage of electron " + std::to_string(st.coverage.front().electron));
+  // A later pass's γ trace, coverage and knots are the first pass's, of every electron.
+  if (st.pass == 0) {
+    if (st.knots_total != 0) fail("knots_total = " + std::to_string(st.knots_total));
+    for (const auto c : st.gamma.count)
+      if (c != 0) fail("gamma_count counts electrons");
+    if (!st.gamma.drain.empty()) fail("it records drains");
+    if (!st.coverage.empty()) fail("it records coverage of electron " + std::to_string(st.coverage.front().electron));
+  }
   if (H5Lexists(root, cube_name(0, 0).c_str(), H5P_DEFAULT) > 0) fail("it holds the dataset " + cube_name(0, 0));
   if (H5Lexists(root, "spectra", H5P_DEFAULT) > 0) fail("it holds the group /spectra");
 }
@@ -576,6 +600,7 @@ CheckpointState read_checkpoint_state(const std::filesystem::path& file) {
     st.window_dt = h5::attr_double(root, "window_dt").value_or(NAN);
   }
   if (H5Lexists(root, "clblast_tuning", H5P_DEFAULT) > 0) st.tuning = read_tuning(root, file);
+  read_pass(root, st, file);
   read_gamma_and_coverage(root, st, file);
   st.cube = read_cube_saved(root, file);
   if (!st.cube) check_no_cube_state(root, st, file);
@@ -592,12 +617,14 @@ void check_resume_state(const CheckpointState& st, std::uint64_t electrons, cons
   if (st.batches_done > st.next_electron)
     fail("batches_done = " + std::to_string(st.batches_done) + " exceeds the " + std::to_string(st.next_electron) +
          " electrons done");
+  // A later pass's γ trace and coverage are of every electron (the first pass's).
+  const std::uint64_t done = st.pass > 0 ? electrons : st.next_electron;
   for (const auto c : st.gamma.count)
-    if (c > st.next_electron) fail("gamma_count counts more electrons than the " + std::to_string(st.next_electron) + " done");
+    if (c > done) fail("gamma_count counts more electrons than the " + std::to_string(done) + " done");
   for (const auto& [e, d] : st.gamma.drain)
-    if (e >= st.next_electron) fail("drain_electron names electron " + std::to_string(e) + ", not yet done");
+    if (e >= done) fail("drain_electron names electron " + std::to_string(e) + ", not yet done");
   for (const auto& r : st.coverage)
-    if (r.electron >= st.next_electron) fail("coverage names electron " + std::to_string(r.electron) + ", not yet done");
+    if (r.electron >= done) fail("coverage names electron " + std::to_string(r.electron) + ", not yet done");
 }
 
 bool load_checkpoint_cube(const std::filesystem::path& file, RawCubes& acc) {

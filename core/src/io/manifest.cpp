@@ -158,6 +158,12 @@ toml::table config_table(const Campaign& campaign, const RunSummary& s, const Ma
     config.insert("knots_estimates", std::move(estimates));
     config.insert("knots_pilots", std::move(pilots));
   }
+  // A screen in passes: the later passes' splines, kept on the host or solved again, and why.
+  if (s.passes > 1) {
+    config.insert("pass_splines", s.pass_splines);
+    config.insert("pass_splines_bytes", int64_t(s.pass_splines_bytes));
+    config.insert("pass_splines_reason", s.pass_splines_reason);
+  }
   config.insert("origin", std::move(origins));
   return config;
 }

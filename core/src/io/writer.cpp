@@ -319,6 +319,7 @@ struct FieldWriter::Impl {
   bool potential = false;  // run.mode = "potential": bucket 0 is A, bucket 1's first component A⁰
   void create_potential(hid_t meshes);
   bool joined = false;  // rows of a file another process created (FieldWriter::Join)
+  bool keep = false;    // left in place uncommitted: a later pass's checkpoint continues it (keep_partial)
 };
 
 // The potential's two records (openPMD allows a Cartesian vector only x, y, z): the vector /A (a
@@ -472,6 +473,26 @@ FieldWriter::FieldWriter(Join, std::filesystem::path final_path, const Screen& s
   open_partial_rw(I);
 }
 
+FieldWriter::FieldWriter(Resume, std::filesystem::path final_path, const Screen& screen, const Normalization& units,
+                         Mode mode, const std::string& run_id)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  set_up(I, std::move(final_path), screen, units, mode);
+  I.keep = true;  // not this process's file until it is known to be the run's
+  if (!std::filesystem::is_regular_file(I.partial_path))
+    throw IoError("EDM-CKP-088", I.partial_path.string() + " is missing: the checkpoint is of a later pass of a "
+                                 "screen in passes, whose earlier passes' rows it holds; start again with edm run --overwrite");
+  open_partial_rw(I);
+  if (h5::attr_string(I.file.get(), "run_id").value_or("") != run_id)
+    throw IoError("EDM-CKP-089", I.partial_path.string() + " was written by another run than the checkpoint's (" +
+                                     run_id + "): its rows are not the passes before the checkpoint's; start again "
+                                     "with edm run --overwrite");
+  if (mode == Mode::Potential) I.potential = true;
+  I.keep = false;
+}
+
+void FieldWriter::keep_partial() { impl_->keep = true; }
+
 void FieldWriter::close_for_others() {
   if (impl_->file.valid()) close_durably(*impl_, "the field file before the other ranks write their rows");
 }
@@ -489,6 +510,7 @@ FieldWriter::~FieldWriter() {
   impl_->datasets.clear();
   impl_->file.reset();
   if (impl_->joined) return;  // the owner's file: the owner removes it if the run fails
+  if (impl_->keep) return;    // a later pass's checkpoint continues it
   std::error_code ec;
   std::filesystem::remove(impl_->partial_path, ec);
 }

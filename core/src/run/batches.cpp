@@ -208,6 +208,20 @@ std::uint64_t advance_digest(const RunPlan& plan, BatchState& state) {
   return recorded_digest(state.digest);
 }
 
+// A screen in passes: which pass's cube a checkpoint holds; a later pass's γ trace, coverage and knots
+// are the run's (the first pass's), which its own launches repeat.
+void record_pass(const BatchState& state, CheckpointState& st) {
+  if (state.passes < 2) return;
+  st.pass = state.pass;
+  st.passes = state.passes;
+  st.pass_row0 = state.pass_rows.first;
+  st.pass_row1 = state.pass_rows.second;
+  if (!state.run_products) return;
+  st.gamma = state.run_products->gamma;
+  st.coverage = state.run_products->coverage;
+  st.knots_total = state.run_products->knots;
+}
+
 CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, ShardedFieldAccumulator& acc,
                                  const RunSummary& S) {
   CheckpointState st;
@@ -234,6 +248,7 @@ CheckpointState checkpoint_state(const RunPlan& plan, BatchState& state, Sharded
   st.tuning = S.tuning;
   if (st.cube)
     for (BatchConsumer* c : state.consumers) c->save(st);  // e.g. every device's direct spectra so far
+  record_pass(state, st);
   return st;
 }
 
@@ -294,7 +309,11 @@ bool stop_requested(const RunContext& ctx) { return ctx.options.stop && ctx.opti
                                       BatchState& state, ShardedFieldAccumulator& acc, RunSummary& S) {
   save_checkpoint(plan, state, acc, S);
   ctx.observer.phase("checkpoint", state.checkpoint_file.string() + ": " + std::to_string(state.next) + " electrons");
-  throw Interrupted("EDM-RUN-010", "stopped on request after " + std::to_string(state.next - plan.first) + " of " +
+  const std::string pass = state.passes > 1 ? "in pass " + std::to_string(state.pass + 1) + " of " +
+                                                  std::to_string(state.passes) + " (rows " + std::to_string(state.pass_rows.first) +
+                                                  " to " + std::to_string(state.pass_rows.second - 1) + ") "
+                                            : std::string();
+  throw Interrupted("EDM-RUN-010", "stopped on request " + pass + "after " + std::to_string(state.next - plan.first) + " of " +
                                        std::to_string(plan.local_electrons()) + " electrons" +
                                        (plan.ranks.size > 1 ? " of this rank" : "") + " (" +
                                        std::to_string(cell.electrons()) + " in all); checkpoint written to " +
@@ -461,6 +480,18 @@ int tail_rows(const RunContext& ctx, const RunPlan& plan, const ShardedFieldAccu
   return S.tail_slabs > 1 ? rows : 0;
 }
 
+// Why a later pass of a screen in passes is not checkpointed, or "" when it is: its checkpoint would
+// lack the first pass's direct spectra sums, which the run still has to write; a potential run's
+// field.h5.partial (records /A and /A0) is not one that a resume takes over (FieldWriter::Resume).
+std::string later_pass_not_checkpointed(const RunContext& ctx, const PreparedCell& cell) {
+  if (ctx.campaign.spectra.enabled)
+    return "a later pass of a screen in passes with [spectra] enabled is not checkpointed (its checkpoint would "
+           "lack the first pass's spectra sums)";
+  if (cell.mode() == Mode::Potential)
+    return "a later pass of a screen in passes of a potential run (run.mode = \"potential\") is not checkpointed";
+  return "";
+}
+
 // A stop request whose state cannot be checkpointed (BatchLoop::stop): the run ends with no field.h5
 // (the writer removes its .partial) and the last checkpoint, if any, stands.
 [[noreturn]] void throw_unresumable_stop(const RunPlan& plan, const BatchState& state, const RunSummary& S,
@@ -500,6 +531,12 @@ std::shared_ptr<SplineBatch> shared_batch(SplineBatch&& batch) {
     b->release();
     delete b;
   });
+}
+
+// A later pass's batch from the splines kept on the host (KeptSplines::serve), instead of its solve.
+std::optional<SplineBatch> kept_batch(const BatchState& state, std::uint64_t b0, std::uint64_t count) {
+  if (!state.kept || !state.kept->complete()) return std::nullopt;
+  return state.kept->serve(b0, count);
 }
 
 // One batch: solve, record, launch (with overlap, the device drains it on the watcher's thread).
@@ -595,9 +632,9 @@ struct BatchLoop {
     wait_for_device();
     acc.drain();  // a batch in slabs: its launches left are not enqueued either
     std::string why;
-    // A checkpoint holds one accumulator's cube, and edm resume restores the first pass's.
-    if (state.later_pass)
-      throw_unresumable_stop(plan, state, S, "a later pass of a screen run in tiles in turn is not checkpointed");
+    // A later pass's checkpoint holds its own cube (the passes before it are in field.h5.partial).
+    if (const std::string no = later_pass_not_checkpointed(ctx, cell); state.later_pass && !no.empty())
+      throw_unresumable_stop(plan, state, S, no);
     if (acc.stopped()) {
       const auto k = acc.stopped_at();
       if (!k)
@@ -627,6 +664,7 @@ struct BatchLoop {
   // Solves a batch (or a piece), stopped on request: nothing of it is summed then. Shared among the
   // ranks: the seconds are this rank's solve of its slice and the gather.
   std::optional<SplineBatch> solve(std::uint64_t b0, std::uint64_t count) {
+    if (auto kept = kept_batch(state, b0, count)) return kept;  // a later pass: the first pass's splines
     const auto t0 = Clock::now();
     std::optional<SplineBatch> batch = shared_now ? solve_shared(b0, count) : solve_here(b0, count);
     if (batch) S.timing.trajectories += seconds_since(t0);
@@ -834,37 +872,167 @@ void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan&
   if (!burst.empty()) ctx.observer.warning(burst);
 }
 
+void KeptSplines::take(const std::shared_ptr<SplineBatch>& batch, bool /*in_slabs*/) {
+  if (dropped_) return;
+  const std::uint64_t n = batch->electrons.size();
+  if (bytes_ + batch->bytes() > limit_) {
+    // The knot budget predicted less than the solves made: the later passes solve again.
+    why_ = "the kept splines reached " + std::to_string(bytes_ + batch->bytes()) + " bytes at electron " +
+           std::to_string(next_ + n) + ", over the host budget of " + std::to_string(limit_) + " bytes left for them";
+    dropped_ = true;
+    batches_.clear();
+    bytes_ = 0;
+    return;
+  }
+  batches_.push_back({next_, n, batch});
+  next_ += n;
+  bytes_ += batch->bytes();
+  peak_ = std::max(peak_, bytes_);
+}
+
+std::optional<SplineBatch> KeptSplines::serve(std::uint64_t b0, std::uint64_t count) {
+  const auto it = std::find_if(batches_.begin(), batches_.end(), [&](const Kept& k) { return k.first == b0; });
+  if (it == batches_.end() || it->count != count) return std::nullopt;
+  if (!last_) return *it->batch;  // a copy: the passes after this one launch it too
+  // The last pass: the batch leaves the host as it is launched (the launch's shared batch releases it).
+  SplineBatch out = std::move(*it->batch);
+  bytes_ -= std::min(bytes_, out.bytes());
+  it->batch.reset();
+  return out;
+}
+
+namespace {
+// run.toml's record of the later passes' splines, once they ran: re-solved when the kept batches
+// were dropped on the way (the knot budget predicted less), with the bytes they reached.
+void record_pass_splines(const KeptSplines* kept, RunSummary& S) {
+  if (!kept || S.pass_splines != "kept") return;
+  if (!kept->dropped().empty()) {
+    S.pass_splines = "re-solved";
+    S.pass_splines_reason = kept->dropped();
+  }
+  S.pass_splines_bytes = kept->peak_bytes();
+}
+}  // namespace
+
+std::uint32_t resumed_pass(const RunContext& ctx, const RunPlan& plan, const std::vector<std::pair<int, int>>& passes,
+                           const RunSummary& S) {
+  if (!ctx.options.resume) return 0;
+  BatchState probe;
+  probe.checkpoint_file = checkpoint_path(S.folder);
+  const auto file = resume_file(plan, probe, S);
+  const CheckpointState st = read_checkpoint_state(file);
+  if (st.passes < 2) return 0;  // the first pass (or a checkpoint of an edm before passes were recorded)
+  const std::pair<int, int> rows{st.pass_row0, st.pass_row1};
+  if (st.passes != passes.size() || passes[st.pass] != rows)
+    throw IoError("EDM-CKP-087", file.string() + " is of pass " + std::to_string(st.pass + 1) + " of " +
+                                     std::to_string(st.passes) + " (rows " + std::to_string(rows.first) + " to " +
+                                     std::to_string(rows.second - 1) + "), but this run plans " +
+                                     std::to_string(passes.size()) + " pass(es) of other rows on these devices: "
+                                     "resume with the stopped run's devices and environment (accumulator.devices, "
+                                     "EDM_MAX_DEVICE_ALLOCATION, EDM_MAX_DEVICE_MEMORY), or start again with edm run "
+                                     "--overwrite");
+  return st.pass;
+}
+
+void enter_pass(BatchState& state, RunSummary& S, std::uint32_t p, const std::vector<std::pair<int, int>>& passes) {
+  if (passes.size() < 2) return;
+  state.pass = p;
+  state.passes = std::uint32_t(passes.size());
+  state.pass_rows = passes[p];
+  if (p == 0) return;
+  auto run = std::make_shared<PassProducts>();
+  run->gamma = std::move(state.gamma);
+  run->coverage = S.coverage.records;
+  run->knots = S.knots_total;
+  state.gamma = GammaTrace{};
+  state.run_products = std::move(run);
+  state.later_pass = true;
+}
+
+void leave_later_pass(BatchState& state, RunSummary& S) {
+  if (!state.run_products) return;
+  state.gamma = state.run_products->gamma;
+  S.coverage.records = state.run_products->coverage;
+  S.knots_total = state.run_products->knots;
+}
+
+namespace {
+// Pass p's batch state: a fresh start at this rank's first electron, with the run's campaign,
+// checkpoint cadence (as the first pass resolved it) and generations carried on from `run`.
+BatchState later_pass_state(const PreparedCell& cell, const RunPlan& plan, const BatchState& run, bool checkpointed,
+                            std::shared_ptr<const PassProducts> products, std::uint32_t p,
+                            const std::vector<std::pair<int, int>>& passes) {
+  BatchState state;
+  state.checkpoint_file = run.checkpoint_file;
+  state.next = state.digest_to = plan.first;
+  state.scenario = &cell.plugin_scenario();
+  state.campaign_text = run.campaign_text;
+  state.campaign_provenance = run.campaign_provenance;
+  state.checkpoint_every_asked = run.checkpoint_every_asked;
+  state.checkpoint_every = checkpointed ? run.checkpoint_every : -1;
+  state.generation = run.generation;
+  state.later_pass = true;
+  state.pass = p;
+  state.passes = std::uint32_t(passes.size());
+  state.pass_rows = passes[p];
+  state.run_products = std::move(products);
+  return state;
+}
+}  // namespace
+
 double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                        const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
-                        FieldWriter* writer, RunSummary& S) {
+                        const KernelOptions& kernel, const LaterPasses& L, BatchState& run, RunSummary& S) {
   double write_seconds = 0;
-  // The host-side products are the first pass's: every pass solves the same electrons again.
-  const CoverageReport coverage = S.coverage;
-  const std::uint64_t knots = S.knots_total;
+  KeptSplines* kept = L.kept;
+  // The host-side products are the run's: every pass launches the same electrons again.
+  const auto products = std::make_shared<const PassProducts>(PassProducts{run.gamma, S.coverage.records, S.knots_total});
   // download_field records one pass's kernel and field seconds: run.toml [timing] sums the passes.
   double kernel_seconds = S.timing.kernel, field_seconds = S.timing.field;
   double upload_seconds = S.timing.upload, upload_bytes = S.timing.upload_bytes;
-  for (std::size_t p = 1; p < passes.size(); ++p) {
-    const auto [y0, y1] = passes[p];
-    ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(passes.size()) + ": rows " +
-                                   std::to_string(y0) + " to " + std::to_string(y1 - 1));
+  for (std::size_t p = L.from; p < L.passes.size(); ++p) {
+    const auto [y0, y1] = L.passes[p];
+    ctx.observer.phase("pass", std::to_string(p + 1) + " of " + std::to_string(L.passes.size()) + ": rows " +
+                                   std::to_string(y0) + " to " + std::to_string(y1 - 1) +
+                                   (kept && kept->complete() ? " (splines kept on the host)" : ""));
+    // The rows of the passes before are on disk before this pass may checkpoint (a resume reads them).
+    const bool checkpointed = later_pass_not_checkpointed(ctx, cell).empty();
+    if (L.writer && checkpointed) {
+      L.writer->close_for_others();
+      L.writer->reopen();
+    }
     // The pass before has been finished (its buffers released) before this one allocates.
     ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), y0, y1), cell.mode(), kernel, plan.sharding);
-    BatchState state;
-    state.checkpoint_file = checkpoint_path(S.folder);
-    state.next = state.digest_to = plan.first;
-    state.scenario = &cell.plugin_scenario();
-    state.checkpoint_every = -1;
-    state.later_pass = true;
-    run_batches(ctx, cell, plan, acc, state, S);
-    S.coverage = coverage;
-    S.knots_total = knots;
-    write_seconds += download_field(ctx, cell, plan, acc, state, writer, S);  // this pass's rows, written now
+    BatchState state = later_pass_state(cell, plan, run, checkpointed, products, std::uint32_t(p), L.passes);
+    if (kept && kept->complete()) {
+      kept->set_last(p + 1 == L.passes.size());
+      state.kept = kept;  // the batch loop launches them instead of solving
+    } else if (kept && kept->dropped().empty() && p + 1 < L.passes.size()) {
+      kept->restart();  // this pass solves every electron: the passes after it launch its splines
+      state.consumers.push_back(kept);
+      S.pass_splines_reason += "; pass " + std::to_string(p + 1) + " solved them again (the pass before began midway)";
+    }
+    // Once this pass has checkpointed, field.h5.partial belongs to that checkpoint: kept whatever follows.
+    const std::uint64_t before = state.generation;
+    const auto keep_rows = [&] {
+      run.generation = state.generation;
+      if (L.writer && state.generation > before) L.writer->keep_partial();
+    };
+    try {
+      run_batches(ctx, cell, plan, acc, state, S);
+      keep_rows();
+    } catch (...) {
+      keep_rows();
+      throw;
+    }
+    S.coverage.records = products->coverage;
+    S.knots_total = products->knots;
+    write_seconds += download_field(ctx, cell, plan, acc, state, L.writer, S);  // this pass's rows, written now
     kernel_seconds += S.timing.kernel;
     field_seconds += S.timing.field;
     upload_seconds += S.timing.upload;
     upload_bytes += S.timing.upload_bytes;
   }
+  record_pass_splines(kept, S);
   S.timing.kernel = kernel_seconds;
   S.timing.field = field_seconds;
   S.timing.upload = upload_seconds;

@@ -25,12 +25,13 @@ RunFolderLock lock_run_folder(const RunContext& ctx) {
   return lock;
 }
 
-void set_aside_leftovers(const RunContext& ctx, const RunSummary& S) {
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& S, bool keep_field_partial) {
   // edm's temporary names, as an earlier run may have left them: a complete field that lost its
   // manifest (edm told the user to keep it), or a write cut short. Not this run's files, so they
   // are moved aside, never removed or written over.
   const auto ckpt = checkpoint_path(S.folder);
   for (const auto& final_name : {S.field_file, S.manifest_file, ckpt}) {
+    if (keep_field_partial && final_name == S.field_file) continue;  // the earlier passes of the checkpoint's run
     const auto file = RunFolder::staging(final_name);
     if (const auto kept = move_aside(file))
       ctx.observer.warning("kept " + file.string() + " from an earlier run: moved aside to " + kept->string());

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <numbers>
 #include <string>
+#include <thread>
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -375,18 +376,62 @@ void refuse_host_overflow(const RunContext& ctx, const PreparedCell& cell, const
   throw ConfigError("EDM-RUN-032", msg);
 }
 
+std::uint64_t plan_pass_splines(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                RunSummary& S) {
+  S.pass_splines.clear();
+  S.pass_splines_reason.clear();
+  S.pass_splines_bytes = 0;
+  S.pass_splines_budget = 0;
+  if (S.passes <= 1) return 0;
+  // What refuse_host_overflow counts for the batches comes first: the kept splines take what is left.
+  const HostMemory m = host_memory(ctx, cell, plan, S);
+  const bool overlap = ctx.campaign.accumulator.batch_overlap && plan.batch < plan.local_electrons();
+  const double batches = (overlap ? 2.0 : 1.0) * double(plan.batch) * m.per_electron;
+  const double left = std::max(0.0, m.limit - m.fixed - batches);
+  // Every electron of this rank, at the knot budget's bound (the kept batches are measured as they come).
+  const double splines = double(plan.local_electrons()) *
+                         (cell.budget().max_knots * double(kCoefPerInterval) * sizeof(double) + sizeof(ElectronSpline));
+  S.pass_splines_bytes = std::uint64_t(splines);
+  S.pass_splines_budget = left;
+  const bool keep = splines <= left;
+  char why[500];
+  std::snprintf(why, sizeof why,
+                "the splines of %llu electrons (%s at up to %.3g knots each) %s the host budget left beside the "
+                "batches (%s of the limit of %s%s)",
+                (unsigned long long)plan.local_electrons(), mib(splines).c_str(), cell.budget().max_knots,
+                keep ? "fit" : "do not fit", mib(left).c_str(), mib(m.limit).c_str(),
+                ctx.options.max_host_memory ? ", --max-host-memory" : ", this machine");
+  S.pass_splines = keep ? "kept" : "re-solved";
+  S.pass_splines_reason = why;
+  ctx.observer.phase("passes", std::string(keep ? "splines kept on the host between passes: " : "splines solved again in "
+                                                                                               "every pass: ") + why);
+  return keep ? std::uint64_t(left) : 0;
+}
+
 void estimate_dry_run(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                       const ShardedFieldAccumulator& acc, RunSummary& S, std::uint64_t probe_bytes) {
   // The batch's splines or the download staging, whichever is larger. The probe solve honours a
   // stop request (Interrupted, exit 130) like every solve; electron 0 solved already as the first
   // root-sampling pilot is not solved again, and a stop request since is honoured here.
-  if (probe_bytes == 0) {
+  // Passes that solve every electron again: the probe's solve is timed (electron 0 again if a pilot
+  // solved it) for the re-solves' time.
+  const bool resolves = S.passes > 1 && S.pass_splines == "re-solved";
+  double solve_seconds = 0;
+  if (probe_bytes == 0 || resolves) {
+    const auto t0 = Clock::now();
     probe_bytes = cell.solve(0, 1, ctx.options.stop).bytes();
+    solve_seconds = seconds_since(t0);
   } else if (ctx.options.stop && ctx.options.stop->load()) {
     throw Interrupted("EDM-RUN-060", "the dry run was stopped on request before its estimates");
   }
   S.spline_bytes_per_electron = probe_bytes;
   S.host_estimate_bytes = std::max(double(plan.batch) * double(probe_bytes), 2.0 * double(plan.slab_bytes));
+  // The kept splines stay beside the batches from the first pass to the last.
+  if (S.pass_splines == "kept") S.host_estimate_bytes += double(S.pass_splines_bytes);
+  // A batch is solved on every hardware thread, one electron per thread.
+  const double threads = std::max(1u, std::thread::hardware_concurrency());
+  S.pass_resolve_estimate =
+      resolves ? solve_seconds * double(plan.local_electrons()) * double(S.passes - 1) / threads : 0.0;
   // Each device at the rate `edm bench` measured on the kernel path this run takes there (its
   // effective options: the lanes or the scalar kernel), none when that path was never measured.
   double rate = 0;

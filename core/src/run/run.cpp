@@ -55,18 +55,78 @@ struct WarningRecorder final : RunObserver {
 };
 
 // The kernel options, the sharding and the passes planned, the accumulators of the first pass on
-// this process's devices (and their buffer size in the summary).
+// this process's devices (and their buffer size in the summary); edm resume of a later pass's
+// checkpoint (`pass0`, its index): that pass's.
 ShardedFieldAccumulator first_pass_accumulator(const detail::RunContext& ctx, const PreparedCell& cell,
                                                detail::RunPlan& plan, KernelOptions& kernel,
-                                               std::vector<std::pair<int, int>>& passes, RunSummary& S) {
+                                               std::vector<std::pair<int, int>>& passes, std::uint32_t& pass0,
+                                               RunSummary& S) {
   kernel = kernel_options(ctx.campaign.accumulator);
   kernel.ensemble_radius = cell.transverse_rms();  // for the automatic pixel order
   detail::plan_sharding(ctx, cell, plan, S);
   passes = detail::plan_passes(ctx, cell, plan, S);
-  ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), passes[0].first, passes[0].second),
+  pass0 = detail::resumed_pass(ctx, plan, passes, S);
+  ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), passes[pass0].first, passes[pass0].second),
                               cell.mode(), kernel, plan.sharding);
   S.device_buffer_bytes = acc.device_buffer_bytes();
   return acc;
+}
+
+// Whether `edm resume` continues a checkpoint of a later pass of a screen in passes: field.h5.partial
+// then holds the passes before it and is no leftover. A checkpoint that cannot be read is reported
+// later, in start_or_resume's words.
+bool resumes_later_pass(const RunOptions& options, const RunSummary& S) {
+  if (!options.resume) return false;
+  try {
+    return read_checkpoint_state(checkpoint_path(S.folder)).pass > 0;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+// Rank 0's field.h5.partial: created, or, resuming a later pass (`pass0` > 0), taken over from the
+// stopped run, whose passes before it are there; kept then whatever happens, for its checkpoint.
+void open_or_continue_field_file(const detail::RunContext& ctx, const PreparedCell& cell, const detail::RunPlan& plan,
+                                 std::uint32_t pass0, std::optional<FieldWriter>& writer, RunSummary& S) {
+  if (pass0 == 0) return detail::open_field_file(ctx, cell, plan, writer, S);
+  if (plan.ranks.rank != 0) return;
+  writer.emplace(FieldWriter::Resume{}, S.field_file, cell.screen(), cell.units(), cell.mode(), S.run_id);
+  writer->keep_partial();
+}
+
+// The passes as the batch loop starts: planned, the one run first, the bytes the kept splines may take.
+struct PassStart {
+  const std::vector<std::pair<int, int>>& passes;
+  std::uint32_t pass0 = 0;
+  std::uint64_t kept_limit = 0;
+};
+
+// The batch loop's state, started or resumed (a resumed later pass's beside the run's products), with
+// the direct spectra (their sums resumed) and the splines kept for the later passes as consumers
+// beside the field's. A pass resumed midway holds too few splines to keep: the pass after it solves
+// and keeps them then (run_later_passes).
+detail::BatchState start_batches(const detail::RunContext& ctx, const PreparedCell& cell, const detail::RunPlan& plan,
+                                 ShardedFieldAccumulator& acc, const PassStart& p,
+                                 std::optional<detail::SpectraShards>& spectra,
+                                 std::optional<detail::KeptSplines>& kept, RunSummary& S) {
+  detail::BatchState state = detail::start_or_resume(ctx, cell, plan, cell.electrons(), acc, S);
+  detail::enter_pass(state, S, p.pass0, p.passes);
+  if (spectra) state.consumers.push_back(&*spectra);  // beside the field, every batch
+  if (p.kept_limit > 0) kept.emplace(plan.first, plan.end, p.kept_limit);
+  if (kept && state.next == plan.first) state.consumers.push_back(&*kept);
+  // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.
+  if (spectra && state.resumed_sums) detail::resume_spectra(plan, state, S, *spectra);
+  return state;
+}
+
+// After the batches of the pass run first: its rows into field.h5.partial (rank 0's `writer`), then
+// the later passes'; the seconds spent writing.
+double write_passes(const detail::RunContext& ctx, const PreparedCell& cell, const detail::RunPlan& plan,
+                    const KernelOptions& kernel, ShardedFieldAccumulator& acc, detail::BatchState& state,
+                    const PassStart& p, FieldWriter* writer, detail::KeptSplines* kept, RunSummary& S) {
+  detail::leave_later_pass(state, S);  // a resumed later pass: the run's γ trace, coverage and knots back
+  const double seconds = detail::download_field(ctx, cell, plan, acc, state, writer, S);
+  return seconds + detail::run_later_passes(ctx, cell, plan, kernel, {p.passes, p.pass0 + 1, writer, kept}, state, S);
 }
 
 }  // namespace
@@ -113,14 +173,16 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   RunFolderLock lock;
   if (!options.dry_run && current_ranks().rank == 0) lock = lock_run_folder(ctx);
   claim_run_folder(ctx, S);
-  if (lock.held()) set_aside_leftovers(ctx, S);
+  if (lock.held()) set_aside_leftovers(ctx, S, resumes_later_pass(options, S));
   RunPlan plan = plan_devices_and_ranks(ctx, cell.electrons(), S);
   // The accumulators before any trajectory is solved: their constructors check that the buffers
   // fit each device and build the kernel.
   KernelOptions kernel;
   std::vector<std::pair<int, int>> passes;  // one, the whole screen, unless its cube does not fit
-  ShardedFieldAccumulator acc = first_pass_accumulator(ctx, cell, plan, kernel, passes, S);
+  std::uint32_t pass0 = 0;                  // the pass run first: 0, or a resumed later pass's
+  ShardedFieldAccumulator acc = first_pass_accumulator(ctx, cell, plan, kernel, passes, pass0, S);
   plan_batches(ctx, cell, plan, S);
+  const std::uint64_t kept_limit = plan_pass_splines(ctx, cell, plan, S);  // passes: keep the splines or re-solve
   const std::uint64_t probe_bytes = check_root_sampling(ctx, cell, S);
   if (options.dry_run) {
     estimate_dry_run(ctx, cell, plan, acc, S, probe_bytes);
@@ -133,18 +195,16 @@ RunSummary run_campaign(const Campaign& campaign, const PluginRegistry& plugins,
   // already written stays for `edm resume`.
   std::optional<SpectraShards> spectra = open_spectra(ctx, cell, plan, S);
   S.spectra_from_samples = spectra && spectra->any_sampled();
-  BatchState state = start_or_resume(ctx, cell, plan, cell.electrons(), acc, S);
-  if (spectra) state.consumers.push_back(&*spectra);  // beside the field, every batch
-  // A checkpoint of no electron done holds no spectra sums: the fresh (zero) ones stand.
-  if (spectra && state.resumed_sums) resume_spectra(plan, state, S, *spectra);
+  std::optional<KeptSplines> kept;
+  BatchState state = start_batches(ctx, cell, plan, acc, {passes, pass0, kept_limit}, spectra, kept, S);
   std::optional<FieldWriter> writer;
-  open_field_file(ctx, cell, plan, writer, S);
+  open_or_continue_field_file(ctx, cell, plan, pass0, writer, S);
   run_batches(ctx, cell, plan, acc, state, S);
 
   // Finish: the field into field.h5 (rank 0), the host-side products folded across ranks exactly
   // (γ trace: sums and extrema; coverage records), then the manifest.
-  double write_seconds = download_field(ctx, cell, plan, acc, state, writer ? &*writer : nullptr, S);
-  write_seconds += run_later_passes(ctx, cell, plan, kernel, passes, writer ? &*writer : nullptr, S);
+  const double write_seconds = write_passes(ctx, cell, plan, kernel, acc, state, {passes, pass0, kept_limit},
+                                            writer ? &*writer : nullptr, kept ? &*kept : nullptr, S);
   if (telemetry) record_telemetry(*telemetry, acc, S);
   RankTimings per_rank = gather_rank_results(plan.ranks, state.gamma, S, plan.share.pixels);
   if (plan.ranks.size > 1) {  // run.toml names every rank's devices and CLBlast sets, not rank 0's alone

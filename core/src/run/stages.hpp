@@ -46,8 +46,9 @@ struct RunContext {
 // The run folder's exclusive lock (created with the folder when missing); ConfigError EDM-RUN-040
 // naming the holder when another process writes there. A stale lock is taken over with a warning.
 RunFolderLock lock_run_folder(const RunContext& ctx);
-// Moves aside (with a timestamp) what earlier runs left under this run's temporary names.
-void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary);
+// Moves aside (with a timestamp) what earlier runs left under this run's temporary names;
+// field.h5.partial stays with `keep_field_partial` (edm resume of a later pass: it holds the passes before).
+void set_aside_leftovers(const RunContext& ctx, const RunSummary& summary, bool keep_field_partial = false);
 // Once this run's field.h5 is in place: moves aside (with a timestamp) a spectrum.h5 and a plots/
 // already in the folder, which are the analysis of a field this run has replaced.
 void set_aside_stale_analysis(const RunContext& ctx, const RunSummary& summary);
@@ -111,6 +112,12 @@ void share_among_ranks(const RunContext& ctx, int ny, std::uint64_t electrons, R
 Screen rank_screen(const PreparedCell& cell, const RunPlan& plan);
 // The download slabs and the batch size B ("auto": from one solved electron and the host budget).
 void plan_batches(const RunContext& ctx, const PreparedCell& cell, RunPlan& plan, RunSummary& summary);
+// A screen in passes (summary.passes > 1): whether the first pass's splines are kept on the host for
+// the later passes (when the ensemble's splines, predicted from the knot budget, fit the host budget
+// left after the batches' needs) or solved again in every pass; summary.pass_splines, _reason,
+// _bytes and _budget. Returns the bytes the kept splines may take (0: re-solved). After plan_batches.
+std::uint64_t plan_pass_splines(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
+                                RunSummary& summary);
 // The host memory the plan counts (bytes): the limit, what is fixed whatever the batch, and what
 // each electron of a batch adds (predicted from PreparedCell::budget, never from a solve).
 struct HostMemory {
@@ -170,6 +177,17 @@ class BatchConsumer {
 };
 
 
+class KeptSplines;
+
+// The run's host-side products, of every electron, from the first pass of a screen in passes (the
+// later passes launch the same electrons and do not change them): what a later pass's checkpoint
+// saves as its γ trace, coverage and knots, and what a resume into a later pass commits.
+struct PassProducts {
+  GammaTrace gamma;
+  std::vector<CoverageRecord> coverage;
+  std::uint64_t knots = 0;
+};
+
 // What the batch loop carries from batch to batch (and a checkpoint saves with the cubes).
 struct BatchState {
   GammaTrace gamma;
@@ -192,7 +210,52 @@ struct BatchState {
   std::uint64_t digest = 0xcbf29ce484222325ULL;  // the FNV-1a offset basis: no electron yet
   std::uint64_t digest_to = 0;
   bool resumed_sums = false;  // resumed from a checkpoint holding cubes and spectra sums (not one of no electron done)
-  bool later_pass = false;    // a pass after the first of a screen in tiles: a stop is not checkpointed
+  bool later_pass = false;    // a pass after the first of a screen in tiles (its checkpoints: PassProducts)
+  // A later pass launches these splines instead of solving (KeptSplines::serve), when they hold it all.
+  KeptSplines* kept = nullptr;
+  // A screen in passes: this pass (0: the first) of `passes`, on rows [first, second) of the screen,
+  // as its checkpoints record them; a later pass's checkpoints carry the run's products, not its own.
+  std::uint32_t pass = 0, passes = 1;
+  std::pair<int, int> pass_rows{0, 0};
+  std::shared_ptr<const PassProducts> run_products;
+};
+
+// The splines of every batch of a pass, kept on the host for the passes after it (plan_pass_splines):
+// a consumer beside the field's that holds each batch's shared splines, in order, while they fit
+// `limit` bytes; past it, it drops them all and the later passes solve again. A later pass's batch
+// loop asks serve() for each batch before solving it: the same electrons in the same batches and
+// pieces, so its launches are those of a re-solved pass and the cube is bit-identical.
+class KeptSplines final : public BatchConsumer {
+ public:
+  KeptSplines(std::uint64_t first, std::uint64_t end, std::uint64_t limit) : first_(first), end_(end), limit_(limit) {}
+  std::string what() const override { return "the splines kept for the later passes"; }
+  void take(const std::shared_ptr<SplineBatch>& batch, bool in_slabs) override;
+  // Electrons [first, end) in order, within the limit: the later passes may launch them.
+  bool complete() const { return !dropped_ && next_ == end_; }
+  // Starts collecting again (a pass that starts at the first electron while incomplete).
+  void restart() {
+    batches_.clear();
+    next_ = first_;
+    bytes_ = 0;
+  }
+  // The kept batch of electrons [b0, b0 + count): a copy, or the batch itself (then dropped here) on
+  // the last pass (`last`); none when no kept batch is that one.
+  std::optional<SplineBatch> serve(std::uint64_t b0, std::uint64_t count);
+  void set_last(bool last) { last_ = last; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::uint64_t peak_bytes() const { return peak_; }
+  // Why it dropped its batches (empty: it did not).
+  const std::string& dropped() const { return why_; }
+
+ private:
+  struct Kept {
+    std::uint64_t first = 0, count = 0;
+    std::shared_ptr<SplineBatch> batch;
+  };
+  std::vector<Kept> batches_;
+  std::uint64_t first_, end_, limit_, next_ = 0, bytes_ = 0, peak_ = 0;
+  bool dropped_ = false, last_ = false;
+  std::string why_;
 };
 
 // The CLBlast parameter sets of this process's devices, as [tuning] clblast records them
@@ -212,14 +275,35 @@ BatchState start_or_resume(const RunContext& ctx, const PreparedCell& cell, cons
 void run_batches(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
                  ShardedFieldAccumulator& acc, BatchState& state, RunSummary& summary);
 
-// A screen whose cube does not fit the devices at once (plan_passes): passes 2, 3, … after the
-// first (which run_campaign ran and wrote), each on accumulators of its tile of rows, its batches
-// solved again from the start (the splines are not kept between passes), downloaded and written
-// into `writer` (rank 0's) before the next pass allocates. The coverage and knots stay the first
-// pass's; a stop is not checkpointed. Returns the seconds spent writing.
+// A screen whose cube does not fit the devices at once (plan_passes): the passes after the one
+// run_campaign ran and wrote (passes[from], …), each on accumulators of its tile of rows, its batches
+// launched from `kept` when it holds every electron (plan_pass_splines), else solved again from the
+// start (and kept then, if `kept` is given), downloaded and written into `writer` (rank 0's) before
+// the next pass allocates; the file is flushed and closed after each pass. The coverage and knots stay
+// the run's (`run`'s γ trace and the summary's, as the first pass left them). A stop, or
+// checkpoint_every, checkpoints the pass (its cube, with `run`'s campaign, cadence and generations
+// carried on); the writer then keeps field.h5.partial for edm resume. Without [spectra]: with them a
+// later pass is not checkpointed (its checkpoint would lack the first pass's sums).
+// Records summary.pass_splines as it went. Returns the seconds spent writing.
+struct LaterPasses {
+  const std::vector<std::pair<int, int>>& passes;
+  std::size_t from = 1;
+  FieldWriter* writer = nullptr;
+  KeptSplines* kept = nullptr;
+};
 double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const RunPlan& plan,
-                        const KernelOptions& kernel, const std::vector<std::pair<int, int>>& passes,
-                        FieldWriter* writer, RunSummary& summary);
+                        const KernelOptions& kernel, const LaterPasses& later, BatchState& run, RunSummary& summary);
+// edm resume of a screen in passes: the pass of this rank's checkpoint (0 when it is the first, or
+// the run is not resumed), read before the accumulators are built; EDM-CKP-087 when its passes are
+// not those planned now.
+std::uint32_t resumed_pass(const RunContext& ctx, const RunPlan& plan, const std::vector<std::pair<int, int>>& passes,
+                           const RunSummary& summary);
+// The batch state of pass `p` of `passes` (its checkpoints record it). For a later pass (p > 0,
+// after start_or_resume of its checkpoint) the run's γ trace, coverage and knots are taken out of
+// `state` and `summary` into state.run_products, and the pass sums a γ trace of its own.
+void enter_pass(BatchState& state, RunSummary& summary, std::uint32_t p, const std::vector<std::pair<int, int>>& passes);
+// After a later pass's batches: the run's γ trace, coverage and knots back into `state` and `summary`.
+void leave_later_pass(BatchState& state, RunSummary& summary);
 
 // ---- finish (finish.cpp) -------------------------------------------------------------------------
 
