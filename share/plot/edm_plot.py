@@ -303,10 +303,23 @@ def plot_lz_spectrum(s, omega_l, marks, out, written):
     axes[2].set_ylabel("ω (dL_z/dω)/(dW/dω) (ħ per photon)")
     axes[2].set_xlabel("ω / ω_laser")
     if "/observables/harmonic/j_per_photon" in s:
+        # The flux book (through the screen, this panel's ratio over the band) and, where spectrum.h5
+        # has it, the photons' J from the amplitudes' orbital + spin densities, which a screen that
+        # cuts the light does not bias (share/docs/twisted_light.md, "The photons' J"). A band
+        # without its line holds NaN: marked as such, never as a number.
         jn = s["/observables/harmonic/j_per_photon"][...]
-        for (n, wn), j in zip(marks, jn):
+        pj = (s["/observables/harmonic/photon_j"][...] if "/observables/harmonic/photon_j" in s
+              else np.full_like(jn, np.nan))
+        for (n, wn), j, p in zip(marks, jn, pj):
+            if not np.isfinite(j):
+                axes[2].annotate(f" n={n}: no line in its band", (wn, 0), fontsize=8, color="tab:gray")
+                continue
             axes[2].plot([wn], [j], "o", color="tab:red")
-            axes[2].annotate(f" n={n}: J = {j:+.3g} ħ", (wn, j), fontsize=8, color="tab:red")
+            text = f" n={n}: {j:+.3g} ħ through the screen"
+            if np.isfinite(p):
+                axes[2].plot([wn], [p], "x", color="k")
+                text += f", photons' J {p:+.3g} ħ"
+            axes[2].annotate(text, (wn, j), fontsize=8, color="tab:red")
     for ax in axes:
         for n, wn in marks:
             ax.axvline(wn, color="tab:red", ls="--", lw=0.6, alpha=0.5)

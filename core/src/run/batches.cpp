@@ -1003,7 +1003,11 @@ double run_later_passes(const RunContext& ctx, const PreparedCell& cell, const R
     // The pass before has been finished (its buffers released) before this one allocates.
     ShardedFieldAccumulator acc(plan.devices, screen_tile(cell.screen(), y0, y1), cell.mode(), kernel, plan.sharding);
     BatchState state = later_pass_state(cell, plan, run, checkpointed, products, std::uint32_t(p), L.passes);
-    if (kept && kept->complete()) {
+    // Ranks that share the solves must agree: a rank whose kept splines were dropped (its own host
+    // budget) solves again, and then every rank takes part in those solves' gathers.
+    int solve_again[1] = {!(kept && kept->complete())};
+    agree_max(plan.ranks, solve_again, 1);
+    if (!solve_again[0]) {
       kept->set_last(p + 1 == L.passes.size());
       state.kept = kept;  // the batch loop launches them instead of solving
     } else if (kept && kept->dropped().empty() && p + 1 < L.passes.size()) {

@@ -16,6 +16,7 @@
 #include "edm/error.hpp"
 #include "edm/laser.hpp"
 #include "edm/run.hpp"
+#include "run/ranks.hpp"
 #include "run/stages.hpp"
 
 namespace edm {
@@ -544,9 +545,16 @@ PreparedCell::PreparedCell(const Campaign& campaign, const PluginRegistry& plugi
 
   I.knots.knots_per_period = campaign.trajectory.knots_per_period;
   const std::vector<std::array<double, 8>> no_starts;  // tracks: no extended starts, no knot budget
-  if (campaign.trajectory.knots_per_period == -1)  // "auto"
+  if (campaign.trajectory.knots_per_period == -1) {  // "auto"
     I.knots = choose_knots({campaign, scenario, solver_scenario(), I.solve, I.screen, init,
                             scenario.has_tracks() ? no_starts : I.ext.start, tau_max});
+    // Under mpirun every rank chose from its own pilot solves; on other CPUs (another libm path) an
+    // estimate next to the tolerance could tip one rank to another K, and the ranks' splines would
+    // differ. Every rank takes the finest choice, which meets the tolerance too (the estimate falls
+    // with K), so the ranks solve the same splines.
+    const auto [lo, hi] = agree_range(current_ranks(), std::uint64_t(I.knots.knots_per_period));
+    if (lo != hi) I.knots.knots_per_period = int(hi);
+  }
   I.solve.knots_per_period = I.knots.knots_per_period;
   if (!scenario.has_tracks())
     I.budget = predict_budget(scenario, I.ext.start, I.screen, I.knots.knots_per_period, tau_max);
