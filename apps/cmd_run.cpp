@@ -99,9 +99,11 @@ int print_dry_run(const std::string& campaign_file, const Campaign& campaign, co
     // Both memories of a screen in passes: the device's per pass (above), the host's peak with the kept splines.
     std::cout << "splines: " << (s.pass_splines == "kept" ? "kept on the host between passes" : "solved again in every pass")
               << " (" << s.pass_splines_reason << ")\n";
-    std::cout << "memory:  device " << double(s.device_buffer_bytes) / gib << " GiB per device in each pass; host peak ≈ "
+    std::cout << "memory:  device " << double(s.device_buffer_bytes) / gib << " GiB per device in each pass; host ≈ "
               << s.host_estimate_bytes / gib << " GiB"
-              << (s.pass_splines == "kept" ? " with the kept splines" : "") << "\n";
+              << (s.pass_splines == "kept" ? " with the kept splines" : "")
+              << " (what the run adds to the process: a batch, the staging" << (s.pass_splines == "kept" ? ", the kept splines" : "")
+              << ")\n";
     if (s.pass_splines != "kept")
       std::cout << "time:    ≈ " << s.pass_resolve_estimate << " s solving the trajectories again in passes 2 to "
                 << s.passes << " (electron 0's solve, over the host's threads)\n";

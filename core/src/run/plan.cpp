@@ -194,11 +194,12 @@ namespace {
 constexpr double kReduceSecondsPerCubeByteCpu = 3.5e-9;
 constexpr double kUploadSecondsPerSplineByteCpu = 1.0e-9;
 // GPUs: the reduce 2.51 s for the 12.9 GB cube on two H200s; the upload 2.36 GB of splines in
-// 0.27-0.30 s on one H200 (run.toml [timing] upload / upload_bytes). A GPU copies on its own engine
+// 0.27-0.30 s on one H200 and 2.95 GB in 0.55-0.62 s on one H100 (run.toml [timing] upload /
+// upload_bytes): the slower card's figure. A GPU copies on its own engine
 // while its kernels run: with accumulator.batch_overlap (and batches: electron_batch ≠ 0) only the
 // uploads before the first launch are exposed, the first batch's first piece (kFirstPiece).
 constexpr double kReduceSecondsPerCubeByteGpu = 2.0e-10;
-constexpr double kUploadSecondsPerSplineByteGpu = 1.3e-10;
+constexpr double kUploadSecondsPerSplineByteGpu = 2.0e-10;
 
 // The two costs for D devices (seconds), and the kernel work that pixel tiles repeat (the rows the
 // equal-height tiles hold twice), as a fraction of the screen.
