@@ -264,16 +264,19 @@ SweepSpec read_sweep(const std::filesystem::path& file, const std::string& scena
 // NAME_MAX), and edm adds up to ".toml.tmp." and a process id to a label.
 constexpr std::size_t kMaxLabelBytes = 224;
 
+namespace {
+// Axis i's name in labels: its short name, or its whole key where another axis shares the short name.
+std::string label_name(const std::vector<SweepAxis>& axes, std::size_t i) {
+  const std::string name = short_name(axes[i].key);
+  const auto same = std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) { return short_name(a.key) == name; });
+  return same > 1 ? axes[i].key : name;
+}
+}  // namespace
+
 std::string cell_label(const std::vector<SweepAxis>& axes, const std::vector<std::string>& values) {
   std::string label;
-  for (std::size_t i = 0; i < axes.size(); ++i) {
-    std::string name = short_name(axes[i].key);
-    const bool shared = std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) {
-                          return short_name(a.key) == name;
-                        }) > 1;
-    if (shared) name = axes[i].key;
-    label += (i ? "," : "") + sanitize(name + "=" + unquote(values[i]));
-  }
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    label += (i ? "," : "") + sanitize(label_name(axes, i) + "=" + unquote(values[i]));
   return label;
 }
 
@@ -302,11 +305,7 @@ std::uint64_t cell_count(const SweepSpec& spec) {
 std::vector<std::vector<std::string>> label_parts(const std::vector<SweepAxis>& axes) {
   std::vector<std::vector<std::string>> parts(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    std::string name = short_name(axes[i].key);
-    const bool shared = std::count_if(axes.begin(), axes.end(), [&](const SweepAxis& a) {
-                          return short_name(a.key) == name;
-                        }) > 1;
-    if (shared) name = axes[i].key;
+    const std::string name = label_name(axes, i);
     for (const auto& v : axes[i].values) parts[i].push_back(sanitize(name + "=" + unquote(v)));
   }
   return parts;
