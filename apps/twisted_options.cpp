@@ -209,7 +209,15 @@ std::string angular_momentum(const ScreenObservables& o, std::size_t h) {
     std::snprintf(line, sizeof line,
                   "J_z per photon %.4g ħ (orbital %.4g + spin %.4g; through the screen %.4g ħ)",
                   o.photon_j_per_photon[h], o.photon_j_orbital[h], o.photon_j_spin[h], o.band_j_per_photon[h]);
-  return line;
+  std::string text = line;
+  if (o.photon_j_suspect[h]) {
+    std::snprintf(line, sizeof line,
+                  "; SUSPECT: its ring fits say %.4g ħ per photon (Σ w_σ(ℓ+σ)): the band holds other light, such as "
+                  "a stronger line's leakage, or a phase that turns fast between pixels",
+                  o.rings_j[h]);
+    text += line;
+  }
+  return text;
 }
 
 }  // namespace
@@ -246,9 +254,9 @@ void print_twisted_summary(std::ostream& out, const SpectrumResult& r, const Twi
       out << no_line(r, t, h);
       continue;
     }
-    std::snprintf(line, sizeof line, "  harmonic %d (bin %.6g ω_laser): %s; ℓ about the normal:", t.maps.order[h],
-                  t.maps.omega_bin[h] / r.laser_omega, angular_momentum(o, h).c_str());
-    out << line;
+    std::snprintf(line, sizeof line, "  harmonic %d (bin %.6g ω_laser): ", t.maps.order[h],
+                  t.maps.omega_bin[h] / r.laser_omega);
+    out << line << angular_momentum(o, h) << "; ℓ about the normal:";
     for (std::size_t s = 0; s < 2 && !t.rings.radii.empty(); ++s)
       out << headline(t.summary[h * 2 + s], kSigmas[s], t.rings.radii.size(), t.max_residual);
     out << "\n";

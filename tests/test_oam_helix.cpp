@@ -303,6 +303,7 @@ BOOST_AUTO_TEST_CASE(weak_field_angular_momentum_and_parseval) {
                                                             << o.photon_j_orbital[0] << ", spin " << o.photon_j_spin[0]
                                                             << "), screen_cut " << o.screen_cut[0]);
   BOOST_TEST(std::abs(o.photon_j_per_photon[0] - sigma) < 0.01);
+  BOOST_TEST(o.photon_j_suspect[0] == 0, "rings say " << o.rings_j[0]);
   BOOST_TEST(o.screen_cut[0] == 1);
 }
 
@@ -348,6 +349,15 @@ BOOST_AUTO_TEST_CASE(bands_without_their_line) {
   // through a screen of ±2 mrad (the beam is 1/γ wide) all but loses.
   BOOST_TEST(std::abs(t.observables.photon_j_per_photon[0] + 1) < 0.01);
   BOOST_TEST(t.observables.screen_cut[0] == 1);
+  // Harmonic 2 of the helix carries J = 2σ_e = −2 per photon (ℓ = −1 in σ = −1). Its band also holds
+  // the line's leakage (J = −1), so its photons' J comes out near −1.4: not its harmonic's J. Its ring
+  // fits give ℓ + σ = −2 and mark it suspect; the line's own photons' J agrees with its rings.
+  BOOST_TEST(t.observables.photon_j_suspect[0] == 0);
+  BOOST_TEST(std::abs(t.observables.rings_j[0] + 1) < 0.01, t.observables.rings_j[0]);
+  BOOST_TEST(std::abs(t.observables.rings_j[1] + 2) < 0.01, t.observables.rings_j[1]);
+  BOOST_TEST(std::abs(t.observables.photon_j_per_photon[1] + 2) > 0.1);
+  BOOST_TEST(t.observables.photon_j_suspect[1] == 1);
+  BOOST_TEST(std::isnan(t.observables.rings_j[2]));
   for (std::size_t s = 0; s < 2; ++s) {
     BOOST_TEST(std::isnan(t.summary[2 * 2 + s].ell));
     for (const auto& f : t.fits[2 * 2 + s]) BOOST_TEST(int(f.status) == int(edm::RingStatus::NoLine));
@@ -357,6 +367,7 @@ BOOST_AUTO_TEST_CASE(bands_without_their_line) {
   BOOST_TEST_REQUIRE(printed.exit_code == 0, printed.output);
   BOOST_TEST(printed.output.find("harmonic 3: no line in its band") != std::string::npos, printed.output);
   BOOST_TEST(printed.output.find("harmonic 3 (bin") == std::string::npos, printed.output);
+  BOOST_TEST(printed.output.find("SUSPECT: its ring fits say -1.99") != std::string::npos, printed.output);
 
   Cell k;
   k.scenario = "inverse_thomson";

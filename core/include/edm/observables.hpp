@@ -63,6 +63,12 @@ struct ScreenObservables {
   // across pixels or other light in the band disagree too, share/docs/twisted_light.md).
   std::vector<double> photon_j_orbital, photon_j_spin, photon_j_per_photon;  // (nh)
   std::vector<int> screen_cut;                                       // (nh) 1 | 0
+  // Per harmonic: the J_z per photon the ring fits say, Σ_σ w_σ (ℓ_σ + σ) about the normal with the
+  // photons' shares w_σ of the two circular components from their spin (NaN where a component that
+  // holds photons has no headline ℓ), and whether the photons' J disagrees with it (1: suspect,
+  // another line's light in the band or a phase that turns fast between pixels; twisted_light.md).
+  std::vector<double> rings_j;        // (nh) ħ
+  std::vector<int> photon_j_suspect;  // (nh) 1 | 0
 
   // Totals through the screen, from the time series and from the bins.
   double energy_time = 0, energy_bins = 0;  // J

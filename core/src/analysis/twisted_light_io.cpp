@@ -94,6 +94,9 @@ void write_observables(hid_t f, const TwistedLightResult& t, const SpectrumResul
     h5::write_dataset(b.get(), "photon_j_spin", {nh}, o.photon_j_spin.data(), "hbar", where);
     const std::vector<double> cut(o.screen_cut.begin(), o.screen_cut.end());
     h5::write_dataset(b.get(), "screen_cut", {nh}, cut.data(), "", where);
+    h5::write_dataset(b.get(), "rings_j", {nh}, o.rings_j.data(), "hbar", where);
+    const std::vector<double> suspect(o.photon_j_suspect.begin(), o.photon_j_suspect.end());
+    h5::write_dataset(b.get(), "photon_j_suspect", {nh}, suspect.data(), "", where);
     h5::write_dataset(b.get(), "fluence", {nh, ny, nx}, o.band_fluence.data(), "J/m^2", where);
     h5::write_dataset(b.get(), "lz_density", {nh, ny, nx}, o.band_lz_density.data(), "J*s/m^2", where);
   }
