@@ -288,7 +288,7 @@ def plot_lz_spectrum(s, omega_l, marks, out, written):
     w = s["/axes/omega"][...]
     dW, dL = ob["dW_domega"][...], ob["dLz_domega"][...]
     x = w / omega_l
-    fig, axes = plt.subplots(3, 1, figsize=(7.5, 8.4), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7.5, 9.0), sharex=True, constrained_layout=True)
     axes[0].plot(x, dW, lw=1)
     axes[0].set_ylabel("dW/dω (J·s/rad)")
     axes[0].set_title(f"through the screen (no window; L_z about the axis, fields {text_attr(ob, 'lz_field', 'E,B')}):"
@@ -310,16 +310,20 @@ def plot_lz_spectrum(s, omega_l, marks, out, written):
         jn = s["/observables/harmonic/j_per_photon"][...]
         pj = (s["/observables/harmonic/photon_j"][...] if "/observables/harmonic/photon_j" in s
               else np.full_like(jn, np.nan))
-        for (n, wn), j, p in zip(marks, jn, pj):
+        sus = (s["/observables/harmonic/photon_j_suspect"][...] if "/observables/harmonic/photon_j_suspect" in s
+               else np.zeros_like(jn))
+        lines = []
+        for (n, wn), j, p, bad in zip(marks, jn, pj, sus):
             if not np.isfinite(j):
-                axes[2].annotate(f" n={n}: no line in its band", (wn, 0), fontsize=8, color="tab:gray")
+                lines.append(f"n={n}: no line in its band")
                 continue
             axes[2].plot([wn], [j], "o", color="tab:red")
-            text = f" n={n}: {j:+.3g} ħ through the screen"
+            text = f"n={n}: {j:+.3g} ħ through the screen (●)"
             if np.isfinite(p):
                 axes[2].plot([wn], [p], "x", color="k")
-                text += f", photons' J {p:+.3g} ħ"
-            axes[2].annotate(text, (wn, j), fontsize=8, color="tab:red")
+                text += f", photons' J {p:+.3g} ħ (×)" + ("  SUSPECT: not its rings' ℓ+σ" if bad else "")
+            lines.append(text)
+        axes[2].set_title("\n".join(lines), fontsize=8, loc="left")
     for ax in axes:
         for n, wn in marks:
             ax.axvline(wn, color="tab:red", ls="--", lw=0.6, alpha=0.5)
